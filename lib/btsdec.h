@@ -1,0 +1,244 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * btsdec: the btscrash decoder library.  Reads trace notes from ELF cores
+ * (docs/format.md), orders rings, classifies branches with capstone,
+ * symbolizes with libdwfl, builds call histories and writes reports.
+ * Used by btsdump, btsdumpd and the tests; process context, not thread-safe
+ * per object.  Errors: negative errno plus a message in struct btsdec_err.
+ */
+#ifndef BTSDEC_H
+#define BTSDEC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include <linux/bts_crash.h>
+
+struct btsdec_err {
+	char msg[512];
+};
+
+/* Sets err->msg (printf style) and returns `code` (a negative errno). */
+int btsdec_fail(struct btsdec_err *err, int code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* ---- Records and notes (note.c) ----------------------------------------- */
+
+struct btsdec_record {
+	uint64_t from;
+	uint64_t to;
+	uint64_t flags;
+};
+
+/* One parsed trace note (thread or CPU). */
+struct btsdec_trace {
+	uint32_t type;		/* NT_BTSCRASH_THREAD or NT_BTSCRASH_CPU */
+	uint32_t flags;		/* BTS_NOTE_F_* */
+	uint64_t id;
+	uint64_t capacity;
+	uint64_t lost;
+	uint32_t nr_gaps;
+	uint16_t source;
+	size_t nr;		/* records, oldest first */
+	struct btsdec_record *recs;	/* malloc'ed, owned */
+};
+
+/* Parses a note descriptor.  On error returns -EINVAL (or -ENOMEM) and puts
+ * the rule that failed into err.  `t` is filled only on success. */
+int btsdec_note_parse(uint32_t type, const void *desc, size_t len,
+		      struct btsdec_trace *t, struct btsdec_err *err);
+void btsdec_trace_free(struct btsdec_trace *t);
+
+/* Size in bytes of a whole ELF note (header, name, descriptor, padding)
+ * holding nr records; 0 if nr is too large. */
+size_t btsdec_note_size(size_t nr);
+/* Serializes t as a whole ELF note into buf.  Returns the byte count, or
+ * -ENOSPC / -EINVAL. */
+ssize_t btsdec_note_write(void *buf, size_t buflen,
+			  const struct btsdec_trace *t, struct btsdec_err *err);
+
+static inline bool btsdec_is_marker(const struct btsdec_record *r)
+{
+	return (r->from & BTS_MARKER_TAG_MASK) == BTS_MARKER_TAG;
+}
+/* Checks a marker record (§1.1 of the format); 0 or -EINVAL. */
+int btsdec_marker_check(const struct btsdec_record *r, struct btsdec_err *err);
+const char *btsdec_marker_name(const struct btsdec_record *r);
+const char *btsdec_gap_reason_name(unsigned int reason);
+const char *btsdec_source_name(unsigned int source);
+/* True for an address in the kernel half of the 64-bit address space. */
+static inline bool btsdec_is_kernel_addr(uint64_t a)
+{
+	return a >= 0x0000800000000000ULL;
+}
+
+/* ---- Rings (ring.c) ------------------------------------------------------ */
+
+/* Puts the slots of a circular ring into time order (docs/format.md §4.3),
+ * skipping never-written all-zero slots.  out must hold capacity records.
+ * Returns the number of records, or -EINVAL for an index out of range. */
+ssize_t btsdec_ring_order(const struct btsdec_record *slots, uint64_t capacity,
+			  uint64_t index, bool wrapped,
+			  struct btsdec_record *out, struct btsdec_err *err);
+
+/* ---- Cores (core.c) ------------------------------------------------------ */
+
+struct btsdec_thread {
+	pid_t tid;
+	int signo;		/* pr_cursig of NT_PRSTATUS */
+	bool faulting;		/* the thread that took the signal */
+	bool has_trace;
+	struct btsdec_trace trace;
+};
+
+struct btsdec_core;
+
+/* Opens an ELF core and reads its threads and trace notes.  Malformed trace
+ * notes are skipped and listed (btsdec_core_rejects); a core that is not a
+ * readable x86-64 ELF core is an error (-ENOEXEC, -EIO, ...). */
+int btsdec_core_open(const char *path, struct btsdec_core **out,
+		     struct btsdec_err *err);
+void btsdec_core_close(struct btsdec_core *core);
+const char *btsdec_core_path(const struct btsdec_core *core);
+size_t btsdec_core_nr_threads(const struct btsdec_core *core);
+/* Threads, faulting thread first, then in note order. */
+const struct btsdec_thread *btsdec_core_thread(const struct btsdec_core *core,
+					       size_t i);
+size_t btsdec_core_nr_traces(const struct btsdec_core *core);
+size_t btsdec_core_nr_rejects(const struct btsdec_core *core);
+const char *btsdec_core_reject(const struct btsdec_core *core, size_t i);
+/* Reads memory the core holds at a virtual address; returns bytes read. */
+size_t btsdec_core_read(const struct btsdec_core *core, uint64_t addr,
+			void *buf, size_t len);
+/* The libelf handle and fd, for the symbolizer. */
+void *btsdec_core_elf(const struct btsdec_core *core);
+
+/* ---- Writing notes into cores (writer.c) --------------------------------- */
+
+/* Copies the core at in_path to out_path with the trace notes appended to
+ * its PT_NOTE segment (sections and later segments shifted by whole pages).
+ * out_path may equal in_path: the result is written to a temporary file and
+ * renamed over it only when complete. */
+int btsdec_core_add_notes(const char *in_path, const char *out_path,
+			  const struct btsdec_trace *traces, size_t n,
+			  struct btsdec_err *err);
+
+/* ---- Symbols (symbol.c) -------------------------------------------------- */
+
+struct btsdec_loc {
+	const char *func;	/* NULL if unknown */
+	uint64_t off;		/* addr - function start */
+	const char *file;	/* basename of the source file, or NULL */
+	int line;
+	const char *module;	/* basename of the module, or NULL */
+};
+
+struct btsdec_symopts {
+	const char *executable;		/* may be NULL */
+	const char *debuginfo_path;	/* libdwfl syntax; NULL = default */
+};
+
+struct btsdec_sym;
+
+int btsdec_sym_open_core(struct btsdec_core *core,
+			 const struct btsdec_symopts *opts,
+			 struct btsdec_sym **out, struct btsdec_err *err);
+void btsdec_sym_close(struct btsdec_sym *sym);
+/* Looks an address up (cached); fields point into the symbolizer. */
+void btsdec_sym_lookup(struct btsdec_sym *sym, uint64_t addr,
+		       struct btsdec_loc *loc);
+/* Reads code bytes at addr from the core, else from the module file.
+ * Returns bytes read (0 when nothing is known there). */
+size_t btsdec_sym_read_code(struct btsdec_sym *sym, uint64_t addr,
+			    uint8_t *buf, size_t len);
+/* Formats "func+0xoff" (or "func", or "0xaddr") into buf. */
+const char *btsdec_loc_format(const struct btsdec_loc *loc, uint64_t addr,
+			      char *buf, size_t len);
+
+/* ---- Classification (classify.c) ----------------------------------------- */
+
+enum btsdec_kind {
+	BTSDEC_K_UNKNOWN = 0,	/* no code at `from` to look at */
+	BTSDEC_K_CALL,
+	BTSDEC_K_RETURN,
+	BTSDEC_K_JUMP,		/* unconditional jump */
+	BTSDEC_K_COND,		/* conditional jump, loop, jrcxz */
+	BTSDEC_K_SYSCALL,	/* syscall, sysenter, int n */
+	BTSDEC_K_SYSRET,	/* sysret, sysexit */
+	BTSDEC_K_IRET,		/* iret */
+	BTSDEC_K_INTERRUPT,	/* `from` is no branch: asynchronous event or fault */
+	BTSDEC_K_MARKER,	/* a marker record */
+	BTSDEC_K__MAX,
+};
+
+const char *btsdec_kind_name(enum btsdec_kind k);
+
+struct btsdec_classifier;
+
+int btsdec_classifier_new(struct btsdec_classifier **out, struct btsdec_err *err);
+void btsdec_classifier_free(struct btsdec_classifier *c);
+/* Classifies the instruction in code[0..len) located at addr. */
+enum btsdec_kind btsdec_classify(struct btsdec_classifier *c,
+				 const uint8_t *code, size_t len, uint64_t addr,
+				 bool *indirect);
+
+/* ---- Decoding and histories (decode.c) ----------------------------------- */
+
+struct btsdec_branch {
+	struct btsdec_record rec;
+	enum btsdec_kind kind;
+	bool indirect;
+	int depth;		/* call depth after normalization, >= 0 */
+	struct btsdec_loc from_loc;
+	struct btsdec_loc to_loc;
+};
+
+/* One function segment of a call/return history, like gdb's
+ * `record function-call-history`. */
+struct btsdec_segment {
+	const char *func;	/* NULL = unknown (shown as the address) */
+	uint64_t addr;		/* first address executed in the segment */
+	int depth;
+	size_t first, last;	/* branch indexes bounding the segment */
+	const char *file;
+	int line_lo, line_hi;
+};
+
+struct btsdec_decoded {
+	size_t nr;
+	struct btsdec_branch *br;
+	size_t nr_seg;
+	struct btsdec_segment *seg;
+};
+
+/* Classifies and symbolizes every record of a trace and builds its call
+ * history.  sym may be NULL (addresses only). */
+int btsdec_decode(struct btsdec_sym *sym, struct btsdec_classifier *cls,
+		  const struct btsdec_trace *t, struct btsdec_decoded *out,
+		  struct btsdec_err *err);
+void btsdec_decoded_free(struct btsdec_decoded *d);
+
+/* ---- Reports (report.c) -------------------------------------------------- */
+
+struct btsdec_report_opts {
+	bool json;
+	bool calls;		/* call/return history instead of branch list */
+	bool have_tid;
+	pid_t tid;		/* only this thread */
+	size_t last;		/* 0 = all; else the newest N branches */
+	const char *executable;	/* for the header line */
+};
+
+/* Writes the report of every thread of core (text or JSON).  Returns 0,
+ * or a negative errno; err says why. */
+int btsdec_report(FILE *out, struct btsdec_core *core, struct btsdec_sym *sym,
+		  struct btsdec_classifier *cls,
+		  const struct btsdec_report_opts *o, struct btsdec_err *err);
+
+/* JSON string escaping (report.c), exported for the tools. */
+void btsdec_json_string(FILE *out, const char *s);
+
+#endif /* BTSDEC_H */

@@ -1,0 +1,307 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Core files: opens an x86-64 ELF core with libelf, walks its PT_NOTE
+ * segments with gelf_getnote, collects threads (NT_PRSTATUS) and btscrash
+ * trace notes, and reads memory the core holds.  Hostile input is expected:
+ * every offset is checked against the file before use.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/procfs.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "btsdec.h"
+
+struct btsdec_core {
+	char *path;
+	int fd;
+	Elf *elf;
+	uint64_t file_size;
+	size_t nr_threads;
+	struct btsdec_thread *threads;
+	size_t nr_traces;
+	size_t nr_rejects;
+	char **rejects;
+};
+
+const char *btsdec_core_path(const struct btsdec_core *c) { return c->path; }
+size_t btsdec_core_nr_threads(const struct btsdec_core *c) { return c->nr_threads; }
+size_t btsdec_core_nr_traces(const struct btsdec_core *c) { return c->nr_traces; }
+size_t btsdec_core_nr_rejects(const struct btsdec_core *c) { return c->nr_rejects; }
+void *btsdec_core_elf(const struct btsdec_core *c) { return c->elf; }
+
+const struct btsdec_thread *btsdec_core_thread(const struct btsdec_core *c,
+					       size_t i)
+{
+	return i < c->nr_threads ? &c->threads[i] : NULL;
+}
+
+const char *btsdec_core_reject(const struct btsdec_core *c, size_t i)
+{
+	return i < c->nr_rejects ? c->rejects[i] : NULL;
+}
+
+static int add_reject(struct btsdec_core *c, uint64_t off, const char *msg)
+{
+	char **r = realloc(c->rejects, (c->nr_rejects + 1) * sizeof(*r));
+
+	if (!r)
+		return -ENOMEM;
+	c->rejects = r;
+	if (asprintf(&r[c->nr_rejects], "trace note at file offset 0x%llx: %s",
+		     (unsigned long long)off, msg) < 0)
+		return -ENOMEM;
+	c->nr_rejects++;
+	return 0;
+}
+
+static struct btsdec_thread *find_thread(struct btsdec_core *c, pid_t tid)
+{
+	for (size_t i = 0; i < c->nr_threads; i++)
+		if (c->threads[i].tid == tid)
+			return &c->threads[i];
+	return NULL;
+}
+
+static struct btsdec_thread *add_thread(struct btsdec_core *c, pid_t tid)
+{
+	struct btsdec_thread *t;
+
+	t = realloc(c->threads, (c->nr_threads + 1) * sizeof(*t));
+	if (!t)
+		return NULL;
+	c->threads = t;
+	t = &c->threads[c->nr_threads++];
+	memset(t, 0, sizeof(*t));
+	t->tid = tid;
+	return t;
+}
+
+static int on_prstatus(struct btsdec_core *c, const uint8_t *desc, size_t len)
+{
+	struct btsdec_thread *t;
+	int32_t pid;
+	int16_t sig;
+
+	if (len < offsetof(struct elf_prstatus, pr_ppid))
+		return 0;	/* not ours to judge; the thread is unknown */
+	memcpy(&pid, desc + offsetof(struct elf_prstatus, pr_pid), sizeof(pid));
+	memcpy(&sig, desc + offsetof(struct elf_prstatus, pr_cursig), sizeof(sig));
+	if (find_thread(c, pid))
+		return 0;
+	t = add_thread(c, pid);
+	if (!t)
+		return -ENOMEM;
+	t->signo = sig;
+	/* Linux and gdb both write the thread that took the signal first. */
+	t->faulting = c->nr_threads == 1;
+	return 0;
+}
+
+static int on_trace(struct btsdec_core *c, uint32_t type, const uint8_t *desc,
+		    size_t len, uint64_t off)
+{
+	struct btsdec_thread *t;
+	struct btsdec_trace tr;
+	struct btsdec_err err;
+	int ret;
+
+	ret = btsdec_note_parse(type, desc, len, &tr, &err);
+	if (ret == -ENOMEM)
+		return ret;
+	if (ret)
+		return add_reject(c, off, err.msg);
+	if (type != NT_BTSCRASH_THREAD || tr.id > INT32_MAX) {
+		btsdec_trace_free(&tr);
+		return add_reject(c, off, type != NT_BTSCRASH_THREAD ?
+				  "CPU note in a process core" :
+				  "thread id out of range");
+	}
+	t = find_thread(c, (pid_t)tr.id);
+	if (t && t->has_trace) {
+		btsdec_trace_free(&tr);
+		return add_reject(c, off, "second trace note for the same thread");
+	}
+	if (!t)
+		t = add_thread(c, (pid_t)tr.id);
+	if (!t) {
+		btsdec_trace_free(&tr);
+		return -ENOMEM;
+	}
+	t->trace = tr;
+	t->has_trace = true;
+	c->nr_traces++;
+	return 0;
+}
+
+static int walk_notes(struct btsdec_core *c, const GElf_Phdr *ph)
+{
+	GElf_Nhdr nh;
+	size_t off = 0, name_off, desc_off;
+	Elf_Data *data;
+	int ret = 0;
+
+	if (ph->p_offset > c->file_size || ph->p_filesz > c->file_size - ph->p_offset)
+		return -EIO;	/* note segment beyond end of file */
+	data = elf_getdata_rawchunk(c->elf, ph->p_offset, ph->p_filesz,
+				    ELF_T_NHDR);
+	if (!data)
+		return -EIO;
+	while (off < data->d_size &&
+	       (off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
+		const uint8_t *base = data->d_buf;
+
+		if (nh.n_namesz == 5 && !memcmp(base + name_off, "CORE", 5) &&
+		    nh.n_type == NT_PRSTATUS)
+			ret = on_prstatus(c, base + desc_off, nh.n_descsz);
+		else if (nh.n_namesz == BTS_CRASH_NOTE_NAMESZ &&
+			 !memcmp(base + name_off, BTS_CRASH_NOTE_NAME,
+				 BTS_CRASH_NOTE_NAMESZ))
+			ret = on_trace(c, nh.n_type, base + desc_off, nh.n_descsz,
+				       ph->p_offset + desc_off);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static int check_header(struct btsdec_core *c, struct btsdec_err *err)
+{
+	GElf_Ehdr eh;
+
+	if (elf_kind(c->elf) != ELF_K_ELF || !gelf_getehdr(c->elf, &eh))
+		return btsdec_fail(err, -ENOEXEC, "%s: not an ELF file", c->path);
+	if (eh.e_type != ET_CORE)
+		return btsdec_fail(err, -ENOEXEC, "%s: not a core file (ELF type %u)",
+				   c->path, eh.e_type);
+	if (gelf_getclass(c->elf) != ELFCLASS64 || eh.e_machine != EM_X86_64 ||
+	    eh.e_ident[EI_DATA] != ELFDATA2LSB)
+		return btsdec_fail(err, -ENOEXEC,
+				   "%s: not an x86-64 little-endian core", c->path);
+	return 0;
+}
+
+static int read_notes(struct btsdec_core *c, struct btsdec_err *err)
+{
+	size_t nph, i, seen = 0;
+	GElf_Phdr ph;
+	int ret;
+
+	if (elf_getphdrnum(c->elf, &nph))
+		return btsdec_fail(err, -EIO, "%s: program headers: %s", c->path,
+				   elf_errmsg(-1));
+	for (i = 0; i < nph; i++) {
+		if (!gelf_getphdr(c->elf, i, &ph))
+			return btsdec_fail(err, -EIO, "%s: program header %zu: %s",
+					   c->path, i, elf_errmsg(-1));
+		if (ph.p_type != PT_NOTE)
+			continue;
+		ret = walk_notes(c, &ph);
+		if (ret == -ENOMEM)
+			return btsdec_fail(err, ret, "out of memory");
+		if (ret)
+			return btsdec_fail(err, ret,
+				"%s: note segment at 0x%llx lies beyond the end of the file (truncated core?)",
+				c->path, (unsigned long long)ph.p_offset);
+		seen++;
+	}
+	if (!seen)
+		return btsdec_fail(err, -ENOEXEC, "%s: core has no note segment",
+				   c->path);
+	return 0;
+}
+
+int btsdec_core_open(const char *path, struct btsdec_core **out,
+		     struct btsdec_err *err)
+{
+	struct btsdec_core *c;
+	struct stat st;
+	int ret;
+
+	elf_version(EV_CURRENT);
+	c = calloc(1, sizeof(*c));
+	if (!c || !(c->path = strdup(path))) {
+		free(c);
+		return btsdec_fail(err, -ENOMEM, "out of memory");
+	}
+	c->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (c->fd < 0) {
+		ret = btsdec_fail(err, -errno, "%s: %m", path);
+		goto err_free;
+	}
+	if (fstat(c->fd, &st) || !S_ISREG(st.st_mode)) {
+		ret = btsdec_fail(err, -EINVAL, "%s: not a regular file", path);
+		goto err_free;
+	}
+	c->file_size = st.st_size;
+	c->elf = elf_begin(c->fd, ELF_C_READ_MMAP, NULL);
+	if (!c->elf) {
+		ret = btsdec_fail(err, -ENOEXEC, "%s: elf_begin: %s", path,
+				  elf_errmsg(-1));
+		goto err_free;
+	}
+	ret = check_header(c, err);
+	if (!ret)
+		ret = read_notes(c, err);
+	if (ret)
+		goto err_free;
+	*out = c;
+	return 0;
+err_free:
+	btsdec_core_close(c);
+	return ret;
+}
+
+void btsdec_core_close(struct btsdec_core *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->nr_threads; i++)
+		btsdec_trace_free(&c->threads[i].trace);
+	for (size_t i = 0; i < c->nr_rejects; i++)
+		free(c->rejects[i]);
+	free(c->rejects);
+	free(c->threads);
+	if (c->elf)
+		elf_end(c->elf);
+	if (c->fd >= 0)
+		close(c->fd);
+	free(c->path);
+	free(c);
+}
+
+size_t btsdec_core_read(const struct btsdec_core *c, uint64_t addr, void *buf,
+			size_t len)
+{
+	size_t nph, i;
+	GElf_Phdr ph;
+
+	if (elf_getphdrnum(c->elf, &nph))
+		return 0;
+	for (i = 0; i < nph; i++) {
+		uint64_t rel, avail;
+		ssize_t got;
+
+		if (!gelf_getphdr(c->elf, i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		if (addr < ph.p_vaddr || addr - ph.p_vaddr >= ph.p_filesz)
+			continue;
+		rel = addr - ph.p_vaddr;
+		if (ph.p_offset > c->file_size ||
+		    rel >= c->file_size - ph.p_offset)
+			return 0;	/* truncated core */
+		avail = ph.p_filesz - rel;
+		if (avail > c->file_size - ph.p_offset - rel)
+			avail = c->file_size - ph.p_offset - rel;
+		if (len > avail)
+			len = avail;
+		got = pread(c->fd, buf, len, ph.p_offset + rel);
+		return got > 0 ? (size_t)got : 0;
+	}
+	return 0;
+}

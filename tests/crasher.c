@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * crasher: the test program whose crashes every reader is checked against.
+ * `crasher null` walks a call chain (with loops and conditionals) into a
+ * NULL function pointer; `smash` overwrites its own return address and
+ * returns into garbage; `abort` calls abort(); `threads` faults in a second
+ * thread while the first waits.  No libc calls on the way to a fault except
+ * where the mode needs them, so the traces stay short and stable.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+
+typedef int (*handler_fn)(int);
+
+static handler_fn handlers[4];		/* all NULL: the bug */
+static volatile int sink;
+
+static int __attribute__((noinline)) checksum(const int *v, int n)
+{
+	int sum = 0;
+
+	for (int i = 0; i < n; i++)
+		sum += v[i] & 1 ? v[i] * 3 : v[i];
+	return sum;
+}
+
+static int __attribute__((noinline)) dispatch(int kind)
+{
+	handler_fn h = handlers[kind & 3];
+
+	return h(kind);			/* call through NULL */
+}
+
+static int __attribute__((noinline)) parse_request(int n)
+{
+	int v[3] = { n, n + 1, n + 2 };
+	int kind = checksum(v, 3);
+
+	if (kind > 100)
+		kind = 0;
+	return dispatch(kind);
+}
+
+static int __attribute__((noinline)) serve(int n)
+{
+	sink = n;
+	return parse_request(n);
+}
+
+/* Writes n words from p on: called with more than the buffer holds. */
+static void __attribute__((noinline)) fill(unsigned long *p, int n)
+{
+	for (int i = 0; i < n; i++)
+		p[i] = 0x0000414141414141UL;	/* canonical, unmapped */
+}
+
+static void __attribute__((noinline)) smash_victim(void)
+{
+	unsigned long buf[2];
+
+	fill(buf, 4);			/* buf[2] = saved rbp, buf[3] = return */
+}
+
+static void __attribute__((noinline)) check_invariant(int ok)
+{
+	if (!ok)
+		abort();
+}
+
+static void *worker(void *arg)
+{
+	serve((int)(long)arg);
+	return NULL;
+}
+
+static int run_threads(void)
+{
+	pthread_t t;
+
+	if (pthread_create(&t, NULL, worker, (void *)7L))
+		return 1;
+	pthread_join(t, NULL);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	char mode = argc > 1 ? argv[1][0] : '?';
+
+	switch (mode) {
+	case 'n':
+		return serve(argc);
+	case 's':
+		smash_victim();
+		return 0;
+	case 'a':
+		check_invariant(argc > 5);
+		return 0;
+	case 't':
+		return run_threads();
+	}
+	return 2;	/* usage: crasher null|smash|abort|threads */
+}
