@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Unit tests of branch classification (lib/classify.c) on hand-assembled
+ * x86-64 encodings (from the Intel SDM opcode tables), direct and indirect.
+ */
+#include "btsdec.h"
+#include "test.h"
+
+struct insn_case {
+	const char *what;
+	uint8_t bytes[8];
+	size_t len;
+	enum btsdec_kind kind;
+	bool indirect;
+};
+
+static const struct insn_case cases[] = {
+	{ "call rel32", { 0xe8, 1, 0, 0, 0 }, 5, BTSDEC_K_CALL, false },
+	{ "call *%rax", { 0xff, 0xd0 }, 2, BTSDEC_K_CALL, true },
+	{ "call *8(%rdx)", { 0xff, 0x52, 0x08 }, 3, BTSDEC_K_CALL, true },
+	{ "ret", { 0xc3 }, 1, BTSDEC_K_RETURN, false },
+	{ "ret $8", { 0xc2, 8, 0 }, 3, BTSDEC_K_RETURN, false },
+	{ "jmp rel8", { 0xeb, 0x10 }, 2, BTSDEC_K_JUMP, false },
+	{ "jmp *%rax", { 0xff, 0xe0 }, 2, BTSDEC_K_JUMP, true },
+	{ "jmp *0x10(%rip)", { 0xff, 0x25, 0x10, 0, 0, 0 }, 6, BTSDEC_K_JUMP, true },
+	{ "je rel8", { 0x74, 0x05 }, 2, BTSDEC_K_COND, false },
+	{ "jne rel32", { 0x0f, 0x85, 1, 0, 0, 0 }, 6, BTSDEC_K_COND, false },
+	{ "loop", { 0xe2, 0xfe }, 2, BTSDEC_K_COND, false },
+	{ "jrcxz", { 0xe3, 0x02 }, 2, BTSDEC_K_COND, false },
+	{ "syscall", { 0x0f, 0x05 }, 2, BTSDEC_K_SYSCALL, false },
+	{ "int3", { 0xcc }, 1, BTSDEC_K_SYSCALL, false },
+	{ "int $0x80", { 0xcd, 0x80 }, 2, BTSDEC_K_SYSCALL, false },
+	{ "sysretq", { 0x48, 0x0f, 0x07 }, 3, BTSDEC_K_SYSRET, false },
+	{ "iretq", { 0x48, 0xcf }, 2, BTSDEC_K_IRET, false },
+	{ "mov (%rax),%rax (faulting load)", { 0x48, 0x8b, 0x00 }, 3,
+	  BTSDEC_K_INTERRUPT, false },
+	{ "ud2", { 0x0f, 0x0b }, 2, BTSDEC_K_INTERRUPT, false },
+	{ "no bytes", { 0 }, 0, BTSDEC_K_UNKNOWN, false },
+	{ "truncated call", { 0xe8, 1, 0 }, 3, BTSDEC_K_UNKNOWN, false },
+};
+
+static void test_encodings(void)
+{
+	struct btsdec_classifier *c;
+
+	REQUIRE(btsdec_classifier_new(&c, NULL) == 0);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		bool ind = !cases[i].indirect;
+		enum btsdec_kind k = btsdec_classify(c, cases[i].bytes, cases[i].len,
+						     0x401000, &ind);
+
+		if (k != cases[i].kind || ind != cases[i].indirect) {
+			fprintf(stderr, "%s: got %s%s, expected %s%s\n", cases[i].what,
+				btsdec_kind_name(k), ind ? " indirect" : "",
+				btsdec_kind_name(cases[i].kind),
+				cases[i].indirect ? " indirect" : "");
+			test_failures++;
+		}
+	}
+	btsdec_classifier_free(c);
+}
+
+static void test_names(void)
+{
+	CHECK_STR(btsdec_kind_name(BTSDEC_K_COND), "cond");
+	CHECK_STR(btsdec_kind_name(BTSDEC_K_MARKER), "marker");
+	CHECK_STR(btsdec_kind_name(BTSDEC_K__MAX), "invalid");
+	for (int k = 0; k < BTSDEC_K__MAX; k++)
+		CHECK(btsdec_kind_name(k) != NULL);
+}
+
+static const struct test_case tests[] = {
+	TEST_CASE(test_encodings),
+	TEST_CASE(test_names),
+};
+
+int main(void)
+{
+	return RUN_TESTS(tests);
+}

@@ -1,0 +1,328 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Unit tests of core reading, symbolization, decoding and note writing
+ * (lib/core.c, symbol.c, decode.c, writer.c) against the real gdb cores in
+ * tests/fixtures (see its README for how they were made).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "btsdec.h"
+#include "test.h"
+
+#define FIX SOURCE_ROOT "/tests/fixtures/"
+
+static char tmpdir[64];
+
+static char *tmp_path(const char *name)
+{
+	static char buf[4][128];
+	static int n;
+
+	snprintf(buf[n & 3], sizeof(buf[0]), "%s/%s", tmpdir, name);
+	return buf[n++ & 3];
+}
+
+static int copy_file(const char *from, const char *to, off_t limit)
+{
+	char buf[65536];
+	int in = open(from, O_RDONLY), out = open(to, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	ssize_t n;
+	off_t done = 0;
+
+	if (in < 0 || out < 0)
+		return -1;
+	while ((n = read(in, buf, sizeof(buf))) > 0 && (!limit || done < limit)) {
+		if (limit && done + n > limit)
+			n = limit - done;
+		if (write(out, buf, n) != n)
+			return -1;
+		done += n;
+	}
+	close(in);
+	close(out);
+	return 0;
+}
+
+/* Reads the FROM TO lines the fixture maker recorded. */
+static size_t read_records(const char *path, struct btsdec_record *r, size_t max)
+{
+	char line[128];
+	size_t n = 0;
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return 0;
+	while (n < max && fgets(line, sizeof(line), f))
+		if (line[0] != '#' &&
+		    sscanf(line, "%" SCNx64 " %" SCNx64, &r[n].from, &r[n].to) == 2)
+			n++;
+	fclose(f);
+	return n;
+}
+
+static void test_open_null_core(void)
+{
+	struct btsdec_record want[64];
+	struct btsdec_core *c;
+	const struct btsdec_thread *t;
+	size_t n = read_records(FIX "crasher-null.records", want, 64);
+
+	REQUIRE(btsdec_core_open(FIX "crasher-null.core", &c, NULL) == 0);
+	CHECK_EQ(btsdec_core_nr_threads(c), 1);
+	CHECK_EQ(btsdec_core_nr_traces(c), 1);
+	CHECK_EQ(btsdec_core_nr_rejects(c), 0);
+	t = btsdec_core_thread(c, 0);
+	REQUIRE(t && t->has_trace);
+	CHECK(t->faulting);
+	CHECK_EQ(t->signo, 11);
+	CHECK_EQ(t->trace.source, BTS_SOURCE_EMUL);
+	REQUIRE(n > 5 && t->trace.nr == n);
+	for (size_t i = 0; i < n; i++) {
+		CHECK_EQ(t->trace.recs[i].from, want[i].from);
+		CHECK_EQ(t->trace.recs[i].to, want[i].to);
+	}
+	CHECK_EQ(t->trace.recs[n - 1].to, 0);	/* the call through NULL */
+	btsdec_core_close(c);
+}
+
+static void test_core_without_trace(void)
+{
+	struct btsdec_core *c;
+
+	REQUIRE(btsdec_core_open(FIX "crasher-notrace.core", &c, NULL) == 0);
+	CHECK_EQ(btsdec_core_nr_threads(c), 1);
+	CHECK_EQ(btsdec_core_nr_traces(c), 0);
+	CHECK(!btsdec_core_thread(c, 0)->has_trace);
+	btsdec_core_close(c);
+}
+
+static void test_not_a_core(void)
+{
+	struct btsdec_core *c;
+	struct btsdec_err err;
+
+	CHECK_EQ(btsdec_core_open(FIX "crasher", &c, &err), -ENOEXEC);
+	CHECK_CONTAINS(err.msg, "not a core file");
+	CHECK_EQ(btsdec_core_open(FIX "README.md", &c, &err), -ENOEXEC);
+	CHECK_CONTAINS(err.msg, "not an ELF file");
+	CHECK_EQ(btsdec_core_open(FIX "no-such-file", &c, &err), -ENOENT);
+	CHECK_EQ(btsdec_core_open(FIX, &c, &err), -EINVAL);
+}
+
+static void test_truncated_core(void)
+{
+	struct btsdec_core *c;
+	struct btsdec_err err;
+	struct stat st;
+
+	REQUIRE(stat(FIX "crasher-null.core", &st) == 0);
+	/* gdb writes the notes last: cutting the file cuts them */
+	REQUIRE(copy_file(FIX "crasher-null.core", tmp_path("cut.core"), st.st_size - 8000) == 0);
+	CHECK_EQ(btsdec_core_open(tmp_path("cut.core"), &c, &err), -EIO);
+	CHECK_CONTAINS(err.msg, "truncated");
+	REQUIRE(copy_file(FIX "crasher-null.core", tmp_path("cut.core"), 40) == 0);
+	CHECK_EQ(btsdec_core_open(tmp_path("cut.core"), &c, &err), -ENOEXEC);
+}
+
+static const char *segment_func(const struct btsdec_segment *s)
+{
+	return s->func ? s->func : "??";
+}
+
+static void test_decode_null_call(void)
+{
+	static const char *const chain[] = { "main", "serve", "parse_request",
+		"checksum", "parse_request", "dispatch", "??" };
+	static const int depth[] = { 0, 1, 2, 3, 2, 3, 4 };
+	struct btsdec_symopts so = { .executable = FIX "crasher" };
+	struct btsdec_classifier *cls;
+	struct btsdec_decoded d;
+	struct btsdec_core *c;
+	struct btsdec_sym *sym;
+	const struct btsdec_branch *last;
+
+	REQUIRE(btsdec_core_open(FIX "crasher-null.core", &c, NULL) == 0);
+	REQUIRE(btsdec_sym_open_core(c, &so, &sym, NULL) == 0);
+	REQUIRE(btsdec_classifier_new(&cls, NULL) == 0);
+	REQUIRE(btsdec_decode(sym, cls, &btsdec_core_thread(c, 0)->trace, &d, NULL) == 0);
+	last = &d.br[d.nr - 1];
+	CHECK_EQ(last->kind, BTSDEC_K_CALL);
+	CHECK(last->indirect);
+	CHECK_STR(last->from_loc.func, "dispatch");
+	CHECK_STR(last->from_loc.file, "crasher.c");
+	CHECK(last->to_loc.func == NULL);
+	CHECK_EQ(d.br[1].kind, BTSDEC_K_CALL);
+	CHECK_STR(d.br[1].to_loc.func, "serve");
+	CHECK_EQ(d.br[1].to_loc.off, 0);
+	REQUIRE(d.nr_seg == sizeof(chain) / sizeof(chain[0]));
+	for (size_t i = 0; i < d.nr_seg; i++) {
+		CHECK_STR(segment_func(&d.seg[i]), chain[i]);
+		CHECK_EQ(d.seg[i].depth, depth[i]);
+	}
+	CHECK_EQ(d.seg[d.nr_seg - 1].addr, 0);
+	btsdec_decoded_free(&d);
+	btsdec_classifier_free(cls);
+	btsdec_sym_close(sym);
+	btsdec_core_close(c);
+}
+
+static void test_decode_smash(void)
+{
+	struct btsdec_symopts so = { .executable = FIX "crasher" };
+	struct btsdec_classifier *cls;
+	struct btsdec_decoded d;
+	struct btsdec_core *c;
+	struct btsdec_sym *sym;
+	const struct btsdec_branch *last;
+
+	REQUIRE(btsdec_core_open(FIX "crasher-smash.core", &c, NULL) == 0);
+	REQUIRE(btsdec_sym_open_core(c, &so, &sym, NULL) == 0);
+	REQUIRE(btsdec_classifier_new(&cls, NULL) == 0);
+	REQUIRE(btsdec_decode(sym, cls, &btsdec_core_thread(c, 0)->trace, &d, NULL) == 0);
+	last = &d.br[d.nr - 1];
+	CHECK_EQ(last->kind, BTSDEC_K_RETURN);
+	CHECK_STR(last->from_loc.func, "smash_victim");
+	CHECK_EQ(last->rec.to, 0x414141414141ULL);
+	CHECK_STR(d.br[d.nr - 2].from_loc.func, "fill");
+	CHECK_EQ(d.br[d.nr - 2].kind, BTSDEC_K_RETURN);
+	btsdec_decoded_free(&d);
+	btsdec_classifier_free(cls);
+	btsdec_sym_close(sym);
+	btsdec_core_close(c);
+}
+
+static void test_decode_without_symbols(void)
+{
+	struct btsdec_decoded d;
+	struct btsdec_core *c;
+
+	REQUIRE(btsdec_core_open(FIX "crasher-null.core", &c, NULL) == 0);
+	REQUIRE(btsdec_decode(NULL, NULL, &btsdec_core_thread(c, 0)->trace, &d, NULL) == 0);
+	CHECK_EQ(d.br[0].kind, BTSDEC_K_UNKNOWN);
+	CHECK(d.br[0].from_loc.func == NULL);
+	btsdec_decoded_free(&d);
+	btsdec_core_close(c);
+}
+
+static struct btsdec_record marker_recs[] = {
+	{ 0x401000, 0x401100, 0 },
+	{ BTS_MARKER(BTS_MARK_SWITCH_OUT, 0), 1000000123, 1 },
+	{ BTS_MARKER(BTS_MARK_SWITCH_IN, 0), 1000500000, 0 },
+	{ BTS_MARKER(BTS_MARK_GAP, BTS_GAP_PERF), 2000000000, 7000 },
+	{ 0x401105, 0x401000, BTS_REC_F_PREDICTED },
+};
+
+static void test_write_and_read_back(void)
+{
+	struct btsdec_trace t[2] = {
+		{ .type = NT_BTSCRASH_THREAD, .flags = BTS_NOTE_F_USER_ONLY,
+		  .capacity = 32, .source = BTS_SOURCE_HW, .nr = 5, .recs = marker_recs },
+		{ .type = NT_BTSCRASH_THREAD, .flags = BTS_NOTE_F_USER_ONLY,
+		  .id = 99999, .capacity = 8, .source = BTS_SOURCE_EMUL },
+	};
+	const struct btsdec_thread *th;
+	struct btsdec_core *c;
+	struct btsdec_decoded d;
+	struct btsdec_err err;
+
+	REQUIRE(btsdec_core_open(FIX "crasher-notrace.core", &c, NULL) == 0);
+	t[0].id = btsdec_core_thread(c, 0)->tid;
+	btsdec_core_close(c);
+	REQUIRE(btsdec_core_add_notes(FIX "crasher-notrace.core", tmp_path("w.core"),
+				      t, 2, &err) == 0);
+	REQUIRE(btsdec_core_open(tmp_path("w.core"), &c, &err) == 0);
+	CHECK_EQ(btsdec_core_nr_traces(c), 2);
+	CHECK_EQ(btsdec_core_nr_threads(c), 2);	/* 99999 has a trace, no PRSTATUS */
+	th = btsdec_core_thread(c, 0);
+	CHECK(th->faulting && th->has_trace);
+	REQUIRE(th->trace.nr == 5);
+	CHECK_EQ(th->trace.source, BTS_SOURCE_HW);
+	CHECK_EQ(th->trace.recs[4].flags, BTS_REC_F_PREDICTED);
+	REQUIRE(btsdec_decode(NULL, NULL, &th->trace, &d, NULL) == 0);
+	CHECK_EQ(d.br[1].kind, BTSDEC_K_MARKER);
+	CHECK_EQ(d.br[3].kind, BTSDEC_K_MARKER);
+	btsdec_decoded_free(&d);
+	CHECK_EQ(btsdec_core_thread(c, 1)->trace.nr, 0);
+	btsdec_core_close(c);
+
+	/* a second note for the same thread is rejected, the first kept */
+	REQUIRE(btsdec_core_add_notes(tmp_path("w.core"), tmp_path("w.core"), t, 1, &err) == 0);
+	REQUIRE(btsdec_core_open(tmp_path("w.core"), &c, &err) == 0);
+	CHECK_EQ(btsdec_core_nr_traces(c), 2);
+	CHECK_EQ(btsdec_core_nr_rejects(c), 1);
+	CHECK_CONTAINS(btsdec_core_reject(c, 0), "second trace note");
+	btsdec_core_close(c);
+}
+
+static void test_writer_refuses_bad_input(void)
+{
+	struct btsdec_trace t = { .type = NT_BTSCRASH_THREAD, .capacity = 1, .nr = 2, .id = 1,
+				  .recs = marker_recs };
+	struct btsdec_err err;
+
+	CHECK_EQ(btsdec_core_add_notes(FIX "crasher", tmp_path("x.core"), &t, 1, &err),
+		 -ENOEXEC);
+	CHECK_EQ(btsdec_core_add_notes(FIX "crasher-notrace.core", tmp_path("x.core"),
+				       &t, 1, &err), -EINVAL);
+	CHECK(access(tmp_path("x.core"), F_OK) != 0);	/* nothing half-written */
+}
+
+static void test_core_read(void)
+{
+	struct btsdec_core *c;
+	uint8_t b[16];
+
+	REQUIRE(btsdec_core_open(FIX "crasher-null.core", &c, NULL) == 0);
+	CHECK_EQ(btsdec_core_read(c, 0, b, sizeof(b)), 0);
+	CHECK_EQ(btsdec_core_read(c, 0xffffffffffff0000ULL, b, sizeof(b)), 0);
+	btsdec_core_close(c);
+}
+
+static void test_json_string(void)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	btsdec_json_string(f, "a\"b\\c\n\x01" "d");
+	fputc(' ', f);
+	btsdec_json_string(f, NULL);
+	fclose(f);
+	CHECK_STR(buf, "\"a\\\"b\\\\c\\u000a\\u0001d\" null");
+	free(buf);
+}
+
+static const struct test_case tests[] = {
+	TEST_CASE(test_open_null_core),
+	TEST_CASE(test_core_without_trace),
+	TEST_CASE(test_not_a_core),
+	TEST_CASE(test_truncated_core),
+	TEST_CASE(test_decode_null_call),
+	TEST_CASE(test_decode_smash),
+	TEST_CASE(test_decode_without_symbols),
+	TEST_CASE(test_write_and_read_back),
+	TEST_CASE(test_writer_refuses_bad_input),
+	TEST_CASE(test_core_read),
+	TEST_CASE(test_json_string),
+};
+
+int main(void)
+{
+	int ret;
+
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/btsdec-test.XXXXXX");
+	if (!mkdtemp(tmpdir))
+		return 99;
+	ret = RUN_TESTS(tests);
+	if (!ret) {
+		char cmd[128];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+		if (system(cmd))
+			ret = 99;
+	}
+	return ret;
+}

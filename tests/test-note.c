@@ -1,0 +1,335 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Unit tests of the note format (lib/note.c) at its edges: empty, one
+ * record, full ring, wrapped, maximal, padding and alignment, every
+ * rejection rule of docs/format.md §2.2, and the marker encoding.
+ */
+#include <endian.h>
+#include <errno.h>
+
+#include "btsdec.h"
+#include "test.h"
+
+#define DESC_OFF 24	/* 12-byte Nhdr + "BTSCRASH\0" padded to 12 */
+
+static uint8_t note[DESC_OFF + 64 + 24 * 64 + 64];
+
+static struct btsdec_record recs[64];
+
+/* Writes a thread note with n records (user addresses) into `note`. */
+static size_t make(size_t n, uint64_t capacity, uint32_t flags)
+{
+	struct btsdec_trace t = {
+		.type = NT_BTSCRASH_THREAD, .flags = BTS_NOTE_F_USER_ONLY | flags,
+		.id = 4242, .capacity = capacity, .source = BTS_SOURCE_EMUL,
+		.nr = n, .recs = recs,
+	};
+	ssize_t w;
+
+	for (size_t i = 0; i < n; i++)
+		recs[i] = (struct btsdec_record){ 0x401000 + i, 0x402000 + i, 0 };
+	memset(note, 0xee, sizeof(note));
+	w = btsdec_note_write(note, sizeof(note), &t, NULL);
+	return w < 0 ? 0 : (size_t)w - DESC_OFF;
+}
+
+static int parse(uint32_t type, size_t len, struct btsdec_trace *t,
+		 struct btsdec_err *err)
+{
+	return btsdec_note_parse(type, note + DESC_OFF, len, t, err);
+}
+
+static void put64(size_t off, uint64_t v)
+{
+	v = htole64(v);
+	memcpy(note + DESC_OFF + off, &v, 8);
+}
+
+static void put32(size_t off, uint32_t v)
+{
+	v = htole32(v);
+	memcpy(note + DESC_OFF + off, &v, 4);
+}
+
+static void put16(size_t off, uint16_t v)
+{
+	v = htole16(v);
+	memcpy(note + DESC_OFF + off, &v, 2);
+}
+
+/* Expects the note as it is now in `note` to be rejected with `why`. */
+static void expect_reject(uint32_t type, size_t len, const char *why)
+{
+	struct btsdec_trace t;
+	struct btsdec_err err = { "" };
+
+	CHECK_EQ(parse(type, len, &t, &err), -EINVAL);
+	CHECK_CONTAINS(err.msg, why);
+}
+
+static void test_empty(void)
+{
+	struct btsdec_trace t;
+	size_t len = make(0, 16, 0);
+
+	CHECK_EQ(len, 64);
+	REQUIRE(parse(NT_BTSCRASH_THREAD, len, &t, NULL) == 0);
+	CHECK_EQ(t.nr, 0);
+	CHECK_EQ(t.id, 4242);
+	CHECK_EQ(t.capacity, 16);
+	CHECK(t.recs == NULL);
+	btsdec_trace_free(&t);
+}
+
+static void test_one_record(void)
+{
+	struct btsdec_trace t;
+	size_t len = make(1, 16, 0);
+
+	REQUIRE(parse(NT_BTSCRASH_THREAD, len, &t, NULL) == 0);
+	REQUIRE(t.nr == 1);
+	CHECK_EQ(t.recs[0].from, 0x401000);
+	CHECK_EQ(t.recs[0].to, 0x402000);
+	CHECK_EQ(t.source, BTS_SOURCE_EMUL);
+	btsdec_trace_free(&t);
+}
+
+static void test_full_and_wrapped(void)
+{
+	struct btsdec_trace t;
+	size_t len = make(64, 64, BTS_NOTE_F_WRAPPED | BTS_NOTE_F_LOST_EXACT);
+
+	put64(40, 1000);	/* lost */
+	put32(48, 3);		/* gaps */
+	REQUIRE(parse(NT_BTSCRASH_THREAD, len, &t, NULL) == 0);
+	CHECK_EQ(t.nr, 64);
+	CHECK(t.flags & BTS_NOTE_F_WRAPPED);
+	CHECK_EQ(t.lost, 1000);
+	CHECK_EQ(t.nr_gaps, 3);
+	CHECK_EQ(t.recs[63].from, 0x401000 + 63);
+	btsdec_trace_free(&t);
+}
+
+static void test_maximal_capacity(void)
+{
+	struct btsdec_trace t;
+	size_t len = make(2, 16, 0);
+
+	put64(24, BTS_CRASH_MAX_CAPACITY);
+	REQUIRE(parse(NT_BTSCRASH_THREAD, len, &t, NULL) == 0);
+	btsdec_trace_free(&t);
+	put64(24, BTS_CRASH_MAX_CAPACITY + 1);
+	expect_reject(NT_BTSCRASH_THREAD, len, "capacity");
+	put64(24, 0);
+	expect_reject(NT_BTSCRASH_THREAD, len, "capacity");
+	CHECK_EQ(btsdec_note_size(BTS_CRASH_MAX_CAPACITY + 1), 0);
+}
+
+static void test_padding_and_name(void)
+{
+	uint32_t namesz, descsz, type;
+	size_t len = make(3, 16, 0);
+
+	memcpy(&namesz, note, 4);
+	memcpy(&descsz, note + 4, 4);
+	memcpy(&type, note + 8, 4);
+	CHECK_EQ(le32toh(namesz), 9);	/* "BTSCRASH" + NUL */
+	CHECK_EQ(le32toh(descsz), len);
+	CHECK_EQ(le32toh(type), NT_BTSCRASH_THREAD);
+	CHECK(!memcmp(note + 12, "BTSCRASH\0\0\0\0", 12));	/* NUL + padding */
+	CHECK_EQ(btsdec_note_size(3), DESC_OFF + len);
+	CHECK_EQ(btsdec_note_size(3) % 4, 0);
+	CHECK_EQ(note[DESC_OFF + len], 0xee);	/* writes nothing past the end */
+}
+
+static void test_buffer_too_small(void)
+{
+	struct btsdec_trace t = { .type = NT_BTSCRASH_THREAD, .capacity = 4,
+				  .nr = 2, .recs = recs };
+	struct btsdec_err err;
+
+	CHECK_EQ(btsdec_note_write(note, btsdec_note_size(2) - 1, &t, &err), -ENOSPC);
+	t.nr = 5;
+	CHECK_EQ(btsdec_note_write(note, sizeof(note), &t, &err), -EINVAL);
+}
+
+static void test_unaligned_descriptor(void)
+{
+	static uint8_t shifted[sizeof(note) + 8];
+	struct btsdec_trace t;
+	size_t len = make(5, 16, 0);
+
+	for (int shift = 1; shift < 8; shift++) {
+		memcpy(shifted + shift, note + DESC_OFF, len);
+		REQUIRE(btsdec_note_parse(NT_BTSCRASH_THREAD, shifted + shift, len,
+					  &t, NULL) == 0);
+		CHECK_EQ(t.recs[4].to, 0x402004);
+		btsdec_trace_free(&t);
+	}
+}
+
+static void test_rejects_header(void)
+{
+	size_t len;
+
+	len = make(2, 16, 0); put32(0, 0x12345678);
+	expect_reject(NT_BTSCRASH_THREAD, len, "bad magic");
+	len = make(2, 16, 0); put16(4, 2);
+	expect_reject(NT_BTSCRASH_THREAD, len, "version");
+	len = make(2, 16, 0); put32(8, 16);
+	expect_reject(NT_BTSCRASH_THREAD, len, "record size");
+	len = make(2, 16, 0); put16(52, 3);
+	expect_reject(NT_BTSCRASH_THREAD, len, "source");
+	len = make(2, 16, 0); put16(54, 1);
+	expect_reject(NT_BTSCRASH_THREAD, len, "reserved");
+	len = make(2, 16, 0); put64(56, 1);
+	expect_reject(NT_BTSCRASH_THREAD, len, "reserved");
+	len = make(2, 16, 0); put32(12, BTS_NOTE_F_USER_ONLY | 0x100);
+	expect_reject(NT_BTSCRASH_THREAD, len, "flags");
+	len = make(2, 16, 0); put32(12, 0);
+	expect_reject(NT_BTSCRASH_THREAD, len, "USER_ONLY");
+	expect_reject(NT_BTSCRASH_THREAD, 63, "shorter than its header");
+	expect_reject(0x1234, 64, "unknown note type");
+}
+
+static void test_rejects_sizes(void)
+{
+	size_t len;
+
+	len = make(2, 16, 0); put16(6, 56);
+	expect_reject(NT_BTSCRASH_THREAD, len, "header size");
+	len = make(2, 16, 0); put16(6, 68);
+	expect_reject(NT_BTSCRASH_THREAD, len, "header size");
+	len = make(0, 16, 0); put16(6, 72);
+	expect_reject(NT_BTSCRASH_THREAD, len, "header size");
+	len = make(2, 16, 0);
+	expect_reject(NT_BTSCRASH_THREAD, len - 1, "do not fill");
+	expect_reject(NT_BTSCRASH_THREAD, len + 24, "do not fill");
+	len = make(2, 16, 0); put64(32, 3);
+	expect_reject(NT_BTSCRASH_THREAD, len, "do not fill");
+	len = make(2, 16, 0); put64(32, 1ULL << 61);	/* n * 24 overflows */
+	expect_reject(NT_BTSCRASH_THREAD, len, "do not fill");
+	len = make(2, 16, 0); put64(32, UINT64_MAX);
+	expect_reject(NT_BTSCRASH_THREAD, len, "do not fill");
+	len = make(4, 3, 0);
+	CHECK_EQ(len, 0);	/* the writer refuses too */
+	len = make(4, 4, 0); put64(24, 3);
+	expect_reject(NT_BTSCRASH_THREAD, len, "exceed capacity");
+}
+
+static void test_larger_header_is_skipped(void)
+{
+	struct btsdec_trace t;
+	size_t len = make(3, 16, 0);
+
+	/* A compatible writer with an 8-byte longer header: shift records. */
+	memmove(note + DESC_OFF + 72, note + DESC_OFF + 64, 3 * 24);
+	put64(64, 0xdeadbeef);
+	put16(6, 72);
+	REQUIRE(parse(NT_BTSCRASH_THREAD, len + 8, &t, NULL) == 0);
+	CHECK_EQ(t.nr, 3);
+	CHECK_EQ(t.recs[0].from, 0x401000);
+	CHECK_EQ(t.recs[2].to, 0x402002);
+	btsdec_trace_free(&t);
+}
+
+static void test_kernel_addresses(void)
+{
+	struct btsdec_trace t;
+	size_t len;
+
+	len = make(3, 16, 0); put64(64 + 24, 0xffffffff81000000ULL);
+	expect_reject(NT_BTSCRASH_THREAD, len, "kernel address");
+	len = make(3, 16, 0); put64(64 + 2 * 24 + 8, 0x0000800000000000ULL);
+	expect_reject(NT_BTSCRASH_THREAD, len, "kernel address");
+	len = make(3, 16, 0); put64(64 + 8, 0x00007fffffffffffULL);
+	REQUIRE(parse(NT_BTSCRASH_THREAD, len, &t, NULL) == 0);	/* top of user */
+	btsdec_trace_free(&t);
+	/* CPU notes carry kernel addresses and need no USER_ONLY */
+	len = make(3, 16, 0); put64(64, 0xffffffff81000000ULL); put32(12, 0);
+	REQUIRE(parse(NT_BTSCRASH_CPU, len, &t, NULL) == 0);
+	CHECK_EQ(t.recs[0].from, 0xffffffff81000000ULL);
+	btsdec_trace_free(&t);
+}
+
+static void test_markers(void)
+{
+	const struct {
+		uint64_t from;
+		int ok;
+	} cases[] = {
+		{ BTS_MARKER(BTS_MARK_SWITCH_OUT, 0), 1 },
+		{ BTS_MARKER(BTS_MARK_SWITCH_IN, 0), 1 },
+		{ BTS_MARKER(BTS_MARK_GAP, BTS_GAP_PERF), 1 },
+		{ BTS_MARKER(BTS_MARK_GAP, BTS_GAP_MAX), 1 },
+		{ BTS_MARKER(0, 0), 0 },
+		{ BTS_MARKER(BTS_MARK_MAX + 1, 0), 0 },
+		{ BTS_MARKER(BTS_MARK_GAP, BTS_GAP_MAX + 1), 0 },
+		{ BTS_MARKER(BTS_MARK_SWITCH_IN, 1), 0 },
+		{ BTS_MARKER(BTS_MARK_SWITCH_IN, 0) | (1ULL << 30), 0 },
+	};
+	struct btsdec_trace t;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t len = make(3, 16, 0);
+		int ret;
+
+		put64(64 + 24, cases[i].from);
+		put64(64 + 24 + 8, 123456789);	/* timestamp: no address */
+		ret = parse(NT_BTSCRASH_THREAD, len, &t, NULL);
+		CHECK_EQ(ret, cases[i].ok ? 0 : -EINVAL);
+		if (!ret) {
+			CHECK(btsdec_is_marker(&t.recs[1]));
+			CHECK(!btsdec_is_marker(&t.recs[0]));
+			btsdec_trace_free(&t);
+		}
+	}
+}
+
+static void test_marker_never_canonical(void)
+{
+	/* The tag must be non-canonical under 4- and 5-level paging. */
+	uint64_t tag = BTS_MARKER_TAG;
+	uint64_t top57 = tag >> 56, top48 = tag >> 47;
+
+	CHECK(top57 != 0 && top57 != 0xff);
+	CHECK(top48 != 0 && top48 != 0x1ffff);
+	CHECK_STR(btsdec_marker_name(&(struct btsdec_record){ BTS_MARKER(BTS_MARK_GAP, 1), 0, 0 }), "gap");
+	CHECK_STR(btsdec_gap_reason_name(BTS_GAP_PERF), "perf");
+	CHECK_STR(btsdec_gap_reason_name(99), "invalid");
+}
+
+static void test_layout_matches_header(void)
+{
+	/* The C header and the byte offsets of docs/format.md agree. */
+	CHECK_EQ(sizeof(struct bts_crash_note_hdr), BTS_CRASH_NOTE_HDR_SIZE);
+	CHECK_EQ(sizeof(struct bts_record), BTS_RECORD_SIZE);
+	CHECK_EQ(__builtin_offsetof(struct bts_crash_note_hdr, lost), 40);
+	CHECK_EQ(__builtin_offsetof(struct bts_crash_note_hdr, source), 52);
+	CHECK_EQ(sizeof(struct bts_crash_ring), 72);
+	CHECK_EQ(__builtin_offsetof(struct bts_crash_ring, records_pa), 40);
+	CHECK_EQ(__builtin_offsetof(struct bts_crash_ring, freeze_ts), 64);
+	CHECK_EQ(sizeof(struct bts_crash_table), 24);
+}
+
+static const struct test_case tests[] = {
+	TEST_CASE(test_empty),
+	TEST_CASE(test_one_record),
+	TEST_CASE(test_full_and_wrapped),
+	TEST_CASE(test_maximal_capacity),
+	TEST_CASE(test_padding_and_name),
+	TEST_CASE(test_buffer_too_small),
+	TEST_CASE(test_unaligned_descriptor),
+	TEST_CASE(test_rejects_header),
+	TEST_CASE(test_rejects_sizes),
+	TEST_CASE(test_larger_header_is_skipped),
+	TEST_CASE(test_kernel_addresses),
+	TEST_CASE(test_markers),
+	TEST_CASE(test_marker_never_canonical),
+	TEST_CASE(test_layout_matches_header),
+};
+
+int main(void)
+{
+	return RUN_TESTS(tests);
+}
