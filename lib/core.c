@@ -152,9 +152,14 @@ static int walk_notes(struct btsdec_core *c, const GElf_Phdr *ph)
 				    ELF_T_NHDR);
 	if (!data)
 		return -EIO;
-	while (off < data->d_size &&
-	       (off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
+	while (data->d_size - off >= sizeof(Elf64_Nhdr)) {
 		const uint8_t *base = data->d_buf;
+		size_t next = gelf_getnote(data, off, &nh, &name_off, &desc_off);
+
+		if (!next)	/* sizes run off the segment: nothing after is safe */
+			return add_reject(c, ph->p_offset + off,
+					  "malformed note header; the notes after it are unreadable");
+		off = next;
 
 		if (nh.n_namesz == 5 && !memcmp(base + name_off, "CORE", 5) &&
 		    nh.n_type == NT_PRSTATUS)

@@ -74,6 +74,13 @@ static void text_marker(FILE *out, size_t i, const struct btsdec_record *r)
 	fputc('\n', out);
 }
 
+/* "func+0x12", or "??" like gdb when nothing is known (the address is
+ * printed beside it anyway). */
+static const char *text_symbol(const struct btsdec_loc *l, char *buf, size_t len)
+{
+	return l->func ? btsdec_loc_format(l, 0, buf, len) : "??";
+}
+
 static void text_branch(FILE *out, size_t i, const struct btsdec_branch *b)
 {
 	char fs[256], ts[256], fl[256], tl[256];
@@ -87,9 +94,9 @@ static void text_branch(FILE *out, size_t i, const struct btsdec_branch *b)
 	tline = line_of(&b->to_loc, tl, sizeof(tl));
 	fprintf(out, "%7zu  %-9s 0x%012llx %-28s -> 0x%012llx %s", i + 1,
 		btsdec_kind_name(b->kind), (unsigned long long)b->rec.from,
-		btsdec_loc_format(&b->from_loc, b->rec.from, fs, sizeof(fs)),
+		text_symbol(&b->from_loc, fs, sizeof(fs)),
 		(unsigned long long)b->rec.to,
-		btsdec_loc_format(&b->to_loc, b->rec.to, ts, sizeof(ts)));
+		text_symbol(&b->to_loc, ts, sizeof(ts)));
 	if (fline || tline)
 		fprintf(out, "  [%s -> %s]", fline ? fline : "?",
 			tline ? tline : "?");

@@ -1,0 +1,214 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+# End-to-end tests of the btsdump CLI on the real gdb cores in
+# tests/fixtures: golden text/JSON output, exit codes, hostile and truncated
+# notes, and `btsdump add-note` producing cores that readelf, eu-readelf and
+# gdb still read.  Usage: test-btsdump.py BTSDUMP [--update-golden]
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+
+BTSDUMP = os.path.abspath(sys.argv[1])
+UPDATE = "--update-golden" in sys.argv
+SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FIX = "tests/fixtures"
+GOLDEN = os.path.join(SRC, "tests", "golden")
+failures = []
+
+
+def run(*args, cwd=SRC):
+    p = subprocess.run([BTSDUMP, *args], cwd=cwd, capture_output=True, text=True)
+    return p.returncode, p.stdout, p.stderr
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+def golden(name, args):
+    rc, out, err = run(*args)
+    check(rc == 0, "%s: exit %d, stderr %s" % (name, rc, err))
+    path = os.path.join(GOLDEN, name)
+    if UPDATE:
+        os.makedirs(GOLDEN, exist_ok=True)
+        with open(path, "w") as f:
+            f.write("# btsdump %s\n" % " ".join(args))
+            f.write(out)
+        return
+    with open(path) as f:
+        want = f.read().split("\n", 1)[1]
+    check(out == want, "golden %s differs:\n--- want\n%s--- got\n%s" % (name, want, out))
+
+
+def records(name):
+    recs = []
+    with open(os.path.join(SRC, FIX, name)) as f:
+        for line in f:
+            if not line.startswith("#"):
+                a, b = line.split()
+                recs.append((int(a, 16), int(b, 16)))
+    return recs
+
+
+def test_golden():
+    for mode in ("null", "smash"):
+        core = "%s/crasher-%s.core" % (FIX, mode)
+        golden("crasher-%s.txt" % mode, [core, FIX + "/crasher"])
+        golden("crasher-%s.calls.txt" % mode, ["--calls", core, FIX + "/crasher"])
+        golden("crasher-%s.json" % mode, ["--json", core, FIX + "/crasher"])
+
+
+def test_json_shape():
+    rc, out, _ = run("--json", "--calls", FIX + "/crasher-null.core", FIX + "/crasher")
+    check(rc == 0, "json exit %d" % rc)
+    doc = json.loads(out)
+    th = doc["threads"]
+    check(len(th) == 1 and th[0]["faulting"] and th[0]["signal_name"] == "SIGSEGV",
+          "json thread header")
+    br = th[0]["branches"]
+    want = records("crasher-null.records")
+    check([(int(b["from"], 16), int(b["to"], 16)) for b in br] == want,
+          "json branches equal the recorded ones, oldest first")
+    check([b["index"] for b in br] == list(range(len(want))), "json indexes ascend")
+    for key in ("from", "to", "kind", "from_symbol", "to_symbol"):
+        check(all(key in b for b in br), "json key %s" % key)
+    check(br[-1]["kind"] == "call" and br[-1]["indirect"] and br[-1]["to"] == "0x0",
+          "json last branch is the indirect call to 0")
+    check(br[-1]["from_symbol"].startswith("dispatch+"), "json faulting caller")
+    calls = th[0]["calls"]
+    check([c["function"] for c in calls] ==
+          ["main", "serve", "parse_request", "checksum", "parse_request", "dispatch", None],
+          "json call history")
+    rc, out, _ = run("--json", "--last", "3", FIX + "/crasher-null.core")
+    check(len(json.loads(out)["threads"][0]["branches"]) == 3, "--last 3 in json")
+
+
+def test_abort_through_libc():
+    rc, out, _ = run("--json", FIX + "/crasher-abort.core", FIX + "/crasher")
+    check(rc == 0, "abort exit %d" % rc)
+    th = json.loads(out)["threads"][0]
+    check(th["signal_name"] == "SIGABRT", "abort signal")
+    tos = [b["to_symbol"] for b in th["branches"]]
+    check("check_invariant" in tos, "abort trail enters check_invariant")
+    check("abort" in tos and "raise" in tos, "abort trail runs through libc: %s" % tos)
+    mods = {b["to_module"] for b in th["branches"]}
+    check("libc.so.6" in mods and "crasher" in mods, "modules resolved: %s" % mods)
+
+
+def test_exit_codes():
+    rc, out, err = run(FIX + "/crasher-notrace.core")
+    check(rc == 3 and "no branch trace" in err and not out, "no-trace core: %d %s" % (rc, err))
+    rc, out, _ = run("--json", FIX + "/crasher-notrace.core")
+    check(rc == 3 and json.loads(out)["threads"][0]["trace"] is None, "no-trace json")
+    rc, _, err = run(FIX + "/crasher")
+    check(rc == 2 and "not a core file" in err, "executable as core: %d %s" % (rc, err))
+    rc, _, err = run(FIX + "/nonexistent.core")
+    check(rc == 2 and "No such file" in err, "missing core: %d" % rc)
+    rc, _, _ = run()
+    check(rc == 1, "no arguments is a usage error")
+    rc, _, _ = run("--last", "x", FIX + "/crasher-null.core")
+    check(rc == 1, "bad --last is a usage error")
+    rc, _, err = run("--thread", "1", FIX + "/crasher-null.core")
+    check(rc == 5 and "no trace for thread 1" in err, "unknown thread: %d" % rc)
+    tid = json.loads(run("--json", FIX + "/crasher-null.core")[1])["threads"][0]["tid"]
+    rc, out, _ = run("--thread", str(tid), "--last", "2", FIX + "/crasher-null.core")
+    check(rc == 0 and out.count("\n      ") == 0 and len([l for l in out.splitlines()
+          if l.strip()[:1].isdigit()]) == 2, "--thread + --last 2")
+
+
+def note_offset(data):
+    i = data.find(b"BTSN\x01\x00\x40\x00")
+    assert i > 0, "note magic not found"
+    return i
+
+
+def hostile(tmp, name, mutate, want_rc, want_err):
+    core = os.path.join(tmp, name + ".core")
+    data = bytearray(open(os.path.join(SRC, FIX, "crasher-null.core"), "rb").read())
+    mutate(data, note_offset(data))
+    open(core, "wb").write(data)
+    rc, out, err = run(core, os.path.join(SRC, FIX, "crasher"))
+    check(rc == want_rc and want_err in err,
+          "hostile %s: exit %d (want %d), stderr %r" % (name, rc, want_rc, err))
+
+
+def test_hostile_notes(tmp):
+    def magic(d, o): d[o] ^= 0xff
+    def count(d, o): d[o + 32:o + 40] = struct.pack("<Q", 2**61)
+    def capacity(d, o): d[o + 24:o + 32] = struct.pack("<Q", 0)
+    def kaddr(d, o): d[o + 64 + 8:o + 72 + 8] = struct.pack("<Q", 0xffffffff81000000)
+    def marker(d, o): d[o + 64:o + 72] = struct.pack("<Q", 0xb75c000000000009)
+    def hdrsize(d, o): d[o + 6:o + 8] = struct.pack("<H", 0xfff8)
+    def descsz(d, o): d[o - 20:o - 16] = struct.pack("<I", 0xfffffff0)
+    hostile(tmp, "magic", magic, 4, "bad magic")
+    hostile(tmp, "count", count, 4, "do not fill")
+    hostile(tmp, "capacity", capacity, 4, "capacity 0 out of range")
+    hostile(tmp, "kaddr", kaddr, 4, "kernel address")
+    hostile(tmp, "marker", marker, 4, "unknown marker kind 9")
+    hostile(tmp, "hdrsize", hdrsize, 4, "header size")
+    # a descriptor size running off the note segment: libelf stops walking
+    hostile(tmp, "descsz", descsz, 4, "malformed note header")
+    # truncated inside the note segment (gdb writes notes at the end)
+    data = open(os.path.join(SRC, FIX, "crasher-null.core"), "rb").read()
+    cut = os.path.join(tmp, "cut.core")
+    open(cut, "wb").write(data[:note_offset(data) + 100])
+    rc, _, err = run(cut)
+    check(rc == 2 and "truncated" in err, "truncated core: %d %s" % (rc, err))
+
+
+def test_add_note(tmp):
+    core = os.path.join(tmp, "added.core")
+    shutil.copy(os.path.join(SRC, FIX, "crasher-notrace.core"), core)
+    recs = os.path.join(tmp, "recs.txt")
+    want = records("crasher-null.records")
+    with open(recs, "w") as f:
+        f.write("# hand-written with markers\n")
+        f.write("0x%x 0x%x\n" % want[0])
+        f.write("switch-out 1000000000 1\nswitch-in 1000200000 0\n")
+        f.write("gap 1 2000000000 5000\n")
+        for a, b in want[1:]:
+            f.write("0x%x 0x%x 0x10\n" % (a, b))
+    rc, _, err = run("add-note", "--source", "hw", "--gaps", "1", core, recs)
+    check(rc == 0, "add-note: %d %s" % (rc, err))
+    rc, out, _ = run(core, os.path.join(SRC, FIX, "crasher"))
+    check(rc == 0 and "switch-out cpu 1 at 1.000000000s" in out and
+          "gap (perf)" in out and "trace: hardware" in out, "markers printed:\n" + out)
+    doc = json.loads(run("--json", core)[1])
+    br = doc["threads"][0]["branches"]
+    check(len(br) == len(want) + 3 and br[1]["marker"] == "switch-out" and
+          br[3]["reason"] == "perf", "markers in json")
+    for tool in (["readelf", "-n"], ["eu-readelf", "-n"]):
+        p = subprocess.run(tool + [core], capture_output=True, text=True)
+        check(p.returncode == 0 and "BTSCRASH" in p.stdout, "%s reads the core" % tool[0])
+    p = subprocess.run(["gdb", "-batch", "-nx", "-ex", "bt",
+                        os.path.join(SRC, FIX, "crasher"), core],
+                       capture_output=True, text=True)
+    check(p.returncode == 0 and "dispatch" in p.stdout, "gdb reads the core: " + p.stdout)
+    with open(recs, "a") as f:
+        f.write("not a record\n")
+    rc, _, err = run("add-note", core, recs)
+    check(rc == 1 and "cannot parse" in err, "bad records file: %d %s" % (rc, err))
+
+
+def main():
+    test_golden()
+    test_json_shape()
+    test_abort_through_libc()
+    test_exit_codes()
+    with tempfile.TemporaryDirectory() as tmp:
+        test_hostile_notes(tmp)
+        test_add_note(tmp)
+    if failures:
+        print("%d failure(s)" % len(failures))
+        return 1
+    print("all btsdump tests passed")
+    return 0
+
+
+sys.exit(main())
