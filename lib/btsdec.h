@@ -110,6 +110,9 @@ const struct btsdec_thread *btsdec_core_thread(const struct btsdec_core *core,
 size_t btsdec_core_nr_traces(const struct btsdec_core *core);
 size_t btsdec_core_nr_rejects(const struct btsdec_core *core);
 const char *btsdec_core_reject(const struct btsdec_core *core, size_t i);
+/* The size the core should have when it is shorter (cut by RLIMIT_CORE, a
+ * full disk, a copy): memory beyond the end reads as absent.  0 if whole. */
+uint64_t btsdec_core_truncated(const struct btsdec_core *core);
 /* Reads memory the core holds at a virtual address; returns bytes read. */
 size_t btsdec_core_read(const struct btsdec_core *core, uint64_t addr,
 			void *buf, size_t len);

@@ -22,6 +22,7 @@ struct btsdec_core {
 	int fd;
 	Elf *elf;
 	uint64_t file_size;
+	uint64_t want_size;	/* file size the program headers call for */
 	size_t nr_threads;
 	struct btsdec_thread *threads;
 	size_t nr_traces;
@@ -34,6 +35,11 @@ size_t btsdec_core_nr_threads(const struct btsdec_core *c) { return c->nr_thread
 size_t btsdec_core_nr_traces(const struct btsdec_core *c) { return c->nr_traces; }
 size_t btsdec_core_nr_rejects(const struct btsdec_core *c) { return c->nr_rejects; }
 void *btsdec_core_elf(const struct btsdec_core *c) { return c->elf; }
+
+uint64_t btsdec_core_truncated(const struct btsdec_core *c)
+{
+	return c->want_size > c->file_size ? c->want_size : 0;
+}
 
 const struct btsdec_thread *btsdec_core_thread(const struct btsdec_core *c,
 					       size_t i)
@@ -204,6 +210,9 @@ static int read_notes(struct btsdec_core *c, struct btsdec_err *err)
 		if (!gelf_getphdr(c->elf, i, &ph))
 			return btsdec_fail(err, -EIO, "%s: program header %zu: %s",
 					   c->path, i, elf_errmsg(-1));
+		if (ph.p_offset + ph.p_filesz >= ph.p_offset &&
+		    ph.p_offset + ph.p_filesz > c->want_size)
+			c->want_size = ph.p_offset + ph.p_filesz;
 		if (ph.p_type != PT_NOTE)
 			continue;
 		ret = walk_notes(c, &ph);

@@ -196,6 +196,46 @@ def test_add_note(tmp):
     check(rc == 1 and "cannot parse" in err, "bad records file: %d %s" % (rc, err))
 
 
+def kernel_style_core(path, tid, recs, cut=None):
+    """A core laid out as Linux's binfmt_elf writes it (notes first, then
+    page-aligned loads), with a trace note built from docs/format.md alone:
+    an independent writer of the format."""
+    def note(name, ntype, desc):
+        n = name.encode() + b"\0"
+        pad = lambda b: b + b"\0" * (-len(b) % 4)
+        return struct.pack("<III", len(n), len(desc), ntype) + pad(n) + pad(desc)
+    prstatus = bytearray(336)
+    struct.pack_into("<h", prstatus, 12, 11)          # pr_cursig = SIGSEGV
+    struct.pack_into("<i", prstatus, 32, tid)         # pr_pid
+    hdr = struct.pack("<IHHIIQQQQIHHQ", 0x4e535442, 1, 64, 24, 4 | 2, tid,
+                      64, len(recs), 0, 0, 2, 0, 0)
+    body = b"".join(struct.pack("<QQQ", f, t, 0) for f, t in recs)
+    notes = note("CORE", 1, bytes(prstatus)) + note("BTSCRASH", 0x42540001, hdr + body)
+    ehdr = struct.pack("<16sHHIQQQIHHHHHH", b"\x7fELF\x02\x01\x01" + b"\0" * 9,
+                       4, 62, 1, 0, 64, 0, 0, 64, 56, 2, 0, 0, 0)
+    note_off, load_off = 64 + 2 * 56, 0x1000
+    ph = struct.pack("<IIQQQQQQ", 4, 0, note_off, 0, 0, len(notes), 0, 4)
+    ph += struct.pack("<IIQQQQQQ", 1, 5, load_off, 0x400000, 0, 0x2000, 0x2000, 0x1000)
+    data = ehdr + ph + notes
+    data += b"\0" * (load_off - len(data)) + b"\x90" * 0x2000
+    open(path, "wb").write(data[:cut] if cut else data)
+
+
+def test_kernel_layout(tmp):
+    recs = [(0x401000, 0x401100), (0x401105, 0x7f0000001000)]
+    core = os.path.join(tmp, "k.core")
+    kernel_style_core(core, 77, recs)
+    rc, out, err = run("--json", core)
+    th = json.loads(out)["threads"][0] if rc == 0 else {}
+    check(rc == 0 and th.get("tid") == 77 and th["signal"] == 11 and
+          [(int(b["from"], 16), int(b["to"], 16)) for b in th["branches"]] == recs,
+          "kernel-layout core: %d %s %s" % (rc, err, out))
+    kernel_style_core(core, 77, recs, cut=0x1800)
+    rc, out, err = run(core)
+    check(rc == 0 and "is truncated (12288 bytes expected)" in err and
+          "0x000000401105" in out, "truncated kernel-layout core: %d %s" % (rc, err))
+
+
 def main():
     test_golden()
     test_json_shape()
@@ -204,6 +244,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         test_hostile_notes(tmp)
         test_add_note(tmp)
+        test_kernel_layout(tmp)
     if failures:
         print("%d failure(s)" % len(failures))
         return 1

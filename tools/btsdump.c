@@ -361,6 +361,10 @@ static int dump_main(int argc, char **argv)
 		fprintf(stderr, "btsdump: %s\n", err.msg);
 		return EXIT_READ;
 	}
+	if (btsdec_core_truncated(core))
+		fprintf(stderr, "btsdump: warning: %s is truncated (%llu bytes expected); "
+			"memory past its end is missing\n", a.core,
+			(unsigned long long)btsdec_core_truncated(core));
 	rejects = btsdec_core_nr_rejects(core);
 	for (i = 0; i < rejects; i++)
 		fprintf(stderr, "btsdump: warning: %s\n", btsdec_core_reject(core, i));
