@@ -18,8 +18,14 @@ struct cache_ent {
 	struct btsdec_loc loc;
 };
 
+struct name_pool {
+	struct name_pool *next;
+	char name[];
+};
+
 struct btsdec_sym {
 	Dwfl *dwfl;
+	struct name_pool *names;	/* synthesized names ("abort@plt") */
 	struct btsdec_core *core;
 	char *debuginfo_path;
 	Dwfl_Callbacks cb;
@@ -86,9 +92,102 @@ void btsdec_sym_close(struct btsdec_sym *s)
 		return;
 	if (s->dwfl)
 		dwfl_end(s->dwfl);
+	while (s->names) {
+		struct name_pool *n = s->names->next;
+
+		free(s->names);
+		s->names = n;
+	}
 	free(s->cache);
 	free(s->debuginfo_path);
 	free(s);
+}
+
+static const char *pool_name(struct btsdec_sym *s, const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	struct name_pool *n = malloc(sizeof(*n) + la + lb + 1);
+
+	if (!n)
+		return NULL;
+	memcpy(n->name, a, la);
+	memcpy(n->name + la, b, lb + 1);
+	n->next = s->names;
+	s->names = n;
+	return n->name;
+}
+
+struct plt_scns {
+	GElf_Shdr plt, plt_sec, rela;
+	Elf_Scn *rela_scn;
+};
+
+static void find_plt(Elf *e, struct plt_scns *p)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	GElf_Shdr sh;
+
+	memset(p, 0, sizeof(*p));
+	if (elf_getshdrstrndx(e, &shstrndx))
+		return;
+	while ((scn = elf_nextscn(e, scn))) {
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh) || !(name = elf_strptr(e, shstrndx, sh.sh_name)))
+			continue;
+		if (!strcmp(name, ".plt"))
+			p->plt = sh;
+		else if (!strcmp(name, ".plt.sec"))
+			p->plt_sec = sh;
+		else if (!strcmp(name, ".rela.plt") && sh.sh_type == SHT_RELA) {
+			p->rela = sh;
+			p->rela_scn = scn;
+		}
+	}
+}
+
+static bool in_scn(const GElf_Shdr *sh, uint64_t a)
+{
+	return sh->sh_size && a >= sh->sh_addr && a - sh->sh_addr < sh->sh_size;
+}
+
+/* Names a lazy-binding PLT entry "func@plt" as gdb does: entry n of .plt
+ * (after the resolver stub) or of .plt.sec jumps through .rela.plt[n]. */
+static const char *plt_name(struct btsdec_sym *s, Dwfl_Module *m,
+			    uint64_t addr, uint64_t *off)
+{
+	GElf_Addr bias;
+	Elf *e = dwfl_module_getelf(m, &bias);
+	struct plt_scns p;
+	Elf_Data *data, *syms;
+	GElf_Shdr symsh;
+	GElf_Rela rela;
+	GElf_Sym sym;
+	const char *name;
+	uint64_t rel, idx;
+
+	if (!e)
+		return NULL;
+	find_plt(e, &p);
+	rel = addr - bias;
+	if (!p.rela_scn)
+		return NULL;
+	if (in_scn(&p.plt_sec, rel))
+		idx = (rel - p.plt_sec.sh_addr) / 16;
+	else if (in_scn(&p.plt, rel) && rel - p.plt.sh_addr >= 16 && !p.plt_sec.sh_size)
+		idx = (rel - p.plt.sh_addr) / 16 - 1;
+	else
+		return NULL;
+	*off = rel % 16;
+	data = elf_getdata(p.rela_scn, NULL);
+	if (!data || !gelf_getrela(data, idx, &rela) ||
+	    !gelf_getshdr(elf_getscn(e, p.rela.sh_link), &symsh) ||
+	    !(syms = elf_getdata(elf_getscn(e, p.rela.sh_link), NULL)) ||
+	    !gelf_getsym(syms, GELF_R_SYM(rela.r_info), &sym) ||
+	    !(name = elf_strptr(e, symsh.sh_link, sym.st_name)) || !*name)
+		return NULL;
+	return pool_name(s, name, "@plt");
 }
 
 static void resolve(struct btsdec_sym *s, uint64_t addr, struct btsdec_loc *loc)
@@ -106,7 +205,9 @@ static void resolve(struct btsdec_sym *s, uint64_t addr, struct btsdec_loc *loc)
 	loc->module = base_name(dwfl_module_info(m, NULL, NULL, NULL, NULL,
 						 NULL, NULL, NULL));
 	name = dwfl_module_addrinfo(m, addr, &off, &sym, NULL, NULL, NULL);
-	if (name && *name) {
+	if (!name || !*name)
+		name = plt_name(s, m, addr, &off);
+	if (name) {
 		loc->func = name;
 		loc->off = off;
 	}

@@ -97,6 +97,7 @@ def test_abort_through_libc():
     tos = [b["to_symbol"] for b in th["branches"]]
     check("check_invariant" in tos, "abort trail enters check_invariant")
     check("abort" in tos and "raise" in tos, "abort trail runs through libc: %s" % tos)
+    check("abort@plt" in tos, "PLT entry named like gdb names it: %s" % tos)
     mods = {b["to_module"] for b in th["branches"]}
     check("libc.so.6" in mods and "crasher" in mods, "modules resolved: %s" % mods)
 
