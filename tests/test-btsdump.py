@@ -50,7 +50,7 @@ def records(name):
     recs = []
     with open(os.path.join(SRC, FIX, name)) as f:
         for line in f:
-            if not line.startswith("#"):
+            if line.strip() and not line.startswith("#"):
                 a, b = line.split()
                 recs.append((int(a, 16), int(b, 16)))
     return recs
@@ -100,6 +100,24 @@ def test_abort_through_libc():
     check("abort@plt" in tos, "PLT entry named like gdb names it: %s" % tos)
     mods = {b["to_module"] for b in th["branches"]}
     check("libc.so.6" in mods and "crasher" in mods, "modules resolved: %s" % mods)
+
+
+def test_threads():
+    rc, out, _ = run("--json", FIX + "/crasher-threads.core", FIX + "/crasher")
+    doc = json.loads(out)
+    th = doc["threads"]
+    check(rc == 0 and len(th) == 2, "threads: two traced threads")
+    worker, main = th
+    check(worker["faulting"] and not main["faulting"], "faulting thread first")
+    check([(int(b["from"], 16), int(b["to"], 16)) for b in worker["branches"]] ==
+          records("crasher-threads.records.worker"), "worker trail")
+    check([(int(b["from"], 16), int(b["to"], 16)) for b in main["branches"]] ==
+          records("crasher-threads.records"), "main trail")
+    check(worker["branches"][-1]["to"] == "0x0" and
+          main["branches"][-1]["to_symbol"] == "pthread_create@plt", "trail ends")
+    rc, out, _ = run("--json", "--thread", str(main["tid"]), FIX + "/crasher-threads.core")
+    sel = json.loads(out)["threads"]
+    check(rc == 0 and len(sel) == 1 and sel[0]["tid"] == main["tid"], "--thread picks")
 
 
 def test_exit_codes():
@@ -241,6 +259,7 @@ def main():
     test_golden()
     test_json_shape()
     test_abort_through_libc()
+    test_threads()
     test_exit_codes()
     with tempfile.TemporaryDirectory() as tmp:
         test_hostile_notes(tmp)

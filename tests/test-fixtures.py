@@ -57,6 +57,13 @@ with tempfile.TemporaryDirectory() as tmp:
     check(t["signal_name"] == "SIGABRT", "abort: SIGABRT")
     check("abort" in [b["to_symbol"] for b in t["branches"]], "abort: trail enters abort")
 
+    p = subprocess.run([btsdump, "--json", os.path.join(tmp, "crasher-threads.core"),
+                        crasher], capture_output=True, text=True)
+    th = json.loads(p.stdout)["threads"]
+    check(len(th) == 2 and th[0]["faulting"] and th[0]["branches"][-1]["to"] == "0x0" and
+          th[1]["branches"][-1]["to_symbol"] == "pthread_create@plt",
+          "threads: one trail per thread, faulting first")
+
     p = subprocess.run([btsdump, os.path.join(tmp, "crasher-notrace.core")],
                        capture_output=True, text=True)
     check(p.returncode == 3, "notrace: exit %d" % p.returncode)
