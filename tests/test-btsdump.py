@@ -255,6 +255,31 @@ def test_kernel_layout(tmp):
           "0x000000401105" in out, "truncated kernel-layout core: %d %s" % (rc, err))
 
 
+def test_separate_debuginfo(tmp):
+    """A stripped executable: symbols and lines come from its separate
+    debuginfo, found by build-id under --debuginfo-path."""
+    exe = os.path.join(tmp, "crasher")
+    dbg = os.path.join(tmp, "crasher.debug")
+    subprocess.run(["objcopy", "--only-keep-debug", os.path.join(SRC, FIX, "crasher"), dbg],
+                   check=True)
+    subprocess.run(["objcopy", "--strip-all", os.path.join(SRC, FIX, "crasher"), exe],
+                   check=True)
+    notes = subprocess.run(["readelf", "-n", exe], capture_output=True, text=True).stdout
+    bid = notes.split("Build ID:")[1].split()[0]
+    root = os.path.join(tmp, "debug")
+    os.makedirs(os.path.join(root, ".build-id", bid[:2]))
+    os.rename(dbg, os.path.join(root, ".build-id", bid[:2], bid[2:] + ".debug"))
+    core = os.path.join(SRC, FIX, "crasher-null.core")
+    last = lambda out: json.loads(out)["threads"][0]["branches"][-1]
+    rc, out, _ = run("--json", core, exe)
+    check(rc == 0 and last(out)["from_symbol"].startswith("0x"),
+          "stripped without debuginfo: no symbol (%s)" % last(out)["from_symbol"])
+    rc, out, err = run("--json", "--debuginfo-path", root, core, exe)
+    b = last(out) if rc == 0 else {}
+    check(b.get("from_symbol") == "dispatch+0x33" and b.get("from_line") == "crasher.c:31",
+          "separate debuginfo by build-id: %s %s" % (b, err))
+
+
 def main():
     test_golden()
     test_json_shape()
@@ -265,6 +290,7 @@ def main():
         test_hostile_notes(tmp)
         test_add_note(tmp)
         test_kernel_layout(tmp)
+        test_separate_debuginfo(tmp)
     if failures:
         print("%d failure(s)" % len(failures))
         return 1
