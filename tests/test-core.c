@@ -132,66 +132,83 @@ static const char *segment_func(const struct btsdec_segment *s)
 	return s->func ? s->func : "??";
 }
 
+/* A fixture core decoded with its symbols: the state the decode tests share. */
+struct decoded_fixture {
+	struct btsdec_core *core;
+	struct btsdec_sym *sym;
+	struct btsdec_classifier *cls;
+	struct btsdec_decoded d;
+};
+
+static int decode_fixture(const char *core, struct decoded_fixture *f)
+{
+	struct btsdec_symopts so = { .executable = FIX "crasher" };
+
+	memset(f, 0, sizeof(*f));
+	if (btsdec_core_open(core, &f->core, NULL) ||
+	    btsdec_sym_open_core(f->core, &so, &f->sym, NULL) ||
+	    btsdec_classifier_new(&f->cls, NULL))
+		return -1;
+	return btsdec_decode(f->sym, f->cls, &btsdec_core_thread(f->core, 0)->trace,
+			     &f->d, NULL);
+}
+
+static void release_fixture(struct decoded_fixture *f)
+{
+	btsdec_decoded_free(&f->d);
+	btsdec_classifier_free(f->cls);
+	btsdec_sym_close(f->sym);
+	btsdec_core_close(f->core);
+}
+
 static void test_decode_null_call(void)
 {
 	static const char *const chain[] = { "main", "serve", "parse_request",
 		"checksum", "parse_request", "dispatch", "??" };
 	static const int depth[] = { 0, 1, 2, 3, 2, 3, 4 };
-	struct btsdec_symopts so = { .executable = FIX "crasher" };
-	struct btsdec_classifier *cls;
-	struct btsdec_decoded d;
-	struct btsdec_core *c;
-	struct btsdec_sym *sym;
+	struct decoded_fixture f;
+	const struct btsdec_decoded *d = &f.d;
 	const struct btsdec_branch *last;
 
-	REQUIRE(btsdec_core_open(FIX "crasher-null.core", &c, NULL) == 0);
-	REQUIRE(btsdec_sym_open_core(c, &so, &sym, NULL) == 0);
-	REQUIRE(btsdec_classifier_new(&cls, NULL) == 0);
-	REQUIRE(btsdec_decode(sym, cls, &btsdec_core_thread(c, 0)->trace, &d, NULL) == 0);
-	last = &d.br[d.nr - 1];
+	if (decode_fixture(FIX "crasher-null.core", &f)) {
+		release_fixture(&f);
+		REQUIRE(!"decoding crasher-null.core");
+	}
+	last = &d->br[d->nr - 1];
 	CHECK_EQ(last->kind, BTSDEC_K_CALL);
 	CHECK(last->indirect);
 	CHECK_STR(last->from_loc.func, "dispatch");
 	CHECK_STR(last->from_loc.file, "crasher.c");
 	CHECK(last->to_loc.func == NULL);
-	CHECK_EQ(d.br[1].kind, BTSDEC_K_CALL);
-	CHECK_STR(d.br[1].to_loc.func, "serve");
-	CHECK_EQ(d.br[1].to_loc.off, 0);
-	REQUIRE(d.nr_seg == sizeof(chain) / sizeof(chain[0]));
-	for (size_t i = 0; i < d.nr_seg; i++) {
-		CHECK_STR(segment_func(&d.seg[i]), chain[i]);
-		CHECK_EQ(d.seg[i].depth, depth[i]);
+	CHECK_EQ(d->br[1].kind, BTSDEC_K_CALL);
+	CHECK_STR(d->br[1].to_loc.func, "serve");
+	CHECK_EQ(d->br[1].to_loc.off, 0);
+	CHECK_EQ(d->nr_seg, sizeof(chain) / sizeof(chain[0]));
+	for (size_t i = 0; i < d->nr_seg && i < sizeof(chain) / sizeof(chain[0]); i++) {
+		CHECK_STR(segment_func(&d->seg[i]), chain[i]);
+		CHECK_EQ(d->seg[i].depth, depth[i]);
 	}
-	CHECK_EQ(d.seg[d.nr_seg - 1].addr, 0);
-	btsdec_decoded_free(&d);
-	btsdec_classifier_free(cls);
-	btsdec_sym_close(sym);
-	btsdec_core_close(c);
+	CHECK_EQ(d->seg[d->nr_seg - 1].addr, 0);
+	release_fixture(&f);
 }
 
 static void test_decode_smash(void)
 {
-	struct btsdec_symopts so = { .executable = FIX "crasher" };
-	struct btsdec_classifier *cls;
-	struct btsdec_decoded d;
-	struct btsdec_core *c;
-	struct btsdec_sym *sym;
+	struct decoded_fixture f;
+	const struct btsdec_decoded *d = &f.d;
 	const struct btsdec_branch *last;
 
-	REQUIRE(btsdec_core_open(FIX "crasher-smash.core", &c, NULL) == 0);
-	REQUIRE(btsdec_sym_open_core(c, &so, &sym, NULL) == 0);
-	REQUIRE(btsdec_classifier_new(&cls, NULL) == 0);
-	REQUIRE(btsdec_decode(sym, cls, &btsdec_core_thread(c, 0)->trace, &d, NULL) == 0);
-	last = &d.br[d.nr - 1];
+	if (decode_fixture(FIX "crasher-smash.core", &f)) {
+		release_fixture(&f);
+		REQUIRE(!"decoding crasher-smash.core");
+	}
+	last = &d->br[d->nr - 1];
 	CHECK_EQ(last->kind, BTSDEC_K_RETURN);
 	CHECK_STR(last->from_loc.func, "smash_victim");
 	CHECK_EQ(last->rec.to, 0x414141414141ULL);
-	CHECK_STR(d.br[d.nr - 2].from_loc.func, "fill");
-	CHECK_EQ(d.br[d.nr - 2].kind, BTSDEC_K_RETURN);
-	btsdec_decoded_free(&d);
-	btsdec_classifier_free(cls);
-	btsdec_sym_close(sym);
-	btsdec_core_close(c);
+	CHECK_STR(d->br[d->nr - 2].from_loc.func, "fill");
+	CHECK_EQ(d->br[d->nr - 2].kind, BTSDEC_K_RETURN);
+	release_fixture(&f);
 }
 
 static void test_decode_without_symbols(void)
