@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests of btscrash: ring index and wrap math (ds.c), kernel-address
+ * filtering and note sizing (bts_crash.c), argument limits.  Included at
+ * the end of kernel/bts_crash.c to reach its static helpers; runs at boot.
+ */
+#include <kunit/test.h>
+
+static struct bts_record test_slots[4];
+
+static void fill_ring(struct ds_ring *r, unsigned int n)
+{
+	memset(test_slots, 0, sizeof(test_slots));
+	ds_ring_init(r, test_slots, ARRAY_SIZE(test_slots));
+	for (unsigned int i = 1; i <= n; i++)
+		ds_ring_write(r, 0x400000 + i, 0x500000 + i, 0);
+}
+
+static void bts_ring_partial(struct kunit *test)
+{
+	struct ds_ring r;
+
+	fill_ring(&r, 3);
+	KUNIT_EXPECT_EQ(test, r.index, 3ULL);
+	KUNIT_EXPECT_FALSE(test, r.wrapped);
+	KUNIT_ASSERT_EQ(test, ds_ring_count(&r), 3ULL);
+	KUNIT_EXPECT_EQ(test, ds_ring_get(&r, 0)->from, 0x400001ULL);
+	KUNIT_EXPECT_EQ(test, ds_ring_get(&r, 2)->to, 0x500003ULL);
+}
+
+static void bts_ring_exactly_full(struct kunit *test)
+{
+	struct ds_ring r;
+
+	fill_ring(&r, 4);
+	KUNIT_EXPECT_EQ(test, r.index, 0ULL);	/* the index wrapped to the base */
+	KUNIT_EXPECT_TRUE(test, r.wrapped);
+	KUNIT_ASSERT_EQ(test, ds_ring_count(&r), 4ULL);
+	KUNIT_EXPECT_EQ(test, ds_ring_get(&r, 0)->from, 0x400001ULL);
+	KUNIT_EXPECT_EQ(test, ds_ring_get(&r, 3)->from, 0x400004ULL);
+}
+
+static void bts_ring_wrapped(struct kunit *test)
+{
+	struct ds_ring r;
+
+	fill_ring(&r, 6);
+	KUNIT_EXPECT_EQ(test, r.index, 2ULL);
+	KUNIT_EXPECT_EQ(test, r.written, 6ULL);
+	KUNIT_ASSERT_EQ(test, ds_ring_count(&r), 4ULL);
+	KUNIT_EXPECT_EQ(test, ds_ring_get(&r, 0)->from, 0x400003ULL);	/* oldest kept */
+	KUNIT_EXPECT_EQ(test, ds_ring_get(&r, 3)->from, 0x400006ULL);	/* newest */
+}
+
+static void bts_filter_kernel_addresses(struct kunit *test)
+{
+	struct bts_record user = { 0x401000, 0x402000, 0 };
+	struct bts_record kfrom = { 0xffffffff81000000ULL, 0x401000, 0 };
+	struct bts_record kto = { 0x401000, 0xffffffff81000000ULL, 0 };
+	struct bts_record edge = { TASK_SIZE_MAX, 0x401000, 0 };
+	struct bts_record mark = { BTS_MARKER(BTS_MARK_SWITCH_OUT, 0), 12345, 1 };
+	struct ds_ring r;
+
+	KUNIT_EXPECT_TRUE(test, rec_is_user(&user));
+	KUNIT_EXPECT_FALSE(test, rec_is_user(&kfrom));
+	KUNIT_EXPECT_FALSE(test, rec_is_user(&kto));
+	KUNIT_EXPECT_FALSE(test, rec_is_user(&edge));
+	KUNIT_EXPECT_TRUE(test, rec_is_user(&mark));
+	memset(test_slots, 0, sizeof(test_slots));
+	ds_ring_init(&r, test_slots, ARRAY_SIZE(test_slots));
+	ds_ring_write(&r, user.from, user.to, 0);
+	ds_ring_write(&r, kfrom.from, kfrom.to, 0);
+	ds_ring_write(&r, kto.from, kto.to, 0);
+	ds_ring_write(&r, mark.from, mark.to, mark.flags);
+	KUNIT_EXPECT_EQ(test, user_records(&r), 2ULL);
+}
+
+static void bts_note_size(struct kunit *test)
+{
+	struct bts_crash_task bt = { };
+
+	memset(test_slots, 0, sizeof(test_slots));
+	ds_ring_init(&bt.trace.ring, test_slots, ARRAY_SIZE(test_slots));
+	/* header 12 + "BTSCRASH\0" padded to 12 + 64-byte descriptor header */
+	KUNIT_EXPECT_EQ(test, note_size(&bt), (size_t)88);
+	ds_ring_write(&bt.trace.ring, 0x401000, 0x401100, 0);
+	ds_ring_write(&bt.trace.ring, 0x401105, 0x401000, 0);
+	KUNIT_EXPECT_EQ(test, note_size(&bt), (size_t)(88 + 2 * 24));
+	KUNIT_EXPECT_EQ(test, note_size(&bt) % 4, (size_t)0);
+	KUNIT_EXPECT_EQ(test, sizeof(struct bts_crash_note_hdr), (size_t)BTS_CRASH_NOTE_HDR_SIZE);
+	KUNIT_EXPECT_EQ(test, sizeof(BTS_CRASH_NOTE_NAME), (size_t)BTS_CRASH_NOTE_NAMESZ);
+}
+
+static void bts_attach_limits(struct kunit *test)
+{
+	KUNIT_EXPECT_EQ(test, bts_crash_attach(current, 0), -EINVAL);
+	KUNIT_EXPECT_EQ(test, bts_crash_attach(current, BTS_CRASH_MAX_TASK_RECORDS + 1),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, bts_crash_prctl(99, 0), -EINVAL);
+	KUNIT_EXPECT_EQ(test, bts_crash_prctl(PR_BTS_CRASH_ENABLE, 1UL << 40), -EINVAL);
+}
+
+static struct kunit_case bts_crash_cases[] = {
+	KUNIT_CASE(bts_ring_partial),
+	KUNIT_CASE(bts_ring_exactly_full),
+	KUNIT_CASE(bts_ring_wrapped),
+	KUNIT_CASE(bts_filter_kernel_addresses),
+	KUNIT_CASE(bts_note_size),
+	KUNIT_CASE(bts_attach_limits),
+	{}
+};
+
+static struct kunit_suite bts_crash_suite = {
+	.name = "bts_crash",
+	.test_cases = bts_crash_cases,
+};
+kunit_test_suite(bts_crash_suite);

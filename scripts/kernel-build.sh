@@ -1,0 +1,68 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Builds the test kernel: Debian's linux-source-6.1, extracted once into a
+# cache, plus this repository's kernel work (new files copied in at their
+# kernel paths, kernel/patches/series applied), configured from tinyconfig +
+# kernel/config/btscrash-vm.config, built with ccache into a separate object
+# directory.  Prints the object directory (bzImage, vmlinux) on success.
+# Env: BTSCRASH_CACHE (default ~/.cache/btscrash), JOBS.
+set -eu
+src=$(cd "$(dirname "$0")/.." && pwd)
+cache=${BTSCRASH_CACHE:-$HOME/.cache/btscrash}
+jobs=${JOBS:-$(nproc)}
+tarball=/usr/src/linux-source-6.1.tar.xz
+pristine=$cache/linux-6.1-pristine
+tree=$cache/linux-6.1
+obj=$cache/obj-6.1
+log() { echo "kernel-build: $*" >&2; }
+
+# Files this repository adds to the kernel, at their kernel paths.
+new_files="arch/x86/kernel/ds.c arch/x86/include/asm/ds.h kernel/bts_crash.c
+include/linux/bts_crash.h include/uapi/linux/bts_crash.h kernel/bts_crash_test.c"
+
+"$src/scripts/install-deps.sh" kernel
+mkdir -p "$cache"
+if [ ! -d "$pristine" ]; then
+	log "extracting $tarball (once)"
+	rm -rf "$pristine.tmp" && mkdir "$pristine.tmp"
+	tar -xJf "$tarball" -C "$pristine.tmp" --strip-components=1
+	mv "$pristine.tmp" "$pristine"
+fi
+
+# Recreate the work tree when the patch series changed: hard links keep the
+# pristine mtimes, so only what the patches touch is rebuilt.
+series_id=$(cat "$src"/kernel/patches/series "$src"/kernel/patches/*.patch 2>/dev/null | sha1sum | cut -c1-12)
+if [ "$(cat "$tree/.btscrash-series" 2>/dev/null)" != "$series_id" ]; then
+	log "preparing work tree (series $series_id)"
+	rm -rf "$tree" && cp -al "$pristine" "$tree"
+	if [ -f "$src/kernel/patches/series" ]; then
+		grep -v '^#' "$src/kernel/patches/series" | while read -r p; do
+			[ -n "$p" ] || continue
+			log "applying $p"
+			patch -d "$tree" -p1 -s --no-backup-if-mismatch \
+				< "$src/kernel/patches/$p"
+		done
+	fi
+	echo "$series_id" > "$tree/.btscrash-series"
+fi
+for f in $new_files; do
+	[ -f "$src/$f" ] || continue
+	cmp -s "$src/$f" "$tree/$f" || { rm -f "$tree/$f"; cp "$src/$f" "$tree/$f"; }
+done
+
+mkdir -p "$obj"
+frag=$src/kernel/config/btscrash-vm.config
+if [ ! -f "$obj/.config" ] || [ "$frag" -nt "$obj/.config" ] ||
+   [ "$(cat "$obj/.btscrash-series" 2>/dev/null)" != "$series_id" ]; then
+	log "configuring"
+	make -s -C "$tree" O="$obj" tinyconfig >/dev/null
+	"$tree/scripts/kconfig/merge_config.sh" -m -O "$obj" "$obj/.config" "$frag" >/dev/null
+	make -s -C "$tree" O="$obj" olddefconfig >/dev/null
+	missing=$(grep '^CONFIG_' "$frag" | while read -r line; do
+		grep -qx "$line" "$obj/.config" || echo "$line"; done)
+	[ -z "$missing" ] || { log "options that did not stick: $missing"; exit 1; }
+	echo "$series_id" > "$obj/.btscrash-series"
+fi
+log "building with $jobs jobs"
+make -s -C "$tree" O="$obj" -j"$jobs" CC="ccache gcc" bzImage >&2
+echo "$obj"

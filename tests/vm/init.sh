@@ -1,0 +1,32 @@
+#!/bin/busybox sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+# /init of the test VM's initramfs: runs each scenario (traced crashes, an
+# untraced one, RLIMIT_MEMLOCK too small), keeps cores and logs in /results,
+# writes them as a tar onto the virtio disk /dev/vda, prints the end marker.
+/bin/busybox --install -s /bin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev 2>/dev/null
+mkdir -p /results && chmod 1777 /results
+echo "/results/core.%e.%p" > /proc/sys/kernel/core_pattern
+ulimit -c unlimited
+R=/results
+run() {	# name, command...: runs it, logs output and exit status
+	name=$1; shift
+	echo "== $name: $*"
+	"$@" > "$R/$name.out" 2>&1
+	echo "$?" > "$R/$name.status"
+	cat "$R/$name.out"
+}
+run null    /bin/btsrun 4096 /bin/crasher null
+run smash   /bin/btsrun 4096 /bin/crasher smash
+run threads /bin/btsrun 4096 /bin/crasher threads
+run notrace /bin/crasher null
+# 1 page of locked memory allowed; 4096 records need 24 pages: refused
+run memlock sh -c 'ulimit -l 4; exec /bin/btsrun -u 1000 4096 /bin/crasher ok'
+cat /proc/cmdline > "$R/cmdline"
+dmesg > "$R/dmesg"
+tar -cf /dev/vda -C "$R" .
+sync
+echo BTSCRASH-VM-DONE
+poweroff -f

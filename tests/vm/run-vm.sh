@@ -1,0 +1,33 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Boots the btscrash test kernel under QEMU TCG (nested KVM hangs here) with
+# an initramfs of busybox, the crasher and btsrun (all static), runs
+# tests/vm/init.sh in it and extracts the results (cores, logs, dmesg) into
+# OUTDIR.  Usage: run-vm.sh OBJDIR OUTDIR [EXTRA KERNEL ARGS...]
+set -eu
+obj=$1 out=$2
+shift 2
+src=$(cd "$(dirname "$0")/../.." && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+root=$work/root
+mkdir -p "$root/bin" "$root/proc" "$root/sys" "$root/dev" "$out"
+cp /bin/busybox "$root/bin/busybox"
+cflags="-static -g -O0 -fno-omit-frame-pointer -fno-stack-protector -fcf-protection=none"
+# shellcheck disable=SC2086
+gcc $cflags -pthread -o "$root/bin/crasher" "$src/tests/crasher.c"
+gcc -static -O2 -o "$root/bin/btsrun" "$src/tests/vm/btsrun.c"
+cp "$root/bin/crasher" "$out/crasher"	# the exact binary, for symbols
+cp "$src/tests/vm/init.sh" "$root/init"
+chmod +x "$root/init"
+(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) > "$work/initrd.gz"
+truncate -s 64M "$work/results.img"
+timeout 600 qemu-system-x86_64 -accel tcg -cpu max -m 512 -smp 2 \
+	-nographic -no-reboot -kernel "$obj/arch/x86/boot/bzImage" \
+	-initrd "$work/initrd.gz" \
+	-drive "file=$work/results.img,format=raw,if=virtio" \
+	-append "console=ttyS0 panic=-1 ds.emulate=1 $*" \
+	> "$out/console.log" 2>&1 || true
+grep -q BTSCRASH-VM-DONE "$out/console.log" ||
+	{ tail -40 "$out/console.log" >&2; echo "run-vm: the VM did not finish" >&2; exit 1; }
+tar -xf "$work/results.img" -C "$out"
