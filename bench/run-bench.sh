@@ -1,38 +1,111 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# Benchmark: decode + classify + symbolize a 1 M-record trace with btsdump
-# against eu-addr2line resolving the same 2 M addresses (function and
-# file:line) on the same core, side by side in one run; prints both and the
-# ratio.  Usage: run-bench.sh BUILD_DIR [RECORDS]
+# Benchmark: btsdump decoding (classify + symbolize + JSON) a 1 M-record trace
+# against eu-addr2line resolving the same 2 M addresses on the same core, in
+# one run: wall time, records/s, peak RSS of both, and the ratio.  No pass/fail.
+# Usage: run-bench.sh BUILD_DIR [RECORDS]; environment BENCH_CALLGRIND=N and
+# BENCH_LIBC_BRANCHES=K as in bench/README.md.
 set -euo pipefail
-build=$(realpath "${1:-build}")
+
+usage() { echo "usage: $0 BUILD_DIR [RECORDS]" >&2; exit 2; }
+if [ $# -lt 1 ] || [ $# -gt 2 ]; then usage; fi
+build=$(realpath "$1")
 n=${2:-1000000}
+cg=${BENCH_CALLGRIND:-0}
 src=$(cd "$(dirname "$0")/.." && pwd)
 fix=$src/tests/fixtures
-work=$(mktemp -d)
+exe=$fix/crasher
+btsdump=$build/btsdump
+tid=999999	# not the fixture's thread: one note per id (docs/format.md §2.2)
+
+for tool in "$btsdump" eu-addr2line /usr/bin/time python3; do
+	command -v "$tool" >/dev/null || { echo "run-bench: $tool not found" >&2; exit 1; }
+done
+work=$(mktemp -d "${TMPDIR:-/tmp}/btsbench.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
-python3 "$src/bench/make-trace.py" "$work/recs" "$work/addrs" "$n"
-"$build/btsdump" add-note --tid 999999 --capacity "$n" -o "$work/big.core" \
+# The trace and its core.  Capacity: 2^20 slots, or more for a larger N.
+cap=$(( n > 1048576 ? n : 1048576 ))
+python3 "$src/bench/make-trace.py" -n "$n" \
+	--libc-branches "${BENCH_LIBC_BRANCHES:-2000}" "$work/recs" "$work/addrs"
+"$btsdump" add-note --tid "$tid" --capacity "$cap" -o "$work/big.core" \
 	"$fix/crasher-abort.core" "$work/recs"
-cat "$work/big.core" "$work/addrs" "$fix/crasher" >/dev/null	# warm the cache
 
-measure() {	# label, command...: prints "label seconds maxrss_kb"
-	local label=$1
+# Warm the page cache: the inputs, and every file each tool opens (the
+# executable, glibc and its separate debuginfo) by a small run of each.
+cat "$work/big.core" "$work/recs" "$work/addrs" "$exe" >/dev/null
+"$btsdump" --json "$fix/crasher-abort.core" "$exe" >/dev/null
+head -n 2000 "$work/addrs" |
+	eu-addr2line --core="$work/big.core" -e "$exe" -f -s >/dev/null
+
+# measure LABEL CMD...: runs CMD (stdout to /dev/null), fails if it fails,
+# sets REPLY to "seconds maxrss_kb".
+measure() {
+	local label=$1 rc=0
 	shift
-	/usr/bin/time -f "$label %e %M" -o "$work/t" "$@" >/dev/null
-	cat "$work/t"
+	/usr/bin/time -f "%e %M" -o "$work/time" "$@" >/dev/null || rc=$?
+	if [ "$rc" != 0 ]; then
+		echo "run-bench: $label exited with $rc" >&2
+		exit 1
+	fi
+	REPLY=$(tail -n 1 "$work/time")
 }
-a=$(measure btsdump "$build/btsdump" --json --thread 999999 "$work/big.core" "$fix/crasher")
-b=$(measure eu-addr2line sh -c "eu-addr2line --core='$work/big.core' -e '$fix/crasher' -f -s < '$work/addrs'")
 
-echo "trace: $n records ($((2 * n)) addresses), $(date -u +%F), $(nproc) CPUs"
-printf '%-14s %10s %14s %12s\n' tool seconds addresses/s "peak RSS MB"
-for row in "$a" "$b"; do
-	read -r name secs rss <<<"$row"
-	awk -v n="$name" -v s="$secs" -v r="$rss" -v a=$((2 * n)) \
-		'BEGIN { printf "%-14s %10.2f %14.0f %12.1f\n", n, s, (s > 0 ? a / s : 0), r / 1024 }'
-done
-read -r _ sa _ <<<"$a"
-read -r _ sb _ <<<"$b"
-awk -v a="$sa" -v b="$sb" 'BEGIN { if (a > 0) printf "ratio eu-addr2line / btsdump: %.2f (btsdump also classifies every branch and writes JSON)\n", b / a }'
+measure btsdump "$btsdump" --json --thread "$tid" "$work/big.core" "$exe"
+a=$REPLY
+# shellcheck disable=SC2016 # expanded by the inner sh
+measure eu-addr2line sh -c 'exec eu-addr2line --core="$1" -e "$2" -f -s < "$3"' \
+	sh "$work/big.core" "$exe" "$work/addrs"
+b=$REPLY
+
+echo
+echo "trace: $n records ($((2 * n)) addresses, $(sort -u "$work/addrs" | wc -l) distinct)," \
+	"$(date -u +%F), $(nproc) CPUs, $(eu-addr2line --version | head -n 1)"
+printf '%-14s %9s %12s %13s %12s\n' tool seconds records/s addresses/s "peak RSS MB"
+row() {	# label "seconds maxrss_kb"
+	awk -v l="$1" -v s="${2% *}" -v k="${2#* }" -v n="$n" 'BEGIN {
+		r = s > 0 ? n / s : 0
+		printf "%-14s %9.2f %12.0f %13.0f %12.1f\n", l, s, r, 2 * r, k / 1024 }'
+}
+row "btsdump --json" "$a"
+row "eu-addr2line" "$b"
+awk -v a="${a% *}" -v b="${b% *}" 'BEGIN {
+	if (a > 0)
+		printf "ratio eu-addr2line / btsdump: %.1f\n", b / a
+	else
+		print "ratio: btsdump too fast to time (0.00 s)" }'
+
+# Optional: instruction counts under callgrind on a smaller trace (the first
+# BENCH_CALLGRIND records).  Three runs separate the costs: 1 record (start-up:
+# libdwfl reporting the modules), each distinct branch once (plus the first
+# lookup of every distinct address), the whole trace (plus cached repeats).
+if [ "$cg" != 0 ]; then
+	command -v valgrind >/dev/null || { echo "run-bench: valgrind not found" >&2; exit 1; }
+	cg_ir() {	# NAME RECORDS_FILE: prints btsdump's total Ir on that trace
+		"$btsdump" add-note --tid "$tid" -o "$work/cg.core" \
+			"$fix/crasher-abort.core" "$2"
+		valgrind --tool=callgrind --callgrind-out-file="$work/cg.$1" -q \
+			"$btsdump" --json --thread "$tid" "$work/cg.core" "$exe" >/dev/null
+		sed -n 's/^summary: *\([0-9]*\).*/\1/p' "$work/cg.$1"
+	}
+	sed -n "2,$((cg + 1))p" "$work/recs" >"$work/cg.n"
+	sort -u "$work/cg.n" >"$work/cg.d"
+	head -n 1 "$work/cg.n" >"$work/cg.1"
+	d=$(wc -l <"$work/cg.d")
+	u=$(tr ' ' '\n' <"$work/cg.d" | sort -u | wc -l)
+	ir1=$(cg_ir one "$work/cg.1")
+	ird=$(cg_ir distinct "$work/cg.d")
+	irn=$(cg_ir all "$work/cg.n")
+	echo
+	echo "callgrind, btsdump --json, instructions (Ir):"
+	awk -v n="$cg" -v d="$d" -v u="$u" -v a="$ir1" -v b="$ird" -v c="$irn" 'BEGIN {
+		printf "  %-46s %10.1f M\n", "start-up (1 record)", a / 1e6
+		printf "  %-46s %10.2f M\n", "first lookup, per distinct address (" u ")", (b - a) / u / 1e6
+		printf "  %-46s %10.0f\n", "per record once cached (" n - d " repeats)", (c - b) / (n - d)
+		printf "  %-46s %10.1f M\n", "total, " n " records", c / 1e6 }'
+	echo "  where they go (inclusive, whole trace):"
+	callgrind_annotate --inclusive=yes "$work/cg.all" 2>/dev/null |
+		awk '/btsdec_report/ { on = 1 }
+		     on && NF { sub(/ \[.*/, ""); sub(/[^ ]*\//, "")
+				if (!seen[$0]++) print "   " $0; if (k++ == 20) exit }'
+fi
