@@ -17,6 +17,7 @@
 #include <linux/moduleparam.h>
 #include <linux/ratelimit.h>
 #include <linux/sched.h>
+#include <linux/sched/clock.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/sysctl.h>
@@ -33,6 +34,8 @@ struct bts_crash_task {
 	unsigned long charged;		/* pages charged to user->locked_vm */
 	struct user_struct *user;
 };
+
+DEFINE_STATIC_KEY_FALSE(bts_crash_switch_key);
 
 /* System-wide default ring size for new programs (0 = off). */
 static unsigned int bts_crash_task_records;
@@ -80,8 +83,15 @@ static struct bts_crash_task *bts_crash_alloc(unsigned int records)
 		.magic = BTS_CRASH_RING_MAGIC, .version = BTS_CRASH_RING_VERSION,
 		.hdr_size = sizeof(bt->desc), .record_size = BTS_RECORD_SIZE,
 		.capacity = records, .records_pa = page_to_phys(bt->pages),
-		.source = BTS_SOURCE_EMUL, .flags = BTS_RING_F_LOST_EXACT,
 	};
+	/* Only the emulation sees every record go in; BTS hardware does not
+	 * say how often it wrapped. */
+	if (ds_backend() == DS_BACKEND_HW) {
+		bt->desc.source = BTS_SOURCE_HW;
+	} else {
+		bt->desc.source = BTS_SOURCE_EMUL;
+		bt->desc.flags = BTS_RING_F_LOST_EXACT;
+	}
 	return bt;
 err_uncharge:
 	atomic_long_sub(bt->charged, &bt->user->locked_vm);
@@ -105,7 +115,8 @@ static int bts_crash_attach(struct task_struct *task, unsigned int records)
 	struct bts_crash_task *bt;
 	int ret;
 
-	if (!records || records > BTS_CRASH_MAX_TASK_RECORDS)
+	if (!records || records > BTS_CRASH_MAX_TASK_RECORDS ||
+	    records > ds_task_max_records())
 		return -EINVAL;
 	bt = bts_crash_alloc(records);
 	if (IS_ERR(bt))
@@ -116,7 +127,10 @@ static int bts_crash_attach(struct task_struct *task, unsigned int records)
 		bts_crash_release(bt);
 		return ret;
 	}
-	task->bts_crash = bt;
+	/* Sleeps (text patching): process context here, never in free_task. */
+	if (!static_key_enabled(&bts_crash_switch_key))
+		static_branch_enable(&bts_crash_switch_key);
+	WRITE_ONCE(task->bts_crash, bt);
 	return 0;
 }
 
@@ -127,8 +141,20 @@ static void bts_crash_detach(struct task_struct *task)
 	if (!bt)
 		return;
 	ds_task_trace_stop(task, &bt->trace);
-	task->bts_crash = NULL;
+	/* task is current: a switch away from it runs on this CPU, in order */
+	WRITE_ONCE(task->bts_crash, NULL);
+	barrier();
 	bts_crash_release(bt);
+}
+
+void notrace __bts_crash_switch(struct task_struct *prev, struct task_struct *next)
+{
+	struct bts_crash_task *p = READ_ONCE(prev->bts_crash);
+	struct bts_crash_task *n = READ_ONCE(next->bts_crash);
+
+	if (p || n)
+		ds_task_switch(p ? &p->trace : NULL, n ? &n->trace : NULL,
+			       local_clock(), smp_processor_id());
 }
 
 int bts_crash_fork(struct task_struct *child, unsigned long clone_flags)
@@ -242,10 +268,9 @@ static int write_note(struct coredump_params *cprm, struct task_struct *t)
 	struct bts_crash_note_hdr h = {
 		.magic = BTS_CRASH_NOTE_MAGIC, .version = BTS_CRASH_NOTE_VERSION,
 		.hdr_size = sizeof(h), .record_size = BTS_RECORD_SIZE,
-		.flags = BTS_NOTE_F_USER_ONLY | BTS_NOTE_F_LOST_EXACT |
+		.flags = BTS_NOTE_F_USER_ONLY |
 			 (ring->wrapped ? BTS_NOTE_F_WRAPPED : 0),
 		.id = task_pid_vnr(t), .capacity = ring->capacity, .nr_records = nr,
-		.lost = ring->written - ds_ring_count(ring),
 		.source = t->bts_crash->desc.source,
 	};
 	struct elf_note en = {
@@ -254,6 +279,10 @@ static int write_note(struct coredump_params *cprm, struct task_struct *t)
 		.n_type = NT_BTSCRASH_THREAD,
 	};
 
+	if (t->bts_crash->desc.flags & BTS_RING_F_LOST_EXACT) {
+		h.flags |= BTS_NOTE_F_LOST_EXACT;
+		h.lost = ring->written - ds_ring_count(ring);
+	}
 	if (!dump_emit(cprm, &en, sizeof(en)) || !dump_emit(cprm, name, sizeof(name)) ||
 	    !dump_emit(cprm, &h, sizeof(h)))
 		return -EIO;

@@ -18,7 +18,8 @@ log() { echo "kernel-build: $*" >&2; }
 
 # Files this repository adds to the kernel, at their kernel paths.
 new_files="arch/x86/kernel/ds.c arch/x86/include/asm/ds.h kernel/bts_crash.c
-include/linux/bts_crash.h include/uapi/linux/bts_crash.h kernel/bts_crash_test.c"
+include/linux/bts_crash.h include/uapi/linux/bts_crash.h kernel/bts_crash_test.c
+arch/x86/kernel/ds_test.c"
 
 "$src/scripts/install-deps.sh" kernel
 mkdir -p "$cache"

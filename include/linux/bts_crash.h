@@ -3,23 +3,21 @@
  * btscrash crash-recording policy (kernel/bts_crash.c): per-task branch
  * rings enabled by prctl or system-wide, charged to locked_vm, written into
  * core dumps as NT_BTSCRASH_THREAD notes.  Hooks called from fork, exec,
- * free_task, prctl and the ELF core dumper, all in process context.
+ * free_task, prctl and the ELF core dumper, all in process context, and
+ * from __switch_to (IRQs off) for the context-switch markers.
  */
 #ifndef _LINUX_BTS_CRASH_H
 #define _LINUX_BTS_CRASH_H
 
 #include <linux/errno.h>
+#include <linux/jump_label.h>
 #include <linux/types.h>
 
 struct task_struct;
 struct pt_regs;
 struct coredump_params;
 
-/* prctl(PR_BTS_CRASH, op, arg, 0, 0) */
-#define PR_BTS_CRASH		0x42545343	/* "BTSC" */
-#define PR_BTS_CRASH_ENABLE	1	/* arg = ring size in records */
-#define PR_BTS_CRASH_DISABLE	2
-#define PR_BTS_CRASH_GET	3	/* returns the ring size, 0 if off */
+#include <uapi/linux/bts_crash.h>	/* PR_BTS_CRASH */
 
 #ifdef CONFIG_BTS_CRASH
 int bts_crash_fork(struct task_struct *child, unsigned long clone_flags);
@@ -28,11 +26,26 @@ void bts_crash_exec(struct pt_regs *regs);
 long bts_crash_prctl(unsigned long op, unsigned long arg);
 int bts_crash_core_notes_size(void);
 int bts_crash_core_notes_write(struct coredump_params *cprm);
+
+/*
+ * Context switch (__switch_to, IRQs off): SWITCH_OUT/SWITCH_IN markers in
+ * the rings of traced tasks.  The key is turned on by the first ring ever
+ * attached and stays on; until then a switch costs one patched-out jump.
+ */
+DECLARE_STATIC_KEY_FALSE(bts_crash_switch_key);
+void __bts_crash_switch(struct task_struct *prev, struct task_struct *next);
+static __always_inline void bts_crash_switch(struct task_struct *prev,
+					     struct task_struct *next)
+{
+	if (static_branch_unlikely(&bts_crash_switch_key))
+		__bts_crash_switch(prev, next);
+}
 #else
 static inline int bts_crash_fork(struct task_struct *c, unsigned long f) { return 0; }
 static inline void bts_crash_free(struct task_struct *tsk) { }
 static inline void bts_crash_exec(struct pt_regs *regs) { }
 static inline long bts_crash_prctl(unsigned long op, unsigned long arg) { return -EINVAL; }
+static inline void bts_crash_switch(struct task_struct *p, struct task_struct *n) { }
 #endif
 
 #endif /* _LINUX_BTS_CRASH_H */

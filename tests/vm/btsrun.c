@@ -13,8 +13,7 @@
 #include <sys/prctl.h>
 #include <unistd.h>
 
-#define PR_BTS_CRASH		0x42545343
-#define PR_BTS_CRASH_ENABLE	1
+#include "bts_crash.h"		/* include/uapi/linux: PR_BTS_CRASH */
 
 int main(int argc, char **argv)
 {

@@ -8,11 +8,11 @@ mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev 2>/dev/null
 mkdir -p /results && chmod 1777 /results
-echo "/results/core.%e.%p" > /proc/sys/kernel/core_pattern
 ulimit -c unlimited
 R=/results
-run() {	# name, command...: runs it, logs output and exit status
+run() {	# name, command...: runs it; NAME.out, NAME.status, NAME.core
 	name=$1; shift
+	echo "$R/$name.core" > /proc/sys/kernel/core_pattern
 	echo "== $name: $*"
 	"$@" > "$R/$name.out" 2>&1
 	echo "$?" > "$R/$name.status"
@@ -29,4 +29,4 @@ dmesg > "$R/dmesg"
 tar -cf /dev/vda -C "$R" .
 sync
 echo BTSCRASH-VM-DONE
-poweroff -f
+reboot -f	# with -no-reboot QEMU exits (no ACPI here to power off)

@@ -1,24 +1,50 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Debug Store owner for btscrash.  Owns the circular BTS ring logic (index
- * and wrap exactly as SDM Vol. 3B 18.4.8.3 describes for BTINT clear) and,
- * for CPUs without BTS, the emulation backend: a traced task runs with
- * EFLAGS.TF and the #DB notifier records each taken branch (IRQs off).
- * The hardware backend (DS area, DEBUGCTL) is not written yet.
+ * and wrap as the Intel SDM describes for BTINT clear), the BTS half of
+ * each CPU's DS area (one owner at a time: the crash recorder or perf),
+ * and the two backends behind one interface:
+ *  - hardware (ds.hw=1 on a CPU with BTS): a traced task's ring is loaded
+ *    into the DS area at switch-in and saved at switch-out; DEBUGCTL
+ *    records user branches only; under KPTI the ring is reached through a
+ *    per-CPU cpu_entry_area window mapped in the user page tables too;
+ *  - emulation (ds.emulate=1, any CPU): a traced task runs with EFLAGS.TF
+ *    and the #DB notifier records each taken branch (IRQs off).
+ * SDM references are to Intel 64 and IA-32 SDM Vol. 3B, chapter "Debug,
+ * Branch Profile, TSC, and Intel Resource Director Technology", section
+ * "Branch Trace Store (BTS)" and its subsections, cited by title because
+ * their numbers differ between editions (17.4.x / 18.4.x).
  */
+#include <linux/cpuhotplug.h>
 #include <linux/kdebug.h>
 #include <linux/moduleparam.h>
+#include <linux/percpu.h>
 #include <linux/sched.h>
+#include <linux/sched/clock.h>
 #include <linux/sched/task_stack.h>
 #include <linux/uaccess.h>
+#include <asm/cpu_entry_area.h>
 #include <asm/debugreg.h>
 #include <asm/ds.h>
 #include <asm/insn.h>
+#include <asm/intel_ds.h>
+#include <asm/msr.h>
 #include <asm/ptrace.h>
+#include <asm/tlbflush.h>
 
 static bool ds_emulate;
 module_param_named(emulate, ds_emulate, bool, 0444);
 MODULE_PARM_DESC(emulate, "record user branches by single-stepping (no BTS needed)");
+
+/*
+ * Opt-in until perf's Intel code asks ds.c for the BTS half (docs/kernel.md:
+ * today perf rewrites the DS area's BTS fields when it reserves its
+ * buffers, and zeroes IA32_DS_AREA when it lets go of them).
+ */
+static bool ds_hw_param;
+module_param_named(hw, ds_hw_param, bool, 0444);
+MODULE_PARM_DESC(hw, "record user branches with Branch Trace Store hardware");
+static bool ds_hw_ok;		/* ds.hw=1 and the CPU passed ds_hw_probe() */
 
 static struct ds_trace *(*ds_emul_lookup)(struct task_struct *);
 
@@ -58,7 +84,249 @@ const struct bts_record *ds_ring_get(const struct ds_ring *r, u64 i)
 
 enum ds_backend ds_backend(void)
 {
+	if (ds_hw_ok)
+		return DS_BACKEND_HW;
 	return ds_emulate ? DS_BACKEND_EMUL : DS_BACKEND_NONE;
+}
+
+u64 ds_task_max_records(void)
+{
+	/* KPTI: the ring must fit the per-CPU window it is mapped through. */
+	if (ds_backend() == DS_BACKEND_HW && boot_cpu_has(X86_FEATURE_PTI))
+		return BTS_CRASH_WINDOW_SIZE / BTS_RECORD_SIZE;
+	return U32_MAX;
+}
+
+/* ---- hardware backend: Intel BTS ---------------------------------------- */
+
+#define DEBUGCTL_BTS_BITS	(DEBUGCTLMSR_TR | DEBUGCTLMSR_BTS | DEBUGCTLMSR_BTINT | \
+				 DEBUGCTLMSR_BTS_OFF_OS | DEBUGCTLMSR_BTS_OFF_USR)
+
+struct ds_cpu {
+	struct ds_trace *running;	/* armed trace of the task on this CPU */
+	struct ds_trace *loaded;	/* trace the BTS half points at */
+	enum ds_owner owner;
+};
+static DEFINE_PER_CPU(struct ds_cpu, ds_cpu);
+
+static u64 ds_native_rdmsr(u32 msr)
+{
+	u64 v;
+
+	rdmsrl(msr, v);
+	return v;
+}
+
+static void ds_native_wrmsr(u32 msr, u64 v)
+{
+	wrmsrl(msr, v);
+}
+
+static struct debug_store *ds_native_area(void)
+{
+	return &get_cpu_entry_area(smp_processor_id())->cpu_debug_store;
+}
+
+/*
+ * The processor writes BTS records while the traced code runs, that is at
+ * CPL 3 with the user page tables loaded when KPTI is on; those map nothing
+ * of the kernel but the cpu_entry_area.  So under KPTI the ring is mapped
+ * into this CPU's window there (as perf's ds.c does for its buffers) while
+ * it is loaded, and unmapped when it is saved: the window never maps pages
+ * of a ring that may have been freed.  Only this CPU writes through its
+ * window, so local flushes do.
+ */
+static void ds_native_map(char *win, phys_addr_t pa, size_t bytes, pgprot_t prot)
+{
+	size_t off;
+
+	for (off = 0; off < bytes && off < BTS_CRASH_WINDOW_SIZE; off += PAGE_SIZE) {
+		cea_set_pte(win + off, pa ? pa + off : 0, prot);
+		flush_tlb_one_kernel((unsigned long)win + off);
+	}
+}
+
+static char *ds_this_window(void)
+{
+	return get_cpu_entry_area(smp_processor_id())->bts_crash_window;
+}
+
+static u64 ds_native_window(struct ds_ring *r)
+{
+	if (!boot_cpu_has(X86_FEATURE_PTI))
+		return (u64)r->base;
+	ds_native_map(ds_this_window(), virt_to_phys(r->base),
+		      PAGE_ALIGN(r->capacity * BTS_RECORD_SIZE), PAGE_KERNEL);
+	return (u64)ds_this_window();
+}
+
+static void ds_native_unwindow(struct ds_ring *r)
+{
+	if (boot_cpu_has(X86_FEATURE_PTI))
+		ds_native_map(ds_this_window(), 0,
+			      PAGE_ALIGN(r->capacity * BTS_RECORD_SIZE), PAGE_NONE);
+}
+
+static const struct ds_hw_ops ds_native_ops = {
+	.rdmsr = ds_native_rdmsr, .wrmsr = ds_native_wrmsr,
+	.area = ds_native_area, .window = ds_native_window,
+	.unwindow = ds_native_unwindow,
+};
+static const struct ds_hw_ops *ds_hw = &ds_native_ops;
+
+/*
+ * SDM "Setting Up CPL-Qualified BTS", table "CPL-Qualified Branch Trace
+ * Store Encodings": TR=0 turns branch trace messages off.  Returns DEBUGCTL
+ * with every BTS control bit clear, the other bits (LBR, FREEZE_*) as the
+ * kernel keeps them.
+ */
+static u64 ds_hw_stop(const struct ds_hw_ops *ops)
+{
+	u64 dbg = ops->rdmsr(MSR_IA32_DEBUGCTLMSR);
+
+	if (dbg & DEBUGCTL_BTS_BITS)
+		ops->wrmsr(MSR_IA32_DEBUGCTLMSR, dbg & ~DEBUGCTL_BTS_BITS);
+	return dbg & ~DEBUGCTL_BTS_BITS;
+}
+
+void ds_hw_load(const struct ds_hw_ops *ops, struct ds_trace *t)
+{
+	struct debug_store *ds = ops->area();
+	struct ds_ring *r = &t->ring;
+	u64 dbg = ds_hw_stop(ops), base = ops->window(r);
+	u64 max = base + r->capacity * BTS_RECORD_SIZE;
+
+	/*
+	 * SDM "64 Bit Format of the DS Save Area" (figure "IA-32e Mode DS Save
+	 * Area"): 8-byte fields, 24-byte records.  SDM "Setting Up the BTS
+	 * Buffer": the index is the address of the next record; the absolute
+	 * maximum is one byte past the last whole record; with BTINT clear the
+	 * buffer is circular, and the interrupt threshold must lie above the
+	 * absolute maximum so that no interrupt is ever generated (clearing
+	 * BTINT alone is not enough).
+	 */
+	t->hw_base = base;
+	ds->bts_buffer_base = base;
+	ds->bts_index = base + r->index * BTS_RECORD_SIZE;
+	ds->bts_absolute_maximum = max;
+	ds->bts_interrupt_threshold = max + BTS_RECORD_SIZE;
+	/*
+	 * TR=1 BTS=1 BTS_OFF_OS=1 BTS_OFF_USR=0 BTINT=0: "store BTMs with
+	 * CPL > 0 in the BTS buffer", circular: user branches only, so no
+	 * kernel address is ever recorded.  WRMSR serializes: the DS fields
+	 * above are in place before the first record is written.
+	 */
+	ops->wrmsr(MSR_IA32_DEBUGCTLMSR, dbg | DEBUGCTLMSR_TR | DEBUGCTLMSR_BTS |
+		   DEBUGCTLMSR_BTS_OFF_OS);
+}
+
+bool ds_hw_save(const struct ds_hw_ops *ops, struct ds_trace *t)
+{
+	struct debug_store *ds = ops->area();
+	struct ds_ring *r = &t->ring;
+	const struct bts_record *slot;
+	u64 off, idx;
+
+	ds_hw_stop(ops);
+	ops->unwindow(r);
+	off = ds->bts_index - t->hw_base;
+	if (ds->bts_buffer_base != t->hw_base || ds->bts_index < t->hw_base ||
+	    off % BTS_RECORD_SIZE || off / BTS_RECORD_SIZE > r->capacity)
+		return false;	/* someone rewrote the BTS half: not our index */
+	idx = off / BTS_RECORD_SIZE;
+	if (idx == r->capacity)
+		idx = 0;
+	/*
+	 * The hardware does not say whether it wrapped.  The ring starts
+	 * zeroed and no user branch goes from address 0 to 0, so a written
+	 * slot at the new index, or an index that went backwards, means it did.
+	 */
+	slot = &r->base[idx];
+	if (idx < r->index || slot->from || slot->to)
+		r->wrapped = true;
+	r->index = idx;
+	return true;
+}
+
+/* Loads t into the BTS half, first marking a suspension it went through. */
+static void ds_hw_resume(struct ds_cpu *c, struct ds_trace *t, u64 now)
+{
+	if (t->gap_since) {
+		ds_ring_write(&t->ring, BTS_MARKER(BTS_MARK_GAP, BTS_GAP_PERF), now,
+			      now - t->gap_since);
+		t->gap_since = 0;
+	}
+	ds_hw_load(ds_hw, t);
+	c->loaded = t;
+	c->owner = DS_OWNER_CRASH;
+}
+
+static void ds_hw_unload(struct ds_cpu *c)
+{
+	if (c->loaded && !ds_hw_save(ds_hw, c->loaded))
+		c->loaded->gap_since = c->loaded->gap_since ?: local_clock();
+	c->loaded = NULL;
+	if (c->owner == DS_OWNER_CRASH)
+		c->owner = DS_OWNER_NONE;
+}
+
+void ds_bts_request(enum ds_owner who)
+{
+	struct ds_cpu *c = this_cpu_ptr(&ds_cpu);
+
+	lockdep_assert_irqs_disabled();
+	if (who == DS_OWNER_PERF) {
+		ds_hw_unload(c);
+		if (c->running && !c->running->gap_since)
+			c->running->gap_since = local_clock();
+		c->owner = DS_OWNER_PERF;
+	} else if (c->owner == DS_OWNER_NONE && c->running) {
+		ds_hw_resume(c, c->running, local_clock());
+	}
+}
+
+void ds_bts_release(enum ds_owner who)
+{
+	struct ds_cpu *c = this_cpu_ptr(&ds_cpu);
+
+	lockdep_assert_irqs_disabled();
+	if (c->owner != who)
+		return;
+	if (who == DS_OWNER_CRASH)
+		ds_hw_unload(c);
+	c->owner = DS_OWNER_NONE;
+	if (who == DS_OWNER_PERF && c->running)
+		ds_hw_resume(c, c->running, local_clock());
+}
+
+enum ds_owner ds_bts_owner(void)
+{
+	return this_cpu_read(ds_cpu.owner);
+}
+
+/*
+ * SDM "Detection of the BTS Facilities": CPUID.1:EDX.DS[21] and
+ * IA32_MISC_ENABLE.BTS_UNAVAILABLE[11] clear (the kernel folds both into
+ * X86_FEATURE_BTS); SDM "64 Bit Format of the DS Save Area": DTES64;
+ * CPL-qualified BTS (BTS_OFF_OS) needs CPUID.1:ECX.DS-CPL[4].
+ */
+static bool ds_hw_probe(void)
+{
+	if (!boot_cpu_has(X86_FEATURE_BTS) || !boot_cpu_has(X86_FEATURE_DTES64) ||
+	    !boot_cpu_has(X86_FEATURE_DSCPL)) {
+		pr_info("ds: no BTS with 64-bit DS and CPL qualification: hardware backend off\n");
+		return false;
+	}
+	return true;
+}
+
+/* IA32_DS_AREA holds the DS management area's linear address (SDM "DS
+ * Save Area"); the cpu_entry_area copy is mapped under KPTI too.  Runs on
+ * each CPU as it comes online. */
+static int ds_hw_cpu_online(unsigned int cpu)
+{
+	wrmsrl(MSR_IA32_DS_AREA, (u64)ds_native_area());
+	return 0;
 }
 
 void ds_emul_set_lookup(struct ds_trace *(*lookup)(struct task_struct *))
@@ -68,32 +336,95 @@ void ds_emul_set_lookup(struct ds_trace *(*lookup)(struct task_struct *))
 
 int ds_task_trace_start(struct task_struct *task, struct ds_trace *t)
 {
-	if (ds_backend() != DS_BACKEND_EMUL)
+	switch (ds_backend()) {
+	case DS_BACKEND_EMUL:
+		t->have_prev = false;
+		t->armed = true;
+		task_pt_regs(task)->flags |= X86_EFLAGS_TF;
+		return 0;
+	case DS_BACKEND_HW:
+		/* Recording starts at the task's next switch-in, or now. */
+		t->armed = true;
+		if (task == current) {
+			struct ds_cpu *c;
+
+			local_irq_disable();
+			c = this_cpu_ptr(&ds_cpu);
+			c->running = t;
+			if (c->owner == DS_OWNER_NONE)
+				ds_hw_resume(c, t, local_clock());
+			local_irq_enable();
+		}
+		return 0;
+	default:
 		return -EOPNOTSUPP;
-	t->have_prev = false;
-	t->armed = true;
-	task_pt_regs(task)->flags |= X86_EFLAGS_TF;
-	return 0;
+	}
 }
 
 void ds_task_trace_stop(struct task_struct *task, struct ds_trace *t)
 {
-	if (t->armed)
+	if (t->armed && ds_backend() == DS_BACKEND_EMUL)
 		task_pt_regs(task)->flags &= ~X86_EFLAGS_TF;
+	if (t->armed && ds_backend() == DS_BACKEND_HW && task == current) {
+		struct ds_cpu *c;
+
+		local_irq_disable();
+		c = this_cpu_ptr(&ds_cpu);
+		if (c->loaded == t)
+			ds_hw_unload(c);
+		if (c->running == t)
+			c->running = NULL;
+		local_irq_enable();
+	}
 	t->armed = false;
 }
 
 void ds_task_trace_drop(struct task_struct *child)
 {
-	task_pt_regs(child)->flags &= ~X86_EFLAGS_TF;
+	if (ds_backend() == DS_BACKEND_EMUL)
+		task_pt_regs(child)->flags &= ~X86_EFLAGS_TF;
 }
 
 void ds_task_trace_exec(struct pt_regs *regs, struct ds_trace *t)
 {
-	if (!t->armed)
+	if (!t->armed || ds_backend() != DS_BACKEND_EMUL)
 		return;
 	t->have_prev = false;
 	regs->flags |= X86_EFLAGS_TF;
+}
+
+/*
+ * Emulation: the rings hold only user branches, so a marker goes in as it
+ * comes; prev_ip stays valid across the switch (the task resumes at the
+ * user ip it stopped at).  Hardware: prev's ring is saved before its
+ * marker goes in at the index the CPU left, and next's is loaded after its
+ * marker, unless perf holds BTS on this CPU (then next's suspension starts
+ * and it gets a GAP marker when it is loaded again).  A task is always
+ * its ring was loaded was switched out first: the ring is unloaded (and
+ * unmapped) before it can be freed.
+ */
+void notrace ds_task_switch(struct ds_trace *prev, struct ds_trace *next,
+			    u64 now, unsigned int cpu)
+{
+	bool hw = ds_backend() == DS_BACKEND_HW;
+	struct ds_cpu *c = this_cpu_ptr(&ds_cpu);
+
+	if (prev && prev->armed) {
+		if (hw && c->loaded == prev)
+			ds_hw_unload(c);
+		ds_ring_write(&prev->ring, BTS_MARKER(BTS_MARK_SWITCH_OUT, 0), now, cpu);
+	}
+	c->running = NULL;
+	if (!next || !next->armed)
+		return;
+	ds_ring_write(&next->ring, BTS_MARKER(BTS_MARK_SWITCH_IN, 0), now, cpu);
+	if (!hw)
+		return;
+	c->running = next;
+	if (c->owner == DS_OWNER_PERF)
+		next->gap_since = next->gap_since ?: now;
+	else
+		ds_hw_resume(c, next, now);
 }
 
 /* Length of the user instruction at ip, 0 if it cannot be read/decoded. */
@@ -138,6 +469,18 @@ static void ds_emul_step(struct ds_trace *t, struct pt_regs *regs)
 	t->have_prev = true;
 }
 
+/* Breakpoint bits of DR6 that DR7 (the kernel's shadow) enables. */
+static unsigned long enabled_trap_bits(void)
+{
+	unsigned long dr7 = this_cpu_read(cpu_dr7), bits = 0;
+	int i;
+
+	for (i = 0; i < 4; i++)
+		if (dr7 & (3UL << (2 * i)))	/* L_i or G_i */
+			bits |= DR_TRAP0 << i;
+	return bits;
+}
+
 static int ds_emul_notify(struct notifier_block *nb, unsigned long val, void *data)
 {
 	struct die_args *args = data;
@@ -153,7 +496,12 @@ static int ds_emul_notify(struct notifier_block *nb, unsigned long val, void *da
 	ds_emul_step(t, args->regs);
 	if (test_thread_flag(TIF_SINGLESTEP))	/* a ptracer steps too: its trap */
 		return NOTIFY_DONE;
-	*dr6 &= ~DR_STEP;
+	/*
+	 * SDM Vol. 3B 17.2.3: B0-B3 may be set for breakpoints DR7 does not
+	 * enable; with DR0-DR3 at 0 they all "match" a step that lands at 0
+	 * (a call through NULL).  Those bits are no reason for a SIGTRAP.
+	 */
+	*dr6 &= ~(DR_STEP | (DR_TRAP_BITS & ~enabled_trap_bits()));
 	return (*dr6 & DR_TRAP_BITS) ? NOTIFY_DONE : NOTIFY_STOP;
 }
 
@@ -164,9 +512,23 @@ static struct notifier_block ds_emul_nb = {
 
 static int __init ds_init(void)
 {
+	if (ds_hw_param && ds_hw_probe()) {
+		int ret = cpuhp_setup_state(CPUHP_AP_ONLINE_DYN, "x86/ds:online",
+					    ds_hw_cpu_online, NULL);
+
+		if (ret < 0)
+			return ret;
+		ds_hw_ok = true;
+		pr_info("ds: BTS hardware backend on (user branches, circular)\n");
+		return 0;
+	}
 	if (!ds_emulate)
 		return 0;
 	pr_info("ds: BTS emulation backend on: traced tasks are single-stepped\n");
 	return register_die_notifier(&ds_emul_nb);
 }
 arch_initcall(ds_init);
+
+#ifdef CONFIG_BTS_CRASH_KUNIT_TEST
+#include "ds_test.c"
+#endif

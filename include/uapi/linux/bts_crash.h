@@ -159,4 +159,18 @@ struct bts_crash_table {
 	 * struct bts_crash_ring, 0 when that CPU has none */
 };
 
+/* ---- prctl ------------------------------------------------------------- */
+
+/*
+ * prctl(PR_BTS_CRASH, op, arg, 0, 0): per-process tracing (docs/kernel.md).
+ * ENABLE replaces the caller's ring by one of arg records (1..65536) and
+ * returns 0; its threads and children inherit it, and it survives exec.
+ * Errors: EINVAL (size), ENOMEM (over RLIMIT_MEMLOCK without CAP_IPC_LOCK,
+ * or no memory), EOPNOTSUPP (no BTS and no ds.emulate=1).
+ */
+#define PR_BTS_CRASH		0x42545343	/* "BTSC" */
+#define PR_BTS_CRASH_ENABLE	1	/* arg = ring size in records */
+#define PR_BTS_CRASH_DISABLE	2
+#define PR_BTS_CRASH_GET	3	/* returns the ring size, 0 if off */
+
 #endif /* _UAPI_LINUX_BTS_CRASH_H */

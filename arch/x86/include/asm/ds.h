@@ -23,12 +23,17 @@ struct ds_ring {
 	bool wrapped;
 };
 
-/* Per-task trace state of the emulation backend. */
+/* Per-task trace state. */
 struct ds_trace {
 	struct ds_ring ring;
-	unsigned long prev_ip;	/* user ip at the previous single-step trap */
-	bool have_prev;
-	bool armed;		/* TF is ours in this task's user flags */
+	unsigned long prev_ip;	/* emulation: user ip at the previous trap */
+	bool have_prev;		/* emulation: prev_ip is valid */
+	bool armed;		/* recording: TF is ours (emulation), or the
+				 * ring is loaded at switch-in (hardware) */
+	u64 hw_base;		/* hardware: linear address the CPU writes the
+				 * ring through while it is loaded */
+	u64 gap_since;		/* hardware: local_clock() when recording was
+				 * suspended (perf took BTS), 0 if it was not */
 };
 
 void ds_ring_init(struct ds_ring *r, struct bts_record *base, u64 capacity);
@@ -41,10 +46,46 @@ const struct bts_record *ds_ring_get(const struct ds_ring *r, u64 i);
 /* Which backend records per-task user branches. */
 enum ds_backend {
 	DS_BACKEND_NONE,	/* neither BTS hardware nor emulation enabled */
-	DS_BACKEND_HW,		/* BTS via DEBUGCTL (not yet: issue 3) */
-	DS_BACKEND_EMUL,	/* single-step emulation (ds_emulate=1) */
+	DS_BACKEND_HW,		/* BTS via the DS area and DEBUGCTL */
+	DS_BACKEND_EMUL,	/* single-step emulation (ds.emulate=1) */
 };
 enum ds_backend ds_backend(void);
+/* Largest per-task ring the backend can record into, in records. */
+u64 ds_task_max_records(void);
+
+/*
+ * The BTS half of a CPU's DS area has one owner at a time.  The crash
+ * recorder holds it while a traced task runs; perf (BTS events, or LBR/PT,
+ * which exclude BTS) takes it away at any time, and the recorder's ring
+ * gets a GAP marker when it resumes.  IRQs off, on the CPU concerned.
+ */
+enum ds_owner {
+	DS_OWNER_NONE,
+	DS_OWNER_CRASH,		/* kernel/bts_crash.c via ds_task_switch() */
+	DS_OWNER_PERF,
+};
+void ds_bts_request(enum ds_owner who);
+void ds_bts_release(enum ds_owner who);
+enum ds_owner ds_bts_owner(void);
+
+/*
+ * What the hardware backend does to the CPU, so KUnit can check the exact
+ * programming sequence against mocks (arch/x86/kernel/ds_test.c).
+ */
+struct debug_store;
+struct ds_hw_ops {
+	u64 (*rdmsr)(u32 msr);
+	void (*wrmsr)(u32 msr, u64 val);
+	/* This CPU's DS area (the one IA32_DS_AREA points at). */
+	struct debug_store *(*area)(void);
+	/* Makes r writable by the CPU at any privilege level; returns the
+	 * linear address to program (KPTI: a per-CPU cpu_entry_area window). */
+	u64 (*window)(struct ds_ring *r);
+	/* Undoes window() once the ring is saved. */
+	void (*unwindow)(struct ds_ring *r);
+};
+void ds_hw_load(const struct ds_hw_ops *ops, struct ds_trace *t);
+bool ds_hw_save(const struct ds_hw_ops *ops, struct ds_trace *t);
 
 /* Starts/stops recording a task's user branches into t (the task is
  * current, or a child not yet running). */
@@ -54,6 +95,10 @@ void ds_task_trace_stop(struct task_struct *task, struct ds_trace *t);
 void ds_task_trace_drop(struct task_struct *child);
 /* After exec set up fresh user registers: keep recording. */
 void ds_task_trace_exec(struct pt_regs *regs, struct ds_trace *t);
+/* Context switch, IRQs off: marks prev's departure and next's arrival
+ * (either may be NULL) with timestamp now (local_clock() ns) and cpu. */
+void ds_task_switch(struct ds_trace *prev, struct ds_trace *next, u64 now,
+		    unsigned int cpu);
 /* How the emulation finds the current task's trace (bts_crash owns it). */
 void ds_emul_set_lookup(struct ds_trace *(*lookup)(struct task_struct *));
 

@@ -1,0 +1,305 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit tests of arch/x86/kernel/ds.c (included at its end): the exact
+ * DEBUGCTL and DS-area programming of the BTS hardware backend against
+ * mocked accessors, index recovery and wrap detection when a ring is
+ * saved, and the hand-over of the BTS half to perf and back with its GAP
+ * marker.  No BTS hardware is touched: every MSR access goes to the mock.
+ */
+#include <kunit/test.h>
+
+#define DS_MOCK_LOG	16
+#define BTS_ON		(DEBUGCTLMSR_TR | DEBUGCTLMSR_BTS | DEBUGCTLMSR_BTS_OFF_OS)
+#define TEST_WIN	0xfffffe0000200000ULL
+
+struct ds_mock_op {
+	char op;		/* 'r' or 'w' */
+	u32 msr;
+	u64 val;
+};
+
+static struct {
+	struct debug_store ds;	/* page aligned */
+	u64 debugctl;
+	u64 win;		/* what window() returns; 0: the ring itself */
+	int windows, unwindows, nr;
+	struct ds_mock_op log[DS_MOCK_LOG];
+} ds_mock;
+
+static void ds_mock_log(char op, u32 msr, u64 val)
+{
+	if (ds_mock.nr < DS_MOCK_LOG)
+		ds_mock.log[ds_mock.nr] = (struct ds_mock_op){ op, msr, val };
+	ds_mock.nr++;
+}
+
+static u64 ds_mock_rdmsr(u32 msr)
+{
+	u64 v = msr == MSR_IA32_DEBUGCTLMSR ? ds_mock.debugctl : 0;
+
+	ds_mock_log('r', msr, v);
+	return v;
+}
+
+static void ds_mock_wrmsr(u32 msr, u64 v)
+{
+	ds_mock_log('w', msr, v);
+	if (msr == MSR_IA32_DEBUGCTLMSR)
+		ds_mock.debugctl = v;
+}
+
+static struct debug_store *ds_mock_area(void)
+{
+	return &ds_mock.ds;
+}
+
+static u64 ds_mock_window(struct ds_ring *r)
+{
+	ds_mock.windows++;
+	return ds_mock.win ?: (u64)r->base;
+}
+
+static void ds_mock_unwindow(struct ds_ring *r)
+{
+	ds_mock.unwindows++;
+}
+
+static const struct ds_hw_ops ds_mock_ops = {
+	.rdmsr = ds_mock_rdmsr, .wrmsr = ds_mock_wrmsr, .area = ds_mock_area,
+	.window = ds_mock_window, .unwindow = ds_mock_unwindow,
+};
+
+static void ds_mock_reset(u64 debugctl)
+{
+	memset(&ds_mock, 0, sizeof(ds_mock));
+	ds_mock.debugctl = debugctl;
+}
+
+static void expect_op(struct kunit *test, int i, char op, u32 msr, u64 val)
+{
+	KUNIT_ASSERT_LT(test, i, ds_mock.nr);
+	KUNIT_EXPECT_EQ(test, ds_mock.log[i].op, op);
+	KUNIT_EXPECT_EQ(test, ds_mock.log[i].msr, msr);
+	if (op == 'w')
+		KUNIT_EXPECT_EQ(test, ds_mock.log[i].val, val);
+}
+
+/* Loading over stale BTS bits: stop first, then fields, then TR|BTS|OFF_OS. */
+static void ds_test_load_sequence(struct kunit *test)
+{
+	struct bts_record recs[8] = {};
+	struct ds_trace t = {};
+
+	ds_ring_init(&t.ring, recs, 8);
+	t.ring.index = 3;
+	ds_mock_reset(DEBUGCTLMSR_LBR | DEBUGCTLMSR_BTINT | DEBUGCTLMSR_BTS_OFF_USR);
+	ds_mock.win = TEST_WIN;
+	ds_hw_load(&ds_mock_ops, &t);
+
+	KUNIT_EXPECT_EQ(test, ds_mock.nr, 3);
+	expect_op(test, 0, 'r', MSR_IA32_DEBUGCTLMSR, 0);
+	expect_op(test, 1, 'w', MSR_IA32_DEBUGCTLMSR, DEBUGCTLMSR_LBR);
+	expect_op(test, 2, 'w', MSR_IA32_DEBUGCTLMSR, DEBUGCTLMSR_LBR | BTS_ON);
+	KUNIT_EXPECT_EQ(test, ds_mock.ds.bts_buffer_base, TEST_WIN);
+	KUNIT_EXPECT_EQ(test, ds_mock.ds.bts_index, TEST_WIN + 3 * 24);
+	KUNIT_EXPECT_EQ(test, ds_mock.ds.bts_absolute_maximum, TEST_WIN + 8 * 24);
+	/* above the maximum: circular, never an interrupt */
+	KUNIT_EXPECT_EQ(test, ds_mock.ds.bts_interrupt_threshold, TEST_WIN + 9 * 24);
+	KUNIT_EXPECT_EQ(test, t.hw_base, TEST_WIN);
+	KUNIT_EXPECT_EQ(test, ds_mock.windows, 1);
+	/* PEBS half untouched */
+	KUNIT_EXPECT_EQ(test, ds_mock.ds.pebs_buffer_base, 0ULL);
+}
+
+/* From a clean DEBUGCTL there is nothing to stop: one read, one write. */
+static void ds_test_load_clean(struct kunit *test)
+{
+	struct bts_record recs[4] = {};
+	struct ds_trace t = {};
+
+	ds_ring_init(&t.ring, recs, 4);
+	ds_mock_reset(0);
+	ds_hw_load(&ds_mock_ops, &t);
+	KUNIT_EXPECT_EQ(test, ds_mock.nr, 2);
+	expect_op(test, 0, 'r', MSR_IA32_DEBUGCTLMSR, 0);
+	expect_op(test, 1, 'w', MSR_IA32_DEBUGCTLMSR, BTS_ON);
+	KUNIT_EXPECT_EQ(test, ds_mock.ds.bts_index, (u64)recs);
+}
+
+/* What the CPU would do: write n records at the index, wrapping. */
+static void fake_hw_records(struct ds_trace *t, int n)
+{
+	struct debug_store *ds = &ds_mock.ds;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		struct bts_record *r = (void *)(unsigned long)ds->bts_index;
+
+		r->from = 0x401000 + i;
+		r->to = 0x402000 + i;
+		ds->bts_index += sizeof(*r);
+		if (ds->bts_index >= ds->bts_absolute_maximum)
+			ds->bts_index = ds->bts_buffer_base;
+	}
+}
+
+static void ds_test_save_index(struct kunit *test)
+{
+	struct bts_record recs[8] = {};
+	struct ds_trace t = {};
+
+	ds_ring_init(&t.ring, recs, 8);
+	ds_mock_reset(0);
+	ds_hw_load(&ds_mock_ops, &t);
+	fake_hw_records(&t, 3);
+	ds_mock.nr = 0;
+	KUNIT_EXPECT_TRUE(test, ds_hw_save(&ds_mock_ops, &t));
+	expect_op(test, 0, 'r', MSR_IA32_DEBUGCTLMSR, 0);
+	expect_op(test, 1, 'w', MSR_IA32_DEBUGCTLMSR, 0);	/* stopped */
+	KUNIT_EXPECT_EQ(test, ds_mock.unwindows, 1);
+	KUNIT_EXPECT_EQ(test, t.ring.index, 3ULL);
+	KUNIT_EXPECT_FALSE(test, t.ring.wrapped);
+	KUNIT_EXPECT_EQ(test, ds_ring_count(&t.ring), 3ULL);
+	KUNIT_EXPECT_EQ(test, ds_ring_get(&t.ring, 2)->from, 0x401002ULL);
+}
+
+static void ds_test_save_wrap(struct kunit *test)
+{
+	struct bts_record recs[4] = {};
+	struct ds_trace t = {};
+
+	/* index went backwards: 2 -> 1 after 3 records */
+	ds_ring_init(&t.ring, recs, 4);
+	t.ring.index = 2;
+	ds_mock_reset(0);
+	ds_hw_load(&ds_mock_ops, &t);
+	fake_hw_records(&t, 3);
+	KUNIT_EXPECT_TRUE(test, ds_hw_save(&ds_mock_ops, &t));
+	KUNIT_EXPECT_EQ(test, t.ring.index, 1ULL);
+	KUNIT_EXPECT_TRUE(test, t.ring.wrapped);
+
+	/* exactly one lap: same index, but the slot there is written */
+	memset(recs, 0, sizeof(recs));
+	ds_ring_init(&t.ring, recs, 4);
+	ds_hw_load(&ds_mock_ops, &t);
+	fake_hw_records(&t, 4);
+	KUNIT_EXPECT_TRUE(test, ds_hw_save(&ds_mock_ops, &t));
+	KUNIT_EXPECT_EQ(test, t.ring.index, 0ULL);
+	KUNIT_EXPECT_TRUE(test, t.ring.wrapped);
+	KUNIT_EXPECT_EQ(test, ds_ring_count(&t.ring), 4ULL);
+	KUNIT_EXPECT_EQ(test, ds_ring_get(&t.ring, 0)->from, 0x401000ULL);
+	KUNIT_EXPECT_EQ(test, ds_ring_get(&t.ring, 3)->from, 0x401003ULL);
+}
+
+/* A DS area someone else rewrote is not read as our index. */
+static void ds_test_save_foreign(struct kunit *test)
+{
+	struct bts_record recs[4] = {};
+	struct ds_trace t = {};
+
+	ds_ring_init(&t.ring, recs, 4);
+	ds_mock_reset(0);
+	ds_hw_load(&ds_mock_ops, &t);
+	ds_mock.ds.bts_index += 5;			/* not a record boundary */
+	KUNIT_EXPECT_FALSE(test, ds_hw_save(&ds_mock_ops, &t));
+	ds_hw_load(&ds_mock_ops, &t);
+	ds_mock.ds.bts_buffer_base = TEST_WIN;		/* perf's buffer */
+	ds_mock.ds.bts_index = TEST_WIN;
+	KUNIT_EXPECT_FALSE(test, ds_hw_save(&ds_mock_ops, &t));
+	ds_hw_load(&ds_mock_ops, &t);
+	ds_mock.ds.bts_index = ds_mock.ds.bts_absolute_maximum + 24;
+	KUNIT_EXPECT_FALSE(test, ds_hw_save(&ds_mock_ops, &t));
+	KUNIT_EXPECT_EQ(test, t.ring.index, 0ULL);
+	KUNIT_EXPECT_FALSE(test, t.ring.wrapped);
+}
+
+static u32 last_marker(const struct ds_trace *t)
+{
+	const struct bts_record *r = ds_ring_get(&t->ring, ds_ring_count(&t->ring) - 1);
+
+	if ((r->from & BTS_MARKER_TAG_MASK) != BTS_MARKER_TAG)
+		return 0;
+	return BTS_MARKER_KIND(r->from) | BTS_MARKER_SUB(r->from) << 16;
+}
+
+/* Switch in, perf takes BTS, perf lets go, switch out. */
+static void ds_test_perf_handover(struct kunit *test)
+{
+	bool saved_ok = ds_hw_ok;
+	struct bts_record recs[16] = {};
+	struct ds_trace t = {};
+	struct ds_cpu *c, saved;
+
+	ds_ring_init(&t.ring, recs, 16);
+	t.armed = true;
+	ds_mock_reset(0);
+	local_irq_disable();
+	c = this_cpu_ptr(&ds_cpu);
+	saved = *c;
+	memset(c, 0, sizeof(*c));
+	ds_hw = &ds_mock_ops;
+	ds_hw_ok = true;
+
+	ds_task_switch(NULL, &t, 1000, 1);
+	KUNIT_EXPECT_EQ(test, last_marker(&t), (u32)BTS_MARK_SWITCH_IN);
+	KUNIT_EXPECT_PTR_EQ(test, c->loaded, &t);
+	KUNIT_EXPECT_EQ(test, ds_bts_owner(), DS_OWNER_CRASH);
+	KUNIT_EXPECT_EQ(test, ds_mock.debugctl, (u64)BTS_ON);
+	KUNIT_EXPECT_EQ(test, ds_mock.ds.bts_index, (u64)&recs[1]);
+	fake_hw_records(&t, 2);
+
+	ds_bts_request(DS_OWNER_PERF);
+	KUNIT_EXPECT_EQ(test, ds_bts_owner(), DS_OWNER_PERF);
+	KUNIT_EXPECT_PTR_EQ(test, c->loaded, (struct ds_trace *)NULL);
+	KUNIT_EXPECT_EQ(test, ds_mock.debugctl, 0ULL);
+	KUNIT_EXPECT_EQ(test, t.ring.index, 3ULL);
+	KUNIT_EXPECT_NE(test, t.gap_since, 0ULL);
+	/* the recorder cannot take it back while perf holds it */
+	ds_bts_request(DS_OWNER_CRASH);
+	KUNIT_EXPECT_EQ(test, ds_bts_owner(), DS_OWNER_PERF);
+	ds_bts_release(DS_OWNER_CRASH);
+	KUNIT_EXPECT_EQ(test, ds_bts_owner(), DS_OWNER_PERF);
+
+	ds_bts_release(DS_OWNER_PERF);
+	KUNIT_EXPECT_EQ(test, ds_bts_owner(), DS_OWNER_CRASH);
+	KUNIT_EXPECT_EQ(test, last_marker(&t), (u32)(BTS_MARK_GAP | BTS_GAP_PERF << 16));
+	KUNIT_EXPECT_EQ(test, t.gap_since, 0ULL);
+	KUNIT_EXPECT_EQ(test, ds_mock.debugctl, (u64)BTS_ON);
+	KUNIT_EXPECT_EQ(test, ds_mock.ds.bts_index, (u64)&recs[4]);
+
+	/* while perf holds BTS a switch-in only starts the gap */
+	ds_task_switch(&t, NULL, 3000, 1);
+	KUNIT_EXPECT_EQ(test, last_marker(&t), (u32)BTS_MARK_SWITCH_OUT);
+	KUNIT_EXPECT_EQ(test, ds_bts_owner(), DS_OWNER_NONE);
+	KUNIT_EXPECT_EQ(test, ds_mock.debugctl, 0ULL);
+	ds_bts_request(DS_OWNER_PERF);
+	ds_task_switch(NULL, &t, 4000, 1);
+	KUNIT_EXPECT_PTR_EQ(test, c->loaded, (struct ds_trace *)NULL);
+	KUNIT_EXPECT_EQ(test, t.gap_since, 4000ULL);
+	KUNIT_EXPECT_EQ(test, ds_mock.debugctl, 0ULL);
+	ds_task_switch(&t, NULL, 5000, 1);
+	ds_bts_release(DS_OWNER_PERF);
+	KUNIT_EXPECT_EQ(test, ds_bts_owner(), DS_OWNER_NONE);
+	KUNIT_EXPECT_EQ(test, ds_mock.windows, ds_mock.unwindows);
+
+	ds_hw_ok = saved_ok;
+	ds_hw = &ds_native_ops;
+	*c = saved;
+	local_irq_enable();
+}
+
+static struct kunit_case ds_test_cases[] = {
+	KUNIT_CASE(ds_test_load_sequence),
+	KUNIT_CASE(ds_test_load_clean),
+	KUNIT_CASE(ds_test_save_index),
+	KUNIT_CASE(ds_test_save_wrap),
+	KUNIT_CASE(ds_test_save_foreign),
+	KUNIT_CASE(ds_test_perf_handover),
+	{}
+};
+
+static struct kunit_suite ds_test_suite = {
+	.name = "x86_ds",
+	.test_cases = ds_test_cases,
+};
+kunit_test_suite(ds_test_suite);

@@ -1,0 +1,264 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Checks what one boot of the test VM (tests/vm/run-vm.sh) brought back.
+
+Usage: check-vm.py BTSDUMP RESULTS_DIR
+
+RESULTS_DIR holds console.log, the crasher binary and, per scenario of
+tests/vm/init.sh, NAME.status / NAME.out / NAME.core.  Checks, each printed
+as a TAP line: KUnit ran and every case passed; the NULL-call crash has the
+real call chain from main to a call whose target is 0; the smashed return
+is the last branch, into 0x414141414141; a multithreaded crash has one note
+per thread, faulting thread first, with context-switch markers; an
+untraced crash has no note (btsdump exit 3); a too-small RLIMIT_MEMLOCK
+makes the prctl fail with ENOMEM and the program still runs; and no record
+in any core has a kernel address (read from the raw ELF notes, without the
+decoder, so a decoder bug cannot hide a leak).
+"""
+import json
+import os
+import re
+import struct
+import subprocess
+import sys
+
+TASK_SIZE_MAX = (1 << 47) - 4096          # x86-64, 4-level paging
+MARKER_TAG, MARKER_MASK = 0xb75c << 48, 0xffff << 48
+NT_BTSCRASH_THREAD, NT_PRSTATUS = 0x42540001, 1
+
+failures = 0
+count = 0
+
+
+def check(ok, what, detail=""):
+    global failures, count
+    count += 1
+    print(f"{'ok' if ok else 'not ok'} {count} - {what}")
+    if not ok:
+        failures += 1
+        for line in str(detail).splitlines()[:40]:
+            print(f"#   {line}")
+    return ok
+
+
+def read(path):
+    try:
+        with open(path, errors="replace") as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+def status(res, name):
+    s = read(os.path.join(res, name + ".status")).strip()
+    return int(s) if s.isdigit() else None
+
+
+def elf_notes(path):
+    """(type, name, desc) of every note in the PT_NOTE segments of a core."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:4] != b"\x7fELF" or data[4] != 2:
+        raise ValueError(f"{path}: not an ELF64 file")
+    phoff, = struct.unpack_from("<Q", data, 0x20)
+    phentsize, phnum = struct.unpack_from("<HH", data, 0x36)
+    notes = []
+    for i in range(phnum):
+        p_type, _, p_offset, _, _, p_filesz = struct.unpack_from(
+            "<IIQQQQ", data, phoff + i * phentsize)
+        if p_type != 4:
+            continue
+        off, end = p_offset, p_offset + p_filesz
+        while off + 12 <= end:
+            namesz, descsz, ntype = struct.unpack_from("<III", data, off)
+            off += 12
+            name = data[off:off + namesz].rstrip(b"\0").decode(errors="replace")
+            off += (namesz + 3) & ~3
+            notes.append((ntype, name, data[off:off + descsz]))
+            off += (descsz + 3) & ~3
+    return notes
+
+
+def trace_records(desc):
+    """Records of a BTSCRASH thread note (layout: docs/format.md)."""
+    hdr_size, rec_size = struct.unpack_from("<HI", desc, 6)
+    nr, = struct.unpack_from("<Q", desc, 32)
+    if rec_size != 24 or hdr_size + nr * rec_size > len(desc):
+        raise ValueError(f"thread note: {nr} records of {rec_size} bytes "
+                         f"at {hdr_size} do not fit in {len(desc)} bytes")
+    recs = []
+    for i in range(nr):
+        recs.append(struct.unpack_from("<QQQ", desc, hdr_size + i * rec_size))
+    return recs
+
+
+def btsdump(tool, core, exe, *opts):
+    p = subprocess.run([tool, *opts, core, exe], capture_output=True, text=True)
+    return p.returncode, p.stdout, p.stderr
+
+
+def branches_json(tool, core, exe):
+    rc, out, err = btsdump(tool, core, exe, "--json")
+    if rc != 0:
+        raise RuntimeError(f"btsdump --json {core}: exit {rc}: {err}")
+    return json.loads(out)
+
+
+def sym(s):
+    return (s or "").split("+")[0]
+
+
+def real(branches):
+    return [b for b in branches if b["kind"] != "marker"]
+
+
+def calls_to(branches):
+    return [sym(b["to_symbol"]) for b in branches if b["kind"] == "call"]
+
+
+def subsequence(needle, hay):
+    it = iter(hay)
+    return all(any(x == h for h in it) for x in needle)
+
+
+def check_kunit(console):
+    results = re.findall(r"^\s*(ok|not ok) \d+ (\S+)", console, re.M)
+    suites = re.findall(r"# Subtest: (\S+)", console)
+    check("bts_crash" in suites, "KUnit suite bts_crash ran", "suites: %s" % suites)
+    bad = [n for r, n in results if r == "not ok"]
+    check(results and not bad, "every KUnit case passed (%d results)" % len(results),
+          "failed: %s" % bad)
+
+
+def check_null(tool, res, exe):
+    name = "null"
+    check(status(res, name) == 139, f"{name}: the traced crasher died of SIGSEGV",
+          "status %s\n%s" % (status(res, name), read(os.path.join(res, name + ".out"))))
+    d = branches_json(tool, os.path.join(res, name + ".core"), exe)
+    t = d["threads"][0]
+    br = real(t["branches"])
+    check(t.get("signal_name") == "SIGSEGV" and t.get("faulting"),
+          f"{name}: faulting thread first, SIGSEGV", t.get("signal_name"))
+    check(t["trace"]["source"] == "emulation", f"{name}: trace from the emulation backend",
+          t["trace"])
+    last = br[-1] if br else {}
+    check(last.get("kind") == "call" and int(last.get("to", "1"), 16) == 0 and
+          sym(last.get("from_symbol")) == "dispatch",
+          f"{name}: last branch is dispatch's call to 0", last)
+    chain = calls_to(br)
+    check(subsequence(["serve", "parse_request", "checksum", "dispatch"], chain),
+          f"{name}: call chain main -> serve -> parse_request -> checksum, dispatch",
+          chain[-20:])
+    check(any(b["kind"] == "call" and sym(b["from_symbol"]) == "main" and
+              sym(b["to_symbol"]) == "serve" for b in br),
+          f"{name}: the trail starts in main", chain[-20:])
+
+
+def check_smash(tool, res, exe):
+    name = "smash"
+    check(status(res, name) == 139, f"{name}: died of SIGSEGV", status(res, name))
+    d = branches_json(tool, os.path.join(res, name + ".core"), exe)
+    br = real(d["threads"][0]["branches"])
+    last = br[-1] if br else {}
+    check(last.get("kind") == "return" and last.get("to") == "0x414141414141" and
+          sym(last.get("from_symbol")) == "smash_victim",
+          f"{name}: last branch is smash_victim's ret into 0x414141414141", last)
+    check(subsequence(["smash_victim", "fill"], calls_to(br)) and
+          any(b["kind"] == "return" and sym(b["from_symbol"]) == "fill" for b in br),
+          f"{name}: trail shows main -> smash_victim -> fill and fill's return",
+          calls_to(br)[-10:])
+
+
+def check_threads(tool, res, exe):
+    name = "threads"
+    core = os.path.join(res, name + ".core")
+    check(status(res, name) == 139, f"{name}: died of SIGSEGV", status(res, name))
+    notes = elf_notes(core)
+    nprs = sum(1 for t, n, _ in notes if t == NT_PRSTATUS and n == "CORE")
+    ntr = sum(1 for t, n, _ in notes if t == NT_BTSCRASH_THREAD and n == "BTSCRASH")
+    check(nprs == 2 and ntr == nprs, f"{name}: one trace note per thread",
+          f"{nprs} threads, {ntr} trace notes")
+    d = branches_json(tool, core, exe)
+    first = d["threads"][0]
+    br = real(first["branches"])
+    last = br[-1] if br else {}
+    check(first.get("faulting") and last.get("kind") == "call" and
+          int(last.get("to", "1"), 16) == 0,
+          f"{name}: faulting thread first, its last branch a call to 0", last)
+    check(subsequence(["serve", "parse_request", "checksum", "dispatch"], calls_to(br)),
+          f"{name}: the faulting thread's trail is worker's call chain",
+          calls_to(br)[-20:])
+    for t in d["threads"]:
+        marks = [b for b in t["branches"] if b["kind"] == "marker"]
+        ins = [b for b in marks if b["marker"] == "switch_in"]
+        stamps = [b["timestamp_ns"] for b in marks]
+        check(ins and stamps == sorted(stamps) and all(b.get("cpu", 99) < 4 for b in marks),
+              f"{name}: thread {t['tid']} has switch-in markers, timestamps in order",
+              marks[:6])
+
+
+def check_notrace(tool, res, exe):
+    name = "notrace"
+    check(status(res, name) == 139, f"{name}: untraced crasher died of SIGSEGV",
+          status(res, name))
+    core = os.path.join(res, name + ".core")
+    rc, out, err = btsdump(tool, core, exe)
+    check(rc == 3 and "no branch trace" in (out + err),
+          f"{name}: core without a trace note, btsdump says so (exit 3)",
+          f"exit {rc}: {err}{out}")
+
+
+def check_memlock(res):
+    name = "memlock"
+    out = read(os.path.join(res, name + ".out"))
+    check("ENOMEM" in out and "errno 12" in out,
+          f"{name}: prctl refused with ENOMEM over RLIMIT_MEMLOCK", out)
+    check(status(res, name) == 2, f"{name}: the program still ran (its exit 2)",
+          status(res, name))
+    check(not os.path.exists(os.path.join(res, name + ".core")),
+          f"{name}: no crash, no core")
+
+
+def check_no_kernel_addresses(res):
+    cores = sorted(f for f in os.listdir(res) if f.endswith(".core"))
+    seen = 0
+    for c in cores:
+        for ntype, name, desc in elf_notes(os.path.join(res, c)):
+            if name != "BTSCRASH":
+                continue
+            for frm, to, _ in trace_records(desc):
+                seen += 1
+                if (frm & MARKER_MASK) == MARKER_TAG:
+                    continue
+                if frm >= TASK_SIZE_MAX or to >= TASK_SIZE_MAX:
+                    check(False, f"no kernel address in {c}",
+                          "record 0x%x -> 0x%x" % (frm, to))
+                    return
+    check(seen > 0, "no record in any user core has a kernel address "
+          f"({seen} records in {len(cores)} cores)")
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit("usage: check-vm.py BTSDUMP RESULTS_DIR")
+    tool, res = sys.argv[1:]
+    exe = os.path.join(res, "crasher")
+    console = read(os.path.join(res, "console.log"))
+    check(console != "", "the VM's console log is there")
+    print("# kernel command line: " + read(os.path.join(res, "cmdline")).strip())
+    steps = [lambda: check_kunit(console), lambda: check_null(tool, res, exe),
+             lambda: check_smash(tool, res, exe), lambda: check_threads(tool, res, exe),
+             lambda: check_notrace(tool, res, exe), lambda: check_memlock(res),
+             lambda: check_no_kernel_addresses(res)]
+    for step in steps:
+        try:
+            step()
+        except (OSError, ValueError, RuntimeError, KeyError, IndexError,
+                struct.error, json.JSONDecodeError) as e:
+            check(False, "checker step raised", repr(e))
+    print(f"1..{count}")
+    sys.exit(1 if failures else 0)
+
+
+if __name__ == "__main__":
+    main()

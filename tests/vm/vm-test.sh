@@ -1,0 +1,19 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+# One VM test of the `vm` meson suite: builds the kernel if needed
+# (scripts/kernel-build.sh, ccache), boots it under QEMU TCG with the
+# scenarios of tests/vm/init.sh, then checks what came back with
+# tests/vm/check-vm.py (TAP).  Results stay in OUTDIR for a look afterwards.
+# Usage: vm-test.sh BTSDUMP OUTDIR [EXTRA KERNEL ARGS...]
+set -eu
+btsdump=$1 out=$2
+shift 2
+src=$(cd "$(dirname "$0")/../.." && pwd)
+obj=$("$src/scripts/kernel-build.sh" 2>"$out.kernel-build.log" | tail -n 1) || {
+	tail -n 40 "$out.kernel-build.log" >&2
+	echo "vm-test: the kernel did not build (log: $out.kernel-build.log)" >&2
+	exit 1
+}
+rm -rf "$out"
+"$src/tests/vm/run-vm.sh" "$obj" "$out" "$@"
+exec python3 "$src/tests/vm/check-vm.py" "$btsdump" "$out"
