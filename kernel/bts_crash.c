@@ -33,6 +33,8 @@ struct bts_crash_task {
 	unsigned int order;
 	unsigned long charged;		/* pages charged to user->locked_vm */
 	struct user_struct *user;
+	/* What a core dump writes, fixed when it sized its notes. */
+	u64 snap_first, snap_count, snap_user;
 };
 
 DEFINE_STATIC_KEY_FALSE(bts_crash_switch_key);
@@ -230,20 +232,38 @@ static bool rec_is_user(const struct bts_record *r)
 	return r->from < TASK_SIZE_MAX && r->to < TASK_SIZE_MAX;
 }
 
-static u64 user_records(const struct ds_ring *ring)
+/* Record i (0 = oldest) of the snapshot taken when the dump was sized. */
+static const struct bts_record *snap_get(const struct bts_crash_task *bt, u64 i)
 {
-	u64 i, n = 0;
+	const struct ds_ring *ring = &bt->trace.ring;
 
-	for (i = 0; i < ds_ring_count(ring); i++)
-		n += rec_is_user(ds_ring_get(ring, i));
-	return n;
+	i += bt->snap_first;
+	return &ring->base[i >= ring->capacity ? i - ring->capacity : i];
+}
+
+/*
+ * The dumping thread keeps running (and being switched) after its notes
+ * were sized, other threads may still be switching out: freeze the ring
+ * first, so that the size and what is written agree.
+ */
+static void snapshot(struct bts_crash_task *bt)
+{
+	struct ds_ring *ring = &bt->trace.ring;
+	u64 i;
+
+	WRITE_ONCE(ring->frozen, true);
+	smp_mb();	/* a writer that missed the flag is done before we look */
+	bt->snap_count = ds_ring_count(ring);
+	bt->snap_first = ring->wrapped ? ring->index : 0;
+	bt->snap_user = 0;
+	for (i = 0; i < bt->snap_count; i++)
+		bt->snap_user += rec_is_user(snap_get(bt, i));
 }
 
 static size_t note_size(const struct bts_crash_task *bt)
 {
 	return sizeof(struct elf_note) + NOTE_NAME_PADDED +
-	       sizeof(struct bts_crash_note_hdr) +
-	       user_records(&bt->trace.ring) * BTS_RECORD_SIZE;
+	       sizeof(struct bts_crash_note_hdr) + bt->snap_user * BTS_RECORD_SIZE;
 }
 
 #define for_each_dumped_thread(ct) \
@@ -254,44 +274,56 @@ int bts_crash_core_notes_size(void)
 	struct core_thread *ct;
 	size_t sz = 0;
 
-	for_each_dumped_thread(ct)
-		if (ct->task->bts_crash)
-			sz += note_size(ct->task->bts_crash);
+	for_each_dumped_thread(ct) {
+		if (!ct->task->bts_crash)
+			continue;
+		snapshot(ct->task->bts_crash);
+		sz += note_size(ct->task->bts_crash);
+	}
 	return sz;
 }
 
 static int write_note(struct coredump_params *cprm, struct task_struct *t)
 {
-	const struct ds_ring *ring = &t->bts_crash->trace.ring;
+	const struct bts_crash_task *bt = t->bts_crash;
+	const struct ds_ring *ring = &bt->trace.ring;
 	char name[NOTE_NAME_PADDED] = BTS_CRASH_NOTE_NAME;
-	u64 nr = user_records(ring), i;
+	u64 i, n = 0;
 	struct bts_crash_note_hdr h = {
 		.magic = BTS_CRASH_NOTE_MAGIC, .version = BTS_CRASH_NOTE_VERSION,
 		.hdr_size = sizeof(h), .record_size = BTS_RECORD_SIZE,
 		.flags = BTS_NOTE_F_USER_ONLY |
 			 (ring->wrapped ? BTS_NOTE_F_WRAPPED : 0),
-		.id = task_pid_vnr(t), .capacity = ring->capacity, .nr_records = nr,
-		.source = t->bts_crash->desc.source,
+		.id = task_pid_vnr(t), .capacity = ring->capacity,
+		.nr_records = bt->snap_user, .source = bt->desc.source,
 	};
 	struct elf_note en = {
 		.n_namesz = BTS_CRASH_NOTE_NAMESZ,
-		.n_descsz = sizeof(h) + nr * BTS_RECORD_SIZE,
+		.n_descsz = sizeof(h) + bt->snap_user * BTS_RECORD_SIZE,
 		.n_type = NT_BTSCRASH_THREAD,
 	};
+	/* stands in for a record a racing writer replaced: "lost here" */
+	const struct bts_record filler = { .from = BTS_MARKER(BTS_MARK_GAP, BTS_GAP_UNKNOWN) };
 
-	if (t->bts_crash->desc.flags & BTS_RING_F_LOST_EXACT) {
+	if (bt->desc.flags & BTS_RING_F_LOST_EXACT) {
 		h.flags |= BTS_NOTE_F_LOST_EXACT;
-		h.lost = ring->written - ds_ring_count(ring);
+		h.lost = ring->written - bt->snap_count;
 	}
 	if (!dump_emit(cprm, &en, sizeof(en)) || !dump_emit(cprm, name, sizeof(name)) ||
 	    !dump_emit(cprm, &h, sizeof(h)))
 		return -EIO;
-	for (i = 0; i < ds_ring_count(ring); i++) {
-		const struct bts_record *r = ds_ring_get(ring, i);
+	for (i = 0; i < bt->snap_count && n < bt->snap_user; i++) {
+		const struct bts_record *r = snap_get(bt, i);
 
-		if (rec_is_user(r) && !dump_emit(cprm, r, sizeof(*r)))
+		if (!rec_is_user(r))
+			continue;
+		if (!dump_emit(cprm, r, sizeof(*r)))
 			return -EIO;
+		n++;
 	}
+	for (; n < bt->snap_user; n++)
+		if (!dump_emit(cprm, &filler, sizeof(filler)))
+			return -EIO;
 	return 0;
 }
 

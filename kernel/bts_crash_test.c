@@ -59,7 +59,8 @@ static void bts_filter_kernel_addresses(struct kunit *test)
 	struct bts_record kto = { 0x401000, 0xffffffff81000000ULL, 0 };
 	struct bts_record edge = { TASK_SIZE_MAX, 0x401000, 0 };
 	struct bts_record mark = { BTS_MARKER(BTS_MARK_SWITCH_OUT, 0), 12345, 1 };
-	struct ds_ring r;
+	struct bts_crash_task bt = { };
+	struct ds_ring *r = &bt.trace.ring;
 
 	KUNIT_EXPECT_TRUE(test, rec_is_user(&user));
 	KUNIT_EXPECT_FALSE(test, rec_is_user(&kfrom));
@@ -67,12 +68,36 @@ static void bts_filter_kernel_addresses(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, rec_is_user(&edge));
 	KUNIT_EXPECT_TRUE(test, rec_is_user(&mark));
 	memset(test_slots, 0, sizeof(test_slots));
-	ds_ring_init(&r, test_slots, ARRAY_SIZE(test_slots));
-	ds_ring_write(&r, user.from, user.to, 0);
-	ds_ring_write(&r, kfrom.from, kfrom.to, 0);
-	ds_ring_write(&r, kto.from, kto.to, 0);
-	ds_ring_write(&r, mark.from, mark.to, mark.flags);
-	KUNIT_EXPECT_EQ(test, user_records(&r), 2ULL);
+	ds_ring_init(r, test_slots, ARRAY_SIZE(test_slots));
+	ds_ring_write(r, user.from, user.to, 0);
+	ds_ring_write(r, kfrom.from, kfrom.to, 0);
+	ds_ring_write(r, kto.from, kto.to, 0);
+	ds_ring_write(r, mark.from, mark.to, mark.flags);
+	snapshot(&bt);
+	KUNIT_EXPECT_EQ(test, bt.snap_count, 4ULL);
+	KUNIT_EXPECT_EQ(test, bt.snap_user, 2ULL);
+}
+
+/* Sizing a dump freezes the ring: later writes cannot change the note. */
+static void bts_snapshot_freezes(struct kunit *test)
+{
+	struct bts_crash_task bt = { };
+	struct ds_ring *r = &bt.trace.ring;
+	u64 i;
+
+	memset(test_slots, 0, sizeof(test_slots));
+	ds_ring_init(r, test_slots, ARRAY_SIZE(test_slots));
+	for (i = 0; i < ARRAY_SIZE(test_slots) + 3; i++)	/* wraps */
+		ds_ring_write(r, 0x401000 + i, 0x402000, 0);
+	snapshot(&bt);
+	KUNIT_EXPECT_EQ(test, bt.snap_count, (u64)ARRAY_SIZE(test_slots));
+	KUNIT_EXPECT_EQ(test, snap_get(&bt, 0)->from, 0x401003ULL);	/* oldest */
+	ds_ring_write(r, BTS_MARKER(BTS_MARK_SWITCH_OUT, 0), 1, 0);
+	KUNIT_EXPECT_EQ(test, r->index, 3ULL);
+	KUNIT_EXPECT_EQ(test, snap_get(&bt, bt.snap_count - 1)->from,
+			0x401000ULL + ARRAY_SIZE(test_slots) + 2);
+	KUNIT_EXPECT_EQ(test, note_size(&bt),
+			(size_t)(88 + ARRAY_SIZE(test_slots) * 24));
 }
 
 static void bts_note_size(struct kunit *test)
@@ -82,9 +107,12 @@ static void bts_note_size(struct kunit *test)
 	memset(test_slots, 0, sizeof(test_slots));
 	ds_ring_init(&bt.trace.ring, test_slots, ARRAY_SIZE(test_slots));
 	/* header 12 + "BTSCRASH\0" padded to 12 + 64-byte descriptor header */
+	snapshot(&bt);
 	KUNIT_EXPECT_EQ(test, note_size(&bt), (size_t)88);
+	bt.trace.ring.frozen = false;
 	ds_ring_write(&bt.trace.ring, 0x401000, 0x401100, 0);
 	ds_ring_write(&bt.trace.ring, 0x401105, 0x401000, 0);
+	snapshot(&bt);
 	KUNIT_EXPECT_EQ(test, note_size(&bt), (size_t)(88 + 2 * 24));
 	KUNIT_EXPECT_EQ(test, note_size(&bt) % 4, (size_t)0);
 	KUNIT_EXPECT_EQ(test, sizeof(struct bts_crash_note_hdr), (size_t)BTS_CRASH_NOTE_HDR_SIZE);
@@ -105,6 +133,7 @@ static struct kunit_case bts_crash_cases[] = {
 	KUNIT_CASE(bts_ring_exactly_full),
 	KUNIT_CASE(bts_ring_wrapped),
 	KUNIT_CASE(bts_filter_kernel_addresses),
+	KUNIT_CASE(bts_snapshot_freezes),
 	KUNIT_CASE(bts_note_size),
 	KUNIT_CASE(bts_attach_limits),
 	{}

@@ -124,7 +124,8 @@ def subsequence(needle, hay):
 def check_kunit(console):
     results = re.findall(r"^\s*(ok|not ok) \d+ (\S+)", console, re.M)
     suites = re.findall(r"# Subtest: (\S+)", console)
-    check("bts_crash" in suites, "KUnit suite bts_crash ran", "suites: %s" % suites)
+    for want in ("bts_crash", "x86_ds"):
+        check(want in suites, f"KUnit suite {want} ran", "suites: %s" % suites)
     bad = [n for r, n in results if r == "not ok"]
     check(results and not bad, "every KUnit case passed (%d results)" % len(results),
           "failed: %s" % bad)
@@ -190,7 +191,7 @@ def check_threads(tool, res, exe):
           calls_to(br)[-20:])
     for t in d["threads"]:
         marks = [b for b in t["branches"] if b["kind"] == "marker"]
-        ins = [b for b in marks if b["marker"] == "switch_in"]
+        ins = [b for b in marks if b["marker"] == "switch-in"]
         stamps = [b["timestamp_ns"] for b in marks]
         check(ins and stamps == sorted(stamps) and all(b.get("cpu", 99) < 4 for b in marks),
               f"{name}: thread {t['tid']} has switch-in markers, timestamps in order",

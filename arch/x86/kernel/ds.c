@@ -27,6 +27,7 @@
 #include <asm/debugreg.h>
 #include <asm/ds.h>
 #include <asm/insn.h>
+#include <asm/io.h>
 #include <asm/intel_ds.h>
 #include <asm/msr.h>
 #include <asm/ptrace.h>
@@ -57,6 +58,8 @@ void ds_ring_write(struct ds_ring *r, u64 from, u64 to, u64 flags)
 {
 	struct bts_record *rec = &r->base[r->index];
 
+	if (READ_ONCE(r->frozen))
+		return;
 	rec->from = from;
 	rec->to = to;
 	rec->flags = flags;
@@ -168,7 +171,7 @@ static void ds_native_unwindow(struct ds_ring *r)
 }
 
 static const struct ds_hw_ops ds_native_ops = {
-	.rdmsr = ds_native_rdmsr, .wrmsr = ds_native_wrmsr,
+	.read_msr = ds_native_rdmsr, .write_msr = ds_native_wrmsr,
 	.area = ds_native_area, .window = ds_native_window,
 	.unwindow = ds_native_unwindow,
 };
@@ -182,10 +185,10 @@ static const struct ds_hw_ops *ds_hw = &ds_native_ops;
  */
 static u64 ds_hw_stop(const struct ds_hw_ops *ops)
 {
-	u64 dbg = ops->rdmsr(MSR_IA32_DEBUGCTLMSR);
+	u64 dbg = ops->read_msr(MSR_IA32_DEBUGCTLMSR);
 
 	if (dbg & DEBUGCTL_BTS_BITS)
-		ops->wrmsr(MSR_IA32_DEBUGCTLMSR, dbg & ~DEBUGCTL_BTS_BITS);
+		ops->write_msr(MSR_IA32_DEBUGCTLMSR, dbg & ~DEBUGCTL_BTS_BITS);
 	return dbg & ~DEBUGCTL_BTS_BITS;
 }
 
@@ -216,7 +219,7 @@ void ds_hw_load(const struct ds_hw_ops *ops, struct ds_trace *t)
 	 * kernel address is ever recorded.  WRMSR serializes: the DS fields
 	 * above are in place before the first record is written.
 	 */
-	ops->wrmsr(MSR_IA32_DEBUGCTLMSR, dbg | DEBUGCTLMSR_TR | DEBUGCTLMSR_BTS |
+	ops->write_msr(MSR_IA32_DEBUGCTLMSR, dbg | DEBUGCTLMSR_TR | DEBUGCTLMSR_BTS |
 		   DEBUGCTLMSR_BTS_OFF_OS);
 }
 

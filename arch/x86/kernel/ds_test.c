@@ -65,7 +65,7 @@ static void ds_mock_unwindow(struct ds_ring *r)
 }
 
 static const struct ds_hw_ops ds_mock_ops = {
-	.rdmsr = ds_mock_rdmsr, .wrmsr = ds_mock_wrmsr, .area = ds_mock_area,
+	.read_msr = ds_mock_rdmsr, .write_msr = ds_mock_wrmsr, .area = ds_mock_area,
 	.window = ds_mock_window, .unwindow = ds_mock_unwindow,
 };
 

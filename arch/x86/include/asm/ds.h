@@ -21,6 +21,7 @@ struct ds_ring {
 	u64 index;		/* next slot written */
 	u64 written;		/* records ever written (emulation counts) */
 	bool wrapped;
+	bool frozen;		/* a dump is reading it: writes are dropped */
 };
 
 /* Per-task trace state. */
@@ -37,7 +38,8 @@ struct ds_trace {
 };
 
 void ds_ring_init(struct ds_ring *r, struct bts_record *base, u64 capacity);
-/* Writes one record at index and advances, wrapping at capacity. */
+/* Writes one record at index and advances, wrapping at capacity; does
+ * nothing once the ring is frozen. */
 void ds_ring_write(struct ds_ring *r, u64 from, u64 to, u64 flags);
 /* Record i in time order (0 = oldest); nr = ds_ring_count(). */
 u64 ds_ring_count(const struct ds_ring *r);
@@ -74,8 +76,8 @@ enum ds_owner ds_bts_owner(void);
  */
 struct debug_store;
 struct ds_hw_ops {
-	u64 (*rdmsr)(u32 msr);
-	void (*wrmsr)(u32 msr, u64 val);
+	u64 (*read_msr)(u32 msr);
+	void (*write_msr)(u32 msr, u64 val);
 	/* This CPU's DS area (the one IA32_DS_AREA points at). */
 	struct debug_store *(*area)(void);
 	/* Makes r writable by the CPU at any privilege level; returns the
