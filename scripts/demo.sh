@@ -1,21 +1,47 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
-# The main job, today: installs what is needed, builds btsdump, and shows how
-# the shipped example program got to its crash (tests/fixtures: a real core
-# of `crasher smash`, SIGSEGV after a stack overflow smashed a return
-# address, where gdb's backtrace is garbage),
-# as a branch list and as a call history.
+# The main job, end to end: installs what is needed (apt), builds btsdump
+# and the patched Linux 6.1 kernel (scripts/kernel-build.sh, ccache; 10-20
+# minutes cold on 2 cores), boots it under QEMU TCG, where programs run
+# traced by btscrash (prctl, tests/vm/btsrun.c) crash: a call through a
+# NULL function pointer and a smashed return address.  Their cores come
+# back to the host and btsdump shows how each got to its crash.
+#   scripts/demo.sh             the whole pipeline
+#   scripts/demo.sh --fixture   no kernel: a shipped core (tests/fixtures)
 set -eu
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 [ -f build/build.ninja ] || meson setup build >/dev/null
 ninja -C build >/dev/null
-core=tests/fixtures/crasher-smash.core exe=tests/fixtures/crasher
-echo "== gdb's backtrace cannot say how it got there (the stack is smashed):"
-gdb -batch -nx -ex bt "$exe" "$core" 2>/dev/null | grep '^#' | uniq
+
+show() {	# core exe what
+	echo "== $3: gdb's backtrace says where it died:"
+	gdb -batch -nx -ex bt "$2" "$1" 2>/dev/null | grep '^#' | uniq | head -n 6
+	echo
+	echo "== btsdump says how it got there (last branches, oldest first):"
+	build/btsdump --last 16 "$1" "$2"
+	echo "== the same as a call history (btsdump --calls):"
+	build/btsdump --calls --last 8 "$1" "$2"
+	echo
+}
+
+if [ "${1:-}" = --fixture ]; then
+	show tests/fixtures/crasher-smash.core tests/fixtures/crasher \
+		"shipped core of 'crasher smash'"
+	echo "== and for programs: build/btsdump --json tests/fixtures/crasher-smash.core tests/fixtures/crasher"
+	exit 0
+fi
+
+scripts/install-deps.sh kernel
+echo "== building the kernel (log: build/kernel-build.log)"
+obj=$(scripts/kernel-build.sh 2>build/kernel-build.log | tail -n 1) ||
+	{ tail -n 30 build/kernel-build.log; exit 1; }
+out=build/demo-vm
+rm -rf "$out"
+echo "== booting $obj/arch/x86/boot/bzImage under QEMU TCG (ds.emulate=1)"
+tests/vm/run-vm.sh "$obj" "$out"
+grep -E 'ds: |crasher\[[0-9]+\]: segfault' "$out/console.log" | sed 's/^/   vm| /'
 echo
-echo "== btsdump says how it got there (last branches, oldest first):"
-build/btsdump "$core" "$exe"
-echo "== the same as a call history (btsdump --calls):"
-build/btsdump --calls "$core" "$exe"
-echo "== and for programs: build/btsdump --json $core $exe"
+show "$out/null.core" "$out/crasher" "in the VM, 'btsrun 4096 crasher null' (a call through NULL)"
+show "$out/smash.core" "$out/crasher" "in the VM, 'btsrun 4096 crasher smash' (a smashed return address)"
+echo "== all cores and the VM's console log: $out/"
