@@ -10,9 +10,11 @@
 #include <linux/bts_crash.h>
 #include <linux/capability.h>
 #include <linux/coredump.h>
+#include <linux/crash_core.h>
 #include <linux/cred.h>
 #include <linux/elf.h>
 #include <linux/gfp.h>
+#include <linux/kdebug.h>
 #include <linux/mm.h>
 #include <linux/moduleparam.h>
 #include <linux/ratelimit.h>
@@ -27,8 +29,9 @@
 #define BTS_CRASH_MAX_TASK_RECORDS	(1U << 16)	/* 1.5 MiB per thread */
 
 struct bts_crash_task {
+	/* First: task_struct.bts_crash points at it (format.md §4.3). */
+	struct bts_crash_ring desc;
 	struct ds_trace trace;
-	struct bts_crash_ring desc;	/* for dump readers (format.md §4.3) */
 	struct page *pages;
 	unsigned int order;
 	unsigned long charged;		/* pages charged to user->locked_vm */
@@ -149,6 +152,16 @@ static void bts_crash_detach(struct task_struct *task)
 	bts_crash_release(bt);
 }
 
+/* What a dump reader needs of a ring's state, kept in its descriptor. */
+static void notrace desc_sync(struct bts_crash_ring *d, const struct ds_ring *r)
+{
+	d->index = r->index;
+	if (r->wrapped)
+		d->flags |= BTS_RING_F_WRAPPED;
+	if (d->flags & BTS_RING_F_LOST_EXACT)
+		d->lost = r->written - ds_ring_count(r);
+}
+
 void notrace __bts_crash_switch(struct task_struct *prev, struct task_struct *next)
 {
 	struct bts_crash_task *p = READ_ONCE(prev->bts_crash);
@@ -157,6 +170,8 @@ void notrace __bts_crash_switch(struct task_struct *prev, struct task_struct *ne
 	if (p || n)
 		ds_task_switch(p ? &p->trace : NULL, n ? &n->trace : NULL,
 			       local_clock(), smp_processor_id());
+	if (p)
+		desc_sync(&p->desc, &p->trace.ring);
 }
 
 int bts_crash_fork(struct task_struct *child, unsigned long clone_flags)
@@ -353,11 +368,253 @@ static struct ctl_table bts_crash_sysctls[] = {
 	{ }
 };
 
+/* ---- per-CPU kernel rings, frozen at a crash -------------------------- */
+
+struct bts_crash_cpu {
+	struct bts_crash_ring desc;	/* first: the table points at it */
+	struct ds_ring ring;
+};
+
+static unsigned int bts_crash_cpu_records;
+module_param_named(cpu_records, bts_crash_cpu_records, uint, 0444);
+MODULE_PARM_DESC(cpu_records, "per-CPU kernel ring size in records (0 = off)");
+static unsigned int bts_crash_print_records = 16;
+module_param_named(print_records, bts_crash_print_records, uint, 0644);
+MODULE_PARM_DESC(print_records, "kernel branches printed in oops and panic reports");
+
+static struct bts_crash_cpu **bts_cpu;		/* [nr_cpu_ids] */
+static struct bts_crash_table *bts_crash_table;
+static atomic_t bts_crash_frozen = ATOMIC_INIT(0);
+
+static notrace struct ds_ring *bts_cpu_ring(unsigned int cpu)
+{
+	return bts_cpu && bts_cpu[cpu] ? &bts_cpu[cpu]->ring : NULL;
+}
+
+/* Stops every CPU's recording for good: the crash path is about to run. */
+void notrace bts_crash_freeze(void)
+{
+	u64 now = local_clock();
+	unsigned int cpu;
+
+	if (!bts_cpu || !bts_crash_table || atomic_xchg(&bts_crash_frozen, 1))
+		return;
+	for_each_possible_cpu(cpu)
+		if (bts_cpu[cpu])
+			WRITE_ONCE(bts_cpu[cpu]->ring.frozen, true);
+	smp_mb();	/* writers that missed the flag are done (IRQs off, one record) */
+	for_each_possible_cpu(cpu) {
+		struct bts_crash_cpu *c = bts_cpu[cpu];
+
+		if (!c)
+			continue;
+		desc_sync(&c->desc, &c->ring);
+		c->desc.flags |= BTS_RING_F_FROZEN;
+		c->desc.freeze_ts = now;
+	}
+	bts_crash_table->panic_cpu = raw_smp_processor_id();
+}
+
+/* The last n records of ring, oldest first, as an oops report prints them. */
+static void print_ring(const struct ds_ring *r, unsigned int cpu, unsigned int n)
+{
+	u64 nr = ds_ring_count(r), i;
+
+	if (!n || !nr)
+		return;
+	i = nr > n ? nr - n : 0;
+	pr_emerg("bts_crash: last %llu kernel branches on CPU %u, oldest first:\n",
+		 nr - i, cpu);
+	for (; i < nr; i++) {
+		const struct bts_record *rec = ds_ring_get(r, i);
+
+		pr_emerg(" [%3llu] %pS -> %pS\n", nr - i, (void *)rec->from, (void *)rec->to);
+	}
+}
+
+/* panic(): after the "Kernel panic" line, this CPU's last branches. */
+void bts_crash_report(void)
+{
+	unsigned int cpu = raw_smp_processor_id();
+	struct ds_ring *r = bts_cpu_ring(cpu);
+
+	if (r && atomic_read(&bts_crash_frozen))
+		print_ring(r, cpu, READ_ONCE(bts_crash_print_records));
+}
+
+/*
+ * An oops: oops_begin() freezes this CPU's ring (nesting counted), the
+ * DIE_OOPS notifier prints it, oops_end() lets it record again unless the
+ * crash path has frozen everything meanwhile.
+ */
+static DEFINE_PER_CPU(unsigned int, bts_oops_depth);
+
+void notrace bts_crash_oops_begin(void)
+{
+	struct ds_ring *r = bts_cpu_ring(raw_smp_processor_id());
+
+	if (r && this_cpu_inc_return(bts_oops_depth) == 1)
+		WRITE_ONCE(r->frozen, true);
+}
+
+void bts_crash_oops_end(void)
+{
+	struct ds_ring *r = bts_cpu_ring(raw_smp_processor_id());
+
+	if (r && this_cpu_dec_return(bts_oops_depth) == 0 &&
+	    !atomic_read(&bts_crash_frozen))
+		WRITE_ONCE(r->frozen, false);
+}
+
+static int bts_crash_oops(struct notifier_block *nb, unsigned long val, void *data)
+{
+	unsigned int cpu = raw_smp_processor_id();
+	struct ds_ring *r = bts_cpu_ring(cpu);
+
+	if (val == DIE_OOPS && r)
+		print_ring(r, cpu, READ_ONCE(bts_crash_print_records));
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block bts_crash_oops_nb = {
+	.notifier_call = bts_crash_oops,
+};
+
+/*
+ * crash_save_cpu() (kexec_core.c), after NT_PRSTATUS, for every CPU in the
+ * crash path: this CPU's newest records as an NT_BTSCRASH_CPU note, so they
+ * reach /proc/vmcore and makedumpfile's output even if the ring's pages are
+ * filtered (format.md §3).  Returns where the next note goes.
+ */
+static u32 *write_cpu_note(u32 *buf, const struct ds_ring *r, int cpu)
+{
+	struct bts_crash_note_hdr h = {
+		.magic = BTS_CRASH_NOTE_MAGIC, .version = BTS_CRASH_NOTE_VERSION,
+		.hdr_size = sizeof(h), .record_size = BTS_RECORD_SIZE, .id = cpu,
+		.source = BTS_SOURCE_EMUL,
+	};
+	struct elf_note *en = (struct elf_note *)buf;
+	u8 *p = (u8 *)(en + 1);
+	u64 nr = ds_ring_count(r), first, i;
+
+	first = nr > BTS_CRASH_CPU_NOTE_RECORDS ? nr - BTS_CRASH_CPU_NOTE_RECORDS : 0;
+	h.capacity = r->capacity;
+	h.nr_records = nr - first;
+	h.flags = (r->wrapped ? BTS_NOTE_F_WRAPPED : 0) |
+		  (first ? BTS_NOTE_F_TRUNCATED : 0) | BTS_NOTE_F_LOST_EXACT;
+	h.lost = r->written - nr;
+	en->n_namesz = BTS_CRASH_NOTE_NAMESZ;
+	en->n_descsz = sizeof(h) + h.nr_records * BTS_RECORD_SIZE;
+	en->n_type = NT_BTSCRASH_CPU;
+	memset(p, 0, NOTE_NAME_PADDED);
+	memcpy(p, BTS_CRASH_NOTE_NAME, BTS_CRASH_NOTE_NAMESZ);
+	p += NOTE_NAME_PADDED;
+	memcpy(p, &h, sizeof(h));
+	p += sizeof(h);
+	for (i = first; i < nr; i++, p += BTS_RECORD_SIZE)
+		memcpy(p, ds_ring_get(r, i), BTS_RECORD_SIZE);
+	return (u32 *)p;
+}
+
+u32 *bts_crash_cpu_note(u32 *buf, int cpu)
+{
+	struct ds_ring *r = bts_cpu_ring(cpu);
+
+	BUILD_BUG_ON(BTS_CRASH_CPU_NOTE_BYTES != sizeof(struct elf_note) + NOTE_NAME_PADDED +
+		     sizeof(struct bts_crash_note_hdr) +
+		     BTS_CRASH_CPU_NOTE_RECORDS * BTS_RECORD_SIZE);
+	if (!r)
+		return buf;
+	bts_crash_freeze();	/* already done by the crash path; cheap if so */
+	return write_cpu_note(buf, r, cpu);
+}
+
+static void __init bts_crash_vmcoreinfo(void)
+{
+#ifdef CONFIG_CRASH_CORE
+	vmcoreinfo_append_str("BTS_CRASH=1\n");
+	vmcoreinfo_append_str("BTS_CRASH_TABLE_PA=%llx\n", (u64)__pa(bts_crash_table));
+	vmcoreinfo_append_str("SYMBOL(bts_crash_table)=%lx\n",
+			      (unsigned long)bts_crash_table);
+	VMCOREINFO_STRUCT_SIZE(bts_crash_ring);
+	VMCOREINFO_OFFSET(bts_crash_ring, flags);
+	VMCOREINFO_OFFSET(bts_crash_ring, id);
+	VMCOREINFO_OFFSET(bts_crash_ring, capacity);
+	VMCOREINFO_OFFSET(bts_crash_ring, index);
+	VMCOREINFO_OFFSET(bts_crash_ring, records_pa);
+	VMCOREINFO_OFFSET(bts_crash_ring, lost);
+	VMCOREINFO_OFFSET(bts_crash_ring, nr_gaps);
+	VMCOREINFO_OFFSET(bts_crash_ring, source);
+	VMCOREINFO_OFFSET(bts_crash_ring, freeze_ts);
+	VMCOREINFO_STRUCT_SIZE(bts_record);
+	VMCOREINFO_OFFSET(task_struct, bts_crash);
+#endif
+}
+
+/* Boot-time rings for every possible CPU; the admin's memory, not a user's. */
+static int __init bts_crash_cpu_init(void)
+{
+	unsigned int records = bts_crash_cpu_records, cpu;
+	size_t bytes = (size_t)records * BTS_RECORD_SIZE;
+	int ret;
+
+	if (!records)
+		return 0;
+	if (records > BTS_CRASH_MAX_TASK_RECORDS * 16)
+		records = BTS_CRASH_MAX_TASK_RECORDS * 16;
+	bts_crash_table = kzalloc(struct_size(bts_crash_table, entries, nr_cpu_ids),
+				  GFP_KERNEL);
+	bts_cpu = kcalloc(nr_cpu_ids, sizeof(*bts_cpu), GFP_KERNEL);
+	if (!bts_crash_table || !bts_cpu)
+		goto nomem;
+	for_each_possible_cpu(cpu) {
+		struct bts_crash_cpu *c = kzalloc_node(sizeof(*c), GFP_KERNEL, cpu_to_node(cpu));
+		struct page *pg = alloc_pages_node(cpu_to_node(cpu), GFP_KERNEL | __GFP_ZERO,
+						   get_order(bytes));
+
+		if (!c || !pg) {
+			kfree(c);
+			if (pg)
+				__free_pages(pg, get_order(bytes));
+			goto nomem;
+		}
+		ds_ring_init(&c->ring, page_address(pg), records);
+		c->desc = (struct bts_crash_ring){
+			.magic = BTS_CRASH_RING_MAGIC, .version = BTS_CRASH_RING_VERSION,
+			.hdr_size = sizeof(c->desc), .record_size = BTS_RECORD_SIZE,
+			.flags = BTS_RING_F_LOST_EXACT, .id = cpu, .capacity = records,
+			.records_pa = page_to_phys(pg), .source = BTS_SOURCE_EMUL,
+		};
+		bts_cpu[cpu] = c;
+		bts_crash_table->entries[cpu] = __pa(c);
+	}
+	bts_crash_table->magic = BTS_CRASH_TABLE_MAGIC;
+	bts_crash_table->version = BTS_CRASH_RING_VERSION;
+	bts_crash_table->hdr_size = sizeof(*bts_crash_table);
+	bts_crash_table->nr_entries = nr_cpu_ids;
+	bts_crash_table->entry_size = sizeof(u64);
+	bts_crash_table->panic_cpu = ~0ULL;
+	ret = ds_kernel_trace_start(bts_cpu_ring);
+	if (ret) {
+		pr_warn("bts_crash: per-CPU kernel rings not recording: %d (needs ds.emulate=1 and FUNCTION_TRACER)\n",
+			ret);
+		return 0;	/* the table stays: readers see empty rings */
+	}
+	register_die_notifier(&bts_crash_oops_nb);
+	bts_crash_vmcoreinfo();
+	pr_info("bts_crash: per-CPU kernel rings of %u records on %u CPUs\n",
+		records, num_possible_cpus());
+	return 0;
+nomem:
+	pr_warn("bts_crash: no memory for per-CPU rings of %u records\n", records);
+	return -ENOMEM;	/* what was allocated stays for readers of a dump */
+}
+
 static int __init bts_crash_init(void)
 {
 	ds_emul_set_lookup(bts_crash_lookup);
 	register_sysctl("kernel", bts_crash_sysctls);
-	return 0;
+	return bts_crash_cpu_init();
 }
 late_initcall(bts_crash_init);
 

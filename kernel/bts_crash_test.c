@@ -128,7 +128,53 @@ static void bts_attach_limits(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, bts_crash_prctl(PR_BTS_CRASH_ENABLE, 1UL << 40), -EINVAL);
 }
 
+/* The CPU note: newest 32 records, TRUNCATED, name NUL-padded, exact size. */
+static void bts_cpu_note_layout(struct kunit *test)
+{
+	static struct bts_record slots[40];
+	static u32 buf[BTS_CRASH_CPU_NOTE_BYTES / 4 + 4];
+	const struct bts_crash_note_hdr *h;
+	const struct elf_note *en = (void *)buf;
+	const struct bts_record *rec;
+	struct ds_ring r;
+	u32 *end;
+	int i;
+
+	ds_ring_init(&r, slots, ARRAY_SIZE(slots));
+	for (i = 0; i < 45; i++)	/* wraps: 5 lost */
+		ds_ring_write(&r, 0xffffffff81000000ULL + i, 0xffffffff82000000ULL + i, 0);
+	memset(buf, 0xa5, sizeof(buf));
+	end = write_cpu_note(buf, &r, 3);
+	KUNIT_EXPECT_EQ(test, (size_t)((u8 *)end - (u8 *)buf), (size_t)BTS_CRASH_CPU_NOTE_BYTES);
+	KUNIT_EXPECT_EQ(test, en->n_namesz, (u32)BTS_CRASH_NOTE_NAMESZ);
+	KUNIT_EXPECT_EQ(test, en->n_type, (u32)NT_BTSCRASH_CPU);
+	KUNIT_EXPECT_EQ(test, en->n_descsz, (u32)(64 + 32 * 24));
+	KUNIT_EXPECT_EQ(test, memcmp(en + 1, "BTSCRASH\0\0\0\0", 12), 0);
+	h = (void *)((u8 *)(en + 1) + 12);
+	KUNIT_EXPECT_EQ(test, h->magic, (u32)BTS_CRASH_NOTE_MAGIC);
+	KUNIT_EXPECT_EQ(test, h->id, 3ULL);
+	KUNIT_EXPECT_EQ(test, h->nr_records, 32ULL);
+	KUNIT_EXPECT_EQ(test, h->capacity, 40ULL);
+	KUNIT_EXPECT_EQ(test, h->lost, 5ULL);
+	KUNIT_EXPECT_EQ(test, h->flags, BTS_NOTE_F_WRAPPED | BTS_NOTE_F_TRUNCATED |
+			BTS_NOTE_F_LOST_EXACT);
+	KUNIT_EXPECT_FALSE(test, h->flags & BTS_NOTE_F_USER_ONLY);
+	rec = (void *)((u8 *)h + h->hdr_size);
+	KUNIT_EXPECT_EQ(test, rec[0].from, 0xffffffff81000000ULL + 13);	/* oldest kept */
+	KUNIT_EXPECT_EQ(test, rec[31].from, 0xffffffff81000000ULL + 44);	/* newest */
+	KUNIT_EXPECT_EQ(test, buf[BTS_CRASH_CPU_NOTE_BYTES / 4], 0xa5a5a5a5U);	/* no overrun */
+
+	/* a short ring: all records, not truncated, shorter note */
+	ds_ring_init(&r, slots, ARRAY_SIZE(slots));
+	ds_ring_write(&r, 1, 2, 0);
+	end = write_cpu_note(buf, &r, 0);
+	KUNIT_EXPECT_EQ(test, en->n_descsz, (u32)(64 + 24));
+	KUNIT_EXPECT_EQ(test, (size_t)((u8 *)end - (u8 *)buf), (size_t)(12 + 12 + 64 + 24));
+	KUNIT_EXPECT_EQ(test, h->flags, BTS_NOTE_F_LOST_EXACT);
+}
+
 static struct kunit_case bts_crash_cases[] = {
+	KUNIT_CASE(bts_cpu_note_layout),
 	KUNIT_CASE(bts_ring_partial),
 	KUNIT_CASE(bts_ring_exactly_full),
 	KUNIT_CASE(bts_ring_wrapped),

@@ -40,7 +40,25 @@ static __always_inline void bts_crash_switch(struct task_struct *prev,
 	if (static_branch_unlikely(&bts_crash_switch_key))
 		__bts_crash_switch(prev, next);
 }
+
+/*
+ * The crash path: panic() and __crash_kexec() freeze every CPU's kernel
+ * ring before anything else runs; panic() then prints this CPU's last
+ * branches; crash_save_cpu() appends each CPU's NT_BTSCRASH_CPU note
+ * (BTS_CRASH_CPU_NOTE_BYTES, linux/crash_core.h) after its NT_PRSTATUS.
+ */
+void bts_crash_freeze(void);
+void bts_crash_report(void);
+/* oops_begin()/oops_end(): hold this CPU's ring while the oops is reported */
+void bts_crash_oops_begin(void);
+void bts_crash_oops_end(void);
+u32 *bts_crash_cpu_note(u32 *buf, int cpu);
 #else
+static inline void bts_crash_freeze(void) { }
+static inline void bts_crash_report(void) { }
+static inline void bts_crash_oops_begin(void) { }
+static inline void bts_crash_oops_end(void) { }
+static inline u32 *bts_crash_cpu_note(u32 *buf, int cpu) { return buf; }
 static inline int bts_crash_fork(struct task_struct *c, unsigned long f) { return 0; }
 static inline void bts_crash_free(struct task_struct *tsk) { }
 static inline void bts_crash_exec(struct pt_regs *regs) { }

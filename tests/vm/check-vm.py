@@ -11,7 +11,9 @@ real call chain from main to a call whose target is 0; the smashed return
 is the last branch, into 0x414141414141; a multithreaded crash has one note
 per thread, faulting thread first, with context-switch markers; an
 untraced crash has no note (btsdump exit 3); a too-small RLIMIT_MEMLOCK
-makes the prctl fail with ENOMEM and the program still runs; and no record
+makes the prctl fail with ENOMEM and the program still runs; an LKDTM oops
+report prints the CPU's last kernel branches, symbolized, ending in the
+fault path from lkdtm_EXCEPTION; and no record
 in any core has a kernel address (read from the raw ELF notes, without the
 decoder, so a decoder bug cannot hide a leak).
 """
@@ -220,6 +222,30 @@ def check_memlock(res):
           f"{name}: no crash, no core")
 
 
+def check_oops(res, console):
+    """The LKDTM oops report carries this CPU's last kernel branches."""
+    check("per-CPU kernel rings of 4096 records" in console,
+          "oops: per-CPU kernel rings are recording",
+          "\n".join(l for l in console.splitlines() if "bts_crash" in l))
+    dmesg = read(os.path.join(res, "dmesg"))
+    m = re.search(r"bts_crash: last (\d+) kernel branches on CPU (\d+), oldest first:\n"
+                  r"((?:.*\[ *\d+\] .* -> .*\n)+)", dmesg)
+    check(m is not None, "oops: the report prints the last kernel branches",
+          dmesg[-3000:])
+    if not m:
+        return
+    lines = m.group(3).splitlines()
+    check(len(lines) == int(m.group(1)) == 16, "oops: 16 branches printed", lines)
+    last = lines[-1] if lines else ""
+    check(any("lkdtm" in l for l in lines) and "lkdtm_EXCEPTION" in " ".join(lines),
+          "oops: the trail reaches lkdtm_EXCEPTION", "\n".join(lines))
+    check(all(re.search(r"\] \S+\+0x[0-9a-f]+/0x[0-9a-f]+ -> \S+\+0x[0-9a-f]+/0x[0-9a-f]+$", l)
+              for l in lines), "oops: every branch symbolized both ends (%pS)",
+          "\n".join(lines))
+    check(status(res, "oops") not in (None, 0), "oops: the writing process died",
+          status(res, "oops"))
+
+
 def check_no_kernel_addresses(res):
     cores = sorted(f for f in os.listdir(res) if f.endswith(".core"))
     seen = 0
@@ -250,6 +276,7 @@ def main():
     steps = [lambda: check_kunit(console), lambda: check_null(tool, res, exe),
              lambda: check_smash(tool, res, exe), lambda: check_threads(tool, res, exe),
              lambda: check_notrace(tool, res, exe), lambda: check_memlock(res),
+             lambda: check_oops(res, console),
              lambda: check_no_kernel_addresses(res)]
     for step in steps:
         try:

@@ -1,7 +1,8 @@
 #!/bin/busybox sh
 # SPDX-License-Identifier: GPL-2.0-or-later
 # /init of the test VM's initramfs: runs each scenario (traced crashes, an
-# untraced one, RLIMIT_MEMLOCK too small), keeps cores and logs in /results,
+# untraced one, RLIMIT_MEMLOCK too small, a kernel oops), keeps cores and
+# logs in /results,
 # writes them as a tar onto the virtio disk /dev/vda, prints the end marker.
 /bin/busybox --install -s /bin
 mount -t proc proc /proc
@@ -24,6 +25,10 @@ run threads /bin/btsrun 4096 /bin/crasher threads
 run notrace /bin/crasher null
 # 1 page of locked memory allowed; 4096 records need 24 pages: refused
 run memlock sh -c 'ulimit -l 4; exec /bin/btsrun -u 1000 4096 /bin/crasher ok'
+# A kernel oops (LKDTM, the process dies, the kernel goes on): the report
+# must carry this CPU's last kernel branches, from the per-CPU ring.
+mount -t debugfs debugfs /sys/kernel/debug
+run oops sh -c 'echo EXCEPTION > /sys/kernel/debug/provoke-crash/DIRECT'
 cat /proc/cmdline > "$R/cmdline"
 dmesg > "$R/dmesg"
 tar -cf /dev/vda -C "$R" .

@@ -26,7 +26,7 @@ timeout 600 qemu-system-x86_64 -accel tcg -cpu max -m 512 -smp 2 \
 	-nographic -no-reboot -kernel "$obj/arch/x86/boot/bzImage" \
 	-initrd "$work/initrd.gz" \
 	-drive "file=$work/results.img,format=raw,if=virtio" \
-	-append "console=ttyS0 panic=-1 ds.emulate=1 $*" \
+	-append "console=ttyS0 panic=-1 ds.emulate=1 bts_crash.cpu_records=4096 $*" \
 	> "$out/console.log" 2>&1 || true
 grep -q BTSCRASH-VM-DONE "$out/console.log" ||
 	{ tail -40 "$out/console.log" >&2; echo "run-vm: the VM did not finish" >&2; exit 1; }

@@ -16,6 +16,7 @@
  * their numbers differ between editions (17.4.x / 18.4.x).
  */
 #include <linux/cpuhotplug.h>
+#include <linux/ftrace.h>
 #include <linux/kdebug.h>
 #include <linux/moduleparam.h>
 #include <linux/percpu.h>
@@ -54,7 +55,7 @@ void ds_ring_init(struct ds_ring *r, struct bts_record *base, u64 capacity)
 	*r = (struct ds_ring){ .base = base, .capacity = capacity };
 }
 
-void ds_ring_write(struct ds_ring *r, u64 from, u64 to, u64 flags)
+void notrace ds_ring_write(struct ds_ring *r, u64 from, u64 to, u64 flags)
 {
 	struct bts_record *rec = &r->base[r->index];
 
@@ -512,6 +513,72 @@ static struct notifier_block ds_emul_nb = {
 	.notifier_call = ds_emul_notify,
 	.priority = INT_MAX,	/* before hw_breakpoint and uprobes look at DR_STEP */
 };
+
+/* ---- per-CPU kernel recording (emulation: function entries) ------------- */
+
+static DEFINE_PER_CPU(struct ds_ring *, ds_kring);
+
+/*
+ * The return address ftrace gives is just past the call: a direct call is
+ * e8 rel32 (5 bytes); indirect calls are ff /2 with a register (2 bytes, 3
+ * with a REX prefix), a disp8 (3) or a disp32 (6) memory operand.  The
+ * direct form is tried first as it is by far the most common.
+ */
+unsigned long notrace ds_call_site(unsigned long ret)
+{
+	const u8 *p = (const u8 *)ret;
+
+	if (p[-5] == 0xe8)
+		return ret - 5;
+	if (p[-2] == 0xff && (p[-1] & 0xf8) == 0xd0)
+		return p[-3] == 0x41 ? ret - 3 : ret - 2;
+	if (p[-3] == 0xff && (p[-2] & 0xf8) == 0x50)
+		return ret - 3;
+	if (p[-6] == 0xff && (p[-5] & 0xf8) == 0x90)
+		return ret - 6;
+	return ret;
+}
+
+#ifdef CONFIG_FUNCTION_TRACER
+static void notrace ds_kernel_fn(unsigned long ip, unsigned long parent_ip,
+				 struct ftrace_ops *op, struct ftrace_regs *fregs)
+{
+	struct ds_ring *r;
+	unsigned long flags;
+	int bit;
+
+	if (in_nmi())
+		return;
+	bit = ftrace_test_recursion_trylock(ip, parent_ip);
+	if (bit < 0)
+		return;
+	raw_local_irq_save(flags);
+	r = this_cpu_read(ds_kring);
+	if (r && parent_ip >= TASK_SIZE_MAX)
+		ds_ring_write(r, ds_call_site(parent_ip), ip, 0);
+	raw_local_irq_restore(flags);
+	ftrace_test_recursion_unlock(bit);
+}
+
+static struct ftrace_ops ds_kernel_ops = {
+	.func = ds_kernel_fn,
+};
+#endif
+
+int ds_kernel_trace_start(struct ds_ring *(*ring_of)(unsigned int cpu))
+{
+	unsigned int cpu;
+
+	if (ds_backend() != DS_BACKEND_EMUL || !IS_ENABLED(CONFIG_FUNCTION_TRACER))
+		return -EOPNOTSUPP;
+	for_each_possible_cpu(cpu)
+		per_cpu(ds_kring, cpu) = ring_of(cpu);
+#ifdef CONFIG_FUNCTION_TRACER
+	return register_ftrace_function(&ds_kernel_ops);
+#else
+	return -EOPNOTSUPP;
+#endif
+}
 
 static int __init ds_init(void)
 {

@@ -288,7 +288,28 @@ static void ds_test_perf_handover(struct kunit *test)
 	local_irq_enable();
 }
 
+/* The call instruction before a return address, for each call form. */
+static void ds_test_call_site(struct kunit *test)
+{
+	static const struct { u8 code[8]; int len; } calls[] = {
+		{ { 0x90, 0x90, 0x90, 0xe8, 0x10, 0x20, 0x30, 0x40 }, 5 },	/* call rel32 */
+		{ { 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0xff, 0xd0 }, 2 },	/* call *%rax */
+		{ { 0x90, 0x90, 0x90, 0x90, 0x90, 0x41, 0xff, 0xd3 }, 3 },	/* call *%r11 */
+		{ { 0x90, 0x90, 0x90, 0x90, 0x90, 0xff, 0x50, 0x08 }, 3 },	/* call *8(%rax) */
+		{ { 0x90, 0x90, 0xff, 0x90, 0x00, 0x01, 0x00, 0x00 }, 6 },	/* call *0x100(%rax) */
+		{ { 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90 }, 0 },	/* no call */
+	};
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(calls); i++) {
+		unsigned long ret = (unsigned long)&calls[i].code[8];
+
+		KUNIT_EXPECT_EQ_MSG(test, ds_call_site(ret), ret - calls[i].len, "case %d", i);
+	}
+}
+
 static struct kunit_case ds_test_cases[] = {
+	KUNIT_CASE(ds_test_call_site),
 	KUNIT_CASE(ds_test_load_sequence),
 	KUNIT_CASE(ds_test_load_clean),
 	KUNIT_CASE(ds_test_save_index),

@@ -155,8 +155,9 @@ struct bts_crash_table {
 	__u32 nr_entries;	/* nr_cpu_ids */
 	__u32 entry_size;	/* 8 */
 	__u64 panic_cpu;	/* CPU that ran the crash path, ~0 if none */
-	/* followed by nr_entries __u64: physical address of each CPU's
+	/* nr_entries __u64 at hdr_size: physical address of each CPU's
 	 * struct bts_crash_ring, 0 when that CPU has none */
+	__u64 entries[];
 };
 
 /* ---- prctl ------------------------------------------------------------- */

@@ -101,6 +101,18 @@ void ds_task_trace_exec(struct pt_regs *regs, struct ds_trace *t);
  * (either may be NULL) with timestamp now (local_clock() ns) and cpu. */
 void ds_task_switch(struct ds_trace *prev, struct ds_trace *next, u64 now,
 		    unsigned int cpu);
+/*
+ * Per-CPU kernel recording.  Emulation (ds.emulate=1 with FUNCTION_TRACER):
+ * every traceable kernel function entry is written as a record call site
+ * -> function into the CPU's ring, IRQs off, never from NMI.  The hardware
+ * backend does not record the kernel yet (-EOPNOTSUPP).  Rings are set per
+ * CPU before ds_kernel_trace_start(); a frozen ring takes no more writes.
+ */
+int ds_kernel_trace_start(struct ds_ring *(*ring_of)(unsigned int cpu));
+/* Address of the call instruction that returns to ret (kernel text), or
+ * ret itself if the bytes before it are no call: best effort. */
+unsigned long ds_call_site(unsigned long ret);
+
 /* How the emulation finds the current task's trace (bts_crash owns it). */
 void ds_emul_set_lookup(struct ds_trace *(*lookup)(struct task_struct *));
 
