@@ -327,14 +327,18 @@ static int write_note(struct coredump_params *cprm, struct task_struct *t)
 	if (!dump_emit(cprm, &en, sizeof(en)) || !dump_emit(cprm, name, sizeof(name)) ||
 	    !dump_emit(cprm, &h, sizeof(h)))
 		return -EIO;
-	for (i = 0; i < bt->snap_count && n < bt->snap_user; i++) {
+	/* Runs of user records contiguous in memory go out in one write. */
+	for (i = 0; i < bt->snap_count && n < bt->snap_user; ) {
 		const struct bts_record *r = snap_get(bt, i);
+		u64 run = 0;
 
-		if (!rec_is_user(r))
-			continue;
-		if (!dump_emit(cprm, r, sizeof(*r)))
+		while (i + run < bt->snap_count && n + run < bt->snap_user &&
+		       snap_get(bt, i + run) == r + run && rec_is_user(r + run))
+			run++;
+		if (run && !dump_emit(cprm, r, run * sizeof(*r)))
 			return -EIO;
-		n++;
+		n += run;
+		i += run ? run : 1;
 	}
 	for (; n < bt->snap_user; n++)
 		if (!dump_emit(cprm, &filler, sizeof(filler)))

@@ -11,6 +11,25 @@ mount -t devtmpfs devtmpfs /dev 2>/dev/null
 mkdir -p /results && chmod 1777 /results
 ulimit -c unlimited
 R=/results
+if grep -qw btscrash.bench /proc/cmdline; then
+	# bench/vm-bench.sh: untraced first, while the switch hook's static
+	# key is still off; then again with it on; then traced.
+	mkdir -p /bench && export VMBENCH_CORE_DIR=/bench
+	echo "/bench/core.%p" > /proc/sys/kernel/core_pattern
+	{
+		vmbench pingpong untraced-key-off 2000 7
+		vmbench coredump untraced-key-off 48 5
+		btsrun 16 /bin/true
+		vmbench pingpong untraced 2000 7
+		vmbench coredump untraced 48 5
+		vmbench pingpong traced 2000 7
+		vmbench coredump traced 48 5
+	} 2>&1 | tee "$R/bench.out"
+	tar -cf /dev/vda -C "$R" .
+	sync
+	echo BTSCRASH-VM-DONE
+	reboot -f
+fi
 run() {	# name, command...: runs it; NAME.out, NAME.status, NAME.core
 	name=$1; shift
 	echo "$R/$name.core" > /proc/sys/kernel/core_pattern

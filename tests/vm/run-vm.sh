@@ -16,7 +16,9 @@ cp /bin/busybox "$root/bin/busybox"
 cflags="-static -g -O0 -fno-omit-frame-pointer -fno-stack-protector -fcf-protection=none"
 # shellcheck disable=SC2086
 gcc $cflags -pthread -o "$root/bin/crasher" "$src/tests/crasher.c"
-gcc -static -O2 -Wall -I"$src/include/uapi/linux" -o "$root/bin/btsrun" "$src/tests/vm/btsrun.c"
+for prog in btsrun vmbench; do
+	gcc -static -O2 -Wall -I"$src/include/uapi/linux" -o "$root/bin/$prog" "$src/tests/vm/$prog.c"
+done
 cp "$root/bin/crasher" "$out/crasher"	# the exact binary, for symbols
 cp "$src/tests/vm/init.sh" "$root/init"
 chmod +x "$root/init"

@@ -1,0 +1,150 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * vmbench: the kernel-side benchmarks, run inside the test VM by
+ * bench/vm-bench.sh.  Prints one line per measurement:
+ *   RESULT <name> <variant> <median ns> <runs>
+ *
+ *   vmbench pingpong VARIANT ROUNDS RUNS  two processes bounce a byte over
+ *       two pipes ROUNDS times (2 context switches per round); VARIANT
+ *       "traced" enables tracing (4096 records) before the fork, so both
+ *       ends are traced; "untraced" does not.
+ *   vmbench coredump VARIANT MIB RUNS  a child maps MIB MiB (populated by
+ *       the kernel, no user instructions), then faults; the time from just
+ *       before the fault until the parent reaps it is dominated by writing
+ *       the core.  "traced": the child runs with a full 65536-record ring,
+ *       so its core carries a 1.5 MiB trace note.  Cores go to the
+ *       core_pattern; with VMBENCH_CORE_DIR set, DIR/core.PID is removed.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bts_crash.h"		/* include/uapi/linux: PR_BTS_CRASH */
+
+static long long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static int cmp_ll(const void *a, const void *b)
+{
+	long long x = *(const long long *)a, y = *(const long long *)b;
+
+	return (x > y) - (x < y);
+}
+
+static void trace_on(unsigned long records)
+{
+	if (prctl(PR_BTS_CRASH, PR_BTS_CRASH_ENABLE, records, 0, 0)) {
+		perror("vmbench: PR_BTS_CRASH_ENABLE");
+		exit(1);
+	}
+}
+
+static long long pingpong_once(int traced, long rounds)
+{
+	int ab[2], ba[2];
+	long long t0, t1;
+	pid_t pid;
+	char c = 0;
+	long i;
+
+	if (pipe(ab) || pipe(ba))
+		exit(1);
+	pid = fork();
+	if (pid == 0) {
+		if (traced)
+			trace_on(4096);
+		for (i = 0; i < rounds; i++)
+			if (read(ab[0], &c, 1) != 1 || write(ba[1], &c, 1) != 1)
+				_exit(1);
+		_exit(0);
+	}
+	if (traced)
+		trace_on(4096);
+	t0 = now_ns();
+	for (i = 0; i < rounds; i++)
+		if (write(ab[1], &c, 1) != 1 || read(ba[0], &c, 1) != 1)
+			exit(1);
+	t1 = now_ns();
+	if (traced)
+		prctl(PR_BTS_CRASH, PR_BTS_CRASH_DISABLE, 0, 0, 0);
+	waitpid(pid, NULL, 0);
+	close(ab[0]), close(ab[1]), close(ba[0]), close(ba[1]);
+	return t1 - t0;
+}
+
+static volatile int sink;
+
+static long long coredump_once(int traced, long mib)
+{
+	int p[2];
+	long long t0 = 0, t1;
+	pid_t pid;
+
+	if (pipe(p))
+		exit(1);
+	pid = fork();
+	if (pid == 0) {
+		char *m = mmap(NULL, mib << 20, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+		int i;
+
+		if (m == MAP_FAILED)
+			_exit(1);
+		if (traced) {
+			trace_on(65536);
+			for (i = 0; i < 40000; i++)	/* > 65536 branches: a full ring */
+				sink += i;
+		}
+		t0 = now_ns();
+		if (write(p[1], &t0, sizeof(t0)) != sizeof(t0))
+			_exit(1);
+		*(volatile int *)0 = 0;
+		_exit(1);
+	}
+	close(p[1]);
+	if (read(p[0], &t0, sizeof(t0)) != sizeof(t0))
+		exit(1);
+	waitpid(pid, NULL, 0);
+	t1 = now_ns();
+	close(p[0]);
+	if (getenv("VMBENCH_CORE_DIR")) {	/* keep the RAM disk from filling */
+		char path[256];
+
+		snprintf(path, sizeof(path), "%s/core.%d", getenv("VMBENCH_CORE_DIR"), (int)pid);
+		unlink(path);
+	}
+	return t1 - t0;
+}
+
+int main(int argc, char **argv)
+{
+	long long t[64];
+	int runs, traced, i;
+	long arg;
+
+	if (argc != 5) {
+		fprintf(stderr, "usage: vmbench pingpong|coredump traced|untraced N RUNS\n");
+		return 2;
+	}
+	traced = !strcmp(argv[2], "traced");	/* any other label: untraced */
+	arg = atol(argv[3]);
+	runs = atoi(argv[4]);
+	if (runs < 1 || runs > 64 || arg < 1)
+		return 2;
+	for (i = 0; i < runs; i++)
+		t[i] = !strcmp(argv[1], "pingpong") ? pingpong_once(traced, arg)
+						    : coredump_once(traced, arg);
+	qsort(t, runs, sizeof(t[0]), cmp_ll);
+	printf("RESULT %s %s %lld %d\n", argv[1], argv[2], t[runs / 2], runs);
+	return 0;
+}
