@@ -4,7 +4,9 @@
  * prctl(PR_BTS_CRASH, PR_BTS_CRASH_ENABLE, RECORDS), then exec (tracing is
  * inherited across exec and by threads and children).  If enabling fails it
  * says why and runs the program untraced.  Used in the test VM.
- * Usage: btsrun [-u UID] RECORDS PROGRAM [ARGS...]
+ * Usage: btsrun [-d DEFAULT] [-u UID] RECORDS PROGRAM [ARGS...]
+ *   -d: set kernel.bts_crash_task_records first (needs root), -u: then
+ *   switch user; RECORDS 0: no prctl (the system-wide default applies).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -19,6 +21,17 @@ int main(int argc, char **argv)
 {
 	int i = 1;
 
+	if (argc > 3 && !strcmp(argv[1], "-d")) {
+		/* the system-wide default, set by this untraced process */
+		FILE *f = fopen("/proc/sys/kernel/bts_crash_task_records", "w");
+
+		if (!f || fprintf(f, "%s\n", argv[2]) < 0 || fclose(f)) {
+			perror("btsrun: kernel.bts_crash_task_records");
+			return 127;
+		}
+		argv += 2;
+		argc -= 2;
+	}
 	if (argc > 3 && !strcmp(argv[1], "-u")) {
 		uid_t uid = atoi(argv[2]);
 
@@ -32,7 +45,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: btsrun [-u UID] RECORDS PROGRAM [ARGS...]\n");
 		return 127;
 	}
-	if (prctl(PR_BTS_CRASH, PR_BTS_CRASH_ENABLE, strtoul(argv[i], NULL, 0), 0, 0))
+	/* RECORDS 0: only switch user (the system-wide default applies) */
+	if (strtoul(argv[i], NULL, 0) &&
+	    prctl(PR_BTS_CRASH, PR_BTS_CRASH_ENABLE, strtoul(argv[i], NULL, 0), 0, 0))
 		fprintf(stderr, "btsrun: tracing not enabled: %s (errno %d, %s)\n",
 			strerror(errno), errno, errno == ENOMEM ? "ENOMEM" : "other");
 	execv(argv[i + 1], argv + i + 1);

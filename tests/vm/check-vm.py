@@ -222,6 +222,28 @@ def check_memlock(res):
           f"{name}: no crash, no core")
 
 
+def check_inherited(tool, res, exe):
+    """Tracing reaches a forked child and the system-wide default; a user
+    over RLIMIT_MEMLOCK runs untraced, told why in the log."""
+    for name, how in (("fork", "a child of a traced shell"),
+                      ("sysdefault", "traced by kernel.bts_crash_task_records")):
+        d = branches_json(tool, os.path.join(res, name + ".core"), exe)
+        br = real(d["threads"][0]["branches"])
+        last = br[-1] if br else {}
+        check(last.get("kind") == "call" and int(last.get("to", "1"), 16) == 0 and
+              subsequence(["serve", "parse_request", "dispatch"], calls_to(br)),
+              f"{name}: {how}: the core's trail ends in the call to 0", last)
+    name = "sysdefault-memlock"
+    check(status(res, name) == 139, f"{name}: untraced over the limit, still crashed",
+          status(res, name))
+    rc, out, err = btsdump(tool, os.path.join(res, name + ".core"), exe)
+    check(rc == 3, f"{name}: its core has no trace (btsdump exit 3)", f"exit {rc}: {err}")
+    dmesg = read(os.path.join(res, "dmesg"))
+    check(re.search(r"bts_crash: crasher\[\d+\]: not traced: -12", dmesg) is not None,
+          f"{name}: the log says why it is not traced",
+          "\n".join(l for l in dmesg.splitlines() if "bts_crash" in l))
+
+
 def check_oops(res, console):
     """The LKDTM oops report carries this CPU's last kernel branches."""
     check("per-CPU kernel rings of 4096 records" in console,
@@ -276,6 +298,7 @@ def main():
     steps = [lambda: check_kunit(console), lambda: check_null(tool, res, exe),
              lambda: check_smash(tool, res, exe), lambda: check_threads(tool, res, exe),
              lambda: check_notrace(tool, res, exe), lambda: check_memlock(res),
+             lambda: check_inherited(tool, res, exe),
              lambda: check_oops(res, console),
              lambda: check_no_kernel_addresses(res)]
     for step in steps:

@@ -44,6 +44,14 @@ run threads /bin/btsrun 4096 /bin/crasher threads
 run notrace /bin/crasher null
 # 1 page of locked memory allowed; 4096 records need 24 pages: refused
 run memlock sh -c 'ulimit -l 4; exec /bin/btsrun -u 1000 4096 /bin/crasher ok'
+# Inherited by a child: a traced shell forks the crasher.
+run fork    /bin/btsrun 4096 /bin/sh -c '/bin/crasher null; echo "shell: $?"'
+# The system-wide default traces what is exec'd; a user over RLIMIT_MEMLOCK
+# runs untraced (a log line says why) and still crashes normally.
+# (btsrun itself is exec'd before the default is set, so it is untraced.)
+run sysdefault-memlock sh -c 'ulimit -l 4; exec /bin/btsrun -d 4096 -u 1000 0 /bin/crasher null'
+run sysdefault /bin/crasher null
+echo 0 > /proc/sys/kernel/bts_crash_task_records
 # A kernel oops (LKDTM, the process dies, the kernel goes on): the report
 # must carry this CPU's last kernel branches, from the per-CPU ring.
 mount -t debugfs debugfs /sys/kernel/debug
