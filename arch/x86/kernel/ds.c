@@ -39,9 +39,8 @@ module_param_named(emulate, ds_emulate, bool, 0444);
 MODULE_PARM_DESC(emulate, "record user branches by single-stepping (no BTS needed)");
 
 /*
- * Opt-in until perf's Intel code asks ds.c for the BTS half (docs/kernel.md:
- * today perf rewrites the DS area's BTS fields when it reserves its
- * buffers, and zeroes IA32_DS_AREA when it lets go of them).
+ * Opt-in while it has never run on real BTS hardware (docs/kernel.md).
+ * Perf's Intel code asks for the BTS half (kernel/patches/0011).
  */
 static bool ds_hw_param;
 module_param_named(hw, ds_hw_param, bool, 0444);
@@ -301,6 +300,11 @@ void ds_bts_release(enum ds_owner who)
 	c->owner = DS_OWNER_NONE;
 	if (who == DS_OWNER_PERF && c->running)
 		ds_hw_resume(c, c->running, local_clock());
+}
+
+bool ds_hw_active(void)
+{
+	return ds_hw_ok;
 }
 
 enum ds_owner ds_bts_owner(void)

@@ -7,6 +7,7 @@
  */
 #ifndef _ASM_X86_DS_H
 #define _ASM_X86_DS_H
+/* Also included by perf's Intel code (arch/x86/events/intel/). */
 
 #include <linux/types.h>
 #include <uapi/linux/bts_crash.h>
@@ -66,8 +67,16 @@ enum ds_owner {
 	DS_OWNER_CRASH,		/* kernel/bts_crash.c via ds_task_switch() */
 	DS_OWNER_PERF,
 };
+#ifdef CONFIG_BTS_CRASH
 void ds_bts_request(enum ds_owner who);
+/* ds.c records with BTS: it owns IA32_DS_AREA and the BTS half's fields. */
+bool ds_hw_active(void);
 void ds_bts_release(enum ds_owner who);
+#else	/* perf's hooks compile away */
+static inline void ds_bts_request(enum ds_owner who) { }
+static inline void ds_bts_release(enum ds_owner who) { }
+static inline bool ds_hw_active(void) { return false; }
+#endif
 enum ds_owner ds_bts_owner(void);
 
 /*
