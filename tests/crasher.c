@@ -5,7 +5,8 @@
  * NULL function pointer; `smash` overwrites its own return address and
  * returns into garbage; `abort` calls abort(); `threads` faults in a second
  * thread while the first waits.  No libc calls on the way to a fault except
- * where the mode needs them, so the traces stay short and stable.
+ * where the mode needs them, so the traces stay short and stable.  `loop`
+ * spins in checksum() until killed.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -98,6 +99,12 @@ int main(int argc, char **argv)
 		return 0;
 	case 't':
 		return run_threads();
+	case 'l':			/* busy until killed (the kdump test) */
+		for (;;) {
+			int v[3] = { argc, argc + 1, argc + 2 };
+
+			sink = checksum(v, 3);
+		}
 	}
-	return 2;	/* usage: crasher null|smash|abort|threads */
+	return 2;	/* usage: crasher null|smash|abort|threads|loop */
 }

@@ -11,6 +11,34 @@ mount -t devtmpfs devtmpfs /dev 2>/dev/null
 mkdir -p /results && chmod 1777 /results
 ulimit -c unlimited
 R=/results
+if grep -qw btscrash.capture /proc/cmdline; then
+	# The capture kernel (tests/vm/run-kdump.sh): save the dump, filtered
+	# at -d 31, flattened (-F) onto the raw disk; the host reassembles it.
+	echo "== capture kernel: saving /proc/vmcore"
+	makedumpfile -F -d 31 /proc/vmcore > /dev/vda 2>/tmp/makedumpfile.log
+	rc=$?
+	sync
+	cat /tmp/makedumpfile.log
+	echo "BTSCRASH-KDUMP-SAVED rc=$rc"
+	reboot -f
+fi
+kd=$(sed -n 's/.*btscrash\.kdump=\([A-Z_]*\).*/\1/p' /proc/cmdline)
+if [ -n "$kd" ]; then
+	# Panic with kdump loaded (tests/vm/run-kdump.sh), a traced process
+	# running meanwhile.
+	mount -t debugfs debugfs /sys/kernel/debug
+	echo 1 > /proc/sys/kernel/panic_on_oops
+	/bin/btsrun 4096 /bin/crasher loop &
+	echo "BTSCRASH-TRACED-PID $!"
+	kexec -p /boot/bzImage --initrd=/boot/capture.gz \
+		--append="console=ttyS0 btscrash.capture nr_cpus=1 irqpoll reset_devices panic=-1" ||
+		{ echo BTSCRASH-KDUMP-FAILED: kexec -p; reboot -f; }
+	sleep 2
+	echo "== provoking $kd"
+	echo "$kd" > /sys/kernel/debug/provoke-crash/DIRECT
+	echo "BTSCRASH-KDUMP-FAILED: no panic"
+	reboot -f
+fi
 if grep -qw btscrash.bench /proc/cmdline; then
 	# bench/vm-bench.sh: untraced first, while the switch hook's static
 	# key is still off; then again with it on; then traced.

@@ -11,18 +11,11 @@ src=$(cd "$(dirname "$0")/../.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 root=$work/root
-mkdir -p "$root/bin" "$root/proc" "$root/sys" "$root/dev" "$out"
-cp /bin/busybox "$root/bin/busybox"
-cflags="-static -g -O0 -fno-omit-frame-pointer -fno-stack-protector -fcf-protection=none"
-# shellcheck disable=SC2086
-gcc $cflags -pthread -o "$root/bin/crasher" "$src/tests/crasher.c"
-for prog in btsrun vmbench; do
-	gcc -static -O2 -Wall -I"$src/include/uapi/linux" -o "$root/bin/$prog" "$src/tests/vm/$prog.c"
-done
+. "$src/tests/vm/vm-lib.sh"
+vm_root "$root"
+mkdir -p "$out"
 cp "$root/bin/crasher" "$out/crasher"	# the exact binary, for symbols
-cp "$src/tests/vm/init.sh" "$root/init"
-chmod +x "$root/init"
-(cd "$root" && find . | cpio -o -H newc --quiet | gzip -1) > "$work/initrd.gz"
+vm_pack "$root" "$work/initrd.gz"
 truncate -s 64M "$work/results.img"
 timeout 600 qemu-system-x86_64 -accel tcg -cpu max -m 512 -smp 2 \
 	-nographic -no-reboot -kernel "$obj/arch/x86/boot/bzImage" \

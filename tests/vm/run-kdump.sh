@@ -1,0 +1,53 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Boots the btscrash test kernel under QEMU TCG with kdump loaded (kexec -p,
+# the same bzImage as capture kernel), provokes a panic with LKDTM while a
+# traced process runs, lets the capture kernel save the dump with
+# makedumpfile -F -d 31 onto a virtio disk, and reassembles it on the host
+# (makedumpfile -R) as OUTDIR/vmcore (kdump-compressed), with the console
+# log and the traced process's pid (OUTDIR/traced.pid).
+# Usage: run-kdump.sh OBJDIR OUTDIR LKDTM_TYPE [EXTRA KERNEL ARGS...]
+set -eu
+obj=$1 out=$2 type=$3
+shift 3
+src=$(cd "$(dirname "$0")/../.." && pwd)
+work=$(mktemp -d)
+qemu_pid=
+trap '[ -z "$qemu_pid" ] || kill "$qemu_pid" 2>/dev/null; rm -rf "$work"' EXIT
+. "$src/tests/vm/vm-lib.sh"
+root=$work/root
+vm_root "$root"
+vm_add_dynamic "$root" /usr/sbin/kexec /usr/bin/makedumpfile
+vm_pack "$root" "$work/capture.gz"	# the capture kernel's initramfs
+mkdir -p "$root/boot" "$out"
+cp "$obj/arch/x86/boot/bzImage" "$work/capture.gz" "$root/boot/"
+vm_pack "$root" "$work/initrd.gz"
+cp "$root/bin/crasher" "$out/crasher"
+truncate -s 256M "$work/disk.img"
+qemu-system-x86_64 -accel tcg -cpu max -m 1G -smp 2 \
+	-nographic -no-reboot -kernel "$obj/arch/x86/boot/bzImage" \
+	-initrd "$work/initrd.gz" \
+	-drive "file=$work/disk.img,format=raw,if=virtio" \
+	-append "console=ttyS0 ds.emulate=1 bts_crash.cpu_records=4096 crashkernel=256M btscrash.kdump=$type $*" \
+	> "$out/console.log" 2>&1 &
+qemu_pid=$!
+# The capture kernel's poweroff/reboot can hang: end QEMU on the marker.
+i=0
+while kill -0 "$qemu_pid" 2>/dev/null && [ $i -lt 600 ] &&
+      ! grep -q 'BTSCRASH-KDUMP-\(SAVED\|FAILED\)' "$out/console.log"; do
+	sleep 1
+	i=$((i + 1))
+done
+sleep 1
+kill "$qemu_pid" 2>/dev/null || true
+wait "$qemu_pid" 2>/dev/null || true
+qemu_pid=
+sed -n 's/.*BTSCRASH-TRACED-PID \([0-9]*\).*/\1/p' "$out/console.log" | head -n 1 > "$out/traced.pid"
+grep -q 'BTSCRASH-KDUMP-SAVED rc=0' "$out/console.log" || {
+	tail -n 40 "$out/console.log" >&2
+	echo "run-kdump: no dump was saved ($type)" >&2
+	exit 1
+}
+rm -f "$out/vmcore"
+makedumpfile -R "$out/vmcore" < "$work/disk.img" >/dev/null
+echo "$out/vmcore"
