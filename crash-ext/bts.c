@@ -113,7 +113,7 @@ static int read_ring(ulonglong addr, int memtype, const char *what, struct bts_r
 	return TRUE;
 }
 
-static void print_addr(uint64_t a, int user)
+static void print_addr(uint64_t a, int user, int pad)
 {
 	char sym[BUFSIZE];
 	struct syment *sp;
@@ -123,7 +123,10 @@ static void print_addr(uint64_t a, int user)
 		sprintf(sym, off ? "%s+0x%lx" : "%s", sp->name, off);
 	else
 		sym[0] = '\0';
-	fprintf(fp, "%016llx %-28s", (ulonglong)a, sym);
+	if (pad)
+		fprintf(fp, "%016llx %-28s", (ulonglong)a, sym);
+	else
+		fprintf(fp, sym[0] ? "%016llx %s" : "%016llx", (ulonglong)a, sym);
 }
 
 static void print_marker(const struct bts_record *rec)
@@ -188,9 +191,9 @@ static void print_ring(const char *what, const struct bts_ring_info *r, ulong n,
 		} else if ((rec->from & BTS_MARKER_TAG_MASK) == BTS_MARKER_TAG) {
 			print_marker(rec);
 		} else {
-			print_addr(rec->from, user);
+			print_addr(rec->from, user, TRUE);
 			fprintf(fp, " -> ");
-			print_addr(rec->to, user);
+			print_addr(rec->to, user, FALSE);
 			fprintf(fp, "\n");
 		}
 	}
@@ -396,18 +399,23 @@ static char *help_bts[] = {
 	"             address), from its per-task ring, with context-switch markers.",
 	"\nEXAMPLE",
 	"  After \"echo EXCEPTION > /sys/kernel/debug/provoke-crash/DIRECT\":\n",
-	"    %s> bts -n 4",
-	"    CPU 0 (panic CPU): 4 of 4096 records (ring of 4096, wrapped, frozen), emulation, frozen at 1.820211 s",
-	"      [   4] ffffffff9761a184 direct_entry+0xa5            -> ffffffff9761a388 lkdtm_EXCEPTION",
-	"      [   3] ffffffff97660e88 exc_page_fault+0xbd          -> ffffffff9743d43b fault_in_kernel_space",
-	"      [   2] ffffffff97660f86 exc_page_fault+0x1bb         -> ffffffff9743cc0e page_fault_oops",
-	"      [   1] ffffffff9743cca7 page_fault_oops+0x99         -> ffffffff9741eab3 oops_begin",
-	"\n  A traced process that was running:\n",
+	"    %s> bts -n 6",
+	"    CPU 0 (panic CPU): 6 of 4096 records (ring of 4096, wrapped, frozen), emulation, frozen at 5.920559 s",
+	"      [   6] ffffffffa921a184 direct_entry+0xa5            -> ffffffffa925e207 lkdtm_do_action",
+	"      [   5] ffffffffa921a184 direct_entry+0xa5            -> ffffffffa921a388 lkdtm_EXCEPTION",
+	"      [   4] ffffffffa9260e88 exc_page_fault+0xbd          -> ffffffffa903d43b fault_in_kernel_space",
+	"      [   3] ffffffffa9260f86 exc_page_fault+0x1bb         -> ffffffffa903cc0e page_fault_oops",
+	"      [   2] ffffffffa903cc49 page_fault_oops+0x3b         -> ffffffffa9118fbc is_vmalloc_addr",
+	"      [   1] ffffffffa903cca7 page_fault_oops+0x99         -> ffffffffa901eab3 oops_begin",
+	"\n  A traced process that was running at the panic:\n",
 	"    %s> bts -t 49 -n 3",
 	"    PID 49 (crasher) user branches: 3 of 4096 records (ring of 4096, wrapped), emulation",
-	"      [   3] 00000000004017a9                              -> 00000000004017b3",
-	"      [   2] 00000000004017d8                              -> 000000000040178a",
-	"      [   1] -- switch-out cpu 0 at 1.790000250 s --",
+	"      [   3] 00000000004016b9                              -> 00000000004016d1",
+	"      [   2] 00000000004016de                              -> 0000000000401680",
+	"      [   1] -- switch-out cpu 0 at 5.901891849 s --",
+	"\n  A kernel without per-CPU rings:\n",
+	"    %s> bts",
+	"    bts: this kernel keeps no branch traces (no BTS_CRASH=1 in VMCOREINFO: not a btscrash kernel, or format too new)",
 	NULL
 };
 
