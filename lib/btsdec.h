@@ -244,4 +244,49 @@ int btsdec_report(FILE *out, struct btsdec_core *core, struct btsdec_sym *sym,
 /* JSON string escaping (report.c), exported for the tools. */
 void btsdec_json_string(FILE *out, const char *s);
 
+/* ---- Vmcores (vmcore.c) ---------------------------------------------------- */
+
+/* A kernel dump: ELF (/proc/vmcore, makedumpfile -E) or kdump-compressed. */
+struct btsdec_vmcore;
+
+int btsdec_vmcore_open(const char *path, struct btsdec_vmcore **out,
+		       struct btsdec_err *err);
+void btsdec_vmcore_close(struct btsdec_vmcore *vc);
+bool btsdec_vmcore_is_kdump(const struct btsdec_vmcore *vc);
+/* VMCOREINFO value of key into buf; false if absent. */
+bool btsdec_vmcore_info(const struct btsdec_vmcore *vc, const char *key,
+			char *buf, size_t len);
+/* The dump's NT_BTSCRASH_CPU notes (malformed ones skipped with a warning). */
+size_t btsdec_vmcore_nr_cpu_notes(const struct btsdec_vmcore *vc);
+const struct btsdec_trace *btsdec_vmcore_cpu_note(const struct btsdec_vmcore *vc, size_t i);
+/* Physical memory: 0, -ENOENT (not in the dump), -EIO, -ENOTSUP. */
+int btsdec_vmcore_read_phys(struct btsdec_vmcore *vc, uint64_t pa, void *buf,
+			    size_t len, struct btsdec_err *err);
+
+/* A CPU's full ring, found through VMCOREINFO (docs/format.md §4). */
+struct btsdec_cpu_ring {
+	uint64_t cpu;
+	bool panic;		/* the CPU that ran the crash path */
+	bool frozen;
+	uint64_t freeze_ts;
+	int status;		/* 0, or why the ring is unreadable (err) */
+	struct btsdec_err err;
+	struct btsdec_trace trace;	/* ordered records when status is 0 */
+};
+/* Every CPU that has a ring; -ENOENT when the kernel kept none. */
+int btsdec_vmcore_cpu_rings(struct btsdec_vmcore *vc, struct btsdec_cpu_ring **out,
+			    size_t *nr, struct btsdec_err *err);
+void btsdec_cpu_rings_free(struct btsdec_cpu_ring *r, size_t n);
+
+/* ---- Kernel symbols (ksym.c) ------------------------------------------------ */
+
+/* From System.map or vmlinux's .symtab, moved by the KASLR offset. */
+struct btsdec_ksyms;
+int btsdec_ksyms_open(const char *path, uint64_t kaslr_offset,
+		      struct btsdec_ksyms **out, struct btsdec_err *err);
+void btsdec_ksyms_close(struct btsdec_ksyms *ks);
+/* Name of the function holding addr and the offset into it; NULL if none. */
+const char *btsdec_ksyms_lookup(const struct btsdec_ksyms *ks, uint64_t addr,
+				uint64_t *off);
+
 #endif /* BTSDEC_H */

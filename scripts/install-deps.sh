@@ -5,7 +5,7 @@
 # Runs apt-get as root (directly, or through sudo).  `install-deps.sh kernel`
 # adds what the kernel build and the QEMU test VM need.
 set -eu
-pkgs="meson ninja-build pkg-config gcc libc6-dev libelf-dev libdw-dev
+pkgs="meson ninja-build pkg-config gcc libc6-dev libelf-dev libdw-dev zlib1g-dev
 libcapstone-dev elfutils binutils gdb python3 valgrind clang
 libclang-rt-14-dev time"
 [ "${1:-}" = kernel ] && pkgs="$pkgs linux-source-6.1 ccache make bc bison flex

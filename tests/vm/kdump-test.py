@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """One kdump test of the `vm` suite: a real panic, a real vmcore, real crash.
 
-Usage: kdump-test.py BTS_SO OUTDIR LKDTM_TYPE|notraces
+Usage: kdump-test.py BTS_SO BTSDUMP OUTDIR LKDTM_TYPE|notraces
 
 Builds the kernel if needed, boots it with kdump loaded
 (tests/vm/run-kdump.sh) while a traced process runs, provokes LKDTM_TYPE,
@@ -10,7 +10,8 @@ and checks the saved vmcore (kdump-compressed, makedumpfile -d 31) with
 `crash` and the `bts` extension in batch mode (TAP): the panicking CPU is
 marked and its trail reaches the LKDTM function; every CPU with a ring
 shows records; `bts -t PID` shows the traced process's user branches; the
-NT_BTSCRASH_CPU note in the dump equals the ring's newest records; and bad
+NT_BTSCRASH_CPU note in the dump equals the ring's newest records;
+`btsdump vmcore` without vmlinux reads the same records as crash; and bad
 input gives clear errors (a corrupted ring index) or at least no crash (a
 dump cut short, which crash itself refuses).
 `notraces` boots without per-CPU rings: `bts` must say there are none.
@@ -70,10 +71,16 @@ def kdump_notes(vmcore):
     return out
 
 
+def btsdump(tool, *args):
+    p = subprocess.run([tool, "vmcore", *args], capture_output=True, text=True,
+                       timeout=300)
+    return p.returncode, p.stdout, p.stderr
+
+
 def main():
-    if len(sys.argv) != 4:
-        sys.exit("usage: kdump-test.py BTS_SO OUTDIR LKDTM_TYPE|notraces")
-    bts_so, out, kind = sys.argv[1:]
+    if len(sys.argv) != 5:
+        sys.exit("usage: kdump-test.py BTS_SO BTSDUMP OUTDIR LKDTM_TYPE|notraces")
+    bts_so, tool, out, kind = sys.argv[1:]
     if not shutil.which("crash") or not os.path.exists(bts_so):
         print("1..0 # SKIP crash or the extension not built")
         return 77
@@ -101,6 +108,9 @@ def main():
         check("keeps no branch traces" in text and "BTS_CRASH=1" in text,
               "notraces: bts says the kernel keeps no traces", text)
         check(rc == 0, "notraces: crash exits normally", text)
+        rc, o, e = btsdump(tool, vmcore)
+        check(rc == 3 and "no BTS_CRASH=1" in e, "notraces: btsdump says so, exit 3",
+              f"exit {rc}: {e}")
         print(f"1..{count}")
         return 1 if failures else 0
 
@@ -136,6 +146,24 @@ def main():
           f"{kind}: the vmcore's CPU note equals the ring's newest {len(recs)} records",
           f"note {recs[-3:]}\nring {raw[-3:]}")
 
+    # btsdump, without vmlinux, reads the same ring as crash's extension.
+    rc, text = crash(vmlinux, vmcore, bts_so, "bts -r -n 0")
+    ring_crash = re.findall(r"\] ([0-9a-f]{16}) ([0-9a-f]{16}) ([0-9a-f]{16})", text)
+    rc, o, e = btsdump(tool, "-r", "-n", "0", vmcore)
+    ring_tool = re.findall(r"\] ([0-9a-f]{16}) ([0-9a-f]{16}) ([0-9a-f]{16})", o)
+    check(rc == 0 and ring_tool and ring_tool == ring_crash,
+          f"{kind}: btsdump vmcore (no vmlinux) reads the same {len(ring_tool)} records "
+          "as crash> bts", f"exit {rc}: {e}\n{o[-800:]}")
+    rc, o, e = btsdump(tool, "-j", "-n", "0", vmcore, os.path.join(obj, "System.map"))
+    try:
+        cpus = __import__("json").loads(o)["cpus"]
+        panic = [c for c in cpus if c["panic"]][0]
+        ok = rc == 0 and any(b.get("to_symbol") == fn for b in panic["branches"])
+    except (ValueError, KeyError, IndexError) as ex:
+        ok, panic = False, repr(ex)
+    check(ok, f"{kind}: btsdump --json with System.map: the panic CPU reaches {fn}",
+          f"exit {rc}: {e}\n{str(panic)[:800]}")
+
     # Bad input: a corrupted ring index, then a truncated dump.
     bad = os.path.join(out, "vmcore.bad-index")
     data = bytearray(open(vmcore, "rb").read())
@@ -148,6 +176,12 @@ def main():
     rc, text = crash(vmlinux, bad, bts_so, "bts", "bts -n 1 -c 0")
     check(hits and "corrupt ring" in text and "index 1099511627776" in text and rc == 0,
           "bad index: a clear error, crash goes on", text)
+    rc, o, e = btsdump(tool, "-r", "-n", "0", bad)
+    shown = re.findall(r"\] ([0-9a-f]{16}) ([0-9a-f]{16}) ([0-9a-f]{16})", o)
+    check(rc == 4 and "corrupt ring" in e and "crash note" in o and
+          shown == ring_crash[-len(shown):] and len(shown) == 32,
+          "bad index: btsdump says so and falls back to the CPU's crash note (exit 4)",
+          f"exit {rc}: {e}\n{o[-600:]}")
     trunc = os.path.join(out, "vmcore.truncated")
     with open(vmcore, "rb") as f, open(trunc, "wb") as g:
         g.write(f.read(os.path.getsize(vmcore) * 2 // 5))
@@ -157,6 +191,10 @@ def main():
     check(rc >= 0 and "Segmentation" not in text,
           "truncated dump: crash refuses it or bts reports it, nothing crashes",
           f"exit {rc}\n{text[-1500:]}")
+    rc, o, e = btsdump(tool, trunc)
+    check(rc in (0, 2, 3, 4) and (rc == 0 or e.strip()),
+          "truncated dump: btsdump reads what is there or says what is missing",
+          f"exit {rc}: {e}")
     print(f"1..{count}")
     return 1 if failures else 0
 

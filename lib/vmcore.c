@@ -1,0 +1,616 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Vmcores without vmlinux: the ELF form (/proc/vmcore, makedumpfile -E) and
+ * makedumpfile's kdump-compressed form.  Reads VMCOREINFO, the CPU trace
+ * notes (NT_BTSCRASH_CPU) and physical memory, then finds every CPU's full
+ * ring through VMCOREINFO alone (docs/format.md §3-4).  Hostile input:
+ * every offset, size and count is checked against the file before use.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "btsdec.h"
+
+#define KDUMP_SIG		"KDUMP   "
+#define FLAT_SIG		"makedumpfile"
+#define KDH_BLOCK_SIZE		428	/* struct disk_dump_header offsets */
+#define KDH_SUB_HDR_SIZE	432
+#define KDH_BITMAP_BLOCKS	436
+#define KDS_OFF_VMCOREINFO	32	/* struct kdump_sub_header offsets */
+#define KDS_OFF_NOTE		48
+#define PD_SIZE			24	/* struct page_desc */
+#define PD_ZLIB			0x1
+#define PD_LZO			0x2
+#define PD_SNAPPY		0x4
+#define PD_ZSTD			0x20
+#define MAX_NOTES_BYTES		(16u << 20)
+
+struct load {			/* ELF: one PT_LOAD */
+	uint64_t pa, off, filesz;
+};
+
+struct btsdec_vmcore {
+	int fd;
+	uint64_t size;
+	bool kdump;
+	char *info;		/* VMCOREINFO text, NUL-terminated */
+	struct btsdec_trace *notes;	/* CPU notes */
+	size_t nr_notes;
+	/* ELF */
+	Elf *elf;
+	struct load *loads;
+	size_t nr_loads;
+	/* kdump-compressed */
+	uint32_t block;
+	uint64_t bitmap2_off, bitmap_len, pd_off;
+	uint8_t *bitmap2;
+	uint64_t *rank;		/* set bits of bitmap2 before each 64-bit word */
+	uint64_t dumpable;
+};
+
+static int pread_all(const struct btsdec_vmcore *vc, void *buf, size_t len, uint64_t off)
+{
+	size_t done = 0;
+
+	if (off > vc->size || len > vc->size - off)
+		return -EIO;
+	while (done < len) {
+		ssize_t n = pread(vc->fd, (char *)buf + done, len - done, off + done);
+
+		if (n <= 0)
+			return -EIO;
+		done += n;
+	}
+	return 0;
+}
+
+/* Walks a buffer of ELF notes; keeps VMCOREINFO and the CPU trace notes. */
+static int take_notes(struct btsdec_vmcore *vc, const uint8_t *p, size_t len,
+		      struct btsdec_err *err)
+{
+	size_t off = 0;
+
+	while (off + 12 <= len) {
+		uint32_t namesz, descsz, type;
+		size_t name_off, desc_off;
+
+		memcpy(&namesz, p + off, 4);
+		memcpy(&descsz, p + off + 4, 4);
+		memcpy(&type, p + off + 8, 4);
+		if (!namesz && !descsz)
+			break;
+		name_off = off + 12;
+		desc_off = name_off + (((size_t)namesz + 3) & ~(size_t)3);
+		if (namesz > len || descsz > len || desc_off > len || descsz > len - desc_off)
+			return btsdec_fail(err, -EINVAL, "malformed note at offset %zu of the "
+					   "dump's notes", off);
+		if (namesz == sizeof("VMCOREINFO") &&
+		    !memcmp(p + name_off, "VMCOREINFO", namesz) && !vc->info) {
+			vc->info = strndup((const char *)p + desc_off, descsz);
+			if (!vc->info)
+				return -ENOMEM;
+		} else if (namesz == BTS_CRASH_NOTE_NAMESZ && type == NT_BTSCRASH_CPU &&
+			   !memcmp(p + name_off, BTS_CRASH_NOTE_NAME, namesz)) {
+			struct btsdec_trace t, *n;
+			struct btsdec_err e;
+
+			if (btsdec_note_parse(type, p + desc_off, descsz, &t, &e) == 0) {
+				n = realloc(vc->notes, (vc->nr_notes + 1) * sizeof(*n));
+				if (!n) {
+					btsdec_trace_free(&t);
+					return -ENOMEM;
+				}
+				vc->notes = n;
+				vc->notes[vc->nr_notes++] = t;
+			} else {
+				fprintf(stderr, "btsdump: warning: CPU note skipped: %s\n", e.msg);
+			}
+		}
+		off = desc_off + (((size_t)descsz + 3) & ~(size_t)3);
+	}
+	return 0;
+}
+
+static int open_elf(struct btsdec_vmcore *vc, struct btsdec_err *err)
+{
+	size_t n, i;
+	int ret;
+
+	elf_version(EV_CURRENT);
+	vc->elf = elf_begin(vc->fd, ELF_C_READ_MMAP, NULL);
+	if (!vc->elf || elf_kind(vc->elf) != ELF_K_ELF || gelf_getclass(vc->elf) != ELFCLASS64 ||
+	    elf_getphdrnum(vc->elf, &n))
+		return btsdec_fail(err, -EINVAL, "not a 64-bit ELF vmcore: %s", elf_errmsg(-1));
+	vc->loads = calloc(n ? n : 1, sizeof(*vc->loads));
+	if (!vc->loads)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(vc->elf, i, &ph))
+			return btsdec_fail(err, -EINVAL, "unreadable program header %zu", i);
+		if (ph.p_type == PT_LOAD && ph.p_filesz) {
+			if (ph.p_offset > vc->size || ph.p_filesz > vc->size - ph.p_offset)
+				ph.p_filesz = ph.p_offset > vc->size ? 0 : vc->size - ph.p_offset;
+			vc->loads[vc->nr_loads++] = (struct load){ ph.p_paddr, ph.p_offset,
+								   ph.p_filesz };
+		} else if (ph.p_type == PT_NOTE) {
+			uint8_t *buf;
+
+			if (ph.p_filesz > MAX_NOTES_BYTES || ph.p_offset > vc->size ||
+			    ph.p_filesz > vc->size - ph.p_offset)
+				return btsdec_fail(err, -EINVAL, "note segment %zu out of the file", i);
+			buf = malloc(ph.p_filesz ? ph.p_filesz : 1);
+			if (!buf)
+				return -ENOMEM;
+			ret = pread_all(vc, buf, ph.p_filesz, ph.p_offset);
+			if (!ret)
+				ret = take_notes(vc, buf, ph.p_filesz, err);
+			free(buf);
+			if (ret)
+				return ret;
+		}
+	}
+	return 0;
+}
+
+static int open_kdump(struct btsdec_vmcore *vc, struct btsdec_err *err)
+{
+	uint8_t hdr[512], sub[128];
+	int32_t block, sub_blocks;
+	uint32_t bitmap_blocks;
+	uint64_t off_info, size_info, off_note, size_note, words, i, acc = 0;
+	uint8_t *buf;
+	int ret;
+
+	if (pread_all(vc, hdr, sizeof(hdr), 0))
+		return btsdec_fail(err, -EINVAL, "kdump header cut short");
+	memcpy(&block, hdr + KDH_BLOCK_SIZE, 4);
+	memcpy(&sub_blocks, hdr + KDH_SUB_HDR_SIZE, 4);
+	memcpy(&bitmap_blocks, hdr + KDH_BITMAP_BLOCKS, 4);
+	if (block < 512 || block > (1 << 20) || (block & (block - 1)) || sub_blocks < 1 ||
+	    sub_blocks > 1024 || !bitmap_blocks || bitmap_blocks > (1u << 24))
+		return btsdec_fail(err, -EINVAL, "kdump header: block size %d, sub-header %d "
+				   "blocks, bitmap %u blocks: not a dump this reader trusts",
+				   block, sub_blocks, bitmap_blocks);
+	vc->block = block;
+	if (pread_all(vc, sub, sizeof(sub), block))
+		return btsdec_fail(err, -EINVAL, "kdump sub-header cut short");
+	memcpy(&off_info, sub + KDS_OFF_VMCOREINFO, 8);
+	memcpy(&size_info, sub + KDS_OFF_VMCOREINFO + 8, 8);
+	memcpy(&off_note, sub + KDS_OFF_NOTE, 8);
+	memcpy(&size_note, sub + KDS_OFF_NOTE + 8, 8);
+	if (size_note > MAX_NOTES_BYTES || size_info > MAX_NOTES_BYTES)
+		return btsdec_fail(err, -EINVAL, "kdump sub-header: notes of %" PRIu64
+				   " bytes", size_note);
+	buf = malloc(size_note + 1);
+	if (!buf)
+		return -ENOMEM;
+	ret = pread_all(vc, buf, size_note, off_note);
+	if (ret)
+		ret = btsdec_fail(err, -EINVAL, "kdump notes out of the file");
+	else
+		ret = take_notes(vc, buf, size_note, err);
+	free(buf);
+	if (ret)
+		return ret;
+	if (!vc->info && size_info) {	/* older makedumpfile: only the separate copy */
+		vc->info = calloc(1, size_info + 1);
+		if (!vc->info)
+			return -ENOMEM;
+		if (pread_all(vc, vc->info, size_info, off_info))
+			return btsdec_fail(err, -EINVAL, "VMCOREINFO out of the file");
+	}
+	/* bitmap1 (in memory) then bitmap2 (in the dump), half each */
+	vc->bitmap_len = (uint64_t)bitmap_blocks * block / 2;
+	vc->bitmap2_off = (uint64_t)block * (1 + sub_blocks) + vc->bitmap_len;
+	vc->pd_off = (uint64_t)block * (1 + sub_blocks + bitmap_blocks);
+	if (vc->pd_off > vc->size)
+		return btsdec_fail(err, -EINVAL, "kdump bitmaps past the end of the file "
+				   "(truncated dump?)");
+	words = (vc->bitmap_len + 7) / 8;
+	vc->bitmap2 = calloc(words, 8);
+	vc->rank = calloc(words + 1, sizeof(uint64_t));
+	if (!vc->bitmap2 || !vc->rank)
+		return -ENOMEM;
+	if (pread_all(vc, vc->bitmap2, vc->bitmap_len, vc->bitmap2_off))
+		return btsdec_fail(err, -EINVAL, "kdump bitmap cut short");
+	for (i = 0; i < words; i++) {
+		uint64_t w;
+
+		memcpy(&w, vc->bitmap2 + i * 8, 8);
+		vc->rank[i] = acc;
+		acc += __builtin_popcountll(w);
+	}
+	vc->rank[words] = acc;
+	vc->dumpable = acc;
+	return 0;
+}
+
+int btsdec_vmcore_open(const char *path, struct btsdec_vmcore **out,
+		       struct btsdec_err *err)
+{
+	struct btsdec_vmcore *vc = calloc(1, sizeof(*vc));
+	unsigned char magic[16] = { 0 };
+	struct stat st;
+	int ret;
+
+	if (!vc)
+		return -ENOMEM;
+	vc->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (vc->fd < 0 || fstat(vc->fd, &st)) {
+		ret = btsdec_fail(err, -errno, "%s: %s", path, strerror(errno));
+		goto fail;
+	}
+	vc->size = st.st_size;
+	if (pread(vc->fd, magic, sizeof(magic), 0) < 8) {
+		ret = btsdec_fail(err, -EINVAL, "%s: too short for a vmcore", path);
+		goto fail;
+	}
+	if (!memcmp(magic, FLAT_SIG, strlen(FLAT_SIG))) {
+		ret = btsdec_fail(err, -EINVAL, "%s: a flattened dump (makedumpfile -F): "
+				  "reassemble it first with makedumpfile -R", path);
+		goto fail;
+	}
+	if (!memcmp(magic, KDUMP_SIG, 8)) {
+		vc->kdump = true;
+		ret = open_kdump(vc, err);
+	} else if (!memcmp(magic, ELFMAG, SELFMAG)) {
+		ret = open_elf(vc, err);
+	} else {
+		ret = btsdec_fail(err, -EINVAL, "%s: neither an ELF nor a kdump-compressed "
+				  "vmcore", path);
+	}
+	if (ret)
+		goto fail;
+	if (!vc->info) {
+		ret = btsdec_fail(err, -EINVAL, "%s: no VMCOREINFO: not a kernel dump", path);
+		goto fail;
+	}
+	*out = vc;
+	return 0;
+fail:
+	btsdec_vmcore_close(vc);
+	return ret;
+}
+
+void btsdec_vmcore_close(struct btsdec_vmcore *vc)
+{
+	size_t i;
+
+	if (!vc)
+		return;
+	for (i = 0; i < vc->nr_notes; i++)
+		btsdec_trace_free(&vc->notes[i]);
+	free(vc->notes);
+	if (vc->elf)
+		elf_end(vc->elf);
+	if (vc->fd >= 0)
+		close(vc->fd);
+	free(vc->loads);
+	free(vc->bitmap2);
+	free(vc->rank);
+	free(vc->info);
+	free(vc);
+}
+
+bool btsdec_vmcore_is_kdump(const struct btsdec_vmcore *vc)
+{
+	return vc->kdump;
+}
+
+bool btsdec_vmcore_info(const struct btsdec_vmcore *vc, const char *key,
+			char *buf, size_t len)
+{
+	size_t klen = strlen(key);
+	const char *p = vc->info;
+
+	while (p && *p) {
+		const char *eol = strchr(p, '\n');
+		size_t l = eol ? (size_t)(eol - p) : strlen(p);
+
+		if (l > klen && !strncmp(p, key, klen) && p[klen] == '=') {
+			snprintf(buf, len, "%.*s", (int)(l - klen - 1), p + klen + 1);
+			return true;
+		}
+		p = eol ? eol + 1 : NULL;
+	}
+	return false;
+}
+
+size_t btsdec_vmcore_nr_cpu_notes(const struct btsdec_vmcore *vc)
+{
+	return vc->nr_notes;
+}
+
+const struct btsdec_trace *btsdec_vmcore_cpu_note(const struct btsdec_vmcore *vc, size_t i)
+{
+	return i < vc->nr_notes ? &vc->notes[i] : NULL;
+}
+
+/* One page (kdump): the pfn's descriptor, then raw or zlib data. */
+static int read_kdump_page(struct btsdec_vmcore *vc, uint64_t pfn, uint8_t *page,
+			   struct btsdec_err *err)
+{
+	uint64_t word = pfn / 64, idx, off;
+	uint32_t size, flags;
+	uint8_t pd[PD_SIZE];
+	uint64_t w;
+
+	if (pfn / 8 >= vc->bitmap_len)
+		return btsdec_fail(err, -ENOENT, "page %#" PRIx64 " beyond the dump", pfn);
+	memcpy(&w, vc->bitmap2 + word * 8, 8);
+	if (!(w >> (pfn % 64) & 1))
+		return btsdec_fail(err, -ENOENT, "page %#" PRIx64 " not in the dump "
+				   "(excluded by the dump level, or filtered)", pfn);
+	idx = vc->rank[word] + __builtin_popcountll(w & ((1ULL << (pfn % 64)) - 1));
+	if (pread_all(vc, pd, sizeof(pd), vc->pd_off + idx * PD_SIZE))
+		return btsdec_fail(err, -EIO, "page %#" PRIx64 ": descriptor past the end "
+				   "(truncated dump)", pfn);
+	memcpy(&off, pd, 8);
+	memcpy(&size, pd + 8, 4);
+	memcpy(&flags, pd + 12, 4);
+	if (flags & (PD_LZO | PD_SNAPPY | PD_ZSTD))
+		return btsdec_fail(err, -ENOTSUP, "page %#" PRIx64 " is compressed with %s, "
+				   "which this reader does not decompress (re-save with "
+				   "makedumpfile -c or without compression)", pfn,
+				   flags & PD_LZO ? "lzo" : flags & PD_SNAPPY ? "snappy" : "zstd");
+	if (size > vc->block || !size)
+		return btsdec_fail(err, -EIO, "page %#" PRIx64 ": bad size %u", pfn, size);
+	if (flags & PD_ZLIB) {
+		uint8_t *tmp = malloc(size);
+		uLongf out = vc->block;
+		int zr;
+
+		if (!tmp)
+			return -ENOMEM;
+		if (pread_all(vc, tmp, size, off)) {
+			free(tmp);
+			return btsdec_fail(err, -EIO, "page %#" PRIx64 " past the end "
+					   "(truncated dump)", pfn);
+		}
+		zr = uncompress(page, &out, tmp, size);
+		free(tmp);
+		if (zr != Z_OK || out != vc->block)
+			return btsdec_fail(err, -EIO, "page %#" PRIx64 ": bad zlib data", pfn);
+		return 0;
+	}
+	if (size != vc->block)
+		return btsdec_fail(err, -EIO, "page %#" PRIx64 ": %u bytes, uncompressed", pfn, size);
+	if (pread_all(vc, page, size, off))
+		return btsdec_fail(err, -EIO, "page %#" PRIx64 " past the end (truncated dump)", pfn);
+	return 0;
+}
+
+int btsdec_vmcore_read_phys(struct btsdec_vmcore *vc, uint64_t pa, void *buf,
+			    size_t len, struct btsdec_err *err)
+{
+	uint8_t *out = buf;
+
+	if (vc->kdump) {
+		uint8_t *page = malloc(vc->block);
+		int ret = 0;
+
+		if (!page)
+			return -ENOMEM;
+		while (len && !ret) {
+			uint64_t in = pa % vc->block;
+			size_t n = vc->block - in < len ? vc->block - in : len;
+
+			ret = read_kdump_page(vc, pa / vc->block, page, err);
+			if (!ret) {
+				memcpy(out, page + in, n);
+				out += n, pa += n, len -= n;
+			}
+		}
+		free(page);
+		return ret;
+	}
+	while (len) {
+		const struct load *l = NULL;
+		size_t i, n;
+
+		for (i = 0; i < vc->nr_loads; i++)
+			if (pa >= vc->loads[i].pa && pa - vc->loads[i].pa < vc->loads[i].filesz)
+				l = &vc->loads[i];
+		if (!l)
+			return btsdec_fail(err, -ENOENT, "physical %#" PRIx64 " not in the dump",
+					   pa);
+		n = l->filesz - (pa - l->pa) < len ? l->filesz - (pa - l->pa) : len;
+		if (pread_all(vc, out, n, l->off + (pa - l->pa)))
+			return btsdec_fail(err, -EIO, "physical %#" PRIx64 " past the end "
+					   "(truncated dump)", pa);
+		out += n, pa += n, len -= n;
+	}
+	return 0;
+}
+
+/* Bytes of memory the dump holds: bounds what a ring can claim. */
+static uint64_t dump_bytes(const struct btsdec_vmcore *vc)
+{
+	uint64_t sum = 0;
+	size_t i;
+
+	if (vc->kdump)
+		return vc->dumpable * vc->block;
+	for (i = 0; i < vc->nr_loads; i++)
+		sum += vc->loads[i].filesz;
+	return sum;
+}
+
+static bool info_num(const struct btsdec_vmcore *vc, const char *key, int base,
+		     uint64_t *v)
+{
+	char buf[64], *end;
+
+	if (!btsdec_vmcore_info(vc, key, buf, sizeof(buf)) || !buf[0])
+		return false;
+	*v = strtoull(buf, &end, base);
+	return !*end;
+}
+
+#define RING_FIELDS(X) X(flags) X(id) X(capacity) X(index) X(records_pa) X(lost) \
+	X(nr_gaps) X(source) X(freeze_ts)
+
+struct ring_layout {
+	uint64_t size;
+#define X(f) uint64_t f;
+	RING_FIELDS(X)
+#undef X
+};
+
+static int ring_layout(const struct btsdec_vmcore *vc, struct ring_layout *l,
+		       struct btsdec_err *err)
+{
+	if (!info_num(vc, "SIZE(bts_crash_ring)", 10, &l->size) || l->size < 72 ||
+	    l->size > 4096)
+		return btsdec_fail(err, -EINVAL, "VMCOREINFO: no usable SIZE(bts_crash_ring)");
+#define X(f) if (!info_num(vc, "OFFSET(bts_crash_ring." #f ")", 10, &l->f) || \
+		 l->f + 8 > l->size) \
+		return btsdec_fail(err, -EINVAL, "VMCOREINFO: no usable OFFSET(bts_crash_ring." #f ")");
+	RING_FIELDS(X)
+#undef X
+	return 0;
+}
+
+static uint64_t get_u(const uint8_t *p, uint64_t off, size_t n)
+{
+	uint64_t v = 0;
+
+	memcpy(&v, p + off, n);
+	return v;
+}
+
+/* One CPU's ring: descriptor at pa, checked, records ordered. */
+static int read_cpu_ring(struct btsdec_vmcore *vc, const struct ring_layout *l,
+			 uint64_t pa, struct btsdec_cpu_ring *r)
+{
+	struct btsdec_err *err = &r->err;
+	uint8_t d[4096];
+	uint64_t capacity, index, bytes;
+	struct btsdec_record *slots;
+	uint32_t flags;
+	ssize_t n;
+	int ret;
+
+	ret = btsdec_vmcore_read_phys(vc, pa, d, l->size, err);
+	if (ret)
+		return ret;
+	if (get_u(d, 0, 4) != BTS_CRASH_RING_MAGIC || get_u(d, 4, 2) != BTS_CRASH_RING_VERSION ||
+	    get_u(d, 8, 4) != BTS_RECORD_SIZE)
+		return btsdec_fail(err, -EINVAL, "not a ring descriptor (magic %#" PRIx64
+				   ", version %" PRIu64 ")", get_u(d, 0, 4), get_u(d, 4, 2));
+	flags = get_u(d, l->flags, 4);
+	capacity = get_u(d, l->capacity, 8);
+	index = get_u(d, l->index, 8);
+	if (!capacity || capacity > (1ULL << 24) || index >= capacity)
+		return btsdec_fail(err, -EINVAL, "corrupt ring (capacity %" PRIu64 ", index %"
+				   PRIu64 ")", capacity, index);
+	bytes = capacity * BTS_RECORD_SIZE;
+	if (bytes > dump_bytes(vc))
+		return btsdec_fail(err, -EINVAL, "ring of %" PRIu64 " records is larger than "
+				   "the dump", capacity);
+	slots = malloc(bytes);
+	r->trace.recs = malloc(bytes);
+	if (!slots || !r->trace.recs) {
+		free(slots);
+		return -ENOMEM;
+	}
+	ret = btsdec_vmcore_read_phys(vc, get_u(d, l->records_pa, 8), slots, bytes, err);
+	if (!ret) {
+		bool wrapped = flags & BTS_RING_F_WRAPPED;
+
+		/* format.md §4.3: a written slot at index means it wrapped */
+		if (slots[index].from || slots[index].to)
+			wrapped = true;
+		n = btsdec_ring_order(slots, capacity, index, wrapped, r->trace.recs, err);
+		if (n < 0) {
+			ret = n;
+		} else {
+			r->trace.nr = n;
+			r->trace.type = NT_BTSCRASH_CPU;
+			r->trace.id = get_u(d, l->id, 8);
+			r->trace.capacity = capacity;
+			r->trace.lost = get_u(d, l->lost, 8);
+			r->trace.nr_gaps = get_u(d, l->nr_gaps, 4);
+			r->trace.source = get_u(d, l->source, 2);
+			r->trace.flags = (wrapped ? BTS_NOTE_F_WRAPPED : 0) |
+					 (flags & BTS_RING_F_LOST_EXACT ? BTS_NOTE_F_LOST_EXACT : 0);
+			r->frozen = flags & BTS_RING_F_FROZEN;
+			r->freeze_ts = get_u(d, l->freeze_ts, 8);
+		}
+	}
+	free(slots);
+	return ret;
+}
+
+int btsdec_vmcore_cpu_rings(struct btsdec_vmcore *vc, struct btsdec_cpu_ring **out,
+			    size_t *nr, struct btsdec_err *err)
+{
+	uint64_t table_pa, version, panic_cpu, *entries;
+	struct btsdec_cpu_ring *rings;
+	struct ring_layout l;
+	uint32_t hdr[4];
+	size_t i, n = 0;
+	int ret;
+
+	*out = NULL;
+	*nr = 0;
+	if (!info_num(vc, "BTS_CRASH", 10, &version) || version != 1)
+		return btsdec_fail(err, -ENOENT, "no BTS_CRASH=1 in VMCOREINFO: the kernel kept "
+				   "no per-CPU rings (not a btscrash kernel, or rings off)");
+	if (!info_num(vc, "BTS_CRASH_TABLE_PA", 16, &table_pa))
+		return btsdec_fail(err, -EINVAL, "VMCOREINFO: no BTS_CRASH_TABLE_PA");
+	ret = ring_layout(vc, &l, err);
+	if (ret)
+		return ret;
+	ret = btsdec_vmcore_read_phys(vc, table_pa, hdr, sizeof(hdr), err);
+	if (!ret)
+		ret = btsdec_vmcore_read_phys(vc, table_pa + 16, &panic_cpu, 8, err);
+	if (ret)
+		return ret;
+	if (hdr[0] != BTS_CRASH_TABLE_MAGIC || (hdr[1] & 0xffff) != BTS_CRASH_RING_VERSION ||
+	    (hdr[1] >> 16) < 24 || hdr[3] != 8 || !hdr[2] || hdr[2] > 65536)
+		return btsdec_fail(err, -EINVAL, "corrupt ring table at physical %#" PRIx64,
+				   table_pa);
+	entries = calloc(hdr[2], 8);
+	rings = calloc(hdr[2], sizeof(*rings));
+	if (!entries || !rings) {
+		free(entries);
+		free(rings);
+		return -ENOMEM;
+	}
+	ret = btsdec_vmcore_read_phys(vc, table_pa + (hdr[1] >> 16), entries, hdr[2] * 8ULL, err);
+	for (i = 0; !ret && i < hdr[2]; i++) {
+		if (!entries[i])
+			continue;
+		rings[n].cpu = i;
+		rings[n].panic = i == panic_cpu;
+		rings[n].status = read_cpu_ring(vc, &l, entries[i], &rings[n]);
+		n++;
+	}
+	free(entries);
+	if (ret) {
+		free(rings);
+		return ret;
+	}
+	*out = rings;
+	*nr = n;
+	return 0;
+}
+
+void btsdec_cpu_rings_free(struct btsdec_cpu_ring *r, size_t n)
+{
+	size_t i;
+
+	for (i = 0; r && i < n; i++)
+		btsdec_trace_free(&r[i].trace);
+	free(r);
+}
