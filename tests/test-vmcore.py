@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+# btsdump vmcore on synthetic vmcores made from docs/format.md alone
+# (tests/make-vmcore.py): ELF and kdump-compressed (raw and zlib pages)
+# give the same ring in time order; symbols from a System.map; JSON shape;
+# and bad input: a corrupted index, a ring page missing from the dump, a
+# dump cut short, a flattened dump, garbage, a kernel without rings.
+# Usage: test-vmcore.py BTSDUMP
+import json
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+mv = __import__("make-vmcore")
+tool = sys.argv[1]
+failures = 0
+
+
+def check(ok, what, detail=""):
+    global failures
+    print(("ok   " if ok else "FAIL ") + what)
+    if not ok:
+        failures += 1
+        print("     " + str(detail)[-1200:].replace("\n", "\n     "))
+
+
+def run(*args):
+    p = subprocess.run([tool, "vmcore", *args], capture_output=True, text=True)
+    return p.returncode, p.stdout, p.stderr
+
+
+def rows(out):
+    return [tuple(int(x, 16) for x in l.split("]")[1].split()[:3])
+            for l in out.splitlines() if l.startswith("  [")]
+
+
+with tempfile.TemporaryDirectory() as tmp:
+    def write(name, data):
+        path = os.path.join(tmp, name)
+        with open(path, "wb") as f:
+            f.write(data)
+        return path
+
+    want = mv.records()
+    for kind, data in (("elf", mv.elf()), ("kdump", mv.kdump()),
+                       ("kdump-zlib", mv.kdump(True))):
+        rc, out, err = run("-r", "-n", "0", write(kind, data))
+        check(rc == 0 and rows(out) == want and "(panic CPU)" in out,
+              f"{kind}: the whole wrapped ring, oldest first", out + err)
+
+    smap = write("System.map", b"ffffffff81000000 T start_kernel\n"
+                 b"ffffffff81000004 t do_one\nffffffff82000000 T target_fn\n"
+                 b"ffffffff83000000 D some_data\n")
+    rc, out, err = run("-n", "2", write("elf2", mv.elf()), smap)
+    check(rc == 0 and "do_one+0x3" in out and "target_fn+0x7" in out,
+          "symbols from System.map (text symbols only)", out + err)
+
+    rc, out, err = run("-j", "-n", "3", write("elf3", mv.elf()))
+    try:
+        d = json.loads(out)
+        c = d["cpus"][0]
+        ok = (d["format"] == "elf" and c["cpu"] == 0 and c["panic"] and
+              c["source"] == "ring" and c["records"] == 8 and c["wrapped"] and
+              [int(b["from"], 16) for b in c["branches"]] == [r[0] for r in want[-3:]] and
+              c["freeze_ts_ns"] == 123456789)
+    except (ValueError, KeyError, IndexError) as e:
+        ok, out = False, repr(e) + out
+    check(ok, "JSON: one object per CPU, newest branches last", out)
+
+    # bad index: falls back to the CPU's crash note (its 4 newest records)
+    mem = bytearray(mv.memory(index=99))
+    data = mv.elf()
+    load = data.find(mv.memory())
+    bad = data[:load] + bytes(mem) + data[load + len(mem):]
+    rc, out, err = run("-r", "-n", "0", write("badindex", bad))
+    check(rc == 4 and "corrupt ring" in err and rows(out) == want[-4:] and
+          "crash note" in out, "corrupt index: says so, shows the crash note (exit 4)",
+          out + err)
+
+    # a ring page missing from a kdump dump (cleared in bitmap2)
+    k = bytearray(mv.kdump())
+    pfn = mv.RECS // mv.PAGE
+    k[3 * mv.PAGE + pfn // 8] &= ~(1 << (pfn % 8)) & 0xff
+    rc, out, err = run("-r", write("filtered", bytes(k)))
+    check(rc == 4 and "not in the dump" in err and rows(out) == want[-4:],
+          "ring page filtered out: says so, shows the crash note", out + err)
+
+    # cut short: the records' page is past the end
+    kd = mv.kdump()
+    rc, out, err = run(write("short", kd[:5 * mv.PAGE + 100]))
+    check(rc in (2, 4) and ("truncated" in err or "cut short" in err or "out of" in err),
+          "dump cut short: a clear error", f"exit {rc}: {err}")
+
+    rc, out, err = run(write("flat", b"makedumpfile\0\0\0\0" + bytes(4096)))
+    check(rc == 2 and "makedumpfile -R" in err, "flattened dump: says to reassemble it",
+          err)
+    rc, out, err = run(write("garbage", os.urandom(8192)))
+    check(rc == 2 and "neither an ELF nor" in err, "garbage: not a vmcore (exit 2)", err)
+    rc, out, err = run(write("norings", mv.elf(False)))
+    check(rc == 3 and "no BTS_CRASH=1" in err, "kernel without rings: exit 3, says why",
+          err)
+    hdr = bytearray(mv.kdump())
+    struct.pack_into("<i", hdr, 428, 12345)
+    rc, out, err = run(write("badblock", bytes(hdr)))
+    check(rc == 2 and "block size" in err, "kdump header with a bad block size: exit 2",
+          err)
+
+sys.exit(1 if failures else 0)
