@@ -23,6 +23,9 @@ arch/x86/kernel/ds_test.c"
 
 "$src/scripts/install-deps.sh" kernel
 mkdir -p "$cache"
+# One build at a time in the shared cache (tests and demos may overlap).
+exec 9>"$cache/.lock"
+flock 9
 if [ ! -d "$pristine" ]; then
 	log "extracting $tarball (once)"
 	rm -rf "$pristine.tmp" && mkdir "$pristine.tmp"
