@@ -32,8 +32,8 @@ struct bts_crash_task {
 	/* First: task_struct.bts_crash points at it (format.md §4.3). */
 	struct bts_crash_ring desc;
 	struct ds_trace trace;
-	struct page *pages;
-	unsigned int order;
+	void *mem;			/* the records, physically contiguous */
+	size_t bytes;			/* page-aligned size of mem */
 	unsigned long charged;		/* pages charged to user->locked_vm */
 	struct user_struct *user;
 	/* What a core dump writes, fixed when it sized its notes. */
@@ -72,22 +72,23 @@ static struct bts_crash_task *bts_crash_alloc(unsigned int records)
 	bt = kzalloc(sizeof(*bt), GFP_KERNEL);
 	if (!bt)
 		return ERR_PTR(-ENOMEM);
-	bt->order = get_order(bytes);
+	/* exact pages (not a power of two): what is charged is what is kept */
+	bt->bytes = PAGE_ALIGN(bytes);
 	bt->user = get_current_user();
-	bt->charged = 1UL << bt->order;
+	bt->charged = bt->bytes >> PAGE_SHIFT;
 	ret = bts_crash_charge(bt->user, bt->charged);
 	if (ret)
 		goto err_user;
-	bt->pages = alloc_pages(GFP_KERNEL | __GFP_ZERO, bt->order);
-	if (!bt->pages) {
+	bt->mem = alloc_pages_exact(bt->bytes, GFP_KERNEL | __GFP_ZERO);
+	if (!bt->mem) {
 		ret = -ENOMEM;
 		goto err_uncharge;
 	}
-	ds_ring_init(&bt->trace.ring, page_address(bt->pages), records);
+	ds_ring_init(&bt->trace.ring, bt->mem, records);
 	bt->desc = (struct bts_crash_ring){
 		.magic = BTS_CRASH_RING_MAGIC, .version = BTS_CRASH_RING_VERSION,
 		.hdr_size = sizeof(bt->desc), .record_size = BTS_RECORD_SIZE,
-		.capacity = records, .records_pa = page_to_phys(bt->pages),
+		.capacity = records, .records_pa = virt_to_phys(bt->mem),
 	};
 	/* Only the emulation sees every record go in; BTS hardware does not
 	 * say how often it wrapped. */
@@ -108,7 +109,7 @@ err_user:
 
 static void bts_crash_release(struct bts_crash_task *bt)
 {
-	__free_pages(bt->pages, bt->order);
+	free_pages_exact(bt->mem, bt->bytes);
 	atomic_long_sub(bt->charged, &bt->user->locked_vm);
 	free_uid(bt->user);
 	kfree(bt);
@@ -227,6 +228,11 @@ long bts_crash_prctl(unsigned long op, unsigned long arg)
 			return -EINVAL;
 		bts_crash_detach(current);
 		return bts_crash_attach(current, arg);
+	case PR_BTS_CRASH_ENABLE_BYTES:
+		if (arg / BTS_RECORD_SIZE > UINT_MAX)
+			return -EINVAL;
+		bts_crash_detach(current);
+		return bts_crash_attach(current, arg / BTS_RECORD_SIZE);
 	case PR_BTS_CRASH_DISABLE:
 		bts_crash_detach(current);
 		return 0;

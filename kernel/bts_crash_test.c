@@ -173,7 +173,48 @@ static void bts_cpu_note_layout(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, h->flags, BTS_NOTE_F_LOST_EXACT);
 }
 
+/*
+ * RLIMIT_MEMLOCK accounting, as a user without CAP_IPC_LOCK: charges up to
+ * the limit succeed, one page more is refused, a refused or released ring
+ * leaves locked_vm as it was.
+ */
+static void bts_charge_limit(struct kunit *test)
+{
+	struct user_struct *user = current_user();
+	struct rlimit *rl = &current->signal->rlim[RLIMIT_MEMLOCK];
+	unsigned long saved = rl->rlim_cur;
+	long before = atomic_long_read(&user->locked_vm);
+	const struct cred *old;
+	struct cred *cred;
+
+	cred = prepare_creds();
+	KUNIT_ASSERT_NOT_NULL(test, cred);
+	cap_lower(cred->cap_effective, CAP_IPC_LOCK);
+	old = override_creds(cred);
+	rl->rlim_cur = (before + 24) << PAGE_SHIFT;	/* room for 24 pages */
+
+	KUNIT_EXPECT_EQ(test, bts_crash_charge(user, 24), 0);
+	KUNIT_EXPECT_EQ(test, bts_crash_charge(user, 1), -ENOMEM);
+	KUNIT_EXPECT_EQ(test, atomic_long_read(&user->locked_vm), before + 24);
+	atomic_long_sub(24, &user->locked_vm);
+
+	/* 4096 records = 96 KiB = 24 pages fits; 4097 (32 pages) does not */
+	KUNIT_EXPECT_EQ(test, bts_crash_prctl(PR_BTS_CRASH_ENABLE, 4097), -ENOMEM);
+	KUNIT_EXPECT_EQ(test, atomic_long_read(&user->locked_vm), before);
+	if (bts_crash_prctl(PR_BTS_CRASH_ENABLE_BYTES, 4096 * BTS_RECORD_SIZE) == 0) {
+		KUNIT_EXPECT_EQ(test, bts_crash_prctl(PR_BTS_CRASH_GET, 0), 4096L);
+		KUNIT_EXPECT_EQ(test, atomic_long_read(&user->locked_vm), before + 24);
+		bts_crash_prctl(PR_BTS_CRASH_DISABLE, 0);
+	}
+	KUNIT_EXPECT_EQ(test, atomic_long_read(&user->locked_vm), before);
+
+	rl->rlim_cur = saved;
+	revert_creds(old);
+	put_cred(cred);
+}
+
 static struct kunit_case bts_crash_cases[] = {
+	KUNIT_CASE(bts_charge_limit),
 	KUNIT_CASE(bts_cpu_note_layout),
 	KUNIT_CASE(bts_ring_partial),
 	KUNIT_CASE(bts_ring_exactly_full),

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "btsdec.h"
+#include "fuzz-file.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -54,20 +55,13 @@ static void check_thread(const struct btsdec_core *core,
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static int fd = -1;
-	static char path[64];
+	const char *path = fuzz_file(data, size);
 	struct btsdec_core *core;
 	struct btsdec_err err;
 	size_t i, j, traces = 0;
 	int ret;
 
-	if (fd < 0) {
-		fd = memfd_create("fuzz-core", MFD_CLOEXEC);
-		if (fd < 0)
-			return 0;
-		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	}
-	if (ftruncate(fd, 0) || pwrite(fd, data, size, 0) != (ssize_t)size)
+	if (!path)
 		return 0;
 	err.msg[0] = '\0';
 	ret = btsdec_core_open(path, &core, &err);

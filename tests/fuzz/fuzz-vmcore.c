@@ -12,13 +12,13 @@
 #include <unistd.h>
 
 #include "btsdec.h"
+#include "fuzz-file.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static int fd = -1;
-	static char path[64];
+	const char *path = fuzz_file(data, size);
 	struct btsdec_cpu_ring *rings;
 	struct btsdec_vmcore *vc;
 	struct btsdec_err err;
@@ -27,13 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint8_t mem[64];
 	int ret;
 
-	if (fd < 0) {
-		fd = memfd_create("fuzz-vmcore", MFD_CLOEXEC);
-		if (fd < 0)
-			return 0;
-		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	}
-	if (ftruncate(fd, 0) || pwrite(fd, data, size, 0) != (ssize_t)size)
+	if (!path)
 		return 0;
 	err.msg[0] = '\0';
 	ret = btsdec_vmcore_open(path, &vc, &err);

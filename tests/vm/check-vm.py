@@ -28,19 +28,11 @@ TASK_SIZE_MAX = (1 << 47) - 4096          # x86-64, 4-level paging
 MARKER_TAG, MARKER_MASK = 0xb75c << 48, 0xffff << 48
 NT_BTSCRASH_THREAD, NT_PRSTATUS = 0x42540001, 1
 
-failures = 0
-count = 0
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tap import Tap  # noqa: E402
 
-
-def check(ok, what, detail=""):
-    global failures, count
-    count += 1
-    print(f"{'ok' if ok else 'not ok'} {count} - {what}")
-    if not ok:
-        failures += 1
-        for line in str(detail).splitlines()[:40]:
-            print(f"#   {line}")
-    return ok
+tap = Tap()
+check = tap.check
 
 
 def read(path):
@@ -307,8 +299,7 @@ def main():
         except (OSError, ValueError, RuntimeError, KeyError, IndexError,
                 struct.error, json.JSONDecodeError) as e:
             check(False, "checker step raised", repr(e))
-    print(f"1..{count}")
-    sys.exit(1 if failures else 0)
+    sys.exit(tap.done())
 
 
 if __name__ == "__main__":

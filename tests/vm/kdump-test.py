@@ -24,20 +24,13 @@ import subprocess
 import sys
 
 SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-count = failures = 0
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tap import Tap  # noqa: E402
+
+tap = Tap()
+check = tap.check
 LKDTM_FN = {"EXCEPTION": "lkdtm_EXCEPTION", "PANIC": "lkdtm_PANIC",
             "BUG": "lkdtm_BUG", "EXEC_NULL": "lkdtm_EXEC_NULL"}
-
-
-def check(ok, what, detail=""):
-    global count, failures
-    count += 1
-    print(f"{'ok' if ok else 'not ok'} {count} - {what}")
-    if not ok:
-        failures += 1
-        for line in str(detail).splitlines()[-40:]:
-            print(f"#   {line}")
-    return ok
 
 
 def crash(vmlinux, vmcore, bts_so, *cmds):
@@ -111,8 +104,7 @@ def main():
         rc, o, e = btsdump(tool, vmcore)
         check(rc == 3 and "no BTS_CRASH=1" in e, "notraces: btsdump says so, exit 3",
               f"exit {rc}: {e}")
-        print(f"1..{count}")
-        return 1 if failures else 0
+        return tap.done()
 
     fn = LKDTM_FN[kind]
     cpus = re.findall(r"^CPU (\d+)( \(panic CPU\))?: (\d+) of (\d+) records", text, re.M)
@@ -195,8 +187,7 @@ def main():
     check(rc in (0, 2, 3, 4) and (rc == 0 or e.strip()),
           "truncated dump: btsdump reads what is there or says what is missing",
           f"exit {rc}: {e}")
-    print(f"1..{count}")
-    return 1 if failures else 0
+    return tap.done()
 
 
 if __name__ == "__main__":

@@ -173,5 +173,7 @@ struct bts_crash_table {
 #define PR_BTS_CRASH_ENABLE	1	/* arg = ring size in records */
 #define PR_BTS_CRASH_DISABLE	2
 #define PR_BTS_CRASH_GET	3	/* returns the ring size, 0 if off */
+#define PR_BTS_CRASH_ENABLE_BYTES 4	/* as ENABLE, arg = ring size in bytes
+					 * (rounded down to whole records) */
 
 #endif /* _UAPI_LINUX_BTS_CRASH_H */
