@@ -88,7 +88,8 @@ def main():
     extra = ["bts_crash.cpu_records=0"] if kind == "notraces" else []
     shutil.rmtree(out, ignore_errors=True)
     run = subprocess.run([os.path.join(SRC, "tests/vm/run-kdump.sh"), obj, out, lkdtm,
-                          *extra], capture_output=True, text=True)
+                          *extra], capture_output=True, text=True,
+                         env=dict(os.environ, BTSDUMP=os.path.abspath(tool)))
     if not check(run.returncode == 0, f"{kind}: panic, capture kernel, vmcore saved",
                  run.stderr):
         return 1
@@ -155,6 +156,15 @@ def main():
         ok, panic = False, repr(ex)
     check(ok, f"{kind}: btsdump --json with System.map: the panic CPU reaches {fn}",
           f"exit {rc}: {e}\n{str(panic)[:800]}")
+
+    # The capture kernel's own report: btsdump on /proc/vmcore (ELF form).
+    console = open(os.path.join(out, "console.log"), errors="replace").read()
+    rep = console.split("BTSCRASH-REPORT-BEGIN", 1)[-1].split("BTSCRASH-REPORT-END", 1)
+    in_vm = re.findall(r"\] ([0-9a-f]{16}) ([0-9a-f]{16}) ([0-9a-f]{16})", rep[0])
+    check(len(rep) == 2 and "(ELF)" in rep[0] and "rc=0" in rep[1][:10] and
+          len(in_vm) == 64 and in_vm == ring_crash[-64:],
+          f"{kind}: in the capture kernel, btsdump read /proc/vmcore (ELF): "
+          "the same newest 64 records", rep[0][-1500:])
 
     # Bad input: a corrupted ring index, then a truncated dump.
     bad = os.path.join(out, "vmcore.bad-index")

@@ -5,7 +5,9 @@
 # traced process runs, lets the capture kernel save the dump with
 # makedumpfile -F -d 31 onto a virtio disk, and reassembles it on the host
 # (makedumpfile -R) as OUTDIR/vmcore (kdump-compressed), with the console
-# log and the traced process's pid (OUTDIR/traced.pid).
+# log and the traced process's pid (OUTDIR/traced.pid).  The capture kernel
+# also prints btsdump's report of /proc/vmcore (ELF) on the console, between
+# BTSCRASH-REPORT-BEGIN/END (env BTSDUMP, default build/btsdump).
 # Usage: run-kdump.sh OBJDIR OUTDIR LKDTM_TYPE [EXTRA KERNEL ARGS...]
 set -eu
 obj=$1 out=$2 type=$3
@@ -18,6 +20,13 @@ trap '[ -z "$qemu_pid" ] || kill "$qemu_pid" 2>/dev/null; rm -rf "$work"' EXIT
 root=$work/root
 vm_root "$root"
 vm_add_dynamic "$root" /usr/sbin/kexec /usr/bin/makedumpfile
+# btsdump for the capture kernel's own report (BTSDUMP, or build/btsdump)
+btsdump=${BTSDUMP:-$src/build/btsdump}
+if [ -x "$btsdump" ]; then
+	vm_add_dynamic "$root" "$btsdump"
+	mv "$root$btsdump" "$root/usr/bin/btsdump" 2>/dev/null ||
+		{ mkdir -p "$root/usr/bin" && mv "$root$btsdump" "$root/usr/bin/btsdump"; }
+fi
 vm_pack "$root" "$work/capture.gz"	# the capture kernel's initramfs
 mkdir -p "$root/boot" "$out"
 cp "$obj/arch/x86/boot/bzImage" "$work/capture.gz" "$root/boot/"
