@@ -64,10 +64,12 @@ static int bts_layout_init(void)
 	bts_layout.task_bts_crash = MEMBER_OFFSET("task_struct", "bts_crash");
 	if (bts_layout.task_bts_crash < 0)
 		bts_layout.task_bts_crash = vmcoreinfo_num("OFFSET(task_struct.bts_crash)", 10);
-	if (bts_layout.size < 72 || bts_layout.size > 4096 || bts_layout.flags < 0 ||
-	    bts_layout.id < 0 || bts_layout.capacity < 0 || bts_layout.index < 0 ||
-	    bts_layout.records_pa < 0 || bts_layout.lost < 0 || bts_layout.source < 0 ||
-	    bts_layout.freeze_ts < 0) {
+#define BAD(off)	((off) < 0 || (off) > bts_layout.size - 8)
+	if (bts_layout.size < 72 || bts_layout.size > 4096 || BAD(bts_layout.flags) ||
+	    BAD(bts_layout.id) || BAD(bts_layout.capacity) || BAD(bts_layout.index) ||
+	    BAD(bts_layout.records_pa) || BAD(bts_layout.lost) || BAD(bts_layout.source) ||
+	    BAD(bts_layout.freeze_ts)) {
+#undef BAD
 		error(INFO, "VMCOREINFO lacks the bts_crash_ring layout (SIZE/OFFSET keys)\n");
 		return FALSE;
 	}

@@ -473,7 +473,7 @@ static int ring_layout(const struct btsdec_vmcore *vc, struct ring_layout *l,
 	    l->size > 4096)
 		return btsdec_fail(err, -EINVAL, "VMCOREINFO: no usable SIZE(bts_crash_ring)");
 #define X(f) if (!info_num(vc, "OFFSET(bts_crash_ring." #f ")", 10, &l->f) || \
-		 l->f + 8 > l->size) \
+		 l->f > l->size - 8) \
 		return btsdec_fail(err, -EINVAL, "VMCOREINFO: no usable OFFSET(bts_crash_ring." #f ")");
 	RING_FIELDS(X)
 #undef X
