@@ -115,6 +115,47 @@ static int read_ring(ulonglong addr, int memtype, const char *what, struct bts_r
 	return TRUE;
 }
 
+/* The traced task's executable: its code range and file name, for -t. */
+static struct {
+	ulong start, end;
+	char name[64];
+} bts_exe;
+
+static ulong read_ptr(ulong addr, long off)
+{
+	ulong v = 0;
+
+	if (!addr || off < 0 || !readmem(addr + off, KVADDR, &v, sizeof(v), "pointer",
+					 RETURN_ON_ERROR | QUIET))
+		return 0;
+	return v;
+}
+
+/*
+ * task->mm: start_code/end_code and exe_file's name.  crash 8.0.2 cannot
+ * walk 6.1's maple-tree VMAs, so only the executable's text is named.
+ */
+static void bts_exe_init(ulong task)
+{
+	ulong mm = read_ptr(task, MEMBER_OFFSET("task_struct", "mm"));
+	ulong file = read_ptr(mm, MEMBER_OFFSET("mm_struct", "exe_file"));
+	long path = MEMBER_OFFSET("file", "f_path"), dentry = MEMBER_OFFSET("path", "dentry");
+	long d_name = MEMBER_OFFSET("dentry", "d_name"), qname = MEMBER_OFFSET("qstr", "name");
+	ulong d, name;
+
+	memset(&bts_exe, 0, sizeof(bts_exe));
+	if (!mm)
+		return;
+	bts_exe.start = read_ptr(mm, MEMBER_OFFSET("mm_struct", "start_code"));
+	bts_exe.end = read_ptr(mm, MEMBER_OFFSET("mm_struct", "end_code"));
+	if (!file || path < 0 || dentry < 0 || d_name < 0 || qname < 0)
+		return;
+	d = read_ptr(file, path + dentry);
+	name = read_ptr(d, d_name + qname);
+	if (!name || !read_string(name, bts_exe.name, sizeof(bts_exe.name) - 1))
+		bts_exe.name[0] = '\0';
+}
+
 static void print_addr(uint64_t a, int user, int pad)
 {
 	char sym[BUFSIZE];
@@ -123,6 +164,8 @@ static void print_addr(uint64_t a, int user, int pad)
 
 	if (!user && (sp = value_search(a, &off)))
 		sprintf(sym, off ? "%s+0x%lx" : "%s", sp->name, off);
+	else if (user && bts_exe.name[0] && a >= bts_exe.start && a < bts_exe.end)
+		snprintf(sym, sizeof(sym), "(%s)", bts_exe.name);
 	else
 		sym[0] = '\0';
 	if (pad)
@@ -342,6 +385,7 @@ static void bts_task(char *arg, ulong n, int raw)
 		"comm", RETURN_ON_ERROR | QUIET);
 	comm[TASK_COMM_LEN] = '\0';
 	snprintf(what, sizeof(what), "PID %d (%s) user branches", pid, comm);
+	bts_exe_init(task);
 	if (!ring) {
 		fprintf(fp, "%s: not traced\n", what);
 		return;
@@ -398,7 +442,8 @@ static char *help_bts[] = {
 	"   -n count  the newest count branches of each ring (default 32; 0: all).",
 	"         -r  raw from, to and flags words, no symbols.",
 	"    -t task  the user-space branches of a traced task (pid or task_struct",
-	"             address), from its per-task ring, with context-switch markers.",
+	"             address), from its per-task ring, with context-switch markers;",
+	"             addresses in the executable's text are marked with its name.",
 	"\nEXAMPLE",
 	"  After \"echo EXCEPTION > /sys/kernel/debug/provoke-crash/DIRECT\":\n",
 	"    %s> bts -n 6",
@@ -412,9 +457,9 @@ static char *help_bts[] = {
 	"\n  A traced process that was running at the panic:\n",
 	"    %s> bts -t 49 -n 3",
 	"    PID 49 (crasher) user branches: 3 of 4096 records (ring of 4096, wrapped), emulation",
-	"      [   3] 00000000004016b9                              -> 00000000004016d1",
-	"      [   2] 00000000004016de                              -> 0000000000401680",
-	"      [   1] -- switch-out cpu 0 at 5.901891849 s --",
+	"      [   3] 00000000004016de (crasher)                    -> 0000000000401680 (crasher)",
+	"      [   2] 00000000004016b9 (crasher)                    -> 00000000004016d1 (crasher)",
+	"      [   1] -- switch-out cpu 0 at 5.853773010 s --",
 	"\n  A kernel without per-CPU rings:\n",
 	"    %s> bts",
 	"    bts: this kernel keeps no branch traces (no BTS_CRASH=1 in VMCOREINFO: not a btscrash kernel, or format too new)",

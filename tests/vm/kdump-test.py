@@ -122,8 +122,10 @@ def main():
     pid = open(os.path.join(out, "traced.pid")).read().strip()
     rc, text = crash(vmlinux, vmcore, bts_so, f"bts -t {pid} -n 8")
     check(re.search(r"PID %s \(crasher\) user branches: \d+ of \d+" % pid, text) and
-          re.search(r"\] 00000000004[0-9a-f]{5} +-> 00000000004", text),
-          f"{kind}: bts -t shows the traced process's user branches", text)
+          re.search(r"\] 00000000004[0-9a-f]{5} \(crasher\) +-> 00000000004[0-9a-f]{5} "
+                    r"\(crasher\)", text),
+          f"{kind}: bts -t shows the traced process's user branches in its executable",
+          text)
 
     # The vmcore note is the tail of the full ring (raw words, both ways).
     rc, text = crash(vmlinux, vmcore, bts_so, "bts -r -n 32")
