@@ -6,7 +6,9 @@
 # valgrind.  Exit status non-zero on any failure.
 set -eu
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh
+# the vm suite needs the kernel's packages (crash's defs.h among them)
+# before meson setup looks for them: a missing header disables tests
+scripts/install-deps.sh kernel
 [ -f build/build.ninja ] || meson setup build
 meson test -C build --print-errorlogs
 [ -f build-asan/build.ninja ] ||
