@@ -101,6 +101,10 @@ struct btsdec_core;
  * readable x86-64 ELF core is an error (-ENOEXEC, -EIO, ...). */
 int btsdec_core_open(const char *path, struct btsdec_core **out,
 		     struct btsdec_err *err);
+/* The same on an open file descriptor, which the core then owns (closed on
+ * error too); name is used in messages. */
+int btsdec_core_open_fd(int fd, const char *name, struct btsdec_core **out,
+			struct btsdec_err *err);
 void btsdec_core_close(struct btsdec_core *core);
 const char *btsdec_core_path(const struct btsdec_core *core);
 size_t btsdec_core_nr_threads(const struct btsdec_core *core);
@@ -288,5 +292,37 @@ void btsdec_ksyms_close(struct btsdec_ksyms *ks);
 /* Name of the function holding addr and the offset into it; NULL if none. */
 const char *btsdec_ksyms_lookup(const struct btsdec_ksyms *ks, uint64_t addr,
 				uint64_t *off);
+
+/* ---- Vmcore reports (vmreport.c) ------------------------------------------- */
+
+struct btsdec_vmreport_opts {
+	const char *cpus;	/* only these CPUs, comma list; NULL = all */
+	size_t last;		/* the newest N branches per CPU; 0 = all */
+	bool json;		/* JSON instead of text */
+	bool raw;		/* no symbols */
+	const char *symbols;	/* vmlinux or System.map; NULL = addresses only */
+	const char *prog;	/* warnings are "PROG: ..." lines; NULL = bare */
+};
+
+struct btsdec_vmreport_result {
+	size_t cpus_shown;	/* CPUs whose trace was printed */
+	size_t rings_unreadable; /* CPUs whose ring was unreadable: warned,
+				  * and their crash note shown if they have one */
+};
+
+/* Writes each selected CPU's last kernel branches from the vmcore at
+ * vmcore_path to out, its full ring or, when that is unreadable, its crash
+ * note.  Warnings go to warn, one line each (NULL: dropped; malformed
+ * CPU notes are still warned about on stderr by btsdec_vmcore_open).  Returns 0
+ * when some CPU's trace was printed (rings_unreadable > 0 means some were
+ * incomplete); -ENODATA when the vmcore holds no branch trace (the header,
+ * in JSON the whole empty document, is still written); another negative
+ * errno when the vmcore or the symbols cannot be read (nothing written).
+ * err says why; res (may be NULL) is filled in every case.  Errors writing
+ * to out are left to the caller (ferror). */
+int btsdec_vmcore_report(FILE *out, const char *vmcore_path,
+			 const struct btsdec_vmreport_opts *o,
+			 struct btsdec_vmreport_result *res, FILE *warn,
+			 struct btsdec_err *err);
 
 #endif /* BTSDEC_H */

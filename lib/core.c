@@ -233,29 +233,36 @@ static int read_notes(struct btsdec_core *c, struct btsdec_err *err)
 int btsdec_core_open(const char *path, struct btsdec_core **out,
 		     struct btsdec_err *err)
 {
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return btsdec_fail(err, -errno, "%s: %m", path);
+	return btsdec_core_open_fd(fd, path, out, err);
+}
+
+int btsdec_core_open_fd(int fd, const char *name, struct btsdec_core **out,
+			struct btsdec_err *err)
+{
 	struct btsdec_core *c;
 	struct stat st;
 	int ret;
 
 	elf_version(EV_CURRENT);
 	c = calloc(1, sizeof(*c));
-	if (!c || !(c->path = strdup(path))) {
+	if (!c || !(c->path = strdup(name))) {
 		free(c);
+		close(fd);
 		return btsdec_fail(err, -ENOMEM, "out of memory");
 	}
-	c->fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (c->fd < 0) {
-		ret = btsdec_fail(err, -errno, "%s: %m", path);
-		goto err_free;
-	}
+	c->fd = fd;
 	if (fstat(c->fd, &st) || !S_ISREG(st.st_mode)) {
-		ret = btsdec_fail(err, -EINVAL, "%s: not a regular file", path);
+		ret = btsdec_fail(err, -EINVAL, "%s: not a regular file", name);
 		goto err_free;
 	}
 	c->file_size = st.st_size;
 	c->elf = elf_begin(c->fd, ELF_C_READ_MMAP, NULL);
 	if (!c->elf) {
-		ret = btsdec_fail(err, -ENOEXEC, "%s: elf_begin: %s", path,
+		ret = btsdec_fail(err, -ENOEXEC, "%s: elf_begin: %s", name,
 				  elf_errmsg(-1));
 		goto err_free;
 	}

@@ -7,7 +7,7 @@
 set -eu
 pkgs="meson ninja-build pkg-config gcc libc6-dev libelf-dev libdw-dev zlib1g-dev
 libcapstone-dev elfutils binutils gdb python3 valgrind clang
-libclang-rt-14-dev time"
+libclang-rt-14-dev time libzstd-dev zstd libsystemd-dev systemd"
 [ "${1:-}" = kernel ] && pkgs="$pkgs linux-source-6.1 ccache make bc bison flex
 libssl-dev dwarves xz-utils patch qemu-system-x86 busybox-static cpio
 kexec-tools makedumpfile crash"

@@ -3,7 +3,8 @@
  * btsdump: the command-line reader of branch traces in core files, for
  * people who do not want a debugger (docs/btsdump.md).  Also `btsdump
  * add-note`, which writes a trace note into an existing core (fixtures,
- * tools), and `btsdump vmcore`, per-CPU kernel traces from a kernel dump.  Exit codes are documented in usage() and docs/btsdump.md.
+ * tools), and `btsdump vmcore`, per-CPU kernel traces from a kernel dump
+ * (printed by lib/vmreport.c).  Exit codes: usage() and docs/btsdump.md.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -390,12 +391,6 @@ static int dump_main(int argc, char **argv)
 
 /* ---- btsdump vmcore: per-CPU kernel traces from a kernel dump ----------- */
 
-struct vm_args {
-	const char *vmcore, *symbols, *cpus;
-	unsigned long last;
-	bool json, raw;
-};
-
 static void vm_usage(FILE *out)
 {
 	fputs("Usage: btsdump vmcore [OPTIONS] VMCORE [VMLINUX|SYSTEM.MAP]\n"
@@ -414,103 +409,20 @@ static void vm_usage(FILE *out)
 	      "branch trace in it; 4 some CPU's ring unreadable (its note shown).\n", out);
 }
 
-static bool vm_cpu_selected(const char *list, uint64_t cpu)
+/* Exit status of a report: btsdec_vmcore_report's outcome, mapped. */
+static int vm_exit(int ret, const struct btsdec_vmreport_result *res,
+		   const struct btsdec_vmreport_opts *o, const struct btsdec_err *err)
 {
-	char buf[256], *tok, *save = NULL;
-
-	if (!list)
-		return true;
-	snprintf(buf, sizeof(buf), "%s", list);
-	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
-		if (strtoull(tok, NULL, 10) == cpu)
-			return true;
-	return false;
-}
-
-static const char *vm_sym(const struct btsdec_ksyms *ks, uint64_t a, char *buf, size_t len)
-{
-	uint64_t off;
-	const char *name = btsdec_ksyms_lookup(ks, a, &off);
-
-	if (!name)
-		return NULL;
-	if (off)
-		snprintf(buf, len, "%s+0x%llx", name, (unsigned long long)off);
-	else
-		snprintf(buf, len, "%s", name);
-	return buf;
-}
-
-/* One CPU's trace: text lines numbered newest = 1, or a JSON object. */
-static void vm_print(const struct vm_args *a, const struct btsdec_ksyms *ks,
-		     const struct btsdec_trace *t, uint64_t cpu, bool panic,
-		     const char *source, const struct btsdec_cpu_ring *ring, bool *first)
-{
-	size_t take = a->last && a->last < t->nr ? a->last : t->nr, i;
-	char fb[256], tb[256];
-
-	if (a->json) {
-		printf("%s{\"cpu\":%llu,\"panic\":%s,\"source\":\"%s\",\"capacity\":%llu,"
-		       "\"records\":%zu,\"wrapped\":%s,\"lost\":%llu,\"origin\":\"%s\"",
-		       *first ? "" : ",", (unsigned long long)cpu, panic ? "true" : "false",
-		       ring ? "ring" : "note", (unsigned long long)t->capacity, t->nr,
-		       t->flags & BTS_NOTE_F_WRAPPED ? "true" : "false",
-		       (unsigned long long)t->lost, btsdec_source_name(t->source));
-		if (ring && ring->frozen)
-			printf(",\"freeze_ts_ns\":%llu", (unsigned long long)ring->freeze_ts);
-		fputs(",\"branches\":[", stdout);
-	} else {
-		printf("%sCPU %llu%s: %zu of %zu records (%s, ring of %llu%s), %s\n",
-		       *first ? "" : "\n", (unsigned long long)cpu, panic ? " (panic CPU)" : "",
-		       take, t->nr, source, (unsigned long long)t->capacity,
-		       t->flags & BTS_NOTE_F_WRAPPED ? ", wrapped" : "",
-		       btsdec_source_name(t->source));
+	if (ret == -ENODATA) {
+		if (!o->json)
+			fprintf(stderr, "btsdump: %s\n", err->msg);
+		return EXIT_NO_TRACE;
 	}
-	*first = false;
-	for (i = t->nr - take; i < t->nr; i++) {
-		const struct btsdec_record *r = &t->recs[i];
-		const char *fs = a->raw ? NULL : vm_sym(ks, r->from, fb, sizeof(fb));
-		const char *ts = a->raw ? NULL : vm_sym(ks, r->to, tb, sizeof(tb));
-
-		if (a->json) {
-			printf("%s{\"index\":%zu,\"from\":\"0x%llx\",\"to\":\"0x%llx\","
-			       "\"flags\":%llu", i == t->nr - take ? "" : ",", i,
-			       (unsigned long long)r->from, (unsigned long long)r->to,
-			       (unsigned long long)r->flags);
-			if (btsdec_is_marker(r)) {
-				fputs(",\"kind\":\"marker\",\"marker\":", stdout);
-				btsdec_json_string(stdout, btsdec_marker_name(r));
-			} else {
-				fputs(",\"from_symbol\":", stdout);
-				fs ? btsdec_json_string(stdout, fs) : (void)fputs("null", stdout);
-				fputs(",\"to_symbol\":", stdout);
-				ts ? btsdec_json_string(stdout, ts) : (void)fputs("null", stdout);
-			}
-			fputc('}', stdout);
-		} else if (btsdec_is_marker(r)) {
-			printf("  [%4zu] -- %s --\n", t->nr - i, btsdec_marker_name(r));
-		} else if (a->raw) {
-			printf("  [%4zu] %016llx %016llx %016llx\n", t->nr - i,
-			       (unsigned long long)r->from, (unsigned long long)r->to,
-			       (unsigned long long)r->flags);
-		} else {
-			printf("  [%4zu] %016llx %-28s -> %016llx%s%s\n", t->nr - i,
-			       (unsigned long long)r->from, fs ? fs : "",
-			       (unsigned long long)r->to, ts ? " " : "", ts ? ts : "");
-		}
+	if (ret) {
+		fprintf(stderr, "btsdump: %s\n", err->msg);
+		return EXIT_READ;
 	}
-	if (a->json)
-		fputs("]}", stdout);
-}
-
-static const struct btsdec_trace *vm_note_of(const struct btsdec_vmcore *vc, uint64_t cpu)
-{
-	size_t i;
-
-	for (i = 0; i < btsdec_vmcore_nr_cpu_notes(vc); i++)
-		if (btsdec_vmcore_cpu_note(vc, i)->id == cpu)
-			return btsdec_vmcore_cpu_note(vc, i);
-	return NULL;
+	return res->rings_unreadable ? EXIT_REJECTED : 0;
 }
 
 static int vmcore_main(int argc, char **argv)
@@ -520,28 +432,24 @@ static int vmcore_main(int argc, char **argv)
 		{ "raw", no_argument, NULL, 'r' }, { "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
-	struct vm_args a = { .last = 32 };
-	struct btsdec_cpu_ring *rings = NULL;
-	struct btsdec_ksyms *ks = NULL;
-	struct btsdec_vmcore *vc;
-	struct btsdec_err err, rerr;
-	size_t nr_rings = 0, i, shown = 0;
-	char buf[64], *end;
-	bool first = true, fallback = false;
-	int c, rret;
+	struct btsdec_vmreport_opts o = { .last = 32, .prog = "btsdump" };
+	struct btsdec_vmreport_result res;
+	struct btsdec_err err;
+	char *end;
+	int c, ret;
 
 	while ((c = getopt_long(argc, argv, "c:n:rjh", opts, NULL)) != -1) {
 		switch (c) {
-		case 'c': a.cpus = optarg; break;
+		case 'c': o.cpus = optarg; break;
 		case 'n':
-			a.last = strtoul(optarg, &end, 10);
+			o.last = strtoul(optarg, &end, 10);
 			if (*end || !*optarg) {
 				vm_usage(stderr);
 				return EXIT_USAGE;
 			}
 			break;
-		case 'r': a.raw = true; break;
-		case 'j': a.json = true; break;
+		case 'r': o.raw = true; break;
+		case 'j': o.json = true; break;
 		case 'h': vm_usage(stdout); return 0;
 		default: vm_usage(stderr); return EXIT_USAGE;
 		}
@@ -550,76 +458,9 @@ static int vmcore_main(int argc, char **argv)
 		vm_usage(stderr);
 		return EXIT_USAGE;
 	}
-	a.vmcore = argv[optind];
-	a.symbols = argv[optind + 1];
-	if (btsdec_vmcore_open(a.vmcore, &vc, &err)) {
-		fprintf(stderr, "btsdump: %s\n", err.msg);
-		return EXIT_READ;
-	}
-	if (a.symbols && !a.raw) {
-		uint64_t kaslr = 0;
-
-		if (btsdec_vmcore_info(vc, "KERNELOFFSET", buf, sizeof(buf)))
-			kaslr = strtoull(buf, NULL, 16);
-		if (btsdec_ksyms_open(a.symbols, kaslr, &ks, &err)) {
-			fprintf(stderr, "btsdump: %s\n", err.msg);
-			btsdec_vmcore_close(vc);
-			return EXIT_READ;
-		}
-	}
-	rret = btsdec_vmcore_cpu_rings(vc, &rings, &nr_rings, &rerr);
-	if (rret && (rret != -ENOENT || btsdec_vmcore_nr_cpu_notes(vc)))
-		fprintf(stderr, "btsdump: %s: per-CPU rings: %s\n", a.vmcore, rerr.msg);
-	if (a.json) {
-		fputs("{\"vmcore\":", stdout);
-		btsdec_json_string(stdout, a.vmcore);
-		printf(",\"format\":\"%s\",\"cpus\":[",
-		       btsdec_vmcore_is_kdump(vc) ? "kdump-compressed" : "elf");
-	} else {
-		printf("vmcore: %s (%s)\n\n", a.vmcore,
-		       btsdec_vmcore_is_kdump(vc) ? "kdump-compressed" : "ELF");
-	}
-	for (i = 0; i < nr_rings; i++) {
-		const struct btsdec_cpu_ring *r = &rings[i];
-		const struct btsdec_trace *note;
-
-		if (!vm_cpu_selected(a.cpus, r->cpu))
-			continue;
-		if (!r->status) {
-			vm_print(&a, ks, &r->trace, r->cpu, r->panic, "full ring", r, &first);
-		} else {
-			fprintf(stderr, "btsdump: CPU %llu: ring unreadable: %s\n",
-				(unsigned long long)r->cpu, r->err.msg);
-			fallback = true;
-			note = vm_note_of(vc, r->cpu);
-			if (!note)
-				continue;
-			vm_print(&a, ks, note, r->cpu, r->panic, "crash note", NULL, &first);
-		}
-		shown++;
-	}
-	if (!nr_rings)	/* no rings to follow: what the crash notes carry */
-		for (i = 0; i < btsdec_vmcore_nr_cpu_notes(vc); i++) {
-			const struct btsdec_trace *n = btsdec_vmcore_cpu_note(vc, i);
-
-			if (!vm_cpu_selected(a.cpus, n->id))
-				continue;
-			vm_print(&a, ks, n, n->id, false, "crash note", NULL, &first);
-			shown++;
-		}
-	if (a.json)
-		fputs("]}\n", stdout);
-	btsdec_cpu_rings_free(rings, nr_rings);
-	btsdec_ksyms_close(ks);
-	btsdec_vmcore_close(vc);
-	if (!shown) {
-		if (!a.json)
-			fprintf(stderr, "btsdump: %s: no branch trace in this vmcore%s\n", a.vmcore,
-				rret == -ENOENT ? " (no BTS_CRASH=1 in VMCOREINFO: not a btscrash "
-				"kernel, or per-CPU rings off)" : "");
-		return EXIT_NO_TRACE;
-	}
-	return fallback ? EXIT_REJECTED : 0;
+	o.symbols = argv[optind + 1];
+	ret = btsdec_vmcore_report(stdout, argv[optind], &o, &res, stderr, &err);
+	return vm_exit(ret, &res, &o, &err);
 }
 
 int main(int argc, char **argv)

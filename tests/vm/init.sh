@@ -87,6 +87,37 @@ run fork    /bin/btsrun 4096 /bin/sh -c '/bin/crasher null; echo "shell: $?"'
 run sysdefault-memlock sh -c 'ulimit -l 4; exec /bin/btsrun -d 4096 -u 1000 0 /bin/crasher null'
 run sysdefault /bin/crasher null
 echo 0 > /proc/sys/kernel/bts_crash_task_records
+if [ -x /usr/libexec/btsdumpd ]; then
+	# btsdumpd as the kernel's core_pattern handler (no service here: it
+	# collects directly and logs to /dev/kmsg).  A traced crash; a core
+	# cut by ProcessSizeMax (its notes come first, so the trail survives);
+	# then a storm of 100 crashes against a burst of 10.
+	S=$R/store
+	mkdir -p /etc "$S"
+	printf '[Store]\nRateLimitIntervalSec=300\nRateLimitBurst=12\n' > /etc/btsdumpd.conf
+	printf '[Store]\nProcessSizeMax=16K\n' > /etc/btsdumpd-cut.conf
+	echo 0 > /proc/sys/kernel/core_pipe_limit
+	echo "|/usr/libexec/btsdumpd --store $S %P %u %g %s %t %e" > /proc/sys/kernel/core_pattern
+	echo "== daemon: btsrun 4096 crasher null"
+	/bin/btsrun 4096 /bin/crasher null > "$R/daemon-null.out" 2>&1
+	echo "== daemon: crasher smash (traced), ProcessSizeMax=16K"
+	echo "|/usr/libexec/btsdumpd --store $R/store-cut --config /etc/btsdumpd-cut.conf %P %u %g %s %t %e" \
+		> /proc/sys/kernel/core_pattern
+	/bin/btsrun 4096 /bin/crasher smash > "$R/daemon-cut.out" 2>&1
+	echo "|/usr/libexec/btsdumpd --store $S %P %u %g %s %t %e" > /proc/sys/kernel/core_pattern
+	while pidof btsdumpd > /dev/null; do sleep 1; done
+	echo "== daemon: storm of 100 crashes"
+	i=0
+	while [ $i -lt 100 ]; do
+		/bin/crasher null 2>/dev/null &
+		i=$((i + 1))
+	done
+	wait
+	n=0
+	while pidof btsdumpd > /dev/null && [ $n -lt 300 ]; do sleep 1; n=$((n + 1)); done
+	echo "== daemon: storm done after ${n}s of handlers"
+	ls "$S" > "$R/store.ls"
+fi
 # A kernel oops (LKDTM, the process dies, the kernel goes on): the report
 # must carry this CPU's last kernel branches, from the per-CPU ring.
 mount -t debugfs debugfs /sys/kernel/debug

@@ -3,7 +3,8 @@
 # Boots the btscrash test kernel under QEMU TCG (nested KVM hangs here) with
 # an initramfs of busybox, the crasher and btsrun (all static), runs
 # tests/vm/init.sh in it and extracts the results (cores, logs, dmesg) into
-# OUTDIR.  Usage: run-vm.sh OBJDIR OUTDIR [EXTRA KERNEL ARGS...]
+# OUTDIR.  With BTSDUMPD set, also btsdumpd as the core_pattern handler.
+# Usage: run-vm.sh OBJDIR OUTDIR [EXTRA KERNEL ARGS...]
 set -eu
 obj=$1 out=$2
 shift 2
@@ -13,6 +14,12 @@ trap 'rm -rf "$work"' EXIT
 root=$work/root
 . "$src/tests/vm/vm-lib.sh"
 vm_root "$root"
+# btsdumpd as the core_pattern handler of the daemon scenario (env BTSDUMPD)
+if [ -n "${BTSDUMPD:-}" ] && [ -x "$BTSDUMPD" ]; then
+	vm_add_dynamic "$root" "$BTSDUMPD"
+	mkdir -p "$root/usr/libexec"
+	mv "$root$BTSDUMPD" "$root/usr/libexec/btsdumpd"
+fi
 mkdir -p "$out"
 cp "$root/bin/crasher" "$out/crasher"	# the exact binary, for symbols
 vm_pack "$root" "$work/initrd.gz"
@@ -21,7 +28,7 @@ timeout 600 qemu-system-x86_64 -accel tcg -cpu max -m 512 -smp 2 \
 	-nographic -no-reboot -kernel "$obj/arch/x86/boot/bzImage" \
 	-initrd "$work/initrd.gz" \
 	-drive "file=$work/results.img,format=raw,if=virtio" \
-	-append "console=ttyS0 panic=-1 ds.emulate=1 bts_crash.cpu_records=4096 $*" \
+	-append "console=ttyS0 panic=-1 printk.devkmsg=on ds.emulate=1 bts_crash.cpu_records=4096 $*" \
 	> "$out/console.log" 2>&1 || true
 grep -q BTSCRASH-VM-DONE "$out/console.log" ||
 	{ tail -40 "$out/console.log" >&2; echo "run-vm: the VM did not finish" >&2; exit 1; }

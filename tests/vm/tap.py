@@ -17,6 +17,10 @@ class Tap:
                 print(f"#   {line}")
         return ok
 
+    def skip(self, what):
+        self.count += 1
+        print(f"ok {self.count} - # SKIP {what}")
+
     def done(self):
         print(f"1..{self.count}")
         return 1 if self.failures else 0

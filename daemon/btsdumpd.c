@@ -1,0 +1,381 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * btsdumpd: the kernel's core_pattern handler (docs/btsdumpd.md).  As the
+ * handler it reads what /proc says of the dumping process, then hands the
+ * core pipe to the socket-activated service (btsdumpd --serve) or, with no
+ * service, collects the crash itself (collect.c).  Also the service side
+ * of the hand-off, the kdump harvest (harvest.c) and a vacuum run.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/un.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include <systemd/sd-daemon.h>
+
+#include "btsdumpd.h"
+
+#define SOCKET_DEFAULT	"/run/btsdumpd/btsdumpd.socket"
+#define FIELD_MAX	(64 * 1024)	/* one metadata datagram */
+#define CMDLINE_MAX	4096
+#define HANDOFF_TIMEOUT	10		/* seconds to wait for the service */
+#define FD_MESSAGE	"CORE_FD"
+
+enum mode { MODE_HANDLER, MODE_SERVE, MODE_HARVEST, MODE_VACUUM };
+
+static void usage(FILE *out)
+{
+	fputs("Usage: btsdumpd [OPTIONS] PID UID GID SIGNAL TIMESTAMP COMM [HOSTNAME]\n"
+	      "       btsdumpd [OPTIONS] --serve | --vacuum | --harvest [DIR...]\n"
+	      "\n"
+	      "The core_pattern handler of btscrash:\n"
+	      "  kernel.core_pattern=|/usr/libexec/btsdumpd %P %u %g %s %t %e\n"
+	      "Stores each core with its branch-trace report (docs/btsdumpd.md).\n"
+	      "\n"
+	      "  --store DIR      the store (default " BTSDUMPD_STORE_DEFAULT ")\n"
+	      "  --config FILE    configuration (default " BTSDUMPD_CONFIG_DEFAULT ", drop-ins FILE.d/)\n"
+	      "  --socket PATH    the service's socket (default " SOCKET_DEFAULT ")\n"
+	      "  --direct         collect here, never hand off to the service\n"
+	      "  --log TARGET     auto, journal, kmsg or stderr (default auto)\n"
+	      "  --serve          one connection of btsdumpd@.service (socket activation)\n"
+	      "  --harvest        report on kdump vmcores under DIR (default /var/crash)\n"
+	      "  --vacuum         apply MaxUse and KeepFree now\n"
+	      "\n"
+	      "Exit status: 0 handed off, stored, or dropped by a limit (logged);\n"
+	      "1 bad arguments; 2 the store could not be written.\n", out);
+}
+
+static int parse_u64(const char *s, unsigned long long *v)
+{
+	char *end;
+
+	if (!s || *s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	*v = strtoull(s, &end, 10);
+	return errno || *end ? -EINVAL : 0;
+}
+
+/* Reads a small /proc file; NULs become spaces, trailing newline cut. */
+static int read_proc(const char *pid, const char *what, char *buf, size_t len)
+{
+	char path[64];
+	ssize_t n, i;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%s/%s", pid, what);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n <= 0)
+		return n < 0 ? -errno : -ENODATA;
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\0'))
+		n--;
+	for (i = 0; i < n; i++)
+		if (buf[i] == '\0')
+			buf[i] = ' ';
+	buf[n] = '\0';
+	return n ? 0 : -ENODATA;
+}
+
+/* The numeric arguments the kernel passes, checked, into meta. */
+static int meta_from_args(struct btsdumpd_ctx *c, char **pos, int npos)
+{
+	static const char *const keys[] = { "PID", "UID", "GID", "SIGNAL", "TIMESTAMP" };
+	unsigned long long v;
+	int i;
+
+	if (npos < 6 || npos > 7)
+		return -EINVAL;
+	for (i = 0; i < 5; i++) {
+		if (parse_u64(pos[i], &v) || (i < 4 && v > INT_MAX))
+			return -EINVAL;
+		btsdumpd_meta_setf(&c->meta, keys[i], "%llu", v);
+	}
+	btsdumpd_meta_set(&c->meta, "SIGNAL_NAME", btsdumpd_signal_name(atoi(pos[3])));
+	btsdumpd_meta_set(&c->meta, "COMM", pos[5]);
+	if (npos == 7)
+		btsdumpd_meta_set(&c->meta, "HOSTNAME", pos[6]);
+	return 0;
+}
+
+/* What /proc says of the dumping process, read while it still exists. */
+static void meta_from_proc(struct btsdumpd_ctx *c)
+{
+	const char *pid = btsdumpd_meta_get(&c->meta, "PID");
+	char buf[CMDLINE_MAX], path[64], *nl;
+	ssize_t n;
+
+	if (!read_proc(pid, "comm", buf, sizeof(buf)))
+		btsdumpd_meta_set(&c->meta, "COMM", buf);
+	if (!read_proc(pid, "cmdline", buf, sizeof(buf)))
+		btsdumpd_meta_set(&c->meta, "CMDLINE", buf);
+	if (!read_proc(pid, "cgroup", buf, sizeof(buf))) {
+		nl = strchr(buf, '\n');
+		if (nl)
+			*nl = '\0';
+		btsdumpd_meta_set(&c->meta, "CGROUP", strchr(buf, ':') ?
+				  strchr(strchr(buf, ':') + 1, ':') + 1 : buf);
+	}
+	snprintf(path, sizeof(path), "/proc/%s/exe", pid);
+	n = readlink(path, buf, sizeof(buf) - 1);
+	if (n > 0) {
+		buf[n] = '\0';
+		btsdumpd_meta_set(&c->meta, "EXE", buf);
+	}
+	if (!btsdumpd_meta_get(&c->meta, "HOSTNAME") && !gethostname(buf, 256)) {
+		buf[255] = '\0';
+		btsdumpd_meta_set(&c->meta, "HOSTNAME", buf);
+	}
+}
+
+static int send_fd(int sock, int fd)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
+	struct iovec iov = { (char *)FD_MESSAGE, sizeof(FD_MESSAGE) - 1 };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+			     .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&mh);
+
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	return sendmsg(sock, &mh, MSG_NOSIGNAL) < 0 ? -errno : 0;
+}
+
+/* Hands the core pipe (fd 0) and the metadata to the service; 0 once the
+ * service has acknowledged, else -errno (the caller collects itself). */
+static int handoff(struct btsdumpd_ctx *c)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct timeval tv = { HANDOFF_TIMEOUT, 0 };
+	char line[FIELD_MAX], ack[8];
+	int sock, ret = 0, n;
+	size_t i;
+
+	if (strlen(c->socket_path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	strcpy(sa.sun_path, c->socket_path);
+	sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (sock < 0)
+		return -errno;
+	if (connect(sock, (struct sockaddr *)&sa, sizeof(sa)) ||
+	    setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) ||
+	    setsockopt(sock, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)))
+		ret = -errno;
+	for (i = 0; !ret && i < c->meta.n; i++) {
+		n = snprintf(line, sizeof(line), "%s=%s", c->meta.keys[i], c->meta.vals[i]);
+		if (n >= (int)sizeof(line))
+			n = sizeof(line) - 1;
+		if (send(sock, line, n, MSG_NOSIGNAL) < 0)
+			ret = -errno;
+	}
+	if (!ret)
+		ret = send_fd(sock, STDIN_FILENO);
+	if (!ret) {
+		n = recv(sock, ack, sizeof(ack), 0);
+		ret = n == 2 && !memcmp(ack, "OK", 2) ? 0 : n < 0 ? -errno : -EPROTO;
+	}
+	close(sock);
+	return ret;
+}
+
+static int run_handler(struct btsdumpd_ctx *c, char **pos, int npos)
+{
+	int ret;
+
+	if (meta_from_args(c, pos, npos)) {
+		btsdumpd_log(LOG_ERR, "bad arguments from the kernel; expected "
+			     "PID UID GID SIGNAL TIMESTAMP COMM [HOSTNAME]");
+		return 1;
+	}
+	meta_from_proc(c);
+	if (!c->direct) {
+		ret = handoff(c);
+		if (!ret)
+			return 0;
+		if (ret != -ENOENT && ret != -ECONNREFUSED)
+			btsdumpd_log(LOG_WARNING, "hand-off to %s failed: %s; collecting here",
+				     c->socket_path, strerror(-ret));
+	}
+	btsdumpd_load_config(c);
+	return btsdumpd_collect(c, STDIN_FILENO) ? 2 : 0;
+}
+
+/* ---- The service side of the hand-off ---------------------------------- */
+
+static bool field_allowed(const char *key)
+{
+	static const char *const keys[] = { "PID", "UID", "GID", "SIGNAL", "SIGNAL_NAME",
+		"TIMESTAMP", "COMM", "EXE", "CMDLINE", "CGROUP", "HOSTNAME" };
+	size_t i;
+
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (!strcmp(key, keys[i]))
+			return true;
+	return false;
+}
+
+/* One datagram: a KEY=value field, or the core's fd (returned, >= 0). */
+static int receive_one(struct btsdumpd_ctx *c, int sock, char *buf)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = { buf, FIELD_MAX };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
+			     .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+	struct cmsghdr *cm;
+	ssize_t n;
+	char *eq;
+	int fd;
+
+	n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
+	if (n < 0)
+		return -errno;
+	if (n == 0)
+		return -ECONNRESET;
+	cm = CMSG_FIRSTHDR(&mh);
+	if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
+	    cm->cmsg_len == CMSG_LEN(sizeof(int))) {
+		memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+		return fd;
+	}
+	if (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))
+		return -EMSGSIZE;
+	buf[n] = '\0';
+	eq = strchr(buf, '=');
+	if (!eq)
+		return -EBADMSG;
+	*eq = '\0';
+	if (field_allowed(buf))
+		btsdumpd_meta_set(&c->meta, buf, eq + 1);
+	return -EAGAIN;		/* more to come */
+}
+
+static int run_serve(struct btsdumpd_ctx *c)
+{
+	static const char *const need[] = { "PID", "UID", "GID", "SIGNAL", "TIMESTAMP" };
+	struct timeval tv = { HANDOFF_TIMEOUT, 0 };
+	int sock = sd_listen_fds(1) == 1 ? SD_LISTEN_FDS_START : STDIN_FILENO;
+	struct ucred cred;
+	socklen_t cl = sizeof(cred);
+	unsigned long long v;
+	char *buf = malloc(FIELD_MAX + 1);
+	int fd = -EAGAIN;
+	size_t i;
+
+	if (!buf)
+		return 2;
+	if (getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &cred, &cl) || cred.uid != 0) {
+		btsdumpd_log(LOG_ERR, "refusing a hand-off from a peer that is not root");
+		return 1;
+	}
+	setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	while (fd == -EAGAIN)
+		fd = receive_one(c, sock, buf);
+	free(buf);
+	if (fd < 0) {
+		btsdumpd_log(LOG_ERR, "hand-off: %s", strerror(-fd));
+		return 1;
+	}
+	for (i = 0; i < sizeof(need) / sizeof(need[0]); i++)
+		if (parse_u64(btsdumpd_meta_get(&c->meta, need[i]), &v)) {
+			btsdumpd_log(LOG_ERR, "hand-off: missing or bad %s", need[i]);
+			close(fd);
+			return 1;
+		}
+	btsdumpd_meta_set(&c->meta, "SIGNAL_NAME",
+			  btsdumpd_signal_name(atoi(btsdumpd_meta_get(&c->meta, "SIGNAL"))));
+	if (send(sock, "OK", 2, MSG_NOSIGNAL) != 2)
+		btsdumpd_log(LOG_WARNING, "hand-off: acknowledging: %m");
+	close(sock);
+	btsdumpd_load_config(c);
+	return btsdumpd_collect(c, fd) ? 2 : 0;
+}
+
+/* ---- main ------------------------------------------------------------------ */
+
+static int parse_log(const char *s, enum btsdumpd_log_target *t)
+{
+	static const char *const names[] = { "auto", "journal", "kmsg", "stderr" };
+	int i;
+
+	for (i = 0; i < 4; i++)
+		if (!strcmp(s, names[i]))
+			return *t = i, 0;
+	return -EINVAL;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "store", required_argument, NULL, 's' }, { "config", required_argument, NULL, 'c' },
+		{ "socket", required_argument, NULL, 'S' }, { "direct", no_argument, NULL, 'd' },
+		{ "log", required_argument, NULL, 'l' }, { "serve", no_argument, NULL, 'V' },
+		{ "harvest", no_argument, NULL, 'H' }, { "vacuum", no_argument, NULL, 'U' },
+		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
+	};
+	struct btsdumpd_ctx c = { .store = BTSDUMPD_STORE_DEFAULT,
+				  .config_path = BTSDUMPD_CONFIG_DEFAULT,
+				  .socket_path = SOCKET_DEFAULT };
+	enum btsdumpd_log_target log = BTSDUMPD_LOG_AUTO;
+	enum mode mode = MODE_HANDLER;
+	char *defdir[] = { (char *)"/var/crash" };
+	int opt, ret;
+
+	/* the kernel starts the handler with only fd 0, the core pipe */
+	for (opt = 1; opt <= 2; opt++)
+		if (fcntl(opt, F_GETFD) < 0 && open("/dev/null", O_RDWR) != opt)
+			return 2;
+	umask(0077);
+	while ((opt = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+		switch (opt) {
+		case 's': c.store = optarg; break;
+		case 'c': c.config_path = optarg; break;
+		case 'S': c.socket_path = optarg; break;
+		case 'd': c.direct = true; break;
+		case 'l':
+			if (parse_log(optarg, &log)) {
+				usage(stderr);
+				return 1;
+			}
+			break;
+		case 'V': mode = MODE_SERVE; break;
+		case 'H': mode = MODE_HARVEST; break;
+		case 'U': mode = MODE_VACUUM; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 1;
+		}
+	}
+	btsdumpd_log_init(log);
+	switch (mode) {
+	case MODE_SERVE:
+		ret = run_serve(&c);
+		break;
+	case MODE_HARVEST:
+		btsdumpd_load_config(&c);
+		ret = btsdumpd_harvest(&c, optind < argc ? argv + optind : defdir,
+				       optind < argc ? argc - optind : 1) ? 2 : 0;
+		break;
+	case MODE_VACUUM:
+		btsdumpd_load_config(&c);
+		ret = btsdumpd_vacuum(&c, NULL) ? 2 : 0;
+		break;
+	default:
+		ret = run_handler(&c, argv + optind, argc - optind);
+		break;
+	}
+	btsdumpd_meta_free(&c.meta);
+	return ret;
+}

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * btsdumpd internals shared by its files: the per-crash context, logging
+ * (journal, else /dev/kmsg, else stderr) and the collection pipeline
+ * (collect.c: rate limit, spool, analysis, store, vacuum; harvest.c: kdump
+ * vmcores).  Process context, one crash per process.
+ */
+#ifndef BTSDUMPD_H
+#define BTSDUMPD_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "config.h"
+#include "store.h"
+
+enum btsdumpd_log_target {
+	BTSDUMPD_LOG_AUTO,	/* journal if its socket exists, else kmsg, else stderr */
+	BTSDUMPD_LOG_JOURNAL,
+	BTSDUMPD_LOG_KMSG,
+	BTSDUMPD_LOG_STDERR,
+};
+
+struct btsdumpd_ctx {
+	const char *store;
+	const char *config_path;
+	const char *socket_path;
+	bool direct;
+	struct btsdumpd_config cfg;
+	struct btsdumpd_meta meta;	/* what is known of the crash so far */
+	char id[128];			/* the entry's name */
+};
+
+void btsdumpd_log_init(enum btsdumpd_log_target t);
+void btsdumpd_log(int prio, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void btsdumpd_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* One structured entry: MESSAGE, PRIORITY and BTSDUMPD_<KEY> for every key
+ * of m, plus extra fields ("KEY=value", NULL-terminated). */
+void btsdumpd_log_entry(int prio, const char *message, const struct btsdumpd_meta *m,
+			const char *const *extra);
+
+/* Loads the configuration (warnings logged). */
+void btsdumpd_load_config(struct btsdumpd_ctx *c);
+/* Stores the crash whose core is read from core_fd (closed here); meta
+ * already holds PID, UID, GID, SIGNAL, TIMESTAMP and what /proc told.
+ * 0 or a negative errno when the store could not be written at all. */
+int btsdumpd_collect(struct btsdumpd_ctx *c, int core_fd);
+/* Applies MaxUse and KeepFree to the store; keep names an entry never to
+ * delete (NULL: none). */
+int btsdumpd_vacuum(struct btsdumpd_ctx *c, const char *keep);
+/* Reports on every vmcore under dirs not yet harvested. */
+int btsdumpd_harvest(struct btsdumpd_ctx *c, char *const *dirs, int n);
+
+/* Helpers of collect.c used by harvest.c. */
+int btsdumpd_entry_begin(struct btsdumpd_ctx *c, const char *id_base, int *dirfd);
+int btsdumpd_entry_commit(struct btsdumpd_ctx *c, int dirfd, uid_t reader);
+const char *btsdumpd_signal_name(int sig);
+
+#endif /* BTSDUMPD_H */

@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * btsdumpd's logging: structured journal entries (sd_journal_sendv) when
+ * journald listens, else lines on /dev/kmsg (an initramfs, the kernel-invoked
+ * handler on a host without systemd), else stderr.  Process context.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include <systemd/sd-journal.h>
+
+#include "btsdumpd.h"
+
+#define JOURNAL_SOCKET	"/run/systemd/journal/socket"
+#define MESSAGE_ID	"MESSAGE_ID=6d2e1f0c4b9a4d0e8f3a7b5c2d1e0f9a"
+#define KMSG_LINE_MAX	900
+
+static enum btsdumpd_log_target target = BTSDUMPD_LOG_STDERR;
+static int kmsg_fd = -1;
+
+void btsdumpd_log_init(enum btsdumpd_log_target t)
+{
+	if (t == BTSDUMPD_LOG_AUTO)
+		t = access(JOURNAL_SOCKET, W_OK) == 0 ? BTSDUMPD_LOG_JOURNAL : BTSDUMPD_LOG_KMSG;
+	if (t == BTSDUMPD_LOG_KMSG) {
+		kmsg_fd = open("/dev/kmsg", O_WRONLY | O_CLOEXEC | O_NOCTTY);
+		if (kmsg_fd < 0)
+			t = BTSDUMPD_LOG_STDERR;
+	}
+	target = t;
+}
+
+/* One line to kmsg or stderr; kmsg lines are cut at KMSG_LINE_MAX. */
+static void put_line(int prio, const char *s, size_t len)
+{
+	char buf[KMSG_LINE_MAX + 64];
+	int n;
+
+	if (len > KMSG_LINE_MAX)
+		len = KMSG_LINE_MAX;
+	if (target == BTSDUMPD_LOG_KMSG) {
+		n = snprintf(buf, sizeof(buf), "<%d>btsdumpd[%d]: %.*s\n", prio,
+			     (int)getpid(), (int)len, s);
+		if (write(kmsg_fd, buf, n) == n)
+			return;
+	}
+	fprintf(stderr, "btsdumpd[%d]: %.*s\n", (int)getpid(), (int)len, s);
+}
+
+static void put_text(int prio, const char *text)
+{
+	const char *p = text, *nl;
+
+	do {
+		nl = strchr(p, '\n');
+		put_line(prio, p, nl ? (size_t)(nl - p) : strlen(p));
+		p = nl ? nl + 1 : NULL;
+	} while (p && *p);
+}
+
+static void vlog(int prio, const char *fmt, va_list ap)
+{
+	char *msg;
+
+	if (vasprintf(&msg, fmt, ap) < 0)
+		return;
+	if (target == BTSDUMPD_LOG_JOURNAL &&
+	    sd_journal_send("MESSAGE=%s", msg, "PRIORITY=%d", prio,
+			    "SYSLOG_IDENTIFIER=btsdumpd", NULL) >= 0) {
+		free(msg);
+		return;
+	}
+	put_text(prio, msg);
+	free(msg);
+}
+
+void btsdumpd_log(int prio, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog(prio, fmt, ap);
+	va_end(ap);
+}
+
+void btsdumpd_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vlog(LOG_WARNING, fmt, ap);
+	va_end(ap);
+}
+
+static int journal_entry(int prio, const char *message, const struct btsdumpd_meta *m,
+			 const char *const *extra)
+{
+	size_t nx = 0, n, i;
+	struct iovec *iov;
+	char **bufs;
+	int ret = -ENOMEM;
+
+	while (extra && extra[nx])
+		nx++;
+	n = 4 + m->n + nx;
+	iov = calloc(n, sizeof(*iov));
+	bufs = calloc(n, sizeof(*bufs));
+	if (!iov || !bufs)
+		goto out;
+	if (asprintf(&bufs[0], "MESSAGE=%s", message) < 0 ||
+	    asprintf(&bufs[1], "PRIORITY=%d", prio) < 0 ||
+	    !(bufs[2] = strdup("SYSLOG_IDENTIFIER=btsdumpd")) ||
+	    !(bufs[3] = strdup(MESSAGE_ID)))
+		goto out;
+	for (i = 0; i < m->n; i++)
+		if (asprintf(&bufs[4 + i], "BTSDUMPD_%s=%s", m->keys[i], m->vals[i]) < 0)
+			goto out;
+	for (i = 0; i < nx; i++)
+		if (!(bufs[4 + m->n + i] = strdup(extra[i])))
+			goto out;
+	for (i = 0; i < n; i++)
+		iov[i] = (struct iovec){ bufs[i], strlen(bufs[i]) };
+	ret = sd_journal_sendv(iov, n);
+out:
+	for (i = 0; bufs && i < n; i++)
+		free(bufs[i]);
+	free(bufs);
+	free(iov);
+	return ret;
+}
+
+/* kmsg lines of one entry: /dev/kmsg lets a writer 10 lines per 5 s */
+#define KMSG_ENTRY_LINES	10
+
+/* The message's first line, the fields a reader of the kernel log needs to
+ * find the entry, then as many of the message's last lines (the newest
+ * branches) as fit. */
+static void put_entry(int prio, const char *message, const struct btsdumpd_meta *m,
+		      const char *const *extra)
+{
+	static const char *const brief[] = { "ID", "CORE", "CORE_REASON", "TRACE", "TRACE_ERROR" };
+	const char *nl = strchr(message, '\n'), *p;
+	char line[KMSG_LINE_MAX];
+	size_t i, len = 0, lines = 0;
+
+	if (*message)
+		put_line(prio, message, nl ? (size_t)(nl - message) : strlen(message));
+	for (i = 0; i < sizeof(brief) / sizeof(brief[0]) && len < sizeof(line); i++) {
+		const char *v = btsdumpd_meta_get(m, brief[i]);
+
+		if (v)
+			len += snprintf(line + len, sizeof(line) - len, "%s%s=%s",
+					len ? " " : "", brief[i], v);
+	}
+	for (i = 0; extra && extra[i] && len < sizeof(line); i++)
+		len += snprintf(line + len, sizeof(line) - len, "%s%s", len ? " " : "", extra[i]);
+	if (len)
+		put_line(prio, line, strnlen(line, sizeof(line)));
+	if (!nl)
+		return;
+	/* back from the end to the start of the last KMSG_ENTRY_LINES - 2 lines */
+	for (p = message + strlen(message); p > nl + 1 && lines < KMSG_ENTRY_LINES - 2; )
+		if (*--p == '\n')
+			lines++;
+	if (*p == '\n')
+		p++;
+	while (*p == '\n')
+		p++;
+	if (*p)
+		put_text(prio, p);
+}
+
+void btsdumpd_log_entry(int prio, const char *message, const struct btsdumpd_meta *m,
+			const char *const *extra)
+{
+	if (target == BTSDUMPD_LOG_JOURNAL && journal_entry(prio, message, m, extra) >= 0)
+		return;
+	if (target == BTSDUMPD_LOG_KMSG) {
+		put_entry(prio, message, m, extra);
+		return;
+	}
+	put_text(prio, message);
+	put_entry(prio, "", m, extra);
+}

@@ -1,0 +1,312 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+# End-to-end tests of btsdumpctl on synthetic stores built here (meta files
+# per docs/btsdumpd.md, cores compressed with the zstd CLI from
+# tests/fixtures/crasher-null.core): list/info/show/dump/gdb, --json shapes,
+# matching, hostile and broken entries, exit codes.  Usage:
+# test-btsdumpctl.py BTSDUMPCTL.  Exit 77 (skip) without the zstd CLI.
+import json
+import os
+import pty
+import shutil
+import subprocess
+import sys
+import tempfile
+
+CTL = os.path.abspath(sys.argv[1])
+SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FIX = os.path.join(SRC, "tests", "fixtures")
+CORE = os.path.join(FIX, "crasher-null.core")
+EXE = os.path.join(FIX, "crasher")
+GDB = shutil.which("gdb")
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+def run(store, *args, env=None, stdout=subprocess.PIPE):
+    e = dict(os.environ, BTSDUMPCTL_GDB_SCRIPT="", LC_ALL="C", TZ="UTC")
+    e.update(env or {})
+    p = subprocess.run([CTL, "--store", store, *args], stdout=stdout,
+                       stderr=subprocess.PIPE, env=e)
+    return p.returncode, p.stdout, p.stderr.decode(errors="replace")
+
+
+def esc(v):
+    """Escapes a value as docs/btsdumpd.md "meta" says."""
+    out = []
+    for b in v.encode() if isinstance(v, str) else v:
+        if b == 0x5c:
+            out.append(b"\\\\")
+        elif b == 0x0a:
+            out.append(b"\\n")
+        elif b == 0x09:
+            out.append(b"\\t")
+        elif b < 0x20 or b == 0x7f:
+            out.append(b"\\x%02x" % b)
+        else:
+            out.append(bytes([b]))
+    return b"".join(out)
+
+
+def entry(store, eid, ts, pid, comm, extra=(), core=None, report=True, raw=b""):
+    d = os.path.join(store, eid)
+    os.makedirs(d)
+    meta = [("VERSION", "1"), ("KIND", "process"), ("ID", eid), ("PID", str(pid)),
+            ("UID", "1000"), ("GID", "1000"), ("SIGNAL", "11"),
+            ("SIGNAL_NAME", "SIGSEGV"), ("TIMESTAMP", str(ts)), ("COMM", comm),
+            ("EXE", EXE), ("CMDLINE", comm + " null"), ("CGROUP", "/user.slice"),
+            ("HOSTNAME", "testhost"), ("ACL", "set")] + list(extra)
+    with open(os.path.join(d, "meta"), "wb") as f:
+        for k, v in meta:
+            f.write(k.encode() + b"=" + esc(v) + b"\n")
+        f.write(raw)
+    if core == "good":
+        subprocess.run(["zstd", "-q", CORE, "-o", os.path.join(d, "core.zst")], check=True)
+    elif core is not None:
+        with open(os.path.join(d, "core.zst"), "wb") as f:
+            f.write(core)
+    if report:
+        with open(os.path.join(d, "report.txt"), "w") as f:
+            f.write("Thread %d (faulting): 2 branches\n  a -> b\n" % pid)
+        with open(os.path.join(d, "report.json"), "w") as f:
+            json.dump({"threads": [{"tid": pid}]}, f)
+    return d
+
+
+STORED = [("CORE", "stored"), ("CORE_SIZE", str(os.path.getsize(CORE))),
+          ("TRACE", "present"), ("TRACE_THREADS", "1"), ("FAULT_TID", "42"),
+          ("LAST_BRANCHES", "main+0x10 -> call_null\ncall_null+0x8 -> 0x0")]
+
+
+def build_store(root):
+    s = os.path.join(root, "store")
+    os.makedirs(s)
+    good = subprocess.run(["zstd", "-q", "-c", CORE], stdout=subprocess.PIPE,
+                          check=True).stdout
+    entry(s, "1000.42.crasher", 1000, 42, "crasher", STORED, core="good")
+    entry(s, "2000.43.crasher", 2000, 43, "crasher",
+          [("CORE", "dropped"), ("CORE_REASON", "larger than ExternalSizeMax (2G)"),
+           ("TRACE", "error"), ("TRACE_ERROR", "bad note at 0x40")], report=False)
+    hostile = "evil\x1b]0;pwned\x07\x9b\x7f"
+    entry(s, "3000.44.evil", 3000, 44, hostile,
+          [("CORE", "stored"), ("EXE", "/opt/\x1b[2Jvictim\nline"),
+           ("TRACE", "absent")],
+          raw=b"no equals sign here\nid=overridden\nBAD KEY=x\nCOMM2=bad\\q escape\n"
+              b"RAW=\x1b[31m raw control\nNUL=a\\x00b\n=emptykey\nLATIN=\xff\xfe\n"
+              b"TRUNC=abc\\x4")
+    other = STORED[:2] + [("EXE", "/usr/bin/other")]
+    entry(s, "4000.45.corrupt", 4000, 45, "corrupt", other,
+          core=b"\x28\xb5\x2f\xfd" + os.urandom(4000))
+    entry(s, "4500.46.trunc", 4500, 46, "trunc", other, core=good[:len(good) // 2])
+    entry(s, "4600.47.empty", 4600, 47, "emptycore", other, core=b"")
+    # never listed: over 1 MiB, being written, no meta, a FIFO meta, a link,
+    # a stray file
+    big = entry(s, "5000.48.big", 5000, 48, "big")
+    with open(os.path.join(big, "meta"), "ab") as f:
+        f.write(b"X=" + b"a" * (1 << 20) + b"\n")
+    entry(s, ".#6000.49.writing", 6000, 49, "writing", STORED, core="good")
+    os.makedirs(os.path.join(s, "7000.50.nometa"))
+    os.makedirs(os.path.join(s, "7100.51.fifo"))
+    os.mkfifo(os.path.join(s, "7100.51.fifo", "meta"))
+    os.symlink("1000.42.crasher", os.path.join(s, "7200.52.link"))
+    open(os.path.join(s, "stray"), "w").close()
+    return s
+
+
+LISTED = ["1000.42.crasher", "2000.43.crasher", "3000.44.evil", "4000.45.corrupt",
+          "4500.46.trunc", "4600.47.empty"]
+
+
+def no_controls(data, what):
+    bad = [b for b in data if (b < 0x20 and b not in (0x0a,)) or b == 0x7f]
+    check(not bad, "%s: raw control bytes %r in output" % (what, bytes(bad[:8])))
+    check(b"\xc2\x9b" not in data and b"\x9b" not in data.replace(b"\\x9b", b""),
+          "%s: raw C1 CSI in output" % what)
+
+
+def test_list(s):
+    rc, out, err = run(s, "list")
+    check(rc == 0, "list: exit %d %s" % (rc, err))
+    lines = out.decode().splitlines()
+    check(lines and lines[0].split() == ["TIME", "PID", "UID", "GID", "SIG",
+                                         "COREFILE", "TRACE", "EXE"], "list header: %r" % lines[:1])
+    check(len(lines) == 1 + len(LISTED), "list: %d lines, want %d:\n%s" %
+          (len(lines), 1 + len(LISTED), out.decode(errors="replace")))
+    pids = [l.split()[4] for l in lines[1:]]
+    check(pids == ["42", "43", "44", "45", "46", "47"], "list order/pids: %r" % pids)
+    check("Thu 1970-01-01 00:16:40 UTC" in lines[1], "list time: %r" % lines[1])
+    cols = {l.split()[4]: l.split()[7:11] for l in lines[1:]}
+    check(cols.get("42") == ["SIGSEGV", "present", "present", EXE], "list 42: %r" % cols.get("42"))
+    check(cols.get("43", [])[1:3] == ["none", "error"], "list 43: %r" % cols.get("43"))
+    check(cols.get("44", [])[1:3] == ["missing", "absent"], "list 44: %r" % cols.get("44"))
+    no_controls(out, "list")
+    rc, out, _ = run(s, "list", "crasher")
+    check(rc == 0 and len(out.decode().splitlines()) == 3, "list crasher: %r" % out)
+    rc, out, _ = run(s, "list", "other")  # the basename of EXE
+    check(rc == 0 and len(out.decode().splitlines()) == 4, "list other: %r" % out)
+    rc, out, err = run(s, "list", "nosuch")
+    check(rc == 1 and "nosuch" in err, "list nosuch: exit %d %r" % (rc, err))
+
+
+def test_json(s):
+    rc, out, err = run(s, "--json", "list")
+    check(rc == 0, "list --json: exit %d %s" % (rc, err))
+    try:
+        arr = json.loads(out)
+    except ValueError as e:
+        check(False, "list --json does not parse: %s\n%r" % (e, out))
+        return
+    check(isinstance(arr, list) and [o.get("id") for o in arr] == LISTED,
+          "list --json ids: %r" % [o.get("id") for o in arr])
+    a = arr[0]
+    for k, v in (("PID", "42"), ("SIGNAL_NAME", "SIGSEGV"), ("corefile", "present"),
+                 ("timestamp", 1000), ("LAST_BRANCHES", STORED[5][1]), ("EXE", EXE)):
+        check(a.get(k) == v, "json %s = %r, want %r" % (k, a.get(k), v))
+    check(a.get("path") == os.path.join(s, "1000.42.crasher"), "json path %r" % a.get("path"))
+    check(a.get("report") == os.path.join(s, "1000.42.crasher", "report.txt"), "json report")
+    check(arr[1].get("corefile") == "none" and arr[1].get("report") is None, "json 43")
+    evil = arr[2]
+    check(evil.get("COMM") == "evil\x1b]0;pwned\x07\x9b\x7f", "json escaped COMM: %r" % evil.get("COMM"))
+    check(evil.get("id") == "3000.44.evil", "lower-case meta key overrode id")
+    check(evil.get("LATIN") == "\xff\xfe", "json invalid utf-8: %r" % evil.get("LATIN"))
+    for k in ("COMM2", "RAW", "NUL", "BAD KEY", "TRUNC"):
+        check(k not in evil, "malformed meta line %s was kept" % k)
+    rc, out, _ = run(s, "--json", "info", "44")
+    check(rc == 0 and json.loads(out).get("id") == "3000.44.evil", "info --json 44")
+    rc, out, _ = run(s, "--json", "list", "nosuch")
+    check(rc == 1 and json.loads(out) == [], "list --json nosuch: %d %r" % (rc, out))
+
+
+def test_info(s):
+    rc, out, err = run(s, "info", "1000.42.crasher")
+    t = out.decode()
+    check(rc == 0, "info: exit %d %s" % (rc, err))
+    for want in ("PID: 42 (crasher)", "Signal: 11 (SIGSEGV)", "UID: 1000",
+                 "Command Line: crasher null", "Executable: " + EXE,
+                 "Control Group: /user.slice", "Hostname: testhost",
+                 "Storage: %s/1000.42.crasher/core.zst (present)" % s,
+                 "Trace: present (1 thread)", "Fault Thread: 42",
+                 "main+0x10 -> call_null\n", "call_null+0x8 -> 0x0\n",
+                 "Report: %s/1000.42.crasher/report.txt" % s,
+                 "Timestamp: Thu 1970-01-01 00:16:40 UTC"):
+        check(want in t, "info lacks %r:\n%s" % (want, t))
+    rc, out, _ = run(s, "info", "43")
+    t = out.decode()
+    check(rc == 0 and "Storage: dropped: larger than ExternalSizeMax (2G)" in t and
+          "Trace: error: bad note at 0x40" in t and "Report: none" in t, "info 43:\n" + t)
+    rc, out, _ = run(s, "info", "crasher")
+    check(rc == 0 and b"PID: 43 (crasher)" in out, "info crasher: most recent match")
+    rc, out, _ = run(s, "info")
+    check(rc == 0 and b"PID: 47 " in out, "info: most recent entry")
+    rc, out, _ = run(s, "info", "44")
+    no_controls(out, "info hostile")
+    check(b"\\x1b]0;pwned\\x07" in out and b"\\n" in out, "info hostile escapes: %r" % out)
+    check(b"(missing)" in out, "info 44 missing core")
+    rc, out, err = run(s, "info", "999")
+    check(rc == 1 and "999" in err, "info unknown pid: %d %r" % (rc, err))
+
+
+def test_show(s):
+    rc, out, _ = run(s, "show", "42")
+    check(rc == 0 and out.startswith(b"Thread 42 (faulting)"), "show: %d %r" % (rc, out))
+    rc, out, _ = run(s, "--json", "show", "42")
+    check(rc == 0 and json.loads(out) == {"threads": [{"tid": 42}]}, "show --json")
+    rc, out, err = run(s, "show", "43")
+    check(rc == 3 and "report.txt" in err, "show without report: %d %r" % (rc, err))
+
+
+def test_dump(s, tmp):
+    with open(CORE, "rb") as f:
+        want = f.read()
+    out_path = os.path.join(tmp, "out.core")
+    rc, _, err = run(s, "dump", "crasher", "-o", out_path)  # newest: 43, dropped
+    check(rc == 3 and "not stored" in err and "ExternalSizeMax" in err,
+          "dump dropped: %d %r" % (rc, err))
+    check(not os.path.exists(out_path), "dump dropped left an output file")
+    rc, _, err = run(s, "dump", "1000.42.crasher", "-o", out_path)
+    check(rc == 0, "dump -o: exit %d %s" % (rc, err))
+    with open(out_path, "rb") as f:
+        check(f.read() == want, "dump -o: content differs")
+    rc, out, err = run(s, "dump", "42")
+    check(rc == 0 and out == want, "dump to a pipe: %d %s" % (rc, err))
+    for m, what in (("44", "missing"), ("45", "corrupt"), ("46", "corrupt"), ("47", "corrupt")):
+        rc, _, err = run(s, "dump", m, "-o", out_path)
+        check(rc == 3 and what in err, "dump %s: %d %r" % (m, rc, err))
+        check(not os.path.exists(out_path), "dump %s left a partial output" % m)
+    master, slave = pty.openpty()
+    try:
+        rc, _, err = run(s, "dump", "42", stdout=slave)
+    finally:
+        os.close(slave)
+        os.close(master)
+    check(rc == 2 and "terminal" in err, "dump to a tty: %d %r" % (rc, err))
+
+
+def test_gdb(s, tmp):
+    if not GDB:
+        print("SKIP: gdb tests (no gdb)")
+        return
+    td = os.path.join(tmp, "gdbtmp")
+    os.makedirs(td)
+    script = os.path.join(tmp, "bts.py")
+    with open(script, "w") as f:
+        f.write('print("BTS-SCRIPT-LOADED")\n')
+    env = {"TMPDIR": td, "BTSDUMPCTL_GDB_SCRIPT": script}
+    rc, out, err = run(s, "gdb", "42", "--", "-batch", "-ex", "info threads", "-ex", "bt",
+                       env=env)
+    t = out.decode(errors="replace") + err
+    check(rc == 0, "gdb: exit %d %s" % (rc, t))
+    check("SIGSEGV" in t and "LWP" in t, "gdb output lacks SIGSEGV/LWP:\n" + t)
+    check("BTS-SCRIPT-LOADED" in t, "gdb script not sourced:\n" + t)
+    check(os.listdir(td) == [], "gdb left temp files: %r" % os.listdir(td))
+    rc, _, err = run(s, "gdb", "43", "--", "-batch", env=env)
+    check(rc == 3 and "not stored" in err, "gdb without core: %d %r" % (rc, err))
+    rc, _, err = run(s, "gdb", "45", "--", "-batch", env=env)
+    check(rc == 3 and os.listdir(td) == [], "gdb corrupt core: %d %r" % (rc, err))
+    rc, _, err = run(s, "gdb", "42", "--", "-batch", env=dict(env, PATH="/nonexistent"))
+    check(rc == 4 and "gdb" in err and os.listdir(td) == [], "no gdb: %d %r" % (rc, err))
+
+
+def test_usage(s, tmp):
+    for args in (["frobnicate"], ["--bogus"], ["list", "a", "b"], ["list", "-o", "x"],
+                 ["info", "--", "-batch"]):
+        rc, _, err = run(s, *args)
+        check(rc == 2, "usage %r: exit %d %r" % (args, rc, err))
+    rc, out, _ = run(s, "--help")
+    check(rc == 0 and b"Exit status" in out, "--help")
+    rc, _, err = run(os.path.join(tmp, "nonexistent"), "list")
+    check(rc == 1 and "does not exist" in err, "missing store: %d %r" % (rc, err))
+    empty = os.path.join(tmp, "empty")
+    os.makedirs(empty)
+    rc, _, err = run(empty)
+    check(rc == 1 and "No crashes" in err, "empty store: %d %r" % (rc, err))
+    notdir = os.path.join(tmp, "notdir")
+    open(notdir, "w").close()
+    rc, _, err = run(notdir, "list")
+    check(rc == 3 and "cannot read" in err, "store not a directory: %d %r" % (rc, err))
+
+
+def main():
+    if not shutil.which("zstd"):
+        print("SKIP: no zstd CLI")
+        return 77
+    with tempfile.TemporaryDirectory() as tmp:
+        s = build_store(tmp)
+        test_list(s)
+        test_json(s)
+        test_info(s)
+        test_show(s)
+        test_dump(s, tmp)
+        test_gdb(s, tmp)
+        test_usage(s, tmp)
+    print("%d failure(s)" % len(failures))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,320 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Unit tests of btsdumpd's store code (daemon/store.c): meta escaping round
+ * trip and malformed input, store listing order and skips, zstd round trip
+ * and corrupt/truncated/oversized input, the raw ACL xattr on tmpfs.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "store.h"
+#include "test.h"
+
+static char tmpdir[] = "/tmp/test-store-XXXXXX";
+
+static int tmpfile_with(const char *name, const void *buf, size_t len)
+{
+	char path[256];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd >= 0 && len && write(fd, buf, len) != (ssize_t)len) {
+		close(fd);
+		return -1;
+	}
+	if (fd >= 0)
+		lseek(fd, 0, SEEK_SET);
+	return fd;
+}
+
+static void test_meta_round_trip(void)
+{
+	struct btsdumpd_meta m = {}, r = {};
+	char all[256], buf[4096];
+	int dirfd, fd;
+	ssize_t n;
+
+	for (int i = 1; i < 256; i++)
+		all[i - 1] = i;
+	all[255] = 0;
+	REQUIRE(btsdumpd_meta_set(&m, "ALL", all) == 0);
+	REQUIRE(btsdumpd_meta_setf(&m, "PID", "%d", 42) == 0);
+	REQUIRE(btsdumpd_meta_set(&m, "PID", "43") == 0);	/* replaces */
+	REQUIRE(btsdumpd_meta_set(&m, "EMPTY", "") == 0);
+	CHECK_EQ(m.n, 3);
+	CHECK_EQ(btsdumpd_meta_set(&m, "BAD KEY", "x"), -EINVAL);
+	CHECK_EQ(btsdumpd_meta_set(&m, "K=V", "x"), -EINVAL);
+	CHECK_EQ(btsdumpd_meta_set(&m, "", "x"), -EINVAL);
+	fd = tmpfile_with("meta", NULL, 0);
+	REQUIRE(fd >= 0);
+	CHECK_EQ(btsdumpd_meta_write_fd(fd, &m), 0);
+	n = pread(fd, buf, sizeof(buf), 0);
+	REQUIRE(n > 0);
+	for (ssize_t i = 0; i < n; i++)
+		CHECK(buf[i] == '\n' || ((unsigned char)buf[i] >= 0x20 && buf[i] != 0x7f));
+	close(fd);
+	dirfd = open(tmpdir, O_RDONLY | O_DIRECTORY);
+	CHECK_EQ(btsdumpd_meta_read_at(dirfd, "meta", &r), 0);
+	CHECK_EQ(r.n, 3);
+	CHECK_STR(btsdumpd_meta_get(&r, "ALL"), all);
+	CHECK_STR(btsdumpd_meta_get(&r, "PID"), "43");
+	CHECK_STR(btsdumpd_meta_get(&r, "EMPTY"), "");
+	CHECK(btsdumpd_meta_get(&r, "NOPE") == NULL);
+	close(dirfd);
+	btsdumpd_meta_free(&m);
+	btsdumpd_meta_free(&r);
+}
+
+static void test_meta_malformed(void)
+{
+	static const char text[] =
+		"A=1\nno equals\n=empty key\nB=bad\\q\nC=x\\x0\nD=raw\x1b\n"
+		"E=nul\\x00\nF=two\\x41\\n\nA=2\nG=trailing\\\nH=end";
+	struct btsdumpd_meta m;
+	int dirfd, fd;
+	char *big;
+
+	fd = tmpfile_with("meta", text, sizeof(text) - 1);
+	REQUIRE(fd >= 0);
+	close(fd);
+	dirfd = open(tmpdir, O_RDONLY | O_DIRECTORY);
+	CHECK_EQ(btsdumpd_meta_read_at(dirfd, "meta", &m), 0);
+	CHECK_STR(btsdumpd_meta_get(&m, "A"), "2");
+	CHECK_STR(btsdumpd_meta_get(&m, "F"), "twoA\n");
+	CHECK_STR(btsdumpd_meta_get(&m, "H"), "end");
+	CHECK_EQ(m.n, 3);
+	btsdumpd_meta_free(&m);
+
+	big = malloc(1024 * 1024 + 1);
+	REQUIRE(big);
+	memset(big, 'a', 1024 * 1024 + 1);
+	memcpy(big, "A=", 2);
+	fd = tmpfile_with("meta", big, 1024 * 1024);
+	close(fd);
+	CHECK_EQ(btsdumpd_meta_read_at(dirfd, "meta", &m), 0);
+	CHECK_EQ(strlen(btsdumpd_meta_get(&m, "A")), 1024 * 1024 - 2);
+	btsdumpd_meta_free(&m);
+	fd = tmpfile_with("meta", big, 1024 * 1024 + 1);
+	close(fd);
+	CHECK_EQ(btsdumpd_meta_read_at(dirfd, "meta", &m), -EFBIG);
+	CHECK_EQ(btsdumpd_meta_read_at(dirfd, "nonexistent", &m), -ENOENT);
+	free(big);
+	close(dirfd);
+}
+
+static void make_entry(const char *name, const char *ts)
+{
+	char path[256];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/store/%s", tmpdir, name);
+	mkdir(path, 0750);
+	if (!ts)
+		return;
+	snprintf(path, sizeof(path), "%s/store/%s/meta", tmpdir, name);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0640);
+	if (fd >= 0) {
+		if (*ts)
+			dprintf(fd, "TIMESTAMP=%s\n", ts);
+		close(fd);
+	}
+}
+
+static void test_store_list(void)
+{
+	struct btsdumpd_entry *e = NULL;
+	char store[256];
+	size_t n = 0;
+
+	snprintf(store, sizeof(store), "%s/store", tmpdir);
+	REQUIRE(mkdir(store, 0755) == 0);
+	make_entry("300.1.b", "300");
+	make_entry("300.1.a", "300");
+	make_entry("100.2.c", "100");
+	make_entry(".#50.3.d", "50");		/* being written */
+	make_entry("60.4.nometa", NULL);
+	make_entry("now.5.mtime", "");		/* no TIMESTAMP: mtime */
+	REQUIRE(btsdumpd_store_list(store, &e, &n) == 0);
+	REQUIRE(n == 4);
+	CHECK_STR(e[0].id, "100.2.c");
+	CHECK_STR(e[1].id, "300.1.a");
+	CHECK_STR(e[2].id, "300.1.b");
+	CHECK_STR(e[3].id, "now.5.mtime");
+	CHECK_EQ(e[0].timestamp, 100);
+	CHECK(e[3].timestamp > 1000000000);
+	CHECK_EQ(e[0].bytes, strlen("TIMESTAMP=100\n"));
+	btsdumpd_entries_free(e, n);
+	CHECK_EQ(btsdumpd_store_list("/nonexistent/store", &e, &n), -ENOENT);
+}
+
+static int decompress_buf(const void *in, size_t len, uint64_t max, size_t *out_len)
+{
+	int ifd = tmpfile_with("z.in", in, len), ofd = tmpfile_with("z.out", NULL, 0);
+	int r = btsdumpd_zstd_decompress(ifd, ofd, max);
+
+	*out_len = lseek(ofd, 0, SEEK_END);
+	close(ifd);
+	close(ofd);
+	return r;
+}
+
+static void test_zstd(void)
+{
+	size_t len = 3 * 1024 * 1024 + 123, zlen, outlen;
+	uint8_t *data = malloc(len), *z;
+	uint64_t zbytes = 0, x = 88172645463325252ull;
+	int ifd, zfd, full;
+
+	REQUIRE(data);
+	for (size_t i = 0; i < len; i++) {	/* half noise, half text */
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		data[i] = (i / 4096) % 2 ? (uint8_t)x : "abcdefgh"[i % 8];
+	}
+	ifd = tmpfile_with("plain", data, len);
+	zfd = tmpfile_with("plain.zst", NULL, 0);
+	REQUIRE(ifd >= 0 && zfd >= 0);
+	CHECK_EQ(btsdumpd_zstd_compress(ifd, zfd, 3, &zbytes), 0);
+	zlen = lseek(zfd, 0, SEEK_END);
+	CHECK_EQ(zbytes, zlen);
+	CHECK(zlen < len);
+	z = malloc(zlen);
+	REQUIRE(z && pread(zfd, z, zlen, 0) == (ssize_t)zlen);
+	CHECK_EQ(decompress_buf(z, zlen, 0, &outlen), 0);
+	CHECK_EQ(outlen, len);
+	close(ifd);
+	CHECK_EQ(decompress_buf(z, zlen, len, &outlen), 0);
+	CHECK_EQ(decompress_buf(z, zlen, len - 1, &outlen), -EFBIG);
+	CHECK_EQ(decompress_buf(z, zlen / 2, 0, &outlen), -EBADMSG);
+	CHECK_EQ(decompress_buf(z, zlen - 1, 0, &outlen), -EBADMSG);
+	CHECK_EQ(decompress_buf(z, 0, 0, &outlen), -EBADMSG);
+	z[zlen / 2] ^= 0x55;
+	CHECK_EQ(decompress_buf(z, zlen, 0, &outlen), -EBADMSG);
+	full = open("/dev/full", O_WRONLY);
+	if (full >= 0) {
+		ifd = tmpfile_with("plain", data, len);
+		CHECK_EQ(btsdumpd_zstd_compress(ifd, full, 3, NULL), -ENOSPC);
+		close(ifd);
+		close(full);
+	}
+	close(zfd);
+	free(z);
+	free(data);
+}
+
+static void test_zstd_content(void)
+{
+	static const char msg[] = "hello, store\n";
+	char buf[64];
+	uint64_t zb;
+	int ifd = tmpfile_with("m", msg, sizeof(msg) - 1), zfd = tmpfile_with("m.zst", NULL, 0);
+	int ofd;
+	ssize_t n;
+
+	REQUIRE(ifd >= 0 && zfd >= 0);
+	CHECK_EQ(btsdumpd_zstd_compress(ifd, zfd, 19, &zb), 0);
+	lseek(zfd, 0, SEEK_SET);
+	ofd = tmpfile_with("m.out", NULL, 0);
+	CHECK_EQ(btsdumpd_zstd_decompress(zfd, ofd, 0), 0);
+	n = pread(ofd, buf, sizeof(buf), 0);
+	CHECK_EQ(n, sizeof(msg) - 1);
+	CHECK(n > 0 && !memcmp(buf, msg, n));
+	close(ifd);
+	close(zfd);
+	close(ofd);
+}
+
+static void test_acl(void)
+{
+	static const uint8_t want_file[] = {
+		2, 0, 0, 0,
+		0x01, 0, 6, 0, 0xff, 0xff, 0xff, 0xff,
+		0x02, 0, 4, 0, 0xe8, 0x03, 0, 0,
+		0x04, 0, 0, 0, 0xff, 0xff, 0xff, 0xff,
+		0x10, 0, 4, 0, 0xff, 0xff, 0xff, 0xff,
+		0x20, 0, 0, 0, 0xff, 0xff, 0xff, 0xff,
+	};
+	char path[] = "/dev/shm/test-store-acl-XXXXXX", dpath[64];
+	uint8_t got[64];
+	struct stat st;
+	int fd, dfd, r;
+	ssize_t n;
+
+	fd = mkstemp(path);
+	if (fd < 0) {
+		printf("skip acl: no /dev/shm\n");
+		return;
+	}
+	fchmod(fd, 0640);
+	r = btsdumpd_acl_grant_user(fd, 1000, false);
+	if (r == -EOPNOTSUPP) {
+		printf("skip acl: tmpfs without ACLs\n");
+		goto out;
+	}
+	CHECK_EQ(r, 0);
+	n = fgetxattr(fd, "system.posix_acl_access", got, sizeof(got));
+	CHECK_EQ(n, sizeof(want_file));
+	CHECK(n == sizeof(want_file) && !memcmp(got, want_file, n));
+	CHECK(fstat(fd, &st) == 0 && (st.st_mode & 0777) == 0640);
+	snprintf(dpath, sizeof(dpath), "%s.d", path);
+	REQUIRE(mkdir(dpath, 0750) == 0);
+	dfd = open(dpath, O_RDONLY | O_DIRECTORY);
+	CHECK_EQ(btsdumpd_acl_grant_user(dfd, 1000, true), 0);
+	n = fgetxattr(dfd, "system.posix_acl_access", got, sizeof(got));
+	CHECK(n == sizeof(want_file) && got[6] == 7 && got[14] == 5 && got[30] == 5);
+	CHECK(fstat(dfd, &st) == 0 && (st.st_mode & 0777) == 0750);
+	close(dfd);
+	rmdir(dpath);
+out:
+	close(fd);
+	unlink(path);
+}
+
+static void test_sanitize_comm(void)
+{
+	char out[16];
+
+	btsdumpd_sanitize_comm("crasher", out);
+	CHECK_STR(out, "crasher");
+	btsdumpd_sanitize_comm("a b/c.d\x1b+-_", out);
+	CHECK_STR(out, "a_b_c_d_+-_");
+	btsdumpd_sanitize_comm("0123456789abcdefghij", out);
+	CHECK_STR(out, "0123456789abcde");
+	btsdumpd_sanitize_comm("", out);
+	CHECK_STR(out, "unknown");
+	btsdumpd_sanitize_comm(NULL, out);
+	CHECK_STR(out, "unknown");
+}
+
+static const struct test_case tests[] = {
+	TEST_CASE(test_meta_round_trip),
+	TEST_CASE(test_meta_malformed),
+	TEST_CASE(test_store_list),
+	TEST_CASE(test_zstd),
+	TEST_CASE(test_zstd_content),
+	TEST_CASE(test_acl),
+	TEST_CASE(test_sanitize_comm),
+};
+
+int main(void)
+{
+	int r;
+
+	if (!mkdtemp(tmpdir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	r = RUN_TESTS(tests);
+	if (!getenv("TEST_STORE_KEEP")) {
+		char cmd[128];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+		if (system(cmd))
+			fprintf(stderr, "could not remove %s\n", tmpdir);
+	}
+	return r;
+}

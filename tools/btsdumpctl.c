@@ -1,0 +1,783 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * btsdumpctl: reads btsdumpd's crash store, like coredumpctl (docs/
+ * btsdumpctl.md): list, info, show (the trace report), dump (the core) and
+ * gdb.  Runs as any user, on store content it does not trust: values are
+ * escaped on output.  Links only the store code (daemon/store.c).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "store.h"
+
+enum {
+	EXIT_NO_MATCH = 1,	/* nothing stored, or no entry matches */
+	EXIT_USAGE = 2,		/* bad arguments, core to a terminal */
+	EXIT_READ = 3,		/* store/entry unreadable, core not stored/corrupt */
+	EXIT_GDB = 4,		/* gdb could not be run or was killed */
+};
+
+enum core_state { CORE_PRESENT, CORE_MISSING, CORE_NONE };
+static const char *const core_state_name[] = {
+	[CORE_PRESENT] = "present", [CORE_MISSING] = "missing", [CORE_NONE] = "none",
+};
+
+struct ctl {
+	const char *store;
+	bool json;
+	const char *output;	/* dump -o */
+	const char *match;
+	char **gdb_args;	/* after "--" */
+	int n_gdb_args;
+	struct btsdumpd_entry *e;
+	size_t n;
+};
+
+static void usage(FILE *out)
+{
+	fputs("Usage: btsdumpctl [OPTIONS] [COMMAND] [MATCH]\n"
+	      "\n"
+	      "Reads the crashes btsdumpd stored (default " BTSDUMPD_STORE_DEFAULT ").\n"
+	      "\n"
+	      "Commands:\n"
+	      "  list [MATCH]              one line per entry, oldest first (default)\n"
+	      "  info [MATCH]              all metadata of the most recent match\n"
+	      "  show [MATCH]              its trace report (report.txt; --json: report.json)\n"
+	      "  dump [MATCH] [-o FILE]    its core, decompressed, to FILE or a non-tty stdout\n"
+	      "  gdb [MATCH] [-- ARGS]     gdb EXE CORE, with ARGS passed to gdb\n"
+	      "\n"
+	      "MATCH: an entry ID, a PID (all digits), or a name (COMM or the basename\n"
+	      "of EXE).\n"
+	      "\n"
+	      "      --store DIR           the store (default " BTSDUMPD_STORE_DEFAULT ")\n"
+	      "  -j, --json                JSON instead of text (list, info, show)\n"
+	      "  -o, --output FILE         dump: write the core here\n"
+	      "  -h, --help                this text\n"
+	      "\n"
+	      "Exit status: 0 ok; 1 nothing stored or no match; 2 usage (or dump to a\n"
+	      "terminal); 3 store, entry or report unreadable, core not stored, missing\n"
+	      "or corrupt; 4 gdb could not be run.  gdb: gdb's own status once it ran.\n",
+	      out);
+}
+
+/* ---- output escaping ---- */
+
+/* Length of the valid UTF-8 sequence at p (p[0] >= 0x80), 0 if invalid. */
+static size_t utf8_seq(const unsigned char *p, unsigned *cp)
+{
+	size_t n;
+	unsigned c;
+
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		n = 2, c = p[0] & 0x1f;
+	else if ((p[0] & 0xf0) == 0xe0)
+		n = 3, c = p[0] & 0x0f;
+	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		n = 4, c = p[0] & 0x07;
+	else
+		return 0;
+	for (size_t i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		c = c << 6 | (p[i] & 0x3f);
+	}
+	if ((n == 3 && c < 0x800) || (n == 4 && (c < 0x10000 || c > 0x10ffff)) ||
+	    (c >= 0xd800 && c <= 0xdfff))
+		return 0;
+	*cp = c;
+	return n;
+}
+
+/* Writes s for a terminal: control bytes (C0, DEL, C1) and invalid UTF-8
+ * become \n, \t, \xHH; lines keeps newlines and tabs as they are. */
+static void put_text(FILE *f, const char *s, bool lines)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	unsigned cp;
+	size_t n;
+
+	while (*p) {
+		if ((*p == '\n' || *p == '\t') && lines) {
+			fputc(*p++, f);
+		} else if (*p == '\n' || *p == '\t') {
+			fputs(*p++ == '\n' ? "\\n" : "\\t", f);
+		} else if (*p < 0x20 || *p == 0x7f) {
+			fprintf(f, "\\x%02x", *p++);
+		} else if (*p < 0x80) {
+			fputc(*p++, f);
+		} else if ((n = utf8_seq(p, &cp)) && cp >= 0xa0) {
+			fwrite(p, 1, n, f);
+			p += n;
+		} else {
+			fprintf(f, "\\x%02x", *p++);	/* invalid, or C1 (0xc2 0x80-0x9f) */
+		}
+	}
+}
+
+static char *text_esc(const char *s)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		return NULL;
+	put_text(f, s ? s : "-", false);
+	if (fclose(f)) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/* A JSON string; invalid UTF-8 bytes are written as U+00HH. */
+static void put_json(FILE *f, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	unsigned cp;
+	size_t n;
+
+	fputc('"', f);
+	while (*p) {
+		if (*p == '"' || *p == '\\')
+			fprintf(f, "\\%c", *p++);
+		else if (*p == '\n' || *p == '\t')
+			fputs(*p++ == '\n' ? "\\n" : "\\t", f);
+		else if (*p < 0x20 || *p == 0x7f)
+			fprintf(f, "\\u%04x", *p++);
+		else if (*p < 0x80)
+			fputc(*p++, f);
+		else if ((n = utf8_seq(p, &cp))) {
+			fwrite(p, 1, n, f);
+			p += n;
+		} else
+			fprintf(f, "\\u%04x", *p++);
+	}
+	fputc('"', f);
+}
+
+/* ---- entries ---- */
+
+static const char *meta(const struct btsdumpd_entry *e, const char *key)
+{
+	return btsdumpd_meta_get(&e->meta, key);
+}
+
+static char *entry_file(const struct ctl *c, const struct btsdumpd_entry *e,
+			const char *name)
+{
+	char *p;
+
+	if (asprintf(&p, "%s/%s%s%s", c->store, e->id, name ? "/" : "",
+		     name ? name : "") < 0) {
+		fputs("btsdumpctl: out of memory\n", stderr);
+		exit(EXIT_READ);
+	}
+	return p;
+}
+
+static bool entry_has(const struct ctl *c, const struct btsdumpd_entry *e,
+		      const char *name)
+{
+	char *p = entry_file(c, e, name);
+	struct stat st;
+	bool ok = !lstat(p, &st) && S_ISREG(st.st_mode);
+
+	free(p);
+	return ok;
+}
+
+static enum core_state core_state(const struct ctl *c, const struct btsdumpd_entry *e)
+{
+	const char *core = meta(e, "CORE");
+
+	if (entry_has(c, e, BTSDUMPD_CORE_FILE))
+		return CORE_PRESENT;
+	return core && !strcmp(core, "stored") ? CORE_MISSING : CORE_NONE;
+}
+
+static bool is_digits(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (*s < '0' || *s > '9')
+			return false;
+	return true;
+}
+
+static bool entry_matches(const struct btsdumpd_entry *e, const char *match)
+{
+	const char *comm = meta(e, "COMM"), *exe = meta(e, "EXE"), *pid, *base;
+
+	if (!match || !strcmp(e->id, match))
+		return true;
+	if (is_digits(match)) {
+		pid = meta(e, "PID");
+		return pid && !strcmp(pid, match);
+	}
+	if (comm && !strcmp(comm, match))
+		return true;
+	base = exe ? strrchr(exe, '/') : NULL;
+	base = base ? base + 1 : exe;
+	return base && !strcmp(base, match);
+}
+
+/* Loads the store; 0 or an exit status (message printed). */
+static int load(struct ctl *c)
+{
+	int r = btsdumpd_store_list(c->store, &c->e, &c->n);
+
+	if (r == -ENOENT) {
+		fprintf(stderr, "No crashes stored (%s does not exist).\n", c->store);
+		return EXIT_NO_MATCH;
+	}
+	if (r < 0) {
+		fprintf(stderr, "btsdumpctl: cannot read the store %s: %s\n",
+			c->store, strerror(-r));
+		return EXIT_READ;
+	}
+	return 0;
+}
+
+/* The most recent entry matching c->match, or NULL (message printed). */
+static const struct btsdumpd_entry *pick(const struct ctl *c)
+{
+	for (size_t i = c->n; i-- > 0;)
+		if (entry_matches(&c->e[i], c->match))
+			return &c->e[i];
+	if (c->match) {
+		fputs("No crash matches \"", stderr);
+		put_text(stderr, c->match, false);
+		fputs("\".\n", stderr);
+	} else {
+		fputs("No crashes stored.\n", stderr);
+	}
+	return NULL;
+}
+
+static void fmt_time(uint64_t ts, char *buf, size_t len)
+{
+	time_t t = ts;
+	struct tm tm;
+
+	if (ts > (uint64_t)INT64_MAX || !localtime_r(&t, &tm) ||
+	    !strftime(buf, len, "%a %Y-%m-%d %H:%M:%S %Z", &tm))
+		snprintf(buf, len, "@%llu", (unsigned long long)ts);
+}
+
+static const char *sig_name(const struct btsdumpd_entry *e)
+{
+	const char *name = meta(e, "SIGNAL_NAME"), *num = meta(e, "SIGNAL");
+	static char buf[16];
+	const char *abbrev;
+
+	if (name || !num || !is_digits(num) || strlen(num) > 3)
+		return name ? name : num;
+	abbrev = sigabbrev_np(atoi(num));
+	if (!abbrev)
+		return num;
+	snprintf(buf, sizeof(buf), "SIG%s", abbrev);
+	return buf;
+}
+
+/* ---- list ---- */
+
+static void list_line(const struct ctl *c, const struct btsdumpd_entry *e, int tw)
+{
+	const char *exe = meta(e, "EXE");
+	char *f[7], tbuf[64];
+
+	exe = exe ? exe : meta(e, "VMCORE") ? meta(e, "VMCORE") : meta(e, "COMM");
+	fmt_time(e->timestamp, tbuf, sizeof(tbuf));
+	f[0] = text_esc(meta(e, "PID"));
+	f[1] = text_esc(meta(e, "UID"));
+	f[2] = text_esc(meta(e, "GID"));
+	f[3] = text_esc(sig_name(e));
+	f[4] = text_esc(core_state_name[core_state(c, e)]);
+	f[5] = text_esc(meta(e, "TRACE") ? meta(e, "TRACE") : "absent");
+	f[6] = text_esc(exe);
+	printf("%-*s %7s %5s %5s %-7s %-8s %-7s %s\n", tw, tbuf,
+	       f[0] ? f[0] : "?", f[1] ? f[1] : "?", f[2] ? f[2] : "?",
+	       f[3] ? f[3] : "?", f[4] ? f[4] : "?", f[5] ? f[5] : "?",
+	       f[6] ? f[6] : "?");
+	for (int i = 0; i < 7; i++)
+		free(f[i]);
+}
+
+/* One entry as a JSON object: the meta keys written in capitals, as they
+ * are (strings), and the derived facts in lower case. */
+static void json_entry(FILE *f, const struct ctl *c, const struct btsdumpd_entry *e)
+{
+	char *path = entry_file(c, e, NULL);
+
+	fputs("{\"id\": ", f);
+	put_json(f, e->id);
+	fputs(", \"path\": ", f);
+	put_json(f, path);
+	fprintf(f, ", \"timestamp\": %llu, \"bytes\": %llu, \"corefile\": \"%s\"",
+		(unsigned long long)e->timestamp, (unsigned long long)e->bytes,
+		core_state_name[core_state(c, e)]);
+	fputs(", \"report\": ", f);
+	if (entry_has(c, e, BTSDUMPD_REPORT_TXT)) {
+		free(path);
+		path = entry_file(c, e, BTSDUMPD_REPORT_TXT);
+		put_json(f, path);
+	} else {
+		fputs("null", f);
+	}
+	for (size_t i = 0; i < e->meta.n; i++) {
+		if (strpbrk(e->meta.keys[i], "abcdefghijklmnopqrstuvwxyz"))
+			continue;	/* unknown; would clash with ours */
+		fputs(", ", f);
+		put_json(f, e->meta.keys[i]);
+		fputs(": ", f);
+		put_json(f, e->meta.vals[i]);
+	}
+	fputc('}', f);
+	free(path);
+}
+
+static int cmd_list(const struct ctl *c)
+{
+	size_t shown = 0;
+	int tw = 4;
+	char tbuf[64];
+
+	for (size_t i = 0; i < c->n; i++) {
+		fmt_time(c->e[i].timestamp, tbuf, sizeof(tbuf));
+		if (entry_matches(&c->e[i], c->match) && (int)strlen(tbuf) > tw)
+			tw = strlen(tbuf);
+	}
+	if (c->json)
+		fputc('[', stdout);
+	for (size_t i = 0; i < c->n; i++) {
+		if (!entry_matches(&c->e[i], c->match))
+			continue;
+		if (c->json) {
+			fputs(shown ? ",\n " : "", stdout);
+			json_entry(stdout, c, &c->e[i]);
+		} else {
+			if (!shown)
+				printf("%-*s %7s %5s %5s %-7s %-8s %-7s %s\n", tw, "TIME",
+				       "PID", "UID", "GID", "SIG", "COREFILE", "TRACE", "EXE");
+			list_line(c, &c->e[i], tw);
+		}
+		shown++;
+	}
+	if (c->json)
+		fputs("]\n", stdout);
+	if (!shown)
+		pick(c);	/* prints why */
+	return shown ? 0 : EXIT_NO_MATCH;
+}
+
+/* ---- info ---- */
+
+static void field(const char *label, const char *val)
+{
+	if (!val)
+		return;
+	printf("%14s: ", label);
+	put_text(stdout, val, false);
+	putchar('\n');
+}
+
+static void info_core(const struct ctl *c, const struct btsdumpd_entry *e)
+{
+	const char *core = meta(e, "CORE"), *reason = meta(e, "CORE_REASON");
+	enum core_state st = core_state(c, e);
+	char *path = entry_file(c, e, BTSDUMPD_CORE_FILE);
+
+	printf("%14s: ", "Storage");
+	if (st == CORE_NONE) {
+		put_text(stdout, core ? core : "none", false);
+	} else {
+		put_text(stdout, path, false);
+		printf(" (%s", core_state_name[st]);
+		if (meta(e, "CORE_TRUNCATED") && !strcmp(meta(e, "CORE_TRUNCATED"), "1"))
+			fputs(", truncated", stdout);
+		putchar(')');
+	}
+	if (reason) {
+		fputs(": ", stdout);
+		put_text(stdout, reason, false);
+	}
+	putchar('\n');
+	field("Core Size", meta(e, "CORE_SIZE"));
+	field("Stored Size", meta(e, "CORE_STORED_SIZE"));
+	printf("%14s: %llu bytes\n", "Disk Usage", (unsigned long long)e->bytes);
+	free(path);
+}
+
+static void info_trace(const struct ctl *c, const struct btsdumpd_entry *e)
+{
+	const char *trace = meta(e, "TRACE"), *threads = meta(e, "TRACE_THREADS");
+	const char *lb = meta(e, "LAST_BRANCHES");
+	char *path;
+
+	printf("%14s: ", "Trace");
+	put_text(stdout, trace ? trace : "absent", false);
+	if (trace && !strcmp(trace, "present") && threads) {
+		fputs(" (", stdout);
+		put_text(stdout, threads, false);
+		fputs(strcmp(threads, "1") ? " threads)" : " thread)", stdout);
+	}
+	if (meta(e, "TRACE_ERROR")) {
+		fputs(": ", stdout);
+		put_text(stdout, meta(e, "TRACE_ERROR"), false);
+	}
+	putchar('\n');
+	field("Fault Thread", meta(e, "FAULT_TID"));
+	if (lb) {
+		printf("%14s:\n", "Last Branches");
+		for (const char *l = lb; l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+			char *line = strndup(l, strcspn(l, "\n"));
+
+			if (line && (*line || strchr(l, '\n'))) {
+				printf("%16s", "");
+				put_text(stdout, line, false);
+				putchar('\n');
+			}
+			free(line);
+		}
+	}
+	path = entry_has(c, e, BTSDUMPD_REPORT_TXT) ?
+	       entry_file(c, e, BTSDUMPD_REPORT_TXT) : NULL;
+	field("Report", path ? path : "none");
+	free(path);
+}
+
+static int cmd_info(const struct ctl *c)
+{
+	const struct btsdumpd_entry *e = pick(c);
+	const char *sig, *name;
+	char tbuf[64], *s = NULL;
+
+	if (!e)
+		return EXIT_NO_MATCH;
+	if (c->json) {
+		json_entry(stdout, c, e);
+		putchar('\n');
+		return 0;
+	}
+	sig = meta(e, "SIGNAL");
+	name = sig_name(e);
+	field("Entry", e->id);
+	if (meta(e, "PID") && meta(e, "COMM") &&
+	    asprintf(&s, "%s (%s)", meta(e, "PID"), meta(e, "COMM")) < 0)
+		s = NULL;
+	field("PID", s ? s : meta(e, "PID"));
+	free(s);
+	s = NULL;
+	field("UID", meta(e, "UID"));
+	field("GID", meta(e, "GID"));
+	if (sig && name && strcmp(sig, name) && asprintf(&s, "%s (%s)", sig, name) < 0)
+		s = NULL;
+	field("Signal", s ? s : sig ? sig : name);
+	free(s);
+	fmt_time(e->timestamp, tbuf, sizeof(tbuf));
+	field("Timestamp", tbuf);
+	field("Command Line", meta(e, "CMDLINE"));
+	field("Executable", meta(e, "EXE"));
+	field("Vmcore", meta(e, "VMCORE"));
+	field("Control Group", meta(e, "CGROUP"));
+	field("Hostname", meta(e, "HOSTNAME"));
+	info_core(c, e);
+	info_trace(c, e);
+	return 0;
+}
+
+/* ---- show ---- */
+
+static int cmd_show(const struct ctl *c)
+{
+	const struct btsdumpd_entry *e = pick(c);
+	const char *name = c->json ? BTSDUMPD_REPORT_JSON : BTSDUMPD_REPORT_TXT;
+	char buf[4096], *path;
+	size_t n;
+	FILE *f;
+
+	if (!e)
+		return EXIT_NO_MATCH;
+	path = entry_file(c, e, name);
+	f = fopen(path, "re");
+	if (!f) {
+		fprintf(stderr, "btsdumpctl: entry %s has no readable %s: %s\n",
+			e->id, name, strerror(errno));
+		free(path);
+		return EXIT_READ;
+	}
+	while (fgets(buf, sizeof(buf), f)) {
+		if (c->json) {
+			n = strlen(buf);
+			fwrite(buf, 1, n, stdout);
+		} else {
+			put_text(stdout, buf, true);
+		}
+	}
+	n = ferror(f);
+	fclose(f);
+	free(path);
+	if (n) {
+		fprintf(stderr, "btsdumpctl: reading %s of %s failed\n", name, e->id);
+		return EXIT_READ;
+	}
+	return 0;
+}
+
+/* ---- dump, gdb ---- */
+
+/* Decompresses the entry's core into out_fd; 0 or an exit status. */
+static int core_extract(const struct ctl *c, const struct btsdumpd_entry *e, int out_fd)
+{
+	const char *core = meta(e, "CORE"), *reason = meta(e, "CORE_REASON");
+	enum core_state st = core_state(c, e);
+	char *path = entry_file(c, e, BTSDUMPD_CORE_FILE);
+	uint64_t max = 0;
+	int fd, r;
+
+	if (st != CORE_PRESENT) {
+		fprintf(stderr, "btsdumpctl: the core of %s is %s (CORE=", e->id,
+			st == CORE_MISSING ? "missing" : "not stored");
+		put_text(stderr, core ? core : "unknown", false);
+		fputs(st == CORE_MISSING ? ", but core.zst is gone" : "", stderr);
+		fputs(reason ? "): " : ")", stderr);
+		put_text(stderr, reason ? reason : "", false);
+		fputc('\n', stderr);
+		free(path);
+		return EXIT_READ;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (meta(e, "CORE_SIZE") && is_digits(meta(e, "CORE_SIZE")))
+		max = strtoull(meta(e, "CORE_SIZE"), NULL, 10);
+	r = fd < 0 ? -errno : btsdumpd_zstd_decompress(fd, out_fd, max);
+	if (fd >= 0)
+		close(fd);
+	if (r < 0)
+		fprintf(stderr, "btsdumpctl: cannot decompress %s: %s\n", path,
+			r == -EBADMSG ? "corrupt or truncated zstd data" :
+			r == -EFBIG ? "larger than CORE_SIZE says" : strerror(-r));
+	free(path);
+	return r < 0 ? EXIT_READ : 0;
+}
+
+static int cmd_dump(const struct ctl *c)
+{
+	const struct btsdumpd_entry *e;
+	int fd = STDOUT_FILENO, r;
+
+	if (!c->output && isatty(STDOUT_FILENO)) {
+		fputs("btsdumpctl: refusing to write a core to a terminal; use -o FILE "
+		      "or redirect stdout\n", stderr);
+		return EXIT_USAGE;
+	}
+	e = pick(c);
+	if (!e)
+		return EXIT_NO_MATCH;
+	if (c->output) {
+		fd = open(c->output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+		if (fd < 0) {
+			fprintf(stderr, "btsdumpctl: cannot create %s: %m\n", c->output);
+			return EXIT_READ;
+		}
+	}
+	r = core_extract(c, e, fd);
+	if (c->output && close(fd) < 0 && !r) {
+		fprintf(stderr, "btsdumpctl: writing %s failed: %m\n", c->output);
+		r = EXIT_READ;
+	}
+	if (r && c->output)
+		unlink(c->output);
+	return r;
+}
+
+/* $BTSDUMPCTL_GDB_SCRIPT ("" = none), else PREFIX/share/btscrash/gdb/bts.py
+ * with PREFIX the parent of the directory btsdumpctl runs from. */
+static char *gdb_script(void)
+{
+	const char *env = getenv("BTSDUMPCTL_GDB_SCRIPT");
+	char exe[4096], *p = NULL;
+	ssize_t n;
+
+	if (env) {
+		if (*env && access(env, R_OK) < 0)
+			fprintf(stderr, "btsdumpctl: warning: %s: %m; not loaded\n", env);
+		return *env && !access(env, R_OK) ? strdup(env) : NULL;
+	}
+#ifdef BTSCRASH_DATADIR
+	if (asprintf(&p, "%s/btscrash/gdb/bts.py", BTSCRASH_DATADIR) < 0)
+		return NULL;
+#else
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return NULL;
+	exe[n] = 0;
+	if (asprintf(&p, "%s/share/btscrash/gdb/bts.py", dirname(dirname(exe))) < 0)
+		return NULL;
+#endif
+	if (!access(p, R_OK))
+		return p;
+	free(p);
+	return NULL;
+}
+
+static int run_gdb(const struct ctl *c, const char *exe, const char *core)
+{
+	char *script = gdb_script(), *src = NULL, *argv[c->n_gdb_args + 8];
+	struct sigaction ign = { .sa_handler = SIG_IGN }, oint, oquit;
+	int n = 0, status;
+	pid_t pid;
+
+	argv[n++] = "gdb";
+	if (script && asprintf(&src, "source %s", script) >= 0) {
+		argv[n++] = "-iex";
+		argv[n++] = src;
+	}
+	if (exe) {
+		argv[n++] = "-se";
+		argv[n++] = (char *)exe;
+	}
+	argv[n++] = "-c";
+	argv[n++] = (char *)core;
+	for (int i = 0; i < c->n_gdb_args; i++)
+		argv[n++] = c->gdb_args[i];
+	argv[n] = NULL;
+	sigaction(SIGINT, &ign, &oint);		/* ^C is gdb's */
+	sigaction(SIGQUIT, &ign, &oquit);
+	pid = fork();
+	if (pid == 0) {
+		sigaction(SIGINT, &oint, NULL);
+		sigaction(SIGQUIT, &oquit, NULL);
+		execvp("gdb", argv);
+		fprintf(stderr, "btsdumpctl: cannot run gdb: %m\n");
+		_exit(127);
+	}
+	while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	sigaction(SIGINT, &oint, NULL);
+	sigaction(SIGQUIT, &oquit, NULL);
+	free(script);
+	free(src);
+	if (pid < 0 || !WIFEXITED(status) || WEXITSTATUS(status) == 127) {
+		if (pid < 0 || !WIFEXITED(status))
+			fputs("btsdumpctl: gdb could not be run or was killed\n", stderr);
+		return EXIT_GDB;
+	}
+	return WEXITSTATUS(status);
+}
+
+static int cmd_gdb(const struct ctl *c)
+{
+	const struct btsdumpd_entry *e = pick(c);
+	const char *tmpdir = getenv("TMPDIR");
+	char *tmp;
+	int fd, r;
+
+	if (!e)
+		return EXIT_NO_MATCH;
+	if (asprintf(&tmp, "%s/btsdumpctl-core-XXXXXX",
+		     tmpdir && *tmpdir ? tmpdir : "/tmp") < 0)
+		return EXIT_READ;
+	fd = mkostemp(tmp, O_CLOEXEC);
+	if (fd < 0) {
+		fprintf(stderr, "btsdumpctl: cannot create a temporary file %s: %m\n", tmp);
+		free(tmp);
+		return EXIT_READ;
+	}
+	r = core_extract(c, e, fd);
+	if (close(fd) < 0 && !r) {
+		fprintf(stderr, "btsdumpctl: writing %s failed: %m\n", tmp);
+		r = EXIT_READ;
+	}
+	if (!r)
+		r = run_gdb(c, meta(e, "EXE"), tmp);
+	unlink(tmp);
+	free(tmp);
+	return r;
+}
+
+/* ---- main ---- */
+
+static const struct command {
+	const char *name;
+	int (*fn)(const struct ctl *c);
+} commands[] = {
+	{ "list", cmd_list }, { "info", cmd_info }, { "show", cmd_show },
+	{ "dump", cmd_dump }, { "gdb", cmd_gdb }, { "debug", cmd_gdb },
+};
+
+/* Options and positional arguments; 0 or EXIT_USAGE (message printed). */
+static int parse_args(struct ctl *c, int argc, char **argv, const struct command **cmd)
+{
+	static const struct option opts[] = {
+		{ "store", required_argument, NULL, 'S' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{}
+	};
+	const char *name = "list";
+	int o;
+
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], "--")) {
+			c->gdb_args = argv + i + 1;
+			c->n_gdb_args = argc - i - 1;
+			argc = i;
+			break;
+		}
+	while ((o = getopt_long(argc, argv, "jo:h", opts, NULL)) != -1) {
+		switch (o) {
+		case 'S': c->store = optarg; break;
+		case 'j': c->json = true; break;
+		case 'o': c->output = optarg; break;
+		case 'h': usage(stdout); exit(0);
+		default: usage(stderr); return EXIT_USAGE;
+		}
+	}
+	if (optind < argc)
+		name = argv[optind++];
+	if (optind < argc)
+		c->match = argv[optind++];
+	*cmd = NULL;
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(commands[i].name, name))
+			*cmd = &commands[i];
+	if (!*cmd || optind < argc || (c->gdb_args && (*cmd)->fn != cmd_gdb) ||
+	    (c->output && (*cmd)->fn != cmd_dump)) {
+		fprintf(stderr, "btsdumpctl: %s\n", !*cmd ? "unknown command" :
+			optind < argc ? "one MATCH at most" :
+			c->output ? "-o is for dump" : "\"--\" arguments are for gdb");
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct ctl c = { .store = BTSDUMPD_STORE_DEFAULT };
+	const struct command *cmd;
+	int r;
+
+	r = parse_args(&c, argc, argv, &cmd);
+	if (!r)
+		r = load(&c);
+	if (!r)
+		r = cmd->fn(&c);
+	if (fflush(stdout) && !r)
+		r = EXIT_READ;
+	btsdumpd_entries_free(c.e, c.n);
+	return r;
+}
