@@ -260,6 +260,66 @@ def check_oops(res, console):
           status(res, "oops"))
 
 
+def store_meta(d):
+    m = {}
+    for line in read(os.path.join(d, "meta")).splitlines():
+        k, _, v = line.partition("=")
+        m[k] = v
+    return m
+
+
+def store_entries(store):
+    if not os.path.isdir(store):
+        return []
+    return sorted((e for e in os.listdir(store) if not e.startswith(".")),
+                  key=lambda e: int(e.split(".")[0]))
+
+
+def check_daemon(tool, res, exe, dmesg):
+    """btsdumpd as the kernel's core_pattern handler (init.sh): the traced
+    crash's entry has btsdump's trail; a core cut by ProcessSizeMax keeps
+    its trail; the storm's 101 crashes are each stored or logged as
+    rate-limited (burst 12)."""
+    store = os.path.join(res, "store")
+    if not os.path.isdir(store):
+        print("# no btsdumpd scenario in this run (BTSDUMPD unset)")
+        return
+    es = store_entries(store)
+    check(len(es) >= 1, "btsdumpd: the store has entries", read(os.path.join(res, "store.ls")))
+    traced = [e for e in es if store_meta(os.path.join(store, e)).get("TRACE") == "present"]
+    check(len(traced) == 1, "btsdumpd: one entry with a trace (the traced crash)", str(traced))
+    first = os.path.join(store, traced[0] if traced else es[0])
+    m = store_meta(first)
+    check(m.get("EXE") == "/bin/crasher" and m.get("TRACE") == "present" and
+          m.get("CORE") == "stored", "btsdumpd: the traced crash is stored with its trace", str(m))
+    last = m.get("LAST_BRANCHES", "").split("\\n")[-1]
+    check("dispatch+" in last and "0x000000000000" in last,
+          "btsdumpd: the journal summary ends in dispatch's call to 0", last)
+    core = os.path.join(res, "daemon-null.core")
+    with open(core, "wb") as f:
+        f.write(subprocess.run(["zstd", "-dc", os.path.join(first, "core.zst")],
+                               capture_output=True, check=True).stdout)
+    stored = json.loads(read(os.path.join(first, "report.json")))
+    ref = branches_json(tool, core, exe)
+    check([b["branches"] for b in stored["threads"]] == [b["branches"] for b in ref["threads"]],
+          "btsdumpd: its report = btsdump's on the stored core")
+    check(os.stat(first).st_mode & 0o777 == 0o750 and m.get("ACL") in ("set", "unsupported"),
+          "btsdumpd: the entry is not world-readable", oct(os.stat(first).st_mode))
+    cut = store_entries(os.path.join(res, "store-cut"))
+    mc = store_meta(os.path.join(res, "store-cut", cut[0])) if cut else {}
+    txt = read(os.path.join(res, "store-cut", cut[0], "report.txt")) if cut else ""
+    check(mc.get("CORE_TRUNCATED") == "1" and mc.get("TRACE") == "present" and
+          "0x414141414141" in txt.strip().splitlines()[-1],
+          "btsdumpd: a core cut at 16K still has the smashed-return trail", str(mc))
+    storm = [e for e in es if e not in traced]
+    limited = len(re.findall(r"BTSDUMPD_RATELIMITED=\d+", dmesg))
+    check(len(es) == 12 and limited == 89,
+          f"btsdumpd: 101 crashes = {len(es)} stored + {limited} logged as rate-limited",
+          read(os.path.join(res, "store.ls")))
+    check(all(store_meta(os.path.join(store, e)).get("TRACE") == "absent" for e in storm),
+          "btsdumpd: the untraced storm's entries say there is no trace")
+
+
 def check_no_kernel_addresses(res):
     cores = sorted(f for f in os.listdir(res) if f.endswith(".core"))
     seen = 0
@@ -292,6 +352,7 @@ def main():
              lambda: check_notrace(tool, res, exe), lambda: check_memlock(res),
              lambda: check_inherited(tool, res, exe),
              lambda: check_oops(res, console),
+             lambda: check_daemon(tool, res, exe, read(os.path.join(res, "dmesg"))),
              lambda: check_no_kernel_addresses(res)]
     for step in steps:
         try:
