@@ -5,7 +5,8 @@
 # minutes cold on 2 cores), boots it under QEMU TCG, where programs run
 # traced by btscrash (prctl, tests/vm/btsrun.c) crash: a call through a
 # NULL function pointer and a smashed return address.  Their cores come
-# back to the host and btsdump shows how each got to its crash.
+# back to the host and btsdump shows how each got to its crash; btsdumpd,
+# the VM's core_pattern handler, stored them too (btsdumpctl info).
 #   scripts/demo.sh             the whole pipeline
 #   scripts/demo.sh --fixture   no kernel: a shipped core (tests/fixtures)
 set -eu
@@ -39,9 +40,12 @@ obj=$(scripts/kernel-build.sh 2>build/kernel-build.log | tail -n 1) ||
 out=build/demo-vm
 rm -rf "$out"
 echo "== booting $obj/arch/x86/boot/bzImage under QEMU TCG (ds.emulate=1)"
-tests/vm/run-vm.sh "$obj" "$out"
+BTSDUMPD=build/daemon/btsdumpd tests/vm/run-vm.sh "$obj" "$out"
 grep -E 'ds: |crasher\[[0-9]+\]: segfault' "$out/console.log" | sed 's/^/   vm| /'
 echo
 show "$out/null.core" "$out/crasher" "in the VM, 'btsrun 4096 crasher null' (a call through NULL)"
 show "$out/smash.core" "$out/crasher" "in the VM, 'btsrun 4096 crasher smash' (a smashed return address)"
-echo "== all cores and the VM's console log: $out/"
+echo "== btsdumpd, the VM's core_pattern handler, stored the same crash with its trail:"
+echo "   build/daemon/btsdumpctl --store $out/store info crasher"
+build/daemon/btsdumpctl --store "$out/store" info crasher | sed 's/^/   /'
+echo "== all cores, the btsdumpd store and the VM's console log: $out/"
