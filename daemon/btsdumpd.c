@@ -206,7 +206,8 @@ static int run_handler(struct btsdumpd_ctx *c, char **pos, int npos)
 		ret = handoff(c);
 		if (!ret)
 			return 0;
-		if (ret != -ENOENT && ret != -ECONNREFUSED)
+		if (ret != -ENOENT && ret != -ECONNREFUSED && ret != -ENOSYS &&
+		    ret != -EAFNOSUPPORT)	/* no service, or no sockets at all */
 			btsdumpd_log(LOG_WARNING, "hand-off to %s failed: %s; collecting here",
 				     c->socket_path, strerror(-ret));
 	}

@@ -398,7 +398,8 @@ static void branch_lines(const char *report, struct btsdumpd_meta *m)
 		size_t n = nl ? (size_t)(nl - p) : strlen(p);
 		size_t sp = strspn(p, " ");
 
-		if (sp < 2 || sp >= n || !(p[sp] >= '0' && p[sp] <= '9'))
+		if (sp < 2 || sp >= n || !(p[sp] >= '0' && p[sp] <= '9') ||
+		    memmem(p, n, "  marker ", 9))	/* branches only */
 			continue;
 		fprintf(f, "%s%.*s", first ? "" : "\n", (int)(n - sp), p + sp);
 		first = false;

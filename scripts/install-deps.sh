@@ -10,7 +10,7 @@ libcapstone-dev elfutils binutils gdb python3 valgrind clang
 libclang-rt-14-dev time libzstd-dev zstd libsystemd-dev systemd"
 [ "${1:-}" = kernel ] && pkgs="$pkgs linux-source-6.1 ccache make bc bison flex
 libssl-dev dwarves xz-utils patch qemu-system-x86 busybox-static cpio
-kexec-tools makedumpfile crash"
+kexec-tools makedumpfile crash debootstrap"
 missing=
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

@@ -64,6 +64,25 @@ def kdump_notes(vmcore):
     return out
 
 
+RAW = r"\] ([0-9a-f]{16}) ([0-9a-f]{16}) ([0-9a-f]{16})"
+
+
+def per_cpu(text):
+    """{cpu: [(from, to, flags), ...]} from `crash> bts -r` or `btsdump
+    vmcore -r` output: a "CPU N..." header line, then its records."""
+    out, cpu = {}, None
+    for line in text.splitlines():
+        m = re.match(r"\s*CPU (\d+)\b", line)
+        if m:
+            cpu = int(m.group(1))
+            out.setdefault(cpu, [])
+            continue
+        r = re.search(RAW, line)
+        if r and cpu is not None:
+            out[cpu].append(tuple(int(x, 16) for x in r.groups()))
+    return out
+
+
 def btsdump(tool, *args):
     p = subprocess.run([tool, "vmcore", *args], capture_output=True, text=True,
                        timeout=300)
@@ -112,6 +131,11 @@ def main():
     check(any(p for _, p, _, _ in cpus), f"{kind}: the panicking CPU is marked", text)
     check(cpus and all(int(n) > 0 for _, _, n, _ in cpus),
           f"{kind}: every CPU with a ring has records ({len(cpus)} CPUs)", text)
+    console = open(os.path.join(out, "console.log"), errors="replace").read()
+    up = re.search(r"smp: Brought up \d+ nodes?, (\d+) CPUs?", console)
+    check(up and int(up.group(1)) == len(cpus) >= 2,
+          f"{kind}: every online CPU has a ring ({up.group(1) if up else '?'} online, "
+          f"{len(cpus)} rings)", up.group(0) if up else "no 'Brought up' line")
     panic_block = text.split("(panic CPU)", 1)[-1].split("\nCPU ", 1)[0]
     check(re.search(r"-> [0-9a-f]{16} %s\b" % fn, panic_block) is not None,
           f"{kind}: the panicking CPU's trail reaches {fn}", panic_block)
@@ -127,28 +151,32 @@ def main():
           f"{kind}: bts -t shows the traced process's user branches in its executable",
           text)
 
-    # The vmcore note is the tail of the full ring (raw words, both ways).
+    # Each CPU's vmcore note is the tail of its full ring (raw words).
     rc, text = crash(vmlinux, vmcore, bts_so, "bts -r -n 32")
-    raw = [tuple(int(x, 16) for x in m) for m in
-           re.findall(r"\] ([0-9a-f]{16}) ([0-9a-f]{16}) ([0-9a-f]{16})", text)]
-    notes = [d for t, n, d in kdump_notes(vmcore) if n == "BTSCRASH" and t == 0x42540002]
-    recs = []
-    if notes:
-        d = notes[0]
+    raw = per_cpu(text)
+    notes = {}
+    for t, n, d in kdump_notes(vmcore):
+        if n != "BTSCRASH" or t != 0x42540002:
+            continue
         hs, nr = struct.unpack_from("<H", d, 6)[0], struct.unpack_from("<Q", d, 32)[0]
-        recs = [struct.unpack_from("<QQQ", d, hs + i * 24) for i in range(nr)]
-    check(notes and recs and recs == raw[-len(recs):],
-          f"{kind}: the vmcore's CPU note equals the ring's newest {len(recs)} records",
-          f"note {recs[-3:]}\nring {raw[-3:]}")
+        notes[struct.unpack_from("<Q", d, 16)[0]] = \
+            [struct.unpack_from("<QQQ", d, hs + i * 24) for i in range(nr)]
+    check(notes and set(notes) == set(raw) and
+          all(recs and recs == raw[c][-len(recs):] for c, recs in notes.items()),
+          f"{kind}: each CPU's vmcore note ({len(notes)} CPUs) equals the newest "
+          "records of its ring",
+          "\n".join(f"CPU {c}: note {notes[c][-2:]} ring {raw.get(c, [])[-2:]}"
+                    for c in notes))
 
-    # btsdump, without vmlinux, reads the same ring as crash's extension.
+    # btsdump, without vmlinux, reads the same rings as crash's extension.
     rc, text = crash(vmlinux, vmcore, bts_so, "bts -r -n 0")
-    ring_crash = re.findall(r"\] ([0-9a-f]{16}) ([0-9a-f]{16}) ([0-9a-f]{16})", text)
+    ring_crash = per_cpu(text)
     rc, o, e = btsdump(tool, "-r", "-n", "0", vmcore)
-    ring_tool = re.findall(r"\] ([0-9a-f]{16}) ([0-9a-f]{16}) ([0-9a-f]{16})", o)
+    ring_tool = per_cpu(o)
     check(rc == 0 and ring_tool and ring_tool == ring_crash,
-          f"{kind}: btsdump vmcore (no vmlinux) reads the same {len(ring_tool)} records "
-          "as crash> bts", f"exit {rc}: {e}\n{o[-800:]}")
+          f"{kind}: btsdump vmcore (no vmlinux) reads the same records as crash> bts "
+          f"({sum(len(r) for r in ring_tool.values())} on {len(ring_tool)} CPUs)",
+          f"exit {rc}: {e}\n{o[-800:]}")
     rc, o, e = btsdump(tool, "-j", "-n", "0", vmcore, os.path.join(obj, "System.map"))
     try:
         cpus = __import__("json").loads(o)["cpus"]
@@ -162,9 +190,10 @@ def main():
     # The capture kernel's own report: btsdump on /proc/vmcore (ELF form).
     console = open(os.path.join(out, "console.log"), errors="replace").read()
     rep = console.split("BTSCRASH-REPORT-BEGIN", 1)[-1].split("BTSCRASH-REPORT-END", 1)
-    in_vm = re.findall(r"\] ([0-9a-f]{16}) ([0-9a-f]{16}) ([0-9a-f]{16})", rep[0])
+    in_vm = per_cpu(rep[0])
     check(len(rep) == 2 and "(ELF)" in rep[0] and "rc=0" in rep[1][:10] and
-          len(in_vm) == 64 and in_vm == ring_crash[-64:],
+          in_vm and set(in_vm) == set(ring_crash) and
+          all(len(r) == 64 and r == ring_crash[c][-64:] for c, r in in_vm.items()),
           f"{kind}: in the capture kernel, btsdump read /proc/vmcore (ELF): "
           "the same newest 64 records", rep[0][-1500:])
 
@@ -181,9 +210,10 @@ def main():
     check(hits and "corrupt ring" in text and "index 1099511627776" in text and rc == 0,
           "bad index: a clear error, crash goes on", text)
     rc, o, e = btsdump(tool, "-r", "-n", "0", bad)
-    shown = re.findall(r"\] ([0-9a-f]{16}) ([0-9a-f]{16}) ([0-9a-f]{16})", o)
+    shown = per_cpu(o)
     check(rc == 4 and "corrupt ring" in e and "crash note" in o and
-          shown == ring_crash[-len(shown):] and len(shown) == 32,
+          set(shown) == set(ring_crash) and
+          all(len(r) == 32 and r == ring_crash[c][-32:] for c, r in shown.items()),
           "bad index: btsdump says so and falls back to the CPU's crash note (exit 4)",
           f"exit {rc}: {e}\n{o[-600:]}")
     trunc = os.path.join(out, "vmcore.truncated")

@@ -33,7 +33,7 @@ cp "$obj/arch/x86/boot/bzImage" "$work/capture.gz" "$root/boot/"
 vm_pack "$root" "$work/initrd.gz"
 cp "$root/bin/crasher" "$out/crasher"
 truncate -s 256M "$work/disk.img"
-qemu-system-x86_64 -accel tcg -cpu max -m 1G -smp 2 \
+qemu-system-x86_64 -accel tcg,thread=single -cpu max -m 1G -smp 2 \
 	-nographic -no-reboot -kernel "$obj/arch/x86/boot/bzImage" \
 	-initrd "$work/initrd.gz" \
 	-drive "file=$work/disk.img,format=raw,if=virtio" \

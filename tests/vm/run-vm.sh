@@ -24,7 +24,7 @@ mkdir -p "$out"
 cp "$root/bin/crasher" "$out/crasher"	# the exact binary, for symbols
 vm_pack "$root" "$work/initrd.gz"
 truncate -s 64M "$work/results.img"
-timeout 600 qemu-system-x86_64 -accel tcg -cpu max -m 512 -smp 2 \
+timeout 600 qemu-system-x86_64 -accel tcg,thread=single -cpu max -m 512 -smp 2 \
 	-nographic -no-reboot -kernel "$obj/arch/x86/boot/bzImage" \
 	-initrd "$work/initrd.gz" \
 	-drive "file=$work/results.img,format=raw,if=virtio" \

@@ -1,0 +1,83 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+# In the systemd VM (btscrash-sd-test.service): crashes tests/crasher.c as
+# uid 1000, waits for btsdumpd's entry, collects the store, the journal,
+# the units' states and who can read the entry into a tar, sends it base64'd
+# between BTSCRASH-SD-BEGIN/END lines on ttyS1 and powers off.
+# check-systemd-vm.py reads the files.
+R=/run/btscrash-sd
+mkdir -p $R
+exec 3>&1 >$R/test.log 2>&1
+set -x
+as() { u=$1; shift; setpriv --reuid="$u" --regid="$u" --clear-groups "$@"; }
+cat /proc/sys/kernel/core_pattern >$R/core_pattern
+cat /proc/sys/kernel/core_pipe_limit >$R/core_pipe_limit
+systemctl show -p ActiveState -p Result systemd-sysctl.service >$R/sysctl-unit
+journalctl -b -o short-monotonic --no-pager -u systemd-sysctl.service >$R/sysctl-journal.txt
+systemctl show -p ActiveState -p Result -p ExecMainStatus btsdumpd-harvest.service >$R/harvest-unit
+systemctl is-active btsdumpd.socket >$R/socket-active
+ls -la /run/btsdumpd/ >$R/socket-ls.txt
+ls -la /var/lib/btsdumpd/ >$R/store-before.txt
+
+# The crash: uid 1000, a fresh exec (so dumpable), SIGSEGV.
+sh -c 'ulimit -c unlimited; exec setpriv --reuid=1000 --regid=1000 --clear-groups /usr/local/bin/crasher null'
+echo $? >$R/crasher-status
+entry=
+i=0
+while [ $i -lt 300 ]; do
+	entry=$(ls -d /var/lib/btsdumpd/*.crasher 2>/dev/null | head -n 1)
+	[ -n "$entry" ] && break
+	sleep 1
+	i=$((i + 1))
+done
+echo "$entry" >$R/entry-path
+echo $i >$R/entry-wait-s
+# the instance may still be finishing (journal entry after the rename)
+i=0
+while [ $i -lt 120 ] && systemctl list-units --no-legend --state=active,activating,deactivating 'btsdumpd@*' | grep -q .; do
+	sleep 1
+	i=$((i + 1))
+done
+sleep 2
+
+btsdumpctl list >$R/list.txt 2>&1; echo $? >>$R/list.txt
+btsdumpctl --json list >$R/list.json 2>$R/list.err
+btsdumpctl --json info crasher >$R/info.json 2>$R/info.err
+btsdumpctl show crasher >$R/show.txt 2>&1
+for e in /var/lib/btsdumpd/*; do
+	n=$(basename "$e")
+	mkdir -p $R/store/"$n"
+	cp "$e"/meta "$e"/report.* $R/store/"$n"/ 2>/dev/null
+done
+ls -la /var/lib/btsdumpd/ >$R/store-ls.txt
+[ -n "$entry" ] && ls -la "$entry" >$R/entry-ls.txt
+getfacl -R -p /var/lib/btsdumpd >$R/acl.txt 2>&1
+# who reads the entry: the crashing user, not another one
+for u in 1000 1001; do
+	for f in report.txt report.json meta core.zst; do
+		as $u cat "$entry/$f" >/dev/null 2>&1
+		echo "$f $?" >>$R/read-$u.txt
+	done
+	as $u ls "$entry" >/dev/null 2>&1; echo "dir $?" >>$R/read-$u.txt
+	as $u btsdumpctl info crasher >$R/btsdumpctl-$u.txt 2>&1; echo "exit $?" >>$R/btsdumpctl-$u.txt
+done
+
+journalctl -b -o json --no-pager SYSLOG_IDENTIFIER=btsdumpd >$R/journal-btsdumpd.json
+journalctl -b -o short-monotonic --no-pager >$R/journal.txt
+systemctl status --no-pager -l btsdumpd.socket 'btsdumpd@*' btsdumpd-harvest.service >$R/status.txt 2>&1
+systemctl list-units --all --no-pager --no-legend 'btsdumpd*' >$R/units.txt
+systemctl list-sockets --no-pager >$R/sockets.txt
+systemctl --failed --no-legend --plain --no-pager >$R/failed.txt
+systemctl is-system-running >$R/system-state.txt
+systemd-analyze security --no-pager btsdumpd@.service >$R/security.txt 2>&1
+uname -a >$R/uname.txt
+systemctl --version >$R/systemd-version.txt
+
+set +x
+exec >/dev/ttyS1 2>&1
+stty -F /dev/ttyS1 -opost 2>/dev/null
+echo BTSCRASH-SD-BEGIN
+tar -czf - -C $R . | base64
+echo BTSCRASH-SD-END
+sleep 1
+systemctl --no-block poweroff
