@@ -309,7 +309,8 @@ def check_daemon(tool, res, exe, dmesg):
     mc = store_meta(os.path.join(res, "store-cut", cut[0])) if cut else {}
     txt = read(os.path.join(res, "store-cut", cut[0], "report.txt")) if cut else ""
     check(mc.get("CORE_TRUNCATED") == "1" and mc.get("TRACE") == "present" and
-          "0x414141414141" in txt.strip().splitlines()[-1],
+          "-> 0x414141414141" in mc.get("LAST_BRANCHES", "").split("\\n")[-1] and
+          "smash_victim" in txt,
           "btsdumpd: a core cut at 200K (of ~400K) still has the smashed-return trail", str(mc))
     storm = [e for e in es if e not in traced]
     limited = len(re.findall(r"BTSDUMPD_RATELIMITED=\d+", dmesg))
