@@ -204,6 +204,9 @@ int btsdumpd_entry_commit(struct btsdumpd_ctx *c, int dirfd, uid_t reader)
 	char tmp[sizeof(c->id) + 4];
 	int ret, fd;
 
+	btsdumpd_meta_set(&c->meta, "VERSION", "1");
+	if (!btsdumpd_meta_get(&c->meta, "KIND"))
+		btsdumpd_meta_set(&c->meta, "KIND", "process");
 	ret = protect_files(dirfd, reader);
 	if (!ret)
 		ret = protect(dirfd, reader, true);

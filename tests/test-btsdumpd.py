@@ -110,6 +110,7 @@ check(e == f"{TS}.{pid}.crasher", "entry named TIMESTAMP.PID.COMM", str(e))
 check(m.get("EXE") == os.path.realpath(CRASHER), "EXE read from /proc/PID/exe", m.get("EXE", ""))
 check(m.get("CMDLINE", "").endswith("crasher null"), "CMDLINE from /proc", m.get("CMDLINE", ""))
 check(m.get("SIGNAL_NAME") == "SIGSEGV" and m.get("UID") == "1000", "signal and uid")
+check(m.get("VERSION") == "1" and m.get("KIND") == "process", "VERSION=1, KIND=process")
 check(m.get("TRACE") == "present" and m.get("TRACE_THREADS") == "1", "trace present",
       str(m))
 check(m.get("CORE") == "stored" and m.get("CORE_SIZE") == str(len(core)), "core stored")
@@ -206,6 +207,16 @@ e = one_entry(st, "Storage=none")
 m = meta(st, e) if e else {}
 check(m.get("CORE") == "none" and sorted(os.listdir(os.path.join(st, e))) ==
       ["meta", "report.json", "report.txt"], "Storage=none: report only")
+
+st = os.path.join(tmp, "nocompress")
+handler(st, core, pid, conf="Compress=no\n")
+e = one_entry(st, "Compress=no")
+m = meta(st, e) if e else {}
+dumped = os.path.join(tmp, "nocompress.core")
+out = subprocess.run([ctl, "--store", st, "dump", "-o", dumped], capture_output=True)
+check(m.get("CORE_FILE") == "core" and read(os.path.join(st, e, "core"), "rb") == core and
+      out.returncode == 0 and read(dumped, "rb") == core,
+      "Compress=no: the core kept as received, btsdumpctl dump reads it", str(m))
 
 st = os.path.join(tmp, "keepfree")
 handler(st, core, pid, conf="KeepFree=100%\n")

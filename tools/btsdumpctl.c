@@ -197,11 +197,19 @@ static bool entry_has(const struct ctl *c, const struct btsdumpd_entry *e,
 	return ok;
 }
 
+/* The stored core's file: core.zst, or core with btsdumpd's Compress=no. */
+static const char *core_file(const struct btsdumpd_entry *e)
+{
+	const char *f = meta(e, "CORE_FILE");
+
+	return f && !strcmp(f, "core") ? "core" : BTSDUMPD_CORE_FILE;
+}
+
 static enum core_state core_state(const struct ctl *c, const struct btsdumpd_entry *e)
 {
 	const char *core = meta(e, "CORE");
 
-	if (entry_has(c, e, BTSDUMPD_CORE_FILE))
+	if (entry_has(c, e, core_file(e)))
 		return CORE_PRESENT;
 	return core && !strcmp(core, "stored") ? CORE_MISSING : CORE_NONE;
 }
@@ -397,7 +405,7 @@ static void info_core(const struct ctl *c, const struct btsdumpd_entry *e)
 {
 	const char *core = meta(e, "CORE"), *reason = meta(e, "CORE_REASON");
 	enum core_state st = core_state(c, e);
-	char *path = entry_file(c, e, BTSDUMPD_CORE_FILE);
+	char *path = entry_file(c, e, core_file(e));
 
 	printf("%14s: ", "Storage");
 	if (st == CORE_NONE) {
@@ -538,12 +546,34 @@ static int cmd_show(const struct ctl *c)
 
 /* ---- dump, gdb ---- */
 
-/* Decompresses the entry's core into out_fd; 0 or an exit status. */
+static int copy_fd(int in, int out)
+{
+	char buf[65536];
+	ssize_t n, w;
+
+	while ((n = read(in, buf, sizeof(buf))) != 0) {
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		for (char *p = buf; n > 0; p += w, n -= w) {
+			w = write(out, p, n);
+			if (w < 0 && errno == EINTR)
+				w = 0;
+			else if (w < 0)
+				return -errno;
+		}
+	}
+	return 0;
+}
+
+/* Decompresses (or copies) the entry's core into out_fd; 0 or an exit status. */
 static int core_extract(const struct ctl *c, const struct btsdumpd_entry *e, int out_fd)
 {
 	const char *core = meta(e, "CORE"), *reason = meta(e, "CORE_REASON");
 	enum core_state st = core_state(c, e);
-	char *path = entry_file(c, e, BTSDUMPD_CORE_FILE);
+	char *path = entry_file(c, e, core_file(e));
 	uint64_t max = 0;
 	int fd, r;
 
@@ -551,7 +581,8 @@ static int core_extract(const struct ctl *c, const struct btsdumpd_entry *e, int
 		fprintf(stderr, "btsdumpctl: the core of %s is %s (CORE=", e->id,
 			st == CORE_MISSING ? "missing" : "not stored");
 		put_text(stderr, core ? core : "unknown", false);
-		fputs(st == CORE_MISSING ? ", but core.zst is gone" : "", stderr);
+		if (st == CORE_MISSING)
+			fprintf(stderr, ", but %s is gone", core_file(e));
 		fputs(reason ? "): " : ")", stderr);
 		put_text(stderr, reason ? reason : "", false);
 		fputc('\n', stderr);
@@ -561,7 +592,8 @@ static int core_extract(const struct ctl *c, const struct btsdumpd_entry *e, int
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (meta(e, "CORE_SIZE") && is_digits(meta(e, "CORE_SIZE")))
 		max = strtoull(meta(e, "CORE_SIZE"), NULL, 10);
-	r = fd < 0 ? -errno : btsdumpd_zstd_decompress(fd, out_fd, max);
+	r = fd < 0 ? -errno : strcmp(core_file(e), "core") ?
+	    btsdumpd_zstd_decompress(fd, out_fd, max) : copy_fd(fd, out_fd);
 	if (fd >= 0)
 		close(fd);
 	if (r < 0)

@@ -16,7 +16,7 @@
 # no btscrash trace note, entries say TRACE=absent.
 # Results come back base64'd on a second serial port (ttyS1), apart from
 # the console (ttyS0, OUTDIR/console.log).
-# Usage: run-systemd-vm.sh BTSDUMPD BTSDUMPCTL OUTDIR
+# Usage: run-systemd-vm.sh BTSDUMPD BTSDUMPCTL OUTDIR (recreated)
 set -eu
 btsdumpd=$1 btsdumpctl=$2 out=$3
 src=$(cd "$(dirname "$0")/../.." && pwd)
@@ -30,11 +30,12 @@ mirror=http://deb.debian.org/debian
 log() { echo "run-systemd-vm: $*" >&2; }
 
 "$src/scripts/install-deps.sh" kernel >&2
+rm -rf "$out"
 mkdir -p "$cache" "$out"
 work=$(mktemp -d)
 qemu_pid=
 cleanup() {
-	[ -n "$qemu_pid" ] && kill "$qemu_pid" 2>/dev/null || true
+	if [ -n "$qemu_pid" ]; then kill "$qemu_pid" 2>/dev/null || true; fi
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -76,13 +77,16 @@ kpkg=$(apt-cache depends linux-image-amd64 | awk '$1 == "Depends:" && $2 ~ /^lin
 kdir=$cache/debian-kernel/$kpkg
 if [ ! -f "$kdir/done" ]; then
 	log "apt-get download $kpkg"
-	rm -rf "$kdir" && mkdir -p "$kdir/deb"
+	rm -rf "$cache/debian-kernel" && mkdir -p "$kdir/deb"	# older ABIs go
 	(cd "$kdir/deb" && apt-get download -q "$kpkg" >&2 2>&1)
-	dpkg-deb -x "$kdir"/deb/*.deb "$kdir/x"
+	# only /boot (vmlinuz): no module is needed
+	mkdir "$kdir/x"
+	dpkg-deb --fsys-tarfile "$kdir"/deb/*.deb | tar -x -C "$kdir/x" ./boot
+	rm -rf "$kdir/deb"
 	touch "$kdir/done"
 fi
 flock -u 8
-vmlinuz=$(ls "$kdir"/x/boot/vmlinuz-* | head -n 1)
+vmlinuz=$(find "$kdir/x/boot" -name "vmlinuz-*" | head -n 1)
 
 # --- this run's overlay: btsdumpd as a package installs it, the test ---
 o=$work/overlay

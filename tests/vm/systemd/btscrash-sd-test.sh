@@ -25,7 +25,7 @@ echo $? >$R/crasher-status
 entry=
 i=0
 while [ $i -lt 300 ]; do
-	entry=$(ls -d /var/lib/btsdumpd/*.crasher 2>/dev/null | head -n 1)
+	entry=$(find /var/lib/btsdumpd -maxdepth 1 -name "[!.]*.crasher" | head -n 1)
 	[ -n "$entry" ] && break
 	sleep 1
 	i=$((i + 1))
@@ -55,11 +55,11 @@ getfacl -R -p /var/lib/btsdumpd >$R/acl.txt 2>&1
 # who reads the entry: the crashing user, not another one
 for u in 1000 1001; do
 	for f in report.txt report.json meta core.zst; do
-		as $u cat "$entry/$f" >/dev/null 2>&1
-		echo "$f $?" >>$R/read-$u.txt
+		as "$u" cat "$entry/$f" >/dev/null 2>&1
+		echo "$f $?" >>$R/read-"$u".txt
 	done
-	as $u ls "$entry" >/dev/null 2>&1; echo "dir $?" >>$R/read-$u.txt
-	as $u btsdumpctl info crasher >$R/btsdumpctl-$u.txt 2>&1; echo "exit $?" >>$R/btsdumpctl-$u.txt
+	as "$u" ls "$entry" >/dev/null 2>&1; echo "dir $?" >>$R/read-"$u".txt
+	as "$u" btsdumpctl info crasher >$R/btsdumpctl-"$u".txt 2>&1; echo "exit $?" >>$R/btsdumpctl-"$u".txt
 done
 
 journalctl -b -o json --no-pager SYSLOG_IDENTIFIER=btsdumpd >$R/journal-btsdumpd.json

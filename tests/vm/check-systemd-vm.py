@@ -1,0 +1,218 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Checks what the systemd VM (tests/vm/run-systemd-vm.sh) collected, as TAP:
+systemd-sysctl applied btsdumpd's core_pattern, the socket listened before
+it, a SIGSEGV of uid 1000 became exactly one entry through a
+btsdumpd@.service instance (the socket hand-off, not direct mode), with the
+right metadata (stock kernel: TRACE=absent, core stored), one structured
+journal entry, an ACL letting uid 1000 read it and uid 1001 not; the
+harvest unit made a kernel entry of the synthetic vmcore; no unit failed.
+
+Usage: check-systemd-vm.py [--run BTSDUMPD BTSDUMPCTL] OUTDIR
+With --run, boots the VM first (run-systemd-vm.sh, its output on stderr).
+"""
+import json
+import os
+import re
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tap import Tap  # noqa: E402
+
+MESSAGE_ID = "6d2e1f0c4b9a4d0e8f3a7b5c2d1e0f9a"
+PATTERN = "|/usr/libexec/btsdumpd %P %u %g %s %t %e"
+
+
+def read(out, name, default=""):
+    try:
+        with open(os.path.join(out, name), errors="replace") as f:
+            return f.read()
+    except OSError:
+        return default
+
+
+def parse_meta(text):
+    return dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
+
+
+def journal_time(journal, pattern):
+    """Monotonic time of the first journal line matching pattern."""
+    for line in journal.splitlines():
+        m = re.match(r"\[\s*([0-9.]+)\]", line)
+        if m and re.search(pattern, line):
+            return float(m.group(1))
+    return None
+
+
+def main():
+    args = sys.argv[1:]
+    if args[:1] == ["--run"]:
+        if len(args) != 4:
+            sys.exit(__doc__)
+        run = os.path.join(os.path.dirname(os.path.abspath(__file__)), "run-systemd-vm.sh")
+        r = subprocess.run([run, args[1], args[2], args[3]], stdout=sys.stderr)
+        if r.returncode:
+            print("not ok 1 - the systemd VM booted and ran the test (run-systemd-vm.sh "
+                  f"exit {r.returncode}; console: {args[3]}/console.log)")
+            print("1..1")
+            return 1
+        args = args[3:]
+    if len(args) != 1:
+        sys.exit(__doc__)
+    out = args[0]
+    t = Tap()
+    journal = read(out, "journal.txt")
+
+    # --- boot-time setup by systemd ---
+    t.check(read(out, "core_pattern").strip() == PATTERN,
+            "kernel.core_pattern is btsdumpd's", read(out, "core_pattern"))
+    t.check(read(out, "core_pipe_limit").strip() == "0", "kernel.core_pipe_limit=0",
+            read(out, "core_pipe_limit"))
+    sysctl = read(out, "sysctl-unit")
+    t.check("ActiveState=active" in sysctl and "Result=success" in sysctl,
+            "systemd-sysctl.service applied the sysctl.d files",
+            sysctl + read(out, "sysctl-journal.txt"))
+    listen = journal_time(journal, r"Listening on btsdumpd\.socket")
+    sysctl_start = journal_time(journal, r"Starting systemd-sysctl\.service")
+    t.check(listen is not None and sysctl_start is not None and listen < sysctl_start,
+            "btsdumpd.socket listened before systemd-sysctl set the core_pattern",
+            f"listening at {listen}, systemd-sysctl started at {sysctl_start}")
+    t.check(read(out, "socket-active").strip() == "active", "btsdumpd.socket active",
+            read(out, "socket-active") + read(out, "status.txt"))
+    t.check(re.search(r"^srw-------\s.*\sroot\s+root\s.*btsdumpd\.socket$",
+                      read(out, "socket-ls.txt"), re.M) is not None,
+            "/run/btsdumpd/btsdumpd.socket is root's, mode 0600", read(out, "socket-ls.txt"))
+    t.check(re.search(r"^drwxr-xr-x\s.*\sroot\s+root\s", read(out, "store-before.txt"),
+                      re.M) is not None,
+            "the store /var/lib/btsdumpd exists, root 0755", read(out, "store-before.txt"))
+
+    # --- the crash ---
+    t.check(read(out, "crasher-status").strip() == "139",
+            "the crasher died of SIGSEGV with a core (status 139)",
+            read(out, "crasher-status"))
+    store = os.path.join(out, "store")
+    entries = sorted(os.listdir(store)) if os.path.isdir(store) else []
+    procs = [e for e in entries if e.endswith(".crasher")]
+    t.check(len(procs) == 1, "exactly one entry for the crash", "\n".join(entries))
+    meta = parse_meta(read(out, f"store/{procs[0]}/meta")) if procs else {}
+    want = {"VERSION": "1", "KIND": "process",
+            "UID": "1000", "GID": "1000", "SIGNAL": "11", "SIGNAL_NAME": "SIGSEGV",
+            "CORE": "stored", "CORE_FILE": "core.zst", "TRACE": "absent",
+            "EXE": "/usr/local/bin/crasher", "COMM": "crasher",
+            "CMDLINE": "/usr/local/bin/crasher null",
+            "CGROUP": "/system.slice/btscrash-sd-test.service", "ACL": "set"}
+    bad = {k: (meta.get(k), v) for k, v in want.items() if meta.get(k) != v}
+    t.check(meta and not bad, "entry meta: uid 1000, SIGSEGV, core stored, TRACE=absent "
+            "(stock kernel), exe, cgroup, ACL set",
+            "\n".join(f"{k}: got {g!r}, want {w!r}" for k, (g, w) in bad.items()))
+    t.check("CORE_TRUNCATED" not in meta and int(meta.get("CORE_SIZE", "0")) > 0 and
+            int(meta.get("CORE_STORED_SIZE", "0")) > 0,
+            "the whole core was received and stored", str(meta))
+    t.check("no branch trace" in read(out, f"store/{procs[0]}/report.txt") if procs else False,
+            "report.txt says the core has no branch trace",
+            read(out, f"store/{procs[0]}/report.txt") if procs else "")
+
+    # --- its journal entry, from a btsdumpd@ instance ---
+    jentries = []
+    for line in read(out, "journal-btsdumpd.json").splitlines():
+        try:
+            jentries.append(json.loads(line))
+        except ValueError:
+            pass
+    crash = [j for j in jentries if j.get("MESSAGE_ID") == MESSAGE_ID and
+             j.get("BTSDUMPD_COMM") == "crasher"]
+    t.check(len(crash) == 1, "one journal entry with MESSAGE_ID for the crash",
+            "\n".join(json.dumps(j) for j in jentries))
+    j = crash[0] if crash else {}
+    unit = j.get("_SYSTEMD_UNIT", "")
+    t.check(re.fullmatch(r"btsdumpd@[0-9]+-[0-9]+-[0-9]+\.service", unit) is not None and
+            j.get("_CMDLINE") == "/usr/libexec/btsdumpd --serve",
+            "handled by a socket-activated btsdumpd@.service instance (hand-off, not direct)",
+            f"_SYSTEMD_UNIT={unit!r} _CMDLINE={j.get('_CMDLINE')!r}")
+    # CapabilityBoundingSet=: CHOWN DAC_OVERRIDE DAC_READ_SEARCH FOWNER SETGID
+    # SETUID (bits 0-3, 6, 7), no SYS_PTRACE: the unit's sandbox was applied
+    t.check(j.get("_CAP_EFFECTIVE") == "cf",
+            "the instance ran with the unit's capability set only (0xcf)",
+            f"_CAP_EFFECTIVE={j.get('_CAP_EFFECTIVE')!r}")
+    fields = {"BTSDUMPD_UID": "1000", "BTSDUMPD_SIGNAL_NAME": "SIGSEGV",
+              "BTSDUMPD_TRACE": "absent", "BTSDUMPD_CORE": "stored",
+              "BTSDUMPD_EXE": "/usr/local/bin/crasher", "PRIORITY": "2",
+              "BTSDUMPD_ENTRY": f"/var/lib/btsdumpd/{procs[0] if procs else '?'}"}
+    bad = {k: (j.get(k), v) for k, v in fields.items() if j.get(k) != v}
+    t.check(j and not bad, "journal fields BTSDUMPD_*, PRIORITY=2",
+            "\n".join(f"{k}: got {g!r}, want {w!r}" for k, (g, w) in bad.items()))
+    msg = f"Process {meta.get('PID')} (crasher) of user 1000 dumped core: SIGSEGV."
+    t.check(j.get("MESSAGE") == msg, "journal MESSAGE", f"{j.get('MESSAGE')!r} != {msg!r}")
+    errs = [x for x in jentries if int(x.get("PRIORITY", "6")) <= 4 and
+            x.get("MESSAGE_ID") != MESSAGE_ID]
+    t.check(not errs, "no btsdumpd warnings or errors in the journal",
+            "\n".join(x.get("MESSAGE", "") for x in errs))
+
+    # --- who can read it ---
+    def reads(uid):
+        return dict(line.split() for line in read(out, f"read-{uid}.txt").splitlines()
+                    if len(line.split()) == 2)
+    r1000, r1001 = reads(1000), reads(1001)
+    t.check(r1000 and all(v == "0" for v in r1000.values()),
+            "uid 1000 reads its entry (report.txt, report.json, meta, core.zst)",
+            read(out, "read-1000.txt"))
+    t.check(r1001 and all(v != "0" for v in r1001.values()),
+            "uid 1001 can read none of it", read(out, "read-1001.txt"))
+    t.check("exit 0" in read(out, "btsdumpctl-1000.txt") and
+            "exit 0" not in read(out, "btsdumpctl-1001.txt"),
+            "btsdumpctl info: uid 1000 sees the entry, uid 1001 does not",
+            read(out, "btsdumpctl-1000.txt") + read(out, "btsdumpctl-1001.txt"))
+    acl = read(out, "acl.txt")
+    t.check(re.search(r"# file: \S+\.crasher\n# owner: root\n# group: root\n"
+                      r"user::rwx\nuser:1000:r-x\ngroup::---\nmask::r-x\nother::---", acl)
+            is not None, "entry directory: root 0750 + user:1000:r-x", acl)
+
+    # --- btsdumpctl as root ---
+    info = {}
+    try:
+        info = json.loads(read(out, "info.json"))
+    except ValueError:
+        pass
+    t.check(info.get("UID") == "1000" and info.get("TRACE") == "absent" and
+            info.get("corefile") == "present",
+            "btsdumpctl --json info crasher", read(out, "info.json") + read(out, "info.err"))
+    t.check(len([ln for ln in read(out, "list.txt").splitlines()[1:-1] if ln.strip()]) == 2,
+            "btsdumpctl list: the crash and the kernel entry", read(out, "list.txt"))
+
+    # --- the harvest unit ---
+    harvest = read(out, "harvest-unit")
+    t.check("Result=success" in harvest and "ExecMainStatus=0" in harvest,
+            "btsdumpd-harvest.service ran and succeeded", harvest + read(out, "status.txt"))
+    kern = [e for e in entries if e.endswith(".kernel.vmcore")]
+    kmeta = parse_meta(read(out, f"store/{kern[0]}/meta")) if len(kern) == 1 else {}
+    t.check(kmeta.get("KIND") == "kernel" and kmeta.get("TRACE") == "present" and
+            kmeta.get("VMCORE") == "/var/crash/202611230800/dump.202611230800",
+            "harvest: one KIND=kernel entry for the vmcore, TRACE=present",
+            "\n".join(entries) + "\n" + str(kmeta))
+    t.check("CPU 0 (panic CPU): 8 of 8 records" in
+            read(out, f"store/{kern[0]}/report.txt" if kern else "none"),
+            "harvest report: CPU 0's ring", read(out, f"store/{kern[0]}/report.txt")
+            if kern else "")
+    t.check(any(x.get("_SYSTEMD_UNIT") == "btsdumpd-harvest.service" and
+                x.get("MESSAGE_ID") == MESSAGE_ID and x.get("BTSDUMPD_KIND") == "kernel"
+                for x in jentries),
+            "harvest journal entry from btsdumpd-harvest.service",
+            "\n".join(json.dumps(x) for x in jentries))
+
+    # --- nothing failed ---
+    failed = read(out, "failed.txt", None)
+    t.check(failed is not None and not failed.strip(), "systemctl --failed: none",
+            failed or "(not collected)")
+    t.check(not re.search(r"btsdumpd.*(failed|Failed)|Failed to .*btsdumpd", journal),
+            "no systemd failure about btsdumpd's units in the journal",
+            "\n".join(ln for ln in journal.splitlines()
+                      if "btsdumpd" in ln and "ailed" in ln))
+    console = read(out, "console.log")
+    t.check("reboot: Power down" in console, "the VM powered off cleanly",
+            "\n".join(console.splitlines()[-15:]))
+    return t.done()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
