@@ -45,7 +45,10 @@ grep -E 'ds: |crasher\[[0-9]+\]: segfault' "$out/console.log" | sed 's/^/   vm| 
 echo
 show "$out/null.core" "$out/crasher" "in the VM, 'btsrun 4096 crasher null' (a call through NULL)"
 show "$out/smash.core" "$out/crasher" "in the VM, 'btsrun 4096 crasher smash' (a smashed return address)"
-echo "== btsdumpd, the VM's core_pattern handler, stored the same crash with its trail:"
-echo "   build/daemon/btsdumpctl --store $out/store info crasher"
-build/daemon/btsdumpctl --store "$out/store" info crasher | sed 's/^/   /'
+# the traced crash (the VM then crashes 100 untraced ones, a storm)
+id=$(grep -l '^TRACE=present' "$out"/store/*/meta | head -n 1 | xargs dirname | xargs basename)
+echo "== btsdumpd, the VM's core_pattern handler, stored the traced crash with its trail:"
+echo "   build/daemon/btsdumpctl --store $out/store info $id"
+build/daemon/btsdumpctl --store "$out/store" info "$id" | sed 's/^/   /'
+echo "== and $(grep -c BTSDUMPD_RATELIMITED= "$out/dmesg") crashes of the storm logged as rate-limited, $(ls "$out/store" | wc -l) entries stored"
 echo "== all cores, the btsdumpd store and the VM's console log: $out/"
