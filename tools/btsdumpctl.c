@@ -634,8 +634,9 @@ static int cmd_dump(const struct ctl *c)
 	return r;
 }
 
-/* $BTSDUMPCTL_GDB_SCRIPT ("" = none), else PREFIX/share/btscrash/gdb/bts.py
- * with PREFIX the parent of the directory btsdumpctl runs from. */
+/* $BTSDUMPCTL_GDB_SCRIPT ("" = none), else DATADIR/btscrash/gdb/bts.py
+ * (meson's datadir), else PREFIX/share/btscrash/gdb/bts.py with PREFIX the
+ * parent of the directory btsdumpctl runs from (a relocated install). */
 static char *gdb_script(void)
 {
 	const char *env = getenv("BTSDUMPCTL_GDB_SCRIPT");
@@ -650,14 +651,17 @@ static char *gdb_script(void)
 #ifdef BTSCRASH_DATADIR
 	if (asprintf(&p, "%s/btscrash/gdb/bts.py", BTSCRASH_DATADIR) < 0)
 		return NULL;
-#else
+	if (!access(p, R_OK))
+		return p;
+	free(p);
+	p = NULL;
+#endif
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	if (n <= 0)
 		return NULL;
 	exe[n] = 0;
 	if (asprintf(&p, "%s/share/btscrash/gdb/bts.py", dirname(dirname(exe))) < 0)
 		return NULL;
-#endif
 	if (!access(p, R_OK))
 		return p;
 	free(p);
