@@ -149,6 +149,15 @@ if e:
           out.stderr.decode())
     out = subprocess.run([ctl, "--store", st, "info", str(pid)], capture_output=True)
     check(out.returncode == 0 and b"dispatch+0x33" in out.stdout, "btsdumpctl info PID")
+    env = dict(os.environ, BTSDUMP=os.path.abspath(btsdump),
+               BTSDUMPCTL_GDB_SCRIPT=os.path.join(SRC, "gdb", "bts.py"))
+    out = subprocess.run([ctl, "--store", st, "gdb", e, "--", "-batch", "-nx",
+                          "-ex", "bts list 2"], capture_output=True, env=env, timeout=120)
+    lines = [x for x in out.stdout.decode().splitlines() if x.strip()[:1].isdigit()]
+    check(out.returncode == 0 and lines and "dispatch+0x33" in lines[-1] and
+          "0x0000000000000000" in lines[-1],
+          "btsdumpctl gdb: bts list in gdb ends with the same faulting call",
+          out.stdout.decode()[-800:] + out.stderr.decode()[-800:])
     dumped = os.path.join(tmp, "dumped.core")
     out = subprocess.run([ctl, "--store", st, "dump", e, "-o", dumped], capture_output=True)
     check(out.returncode == 0 and read(dumped, "rb") == core, "btsdumpctl dump -o")
