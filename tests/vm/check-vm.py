@@ -321,6 +321,23 @@ def check_daemon(tool, res, exe, dmesg):
           "btsdumpd: the untraced storm's entries say there is no trace")
 
 
+def check_gdb(tool, res, exe):
+    """bts-aware gdb (gdb/bts.py) on the kernel-written core: the same last
+    branch as btsdump's."""
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                          "gdb", "bts.py")
+    core = os.path.join(res, "null.core")
+    p = subprocess.run(["gdb", "-batch", "-nx", "-iex", f"source {script}", "-ex",
+                        "bts list /r 1", exe, core], capture_output=True, text=True,
+                       env=dict(os.environ, BTSDUMP=os.path.abspath(tool)), timeout=120)
+    ref = real(branches_json(tool, core, exe)["threads"][0]["branches"])[-1]
+    line = [x for x in p.stdout.splitlines() if x.strip()[:1].isdigit()][-1:]
+    want = "0x%016x" % int(ref["from"], 16)
+    check(line and want in line[0] and "0x0000000000000000" in line[0],
+          "gdb: bts list on the kernel's core shows btsdump's last branch, into 0",
+          p.stdout[-600:] + p.stderr[-600:])
+
+
 def check_no_kernel_addresses(res):
     cores = sorted(f for f in os.listdir(res) if f.endswith(".core"))
     seen = 0
@@ -353,6 +370,7 @@ def main():
              lambda: check_notrace(tool, res, exe), lambda: check_memlock(res),
              lambda: check_inherited(tool, res, exe),
              lambda: check_oops(res, console),
+             lambda: check_gdb(tool, res, exe),
              lambda: check_daemon(tool, res, exe, read(os.path.join(res, "dmesg"))),
              lambda: check_no_kernel_addresses(res)]
     for step in steps:
