@@ -328,6 +328,36 @@ r = subprocess.run([daemon, "--store", os.path.join(tmp, "fallback"), "--config"
 check(r.returncode == 0 and len(entries(os.path.join(tmp, "fallback"))) == 1,
       "no service listening: the handler collects directly")
 
+# a service that takes the connection but never acknowledges (all instances
+# busy: systemd closes it): the handler still holds the pipe and collects
+import socket  # noqa: E402
+import threading  # noqa: E402
+busy = os.path.join(tmp, "busy.socket")
+srv = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+srv.bind(busy)
+srv.listen(1)
+
+
+def refuse():
+    conn, _ = srv.accept()
+    conn.recv(65536)
+    conn.close()
+
+
+th = threading.Thread(target=refuse)
+th.start()
+r = subprocess.run([daemon, "--store", os.path.join(tmp, "busy"), "--config", cfg,
+                    "--socket", busy, "--log", "stderr", str(pid), "1000", "1000", "11",
+                    str(TS), "crasher"], input=core, capture_output=True, timeout=60)
+th.join()
+srv.close()
+es = entries(os.path.join(tmp, "busy"))
+check(r.returncode == 0 and len(es) == 1 and
+      zstd_d(os.path.join(tmp, "busy", es[0], "core.zst")) == core and
+      "hand-off" in r.stderr.decode(),
+      "service closes without acknowledging: the handler collects the whole core itself",
+      r.stderr.decode())
+
 # --- kdump harvest -------------------------------------------------------------
 crash = os.path.join(tmp, "var-crash")
 os.makedirs(os.path.join(crash, "202611230800"))
