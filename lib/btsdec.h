@@ -260,9 +260,12 @@ bool btsdec_vmcore_is_kdump(const struct btsdec_vmcore *vc);
 /* VMCOREINFO value of key into buf; false if absent. */
 bool btsdec_vmcore_info(const struct btsdec_vmcore *vc, const char *key,
 			char *buf, size_t len);
-/* The dump's NT_BTSCRASH_CPU notes (malformed ones skipped with a warning). */
+/* The dump's NT_BTSCRASH_CPU notes (malformed ones skipped, see rejects). */
 size_t btsdec_vmcore_nr_cpu_notes(const struct btsdec_vmcore *vc);
 const struct btsdec_trace *btsdec_vmcore_cpu_note(const struct btsdec_vmcore *vc, size_t i);
+/* Why each malformed CPU note was skipped (the library prints nothing). */
+size_t btsdec_vmcore_nr_rejects(const struct btsdec_vmcore *vc);
+const char *btsdec_vmcore_reject(const struct btsdec_vmcore *vc, size_t i);
 /* Physical memory: 0, -ENOENT (not in the dump), -EIO, -ENOTSUP. */
 int btsdec_vmcore_read_phys(struct btsdec_vmcore *vc, uint64_t pa, void *buf,
 			    size_t len, struct btsdec_err *err);
@@ -312,8 +315,8 @@ struct btsdec_vmreport_result {
 
 /* Writes each selected CPU's last kernel branches from the vmcore at
  * vmcore_path to out, its full ring or, when that is unreadable, its crash
- * note.  Warnings go to warn, one line each (NULL: dropped; malformed
- * CPU notes are still warned about on stderr by btsdec_vmcore_open).  Returns 0
+ * note.  Warnings go to warn, one line each (NULL: dropped), malformed CPU
+ * notes first.  Returns 0
  * when some CPU's trace was printed (rings_unreadable > 0 means some were
  * incomplete); -ENODATA when the vmcore holds no branch trace (the header,
  * in JSON the whole empty document, is still written); another negative

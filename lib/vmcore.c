@@ -43,6 +43,8 @@ struct btsdec_vmcore {
 	char *info;		/* VMCOREINFO text, NUL-terminated */
 	struct btsdec_trace *notes;	/* CPU notes */
 	size_t nr_notes;
+	char **rejects;		/* why malformed CPU notes were skipped */
+	size_t nr_rejects;
 	/* ELF */
 	Elf *elf;
 	struct load *loads;
@@ -54,6 +56,30 @@ struct btsdec_vmcore {
 	uint64_t *rank;		/* set bits of bitmap2 before each 64-bit word */
 	uint64_t dumpable;
 };
+
+static int add_reject(struct btsdec_vmcore *vc, const char *msg)
+{
+	char **r = realloc(vc->rejects, (vc->nr_rejects + 1) * sizeof(*r));
+
+	if (!r)
+		return -ENOMEM;
+	vc->rejects = r;
+	r[vc->nr_rejects] = strdup(msg);
+	if (!r[vc->nr_rejects])
+		return -ENOMEM;
+	vc->nr_rejects++;
+	return 0;
+}
+
+size_t btsdec_vmcore_nr_rejects(const struct btsdec_vmcore *vc)
+{
+	return vc->nr_rejects;
+}
+
+const char *btsdec_vmcore_reject(const struct btsdec_vmcore *vc, size_t i)
+{
+	return i < vc->nr_rejects ? vc->rejects[i] : NULL;
+}
 
 static int pread_all(const struct btsdec_vmcore *vc, void *buf, size_t len, uint64_t off)
 {
@@ -109,8 +135,8 @@ static int take_notes(struct btsdec_vmcore *vc, const uint8_t *p, size_t len,
 				}
 				vc->notes = n;
 				vc->notes[vc->nr_notes++] = t;
-			} else {
-				fprintf(stderr, "btsdump: warning: CPU note skipped: %s\n", e.msg);
+			} else if (add_reject(vc, e.msg)) {
+				return -ENOMEM;
 			}
 		}
 		off = desc_off + (((size_t)descsz + 3) & ~(size_t)3);
@@ -290,6 +316,9 @@ void btsdec_vmcore_close(struct btsdec_vmcore *vc)
 	for (i = 0; i < vc->nr_notes; i++)
 		btsdec_trace_free(&vc->notes[i]);
 	free(vc->notes);
+	for (i = 0; i < vc->nr_rejects; i++)
+		free(vc->rejects[i]);
+	free(vc->rejects);
 	if (vc->elf)
 		elf_end(vc->elf);
 	if (vc->fd >= 0)

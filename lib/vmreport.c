@@ -264,6 +264,8 @@ int btsdec_vmcore_report(FILE *out, const char *vmcore_path,
 	ret = btsdec_vmcore_open(vmcore_path, &r.vc, err);
 	if (ret)
 		goto out;
+	for (size_t i = 0; i < btsdec_vmcore_nr_rejects(r.vc); i++)
+		vmr_warn(&r, "warning: CPU note skipped: %s\n", btsdec_vmcore_reject(r.vc, i));
 	ret = vmr_open_symbols(&r, err);
 	if (ret)
 		goto close_vmcore;
