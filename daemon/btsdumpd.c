@@ -38,13 +38,15 @@ static void usage(FILE *out)
 	      "       btsdumpd [OPTIONS] --serve | --vacuum | --harvest [DIR...]\n"
 	      "\n"
 	      "The core_pattern handler of btscrash:\n"
-	      "  kernel.core_pattern=|/usr/libexec/btsdumpd %P %u %g %s %t %e\n"
+	      "  kernel.core_pattern=|/usr/libexec/btsdumpd --dump-mode=%d %P %u %g %s %t %e\n"
 	      "Stores each core with its branch-trace report (docs/btsdumpd.md).\n"
 	      "\n"
 	      "  --store DIR      the store (default " BTSDUMPD_STORE_DEFAULT ")\n"
 	      "  --config FILE    configuration (default " BTSDUMPD_CONFIG_DEFAULT ", drop-ins FILE.d/)\n"
 	      "  --socket PATH    the service's socket (default " SOCKET_DEFAULT ")\n"
 	      "  --direct         collect here, never hand off to the service\n"
+	      "  --dump-mode N    the kernel's %d: 2 = a process that changed credentials,\n"
+	      "                   whose entry stays root-only\n"
 	      "  --log TARGET     auto, journal, kmsg or stderr (default auto)\n"
 	      "  --serve          one connection of btsdumpd@.service (socket activation)\n"
 	      "  --harvest        report on kdump vmcores under DIR (default /var/crash)\n"
@@ -105,9 +107,30 @@ static int meta_from_args(struct btsdumpd_ctx *c, char **pos, int npos)
 	}
 	btsdumpd_meta_set(&c->meta, "SIGNAL_NAME", btsdumpd_signal_name(atoi(pos[3])));
 	btsdumpd_meta_set(&c->meta, "COMM", pos[5]);
+	if (c->dump_mode)
+		btsdumpd_meta_set(&c->meta, "DUMP_MODE", c->dump_mode);
 	if (npos == 7)
 		btsdumpd_meta_set(&c->meta, "HOSTNAME", pos[6]);
 	return 0;
+}
+
+/* Without the kernel's %d: real, effective, saved and filesystem IDs that
+ * differ mark a process that changed credentials (setuid and the like). */
+static bool creds_changed(const char *pid)
+{
+	char buf[4096], *l;
+	unsigned long a, b, c, d;
+	int i;
+
+	if (read_proc(pid, "status", buf, sizeof(buf)))
+		return false;
+	for (i = 0; i < 2; i++) {
+		l = strstr(buf, i ? "\nGid:" : "\nUid:");
+		if (l && sscanf(l + 5, "%lu %lu %lu %lu", &a, &b, &c, &d) == 4 &&
+		    (a != b || a != c || a != d))
+			return true;
+	}
+	return false;
 }
 
 /* What /proc says of the dumping process, read while it still exists. */
@@ -128,6 +151,8 @@ static void meta_from_proc(struct btsdumpd_ctx *c)
 		btsdumpd_meta_set(&c->meta, "CGROUP", strchr(buf, ':') ?
 				  strchr(strchr(buf, ':') + 1, ':') + 1 : buf);
 	}
+	if (!c->dump_mode && creds_changed(pid))
+		btsdumpd_meta_set(&c->meta, "DUMP_MODE", "2");
 	snprintf(path, sizeof(path), "/proc/%s/exe", pid);
 	n = readlink(path, buf, sizeof(buf) - 1);
 	if (n > 0) {
@@ -220,7 +245,7 @@ static int run_handler(struct btsdumpd_ctx *c, char **pos, int npos)
 static bool field_allowed(const char *key)
 {
 	static const char *const keys[] = { "PID", "UID", "GID", "SIGNAL", "SIGNAL_NAME",
-		"TIMESTAMP", "COMM", "EXE", "CMDLINE", "CGROUP", "HOSTNAME" };
+		"TIMESTAMP", "COMM", "EXE", "CMDLINE", "CGROUP", "HOSTNAME", "DUMP_MODE" };
 	size_t i;
 
 	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
@@ -325,6 +350,7 @@ int main(int argc, char **argv)
 		{ "socket", required_argument, NULL, 'S' }, { "direct", no_argument, NULL, 'd' },
 		{ "log", required_argument, NULL, 'l' }, { "serve", no_argument, NULL, 'V' },
 		{ "harvest", no_argument, NULL, 'H' }, { "vacuum", no_argument, NULL, 'U' },
+		{ "dump-mode", required_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
 	struct btsdumpd_ctx c = { .store = BTSDUMPD_STORE_DEFAULT,
@@ -346,6 +372,13 @@ int main(int argc, char **argv)
 		case 'c': c.config_path = optarg; break;
 		case 'S': c.socket_path = optarg; break;
 		case 'd': c.direct = true; break;
+		case 'D':
+			if (strcmp(optarg, "0") && strcmp(optarg, "1") && strcmp(optarg, "2")) {
+				usage(stderr);
+				return 1;
+			}
+			c.dump_mode = optarg;
+			break;
 		case 'l':
 			if (parse_log(optarg, &log)) {
 				usage(stderr);

@@ -27,6 +27,7 @@ struct btsdumpd_ctx {
 	const char *config_path;
 	const char *socket_path;
 	bool direct;
+	const char *dump_mode;		/* the kernel's %d, or NULL */
 	struct btsdumpd_config cfg;
 	struct btsdumpd_meta meta;	/* what is known of the crash so far */
 	char id[128];			/* the entry's name */

@@ -730,6 +730,11 @@ int btsdumpd_collect(struct btsdumpd_ctx *c, int core_fd)
 	int ret, dirfd = -1, spool_fd;
 	uid_t reader = strtoul(btsdumpd_meta_get(&c->meta, "UID"), NULL, 10);
 
+	/* a process that changed credentials (SUID_DUMP_ROOT): its memory may
+	 * hold what its user must not read; the entry stays root-only */
+	if (!strcmp(btsdumpd_meta_get(&c->meta, "DUMP_MODE") ?: "", "2"))
+		reader = 0;
+
 	ret = open_store(c);
 	if (ret) {
 		btsdumpd_log(LOG_ERR, "store %s: %s; core of PID %s discarded", c->store,

@@ -191,6 +191,36 @@ r = subprocess.run([daemon, "--store", st, "--direct", "1", "x", "3"], input=b""
                    capture_output=True)
 check(r.returncode == 1, "bad arguments: exit 1")
 
+# --- dump mode 2: a process that changed credentials stays root-only -------
+st = os.path.join(tmp, "suid")
+r = handler(st, core, pid, extra=("--dump-mode=2",))
+e = one_entry(st, "dump mode 2")
+m = meta(st, e) if e else {}
+d = os.path.join(st, e) if e else st
+try:
+    acl = os.getxattr(d, "system.posix_acl_access")
+except OSError:
+    acl = b""
+check(m.get("DUMP_MODE") == "2" and m.get("ACL") == "root" and not acl and
+      os.stat(d).st_mode & 0o777 == 0o750 and m.get("CORE") == "stored",
+      "--dump-mode=2: the entry is root-only, no ACL for uid 1000", str(m))
+# without %d: IDs that differ in /proc/PID/status say the same
+spid = os.fork()
+if spid == 0:
+    os.setresgid(1000, 0, 0)
+    os.setresuid(1000, 0, 0)          # real 1000, effective root: a setuid program
+    time.sleep(30)
+    os._exit(0)
+time.sleep(0.2)
+st = os.path.join(tmp, "setuid")
+handler(st, core, spid)
+os.kill(spid, signal.SIGKILL)
+os.waitpid(spid, 0)
+e = one_entry(st, "setuid process")
+m = meta(st, e) if e else {}
+check(m.get("DUMP_MODE") == "2" and m.get("ACL") == "root",
+      "a process whose real and effective IDs differ: root-only without %d", str(m))
+
 # --- limits -------------------------------------------------------------------
 st = os.path.join(tmp, "psm")
 # (the fixture's trace note sits at 0x91430, where add-note put it; a kernel

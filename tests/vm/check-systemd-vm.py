@@ -21,7 +21,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from tap import Tap  # noqa: E402
 
 MESSAGE_ID = "6d2e1f0c4b9a4d0e8f3a7b5c2d1e0f9a"
-PATTERN = "|/usr/libexec/btsdumpd %P %u %g %s %t %e"
+# the one line of systemd/50-btsdumpd.conf that sets it
+PATTERN = next(line.split("=", 1)[1] for line in open(os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..", "..", "systemd", "50-btsdumpd.conf"))
+    if line.startswith("kernel.core_pattern=")).strip()
 
 
 def read(out, name, default=""):

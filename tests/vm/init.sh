@@ -97,14 +97,14 @@ if [ -x /usr/libexec/btsdumpd ]; then
 	printf '[Store]\nRateLimitIntervalSec=300\nRateLimitBurst=12\n' > /etc/btsdumpd.conf
 	printf '[Store]\nProcessSizeMax=200K\n' > /etc/btsdumpd-cut.conf
 	echo 0 > /proc/sys/kernel/core_pipe_limit
-	echo "|/usr/libexec/btsdumpd --store $S %P %u %g %s %t %e" > /proc/sys/kernel/core_pattern
+	echo "|/usr/libexec/btsdumpd --store $S --dump-mode=%d %P %u %g %s %t %e" > /proc/sys/kernel/core_pattern
 	echo "== daemon: btsrun 4096 crasher null"
 	/bin/btsrun 4096 /bin/crasher null > "$R/daemon-null.out" 2>&1
 	echo "== daemon: crasher smash (traced), ProcessSizeMax=200K"
 	echo "|/usr/libexec/btsdumpd --store $R/store-cut --config /etc/btsdumpd-cut.conf %P %u %g %s %t %e" \
 		> /proc/sys/kernel/core_pattern
 	/bin/btsrun 4096 /bin/crasher smash > "$R/daemon-cut.out" 2>&1
-	echo "|/usr/libexec/btsdumpd --store $S %P %u %g %s %t %e" > /proc/sys/kernel/core_pattern
+	echo "|/usr/libexec/btsdumpd --store $S --dump-mode=%d %P %u %g %s %t %e" > /proc/sys/kernel/core_pattern
 	while pidof btsdumpd > /dev/null; do sleep 1; done
 	echo "== daemon: storm of 100 crashes"
 	i=0
