@@ -13,7 +13,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/capability.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/un.h>
@@ -217,6 +220,30 @@ static int handoff(struct btsdumpd_ctx *c)
 	return ret;
 }
 
+/* ---- Privileges ------------------------------------------------------------ */
+
+/* Once /proc/PID is read, root keeps only CAP_SETUID and CAP_SETGID (to
+ * start the analysis as AnalyzeUser): the store is root's own, so writing
+ * it needs no capability; the bounding set is cut too where CAP_SETPCAP
+ * allows (not in the service, whose unit bounds it already). */
+static void drop_capabilities(void)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2] = { { 0 } };
+	const uint32_t keep = 1U << CAP_SETUID | 1U << CAP_SETGID;
+	unsigned long cap;
+
+	if (geteuid() != 0)
+		return;
+	for (cap = 0; cap < 64; cap++)
+		if (cap != CAP_SETUID && cap != CAP_SETGID &&
+		    prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) && errno != EINVAL)
+			break;		/* no CAP_SETPCAP: the bounding set stays */
+	d[0].effective = d[0].permitted = keep;
+	if (syscall(SYS_capset, &h, d))
+		btsdumpd_log(LOG_WARNING, "dropping capabilities: %m");
+}
+
 static int run_handler(struct btsdumpd_ctx *c, char **pos, int npos)
 {
 	int ret;
@@ -227,6 +254,7 @@ static int run_handler(struct btsdumpd_ctx *c, char **pos, int npos)
 		return 1;
 	}
 	meta_from_proc(c);
+	drop_capabilities();
 	if (!c->direct) {
 		ret = handoff(c);
 		if (!ret)
@@ -393,6 +421,8 @@ int main(int argc, char **argv)
 		}
 	}
 	btsdumpd_log_init(log);
+	if (mode != MODE_HANDLER)	/* the handler reads /proc/PID first */
+		drop_capabilities();
 	switch (mode) {
 	case MODE_SERVE:
 		ret = run_serve(&c);

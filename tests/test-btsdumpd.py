@@ -191,6 +191,35 @@ r = subprocess.run([daemon, "--store", st, "--direct", "1", "x", "3"], input=b""
                    capture_output=True)
 check(r.returncode == 1, "bad arguments: exit 1")
 
+# --- privileges: while it reads the core, the handler (root) holds only
+# CAP_SETUID and CAP_SETGID, for the analysis child
+if os.geteuid() == 0:
+    st = os.path.join(tmp, "caps")
+    with open(st + ".conf", "w") as f:
+        f.write("[Store]\n")
+    p = subprocess.Popen([daemon, "--store", st, "--config", st + ".conf", "--direct",
+                          "--log", "stderr", str(pid), "1000", "1000", "11", str(TS), "crasher"],
+                         stdin=subprocess.PIPE, stderr=subprocess.PIPE)
+    p.stdin.write(core[:4096])
+    p.stdin.flush()
+    status = ""
+    for _ in range(100):          # until it has dropped them, reading the pipe
+        status = read(f"/proc/{p.pid}/status")
+        caps = dict(x.split(":\t") for x in status.splitlines() if x.startswith("Cap"))
+        if int(caps.get("CapEff", "0"), 16) == 0xc0:
+            break
+        time.sleep(0.05)
+    p.stdin.write(core[4096:])
+    p.communicate(timeout=60)
+    check(int(caps.get("CapEff", "0"), 16) == 0xc0 and int(caps.get("CapPrm", "0"), 16) == 0xc0
+          and int(caps.get("CapBnd", "0"), 16) == 0xc0,
+          "the handler keeps only CAP_SETUID|CAP_SETGID (effective, permitted, bounding)",
+          str(caps))
+    check(p.returncode == 0 and meta(st, entries(st)[0]).get("TRACE") == "present",
+          "and still stores the crash with its trace")
+else:
+    tap.skip("capabilities (needs root)")
+
 # --- dump mode 2: a process that changed credentials stays root-only -------
 st = os.path.join(tmp, "suid")
 r = handler(st, core, pid, extra=("--dump-mode=2",))
