@@ -59,17 +59,6 @@ static void usage(FILE *out)
 	      "1 bad arguments; 2 the store could not be written.\n", out);
 }
 
-static int parse_u64(const char *s, unsigned long long *v)
-{
-	char *end;
-
-	if (!s || *s < '0' || *s > '9')
-		return -EINVAL;
-	errno = 0;
-	*v = strtoull(s, &end, 10);
-	return errno || *end ? -EINVAL : 0;
-}
-
 /* Reads a small /proc file; NULs become spaces, trailing newline cut. */
 static int read_proc(const char *pid, const char *what, char *buf, size_t len)
 {
@@ -98,15 +87,15 @@ static int read_proc(const char *pid, const char *what, char *buf, size_t len)
 static int meta_from_args(struct btsdumpd_ctx *c, char **pos, int npos)
 {
 	static const char *const keys[] = { "PID", "UID", "GID", "SIGNAL", "TIMESTAMP" };
-	unsigned long long v;
+	uint64_t v;
 	int i;
 
 	if (npos < 6 || npos > 7)
 		return -EINVAL;
 	for (i = 0; i < 5; i++) {
-		if (parse_u64(pos[i], &v) || (i < 4 && v > INT_MAX))
+		if (btsdumpd_parse_u64(pos[i], &v) || (i < 4 && v > INT_MAX))
 			return -EINVAL;
-		btsdumpd_meta_setf(&c->meta, keys[i], "%llu", v);
+		btsdumpd_meta_setf(&c->meta, keys[i], "%llu", (unsigned long long)v);
 	}
 	btsdumpd_meta_set(&c->meta, "SIGNAL_NAME", btsdumpd_signal_name(atoi(pos[3])));
 	btsdumpd_meta_set(&c->meta, "COMM", pos[5]);
@@ -324,7 +313,7 @@ static int run_serve(struct btsdumpd_ctx *c)
 	int sock = sd_listen_fds(1) == 1 ? SD_LISTEN_FDS_START : STDIN_FILENO;
 	struct ucred cred;
 	socklen_t cl = sizeof(cred);
-	unsigned long long v;
+	uint64_t v;
 	char *buf = malloc(FIELD_MAX + 1);
 	int fd = -EAGAIN;
 	size_t i;
@@ -344,7 +333,7 @@ static int run_serve(struct btsdumpd_ctx *c)
 		return 1;
 	}
 	for (i = 0; i < sizeof(need) / sizeof(need[0]); i++)
-		if (parse_u64(btsdumpd_meta_get(&c->meta, need[i]), &v)) {
+		if (btsdumpd_parse_u64(btsdumpd_meta_get(&c->meta, need[i]), &v)) {
 			btsdumpd_log(LOG_ERR, "hand-off: missing or bad %s", need[i]);
 			close(fd);
 			return 1;

@@ -56,6 +56,5 @@ int btsdumpd_harvest(struct btsdumpd_ctx *c, char *const *dirs, int n);
 /* Helpers of collect.c used by harvest.c. */
 int btsdumpd_entry_begin(struct btsdumpd_ctx *c, const char *id_base, int *dirfd);
 int btsdumpd_entry_commit(struct btsdumpd_ctx *c, int dirfd, uid_t reader);
-const char *btsdumpd_signal_name(int sig);
 
 #endif /* BTSDUMPD_H */

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <limits.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
@@ -34,7 +35,6 @@
 #define NOBODY		65534
 #define SPOOL_NAME	"core"
 #define ANALYSIS_NAME	"analysis"	/* the child's findings, meta format */
-#define PATH_MAX_LEN	4200
 #define STALE_SEC	3600	/* a .#ID this old is a handler that died */
 
 static int store_fd = -1;
@@ -43,19 +43,6 @@ void btsdumpd_load_config(struct btsdumpd_ctx *c)
 {
 	btsdumpd_config_defaults(&c->cfg);
 	btsdumpd_config_load(&c->cfg, c->config_path, btsdumpd_warn);
-}
-
-const char *btsdumpd_signal_name(int sig)
-{
-	static char buf[16];
-	const char *abbrev = sig > 0 && sig < NSIG ? sigabbrev_np(sig) : NULL;
-
-	if (!abbrev) {
-		snprintf(buf, sizeof(buf), "%d", sig);
-		return buf;
-	}
-	snprintf(buf, sizeof(buf), "SIG%s", abbrev);
-	return buf;
 }
 
 static int open_store(struct btsdumpd_ctx *c)
@@ -259,25 +246,8 @@ struct spool {
 	char reason[256];
 };
 
-static int write_all(int fd, const char *p, size_t n)
-{
-	ssize_t w;
-
-	while (n) {
-		w = write(fd, p, n);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += w;
-		n -= w;
-	}
-	return 0;
-}
-
-/* False (and s->reason set) when the filesystem is down to KeepFree. */
-static bool space_ok(struct btsdumpd_ctx *c, struct spool *s, size_t more)
+/* False (and why set) when writing more would leave less than KeepFree. */
+static bool space_ok(struct btsdumpd_ctx *c, uint64_t more, char *why, size_t len)
 {
 	struct statvfs v;
 	uint64_t avail, keep;
@@ -288,7 +258,7 @@ static bool space_ok(struct btsdumpd_ctx *c, struct spool *s, size_t more)
 	keep = btsdumpd_size_resolve(&c->cfg.keep_free, fs_size(&v));
 	if (avail >= keep + more)
 		return true;
-	snprintf(s->reason, sizeof(s->reason), "KeepFree: %llu bytes free, %llu to keep",
+	snprintf(why, len, "KeepFree: %llu bytes free, %llu to keep",
 		 (unsigned long long)avail, (unsigned long long)keep);
 	return false;
 }
@@ -333,12 +303,12 @@ static void spool_core(struct btsdumpd_ctx *c, int in, int out, struct spool *s)
 		}
 		if (s->written >= next_check) {
 			next_check = s->written + SPACE_CHECK;
-			if (!space_ok(c, s, 0)) {
+			if (!space_ok(c, 0, s->reason, sizeof(s->reason))) {
 				spool_stop(s, false, NULL);
 				continue;
 			}
 		}
-		ret = write_all(out, buf, n);
+		ret = btsdumpd_write_all(out, buf, n);
 		if (ret) {
 			snprintf(why, sizeof(why), "writing the spool: %s", strerror(-ret));
 			spool_stop(s, false, why);
@@ -614,7 +584,6 @@ static void store_core(struct btsdumpd_ctx *c, int dirfd, int spool_fd, const st
 {
 	uint64_t ext_max = btsdumpd_size_resolve(&c->cfg.external_size_max, 0);
 	uint64_t out_bytes = 0;
-	struct spool chk = { 0 };
 	char why[300];
 	int out, ret;
 
@@ -637,8 +606,8 @@ static void store_core(struct btsdumpd_ctx *c, int dirfd, int spool_fd, const st
 		goto cut;
 	}
 	/* the compressed core is at most about the spool's size */
-	if (!space_ok(c, &chk, s->written))
-		return core_dropped(c, chk.reason);
+	if (!space_ok(c, s->written, why, sizeof(why)))
+		return core_dropped(c, why);
 	out = openat(dirfd, "core.zst.tmp", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (out < 0 || lseek(spool_fd, 0, SEEK_SET))
 		ret = -errno;
@@ -680,7 +649,7 @@ static void log_crash(struct btsdumpd_ctx *c, unsigned long long ratelimited_bef
 {
 	const char *branches = btsdumpd_meta_get(&c->meta, "LAST_BRANCHES");
 	const char *comm = btsdumpd_meta_get(&c->meta, "COMM");
-	char *msg = NULL, entry[PATH_MAX_LEN], before[64];
+	char *msg = NULL, entry[PATH_MAX + 64], before[64];
 	const char *extra[3] = { entry, NULL, NULL };
 	int n;
 

@@ -8,6 +8,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -146,7 +147,7 @@ void btsdumpd_meta_free(struct btsdumpd_meta *m)
 
 /* ---- meta: file format ---- */
 
-static int write_all(int fd, const void *buf, size_t len)
+int btsdumpd_write_all(int fd, const void *buf, size_t len)
 {
 	const char *p = buf;
 
@@ -204,7 +205,7 @@ int btsdumpd_meta_write_fd(int fd, const struct btsdumpd_meta *m)
 		free(buf);
 		return -ENOMEM;
 	}
-	r = write_all(fd, buf, len);
+	r = btsdumpd_write_all(fd, buf, len);
 	free(buf);
 	return r;
 }
@@ -343,15 +344,28 @@ int btsdumpd_meta_read_at(int dirfd, const char *name, struct btsdumpd_meta *m)
 
 /* ---- listing ---- */
 
-static bool parse_u64(const char *s, uint64_t *v)
+int btsdumpd_parse_u64(const char *s, uint64_t *v)
 {
 	char *end;
 
 	if (!s || *s < '0' || *s > '9')
-		return false;
+		return -EINVAL;
 	errno = 0;
 	*v = strtoull(s, &end, 10);
-	return !errno && !*end;
+	return errno || *end ? -EINVAL : 0;
+}
+
+const char *btsdumpd_signal_name(int sig)
+{
+	static char buf[16];
+	const char *abbrev = sig > 0 && sig < NSIG ? sigabbrev_np(sig) : NULL;
+
+	if (!abbrev) {
+		snprintf(buf, sizeof(buf), "%d", sig);
+		return buf;
+	}
+	snprintf(buf, sizeof(buf), "SIG%s", abbrev);
+	return buf;
 }
 
 static uint64_t entry_bytes(int fd)
@@ -400,7 +414,7 @@ static int entry_load(int storefd, const char *name, struct btsdumpd_entry *e)
 	}
 	if (fstat(fd, &st) < 0)
 		st.st_mtime = 0;
-	if (!parse_u64(btsdumpd_meta_get(&e->meta, "TIMESTAMP"), &e->timestamp))
+	if (btsdumpd_parse_u64(btsdumpd_meta_get(&e->meta, "TIMESTAMP"), &e->timestamp))
 		e->timestamp = st.st_mtime;
 	e->bytes = entry_bytes(fd);
 	close(fd);
@@ -492,7 +506,7 @@ static int compress_chunk(ZSTD_CCtx *cctx, ZSTD_inBuffer *in, bool last,
 		rem = ZSTD_compressStream2(cctx, &out, in, mode);
 		if (ZSTD_isError(rem))
 			return -EIO;
-		r = write_all(out_fd, obuf, out.pos);
+		r = btsdumpd_write_all(out_fd, obuf, out.pos);
 		if (r < 0)
 			return r;
 		*total += out.pos;
@@ -553,7 +567,7 @@ static int decompress_chunk(ZSTD_DCtx *dctx, ZSTD_inBuffer *in, void *obuf,
 			return -EBADMSG;
 		if (max_out && out.pos > max_out - *total)
 			return -EFBIG;
-		r = write_all(out_fd, obuf, out.pos);
+		r = btsdumpd_write_all(out_fd, obuf, out.pos);
 		if (r < 0)
 			return r;
 		*total += out.pos;

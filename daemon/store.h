@@ -2,7 +2,8 @@
 /*
  * btsdumpd's store (docs/btsdumpd.md "The store"): entry metadata (`meta`,
  * escaped KEY=VALUE lines), listing complete entries, zstd streaming, and the
- * POSIX ACL that lets the crashing user read an entry.  Shared by btsdumpd
+ * POSIX ACL that lets the crashing user read an entry, and the small helpers
+ * both sides share (whole writes, numbers, signal names).  Shared by btsdumpd
  * (writer) and btsdumpctl (reader); process context.  Errors: negative errno.
  */
 #ifndef BTSDUMPD_STORE_H
@@ -62,6 +63,14 @@ int btsdumpd_zstd_decompress(int in_fd, int out_fd, uint64_t max_out);
  * mask r(x), other none; x only when dir.  0, -EOPNOTSUPP where the
  * filesystem has no ACLs, or -errno. */
 int btsdumpd_acl_grant_user(int fd, uid_t uid, bool dir);
+
+/* write(2) until all of buf is out; 0 or -errno (-EIO for a 0 return). */
+int btsdumpd_write_all(int fd, const void *buf, size_t len);
+/* A whole string of decimal digits into *v; 0 or -EINVAL (also overflow). */
+int btsdumpd_parse_u64(const char *s, uint64_t *v);
+/* "SIGSEGV" for 11, or the number itself when it names no signal; the
+ * result lives in a static buffer until the next call. */
+const char *btsdumpd_signal_name(int sig);
 
 /* The comm part of an entry ID: bytes outside [A-Za-z0-9_+-] become '_',
  * at most 15 bytes, "unknown" if empty.  out must hold 16 bytes. */

@@ -287,16 +287,11 @@ static void fmt_time(uint64_t ts, char *buf, size_t len)
 static const char *sig_name(const struct btsdumpd_entry *e)
 {
 	const char *name = meta(e, "SIGNAL_NAME"), *num = meta(e, "SIGNAL");
-	static char buf[16];
-	const char *abbrev;
+	uint64_t v;
 
-	if (name || !num || !is_digits(num) || strlen(num) > 3)
+	if (name || btsdumpd_parse_u64(num, &v) || v > 999)
 		return name ? name : num;
-	abbrev = sigabbrev_np(atoi(num));
-	if (!abbrev)
-		return num;
-	snprintf(buf, sizeof(buf), "SIG%s", abbrev);
-	return buf;
+	return btsdumpd_signal_name(v);
 }
 
 /* ---- list ---- */
@@ -549,7 +544,8 @@ static int cmd_show(const struct ctl *c)
 static int copy_fd(int in, int out)
 {
 	char buf[65536];
-	ssize_t n, w;
+	ssize_t n;
+	int r;
 
 	while ((n = read(in, buf, sizeof(buf))) != 0) {
 		if (n < 0) {
@@ -557,13 +553,9 @@ static int copy_fd(int in, int out)
 				continue;
 			return -errno;
 		}
-		for (char *p = buf; n > 0; p += w, n -= w) {
-			w = write(out, p, n);
-			if (w < 0 && errno == EINTR)
-				w = 0;
-			else if (w < 0)
-				return -errno;
-		}
+		r = btsdumpd_write_all(out, buf, n);
+		if (r)
+			return r;
 	}
 	return 0;
 }
@@ -574,7 +566,7 @@ static int core_extract(const struct ctl *c, const struct btsdumpd_entry *e, int
 	const char *core = meta(e, "CORE"), *reason = meta(e, "CORE_REASON");
 	enum core_state st = core_state(c, e);
 	char *path = entry_file(c, e, core_file(e));
-	uint64_t max = 0;
+	uint64_t max;
 	int fd, r;
 
 	if (st != CORE_PRESENT) {
@@ -590,8 +582,8 @@ static int core_extract(const struct ctl *c, const struct btsdumpd_entry *e, int
 		return EXIT_READ;
 	}
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	if (meta(e, "CORE_SIZE") && is_digits(meta(e, "CORE_SIZE")))
-		max = strtoull(meta(e, "CORE_SIZE"), NULL, 10);
+	if (btsdumpd_parse_u64(meta(e, "CORE_SIZE"), &max))
+		max = 0;	/* no size known: no limit */
 	r = fd < 0 ? -errno : strcmp(core_file(e), "core") ?
 	    btsdumpd_zstd_decompress(fd, out_fd, max) : copy_fd(fd, out_fd);
 	if (fd >= 0)
