@@ -41,6 +41,9 @@ void btsdumpd_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void btsdumpd_log_entry(int prio, const char *message, const struct btsdumpd_meta *m,
 			const char *const *extra);
 
+/* Creates the store if need be (0755: entries protect themselves) and
+ * opens it for the calls below; 0 or -errno. */
+int btsdumpd_store_open(struct btsdumpd_ctx *c);
 /* Loads the configuration (warnings logged). */
 void btsdumpd_load_config(struct btsdumpd_ctx *c);
 /* Stores the crash whose core is read from core_fd (closed here); meta

@@ -45,7 +45,7 @@ void btsdumpd_load_config(struct btsdumpd_ctx *c)
 	btsdumpd_config_load(&c->cfg, c->config_path, btsdumpd_warn);
 }
 
-static int open_store(struct btsdumpd_ctx *c)
+int btsdumpd_store_open(struct btsdumpd_ctx *c)
 {
 	if (store_fd >= 0)
 		return 0;
@@ -133,7 +133,7 @@ static bool rate_limited(struct btsdumpd_ctx *c, unsigned long long *suppressed)
 int btsdumpd_entry_begin(struct btsdumpd_ctx *c, const char *id_base, int *dirfd)
 {
 	char tmp[sizeof(c->id) + 4];
-	int k, ret = open_store(c);
+	int k, ret = btsdumpd_store_open(c);
 
 	if (ret)
 		return ret;
@@ -704,7 +704,7 @@ int btsdumpd_collect(struct btsdumpd_ctx *c, int core_fd)
 	if (!strcmp(btsdumpd_meta_get(&c->meta, "DUMP_MODE") ?: "", "2"))
 		reader = 0;
 
-	ret = open_store(c);
+	ret = btsdumpd_store_open(c);
 	if (ret) {
 		btsdumpd_log(LOG_ERR, "store %s: %s; core of PID %s discarded", c->store,
 			     strerror(-ret), btsdumpd_meta_get(&c->meta, "PID"));
@@ -830,7 +830,7 @@ int btsdumpd_vacuum(struct btsdumpd_ctx *c, const char *keep)
 	size_t n = 0, i;
 	int lock, ret, pass;
 
-	if ((ret = open_store(c)))
+	if ((ret = btsdumpd_store_open(c)))
 		return ret;
 	lock = openat(store_fd, ".lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (lock < 0 || flock(lock, LOCK_EX) || fstatvfs(store_fd, &v)) {

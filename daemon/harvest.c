@@ -201,10 +201,12 @@ static void scan(struct btsdumpd_ctx *c, const char *dir, int depth, int state, 
 int btsdumpd_harvest(struct btsdumpd_ctx *c, char *const *dirs, int n)
 {
 	char state_path[PATH_MAX];
-	int state, i, count = 0;
+	int state, i, count = 0, ret = btsdumpd_store_open(c);
 
-	if (mkdir(c->store, 0755) && errno != EEXIST)
-		return -errno;
+	if (ret) {
+		btsdumpd_log(LOG_ERR, "harvest: store %s: %s", c->store, strerror(-ret));
+		return ret;
+	}
 	snprintf(state_path, sizeof(state_path), "%s/" HARVESTED, c->store);
 	state = open(state_path, O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (state < 0 || flock(state, LOCK_EX)) {

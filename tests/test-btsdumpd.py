@@ -433,6 +433,8 @@ ms = [meta(st, x) for x in es]
 check(r.returncode == 0 and len(es) == 2 and all(x.get("KIND") == "kernel" and
                                                  x.get("TRACE") == "present" for x in ms),
       "harvest: one kernel entry per vmcore, traces present", r.stderr.decode() + str(ms))
+check(os.stat(st).st_mode & 0o777 == 0o755, "harvest creates the store 0755, like the handler",
+      oct(os.stat(st).st_mode))
 txt = read(os.path.join(st, es[0], "report.txt")) if es else ""
 check("CPU 0" in txt and "ffffffff82000007" in txt, "harvest report: CPU 0's newest branch")
 r = subprocess.run([daemon, "--store", st, "--config", "/nonexistent", "--log", "stderr",
