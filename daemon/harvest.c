@@ -56,29 +56,26 @@ static bool harvested(int fd, const char *key)
 }
 
 /* The crashed kernel's System.map or vmlinux, by its OSRELEASE. */
-static void find_symbols(const char *vmcore, char *out, size_t len)
+static void find_symbols(const struct btsdec_vmcore *vc, char *out, size_t len)
 {
 	static const char *const where[][2] = { { "/boot/System.map-", "" },
 		{ "/usr/lib/debug/boot/vmlinux-", "" }, { "/lib/modules/", "/build/System.map" } };
-	struct btsdec_vmcore *vc;
-	struct btsdec_err err;
 	char rel[128];
 	size_t i;
 
 	*out = '\0';
-	if (btsdec_vmcore_open(vmcore, &vc, &err))
-		return;
 	if (btsdec_vmcore_info(vc, "OSRELEASE", rel, sizeof(rel)) && !strchr(rel, '/'))
 		for (i = 0; i < sizeof(where) / sizeof(where[0]) && !*out; i++) {
 			snprintf(out, len, "%s%s%s", where[i][0], rel, where[i][1]);
 			if (access(out, R_OK))
 				*out = '\0';
 		}
-	btsdec_vmcore_close(vc);
 }
 
-/* In a child with resource limits: the text and JSON reports. */
-static int report_child(const char *vmcore, const char *symbols, int txt, int json)
+/* In a child with resource limits: the text and JSON reports of the one
+ * open vmcore (the parent's, inherited). */
+static int report_child(struct btsdec_vmcore *vc, const char *vmcore, const char *symbols,
+			int txt, int json)
 {
 	struct btsdec_vmreport_opts o = { .last = REPORT_LAST, .symbols = *symbols ? symbols : NULL,
 					  .prog = "btsdumpd" };
@@ -92,12 +89,12 @@ static int report_child(const char *vmcore, const char *symbols, int txt, int js
 	setrlimit(RLIMIT_CPU, &cpu);
 	if (!t || !j)
 		_exit(10);
-	ret = btsdec_vmcore_report(t, vmcore, &o, &res, t, &err);
+	ret = btsdec_vmcore_report(t, vc, vmcore, &o, &res, t, &err);
 	if (ret && ret != -ENODATA)
 		fprintf(t, "btsdumpd: %s\n", err.msg);
 	o.json = true;
 	o.last = 0;
-	btsdec_vmcore_report(j, vmcore, &o, &res, NULL, &err);
+	btsdec_vmcore_report(j, vc, vmcore, &o, &res, NULL, &err);
 	fclose(t);
 	fclose(j);
 	_exit(ret == -ENODATA ? 3 : ret ? 2 : res.rings_unreadable ? 4 : 0);
@@ -107,7 +104,9 @@ static int harvest_one(struct btsdumpd_ctx *c, const char *path, const struct st
 {
 	static const char *const trace[] = { "present", "error", "error", "absent", "present" };
 	char base[96], symbols[PATH_MAX];
-	int dirfd, txt, json, status = 0, ret, code;
+	int dirfd, txt = -1, json = -1, status = 0, ret, code;
+	struct btsdec_vmcore *vc;
+	struct btsdec_err err;
 	pid_t pid;
 
 	btsdumpd_meta_free(&c->meta);
@@ -121,17 +120,30 @@ static int harvest_one(struct btsdumpd_ctx *c, const char *path, const struct st
 	ret = btsdumpd_entry_begin(c, base, &dirfd);
 	if (ret)
 		return ret;
-	find_symbols(path, symbols, sizeof(symbols));
-	if (*symbols)
-		btsdumpd_meta_set(&c->meta, "SYMBOLS", symbols);
 	txt = openat(dirfd, BTSDUMPD_REPORT_TXT, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	json = openat(dirfd, BTSDUMPD_REPORT_JSON, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	if (txt < 0 || json < 0 || (pid = fork()) < 0) {
+	if (txt < 0 || json < 0) {
 		ret = -errno;
 		goto out;
 	}
+	if (btsdec_vmcore_open(path, &vc, &err)) {
+		/* an entry all the same: the vmcore is there, unreadable */
+		dprintf(txt, "btsdumpd: %s\n", err.msg);
+		btsdumpd_meta_set(&c->meta, "TRACE", "error");
+		btsdumpd_meta_set(&c->meta, "TRACE_ERROR", err.msg);
+		ret = btsdumpd_entry_commit(c, dirfd, 0);
+		goto out;
+	}
+	find_symbols(vc, symbols, sizeof(symbols));
+	if (*symbols)
+		btsdumpd_meta_set(&c->meta, "SYMBOLS", symbols);
+	pid = fork();
+	if (pid < 0) {
+		ret = -errno;
+		goto close_vmcore;
+	}
 	if (!pid)
-		report_child(path, symbols, txt, json);
+		report_child(vc, path, symbols, txt, json);
 	waitpid(pid, &status, 0);
 	code = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 	btsdumpd_meta_set(&c->meta, "TRACE", code <= 4 ? trace[code] : "error");
@@ -139,6 +151,8 @@ static int harvest_one(struct btsdumpd_ctx *c, const char *path, const struct st
 		btsdumpd_meta_set(&c->meta, "TRACE_ERROR", WIFSIGNALED(status) ?
 				  strsignal(WTERMSIG(status)) : "vmcore unreadable");
 	ret = btsdumpd_entry_commit(c, dirfd, 0);
+close_vmcore:
+	btsdec_vmcore_close(vc);
 out:
 	if (txt >= 0)
 		close(txt);

@@ -313,17 +313,17 @@ struct btsdec_vmreport_result {
 				  * and their crash note shown if they have one */
 };
 
-/* Writes each selected CPU's last kernel branches from the vmcore at
- * vmcore_path to out, its full ring or, when that is unreadable, its crash
- * note.  Warnings go to warn, one line each (NULL: dropped), malformed CPU
- * notes first.  Returns 0
- * when some CPU's trace was printed (rings_unreadable > 0 means some were
- * incomplete); -ENODATA when the vmcore holds no branch trace (the header,
- * in JSON the whole empty document, is still written); another negative
- * errno when the vmcore or the symbols cannot be read (nothing written).
- * err says why; res (may be NULL) is filled in every case.  Errors writing
- * to out are left to the caller (ferror). */
-int btsdec_vmcore_report(FILE *out, const char *vmcore_path,
+/* Writes each selected CPU's last kernel branches from the open vmcore vc
+ * (named name in the report) to out, its full ring or, when that is
+ * unreadable, its crash note; one open vmcore serves several reports.
+ * Warnings go to warn, one line each (NULL: dropped), malformed CPU notes
+ * first.  Returns 0 when some CPU's trace was printed (rings_unreadable > 0
+ * means some were incomplete); -ENODATA when the vmcore holds no branch
+ * trace (the header, in JSON the whole empty document, is still written);
+ * another negative errno when the symbols cannot be read (nothing
+ * written).  err says why; res (may be NULL) is filled in every case.
+ * Errors writing to out are left to the caller (ferror). */
+int btsdec_vmcore_report(FILE *out, struct btsdec_vmcore *vc, const char *name,
 			 const struct btsdec_vmreport_opts *o,
 			 struct btsdec_vmreport_result *res, FILE *warn,
 			 struct btsdec_err *err);

@@ -252,28 +252,22 @@ static int vmr_write(struct vmr *r, struct btsdec_err *err)
 			   "kernel, or per-CPU rings off)" : "");
 }
 
-int btsdec_vmcore_report(FILE *out, const char *vmcore_path,
+int btsdec_vmcore_report(FILE *out, struct btsdec_vmcore *vc, const char *name,
 			 const struct btsdec_vmreport_opts *o,
 			 struct btsdec_vmreport_result *res, FILE *warn,
 			 struct btsdec_err *err)
 {
-	struct vmr r = { .out = out, .warn = warn, .o = o, .path = vmcore_path,
+	struct vmr r = { .out = out, .warn = warn, .o = o, .path = name, .vc = vc,
 			 .first = true };
 	int ret;
 
-	ret = btsdec_vmcore_open(vmcore_path, &r.vc, err);
-	if (ret)
-		goto out;
-	for (size_t i = 0; i < btsdec_vmcore_nr_rejects(r.vc); i++)
-		vmr_warn(&r, "warning: CPU note skipped: %s\n", btsdec_vmcore_reject(r.vc, i));
+	for (size_t i = 0; i < btsdec_vmcore_nr_rejects(vc); i++)
+		vmr_warn(&r, "warning: CPU note skipped: %s\n", btsdec_vmcore_reject(vc, i));
 	ret = vmr_open_symbols(&r, err);
-	if (ret)
-		goto close_vmcore;
-	ret = vmr_write(&r, err);
-	btsdec_ksyms_close(r.ks);
-close_vmcore:
-	btsdec_vmcore_close(r.vc);
-out:
+	if (!ret) {
+		ret = vmr_write(&r, err);
+		btsdec_ksyms_close(r.ks);
+	}
 	if (res)
 		*res = r.res;
 	return ret;

@@ -440,6 +440,18 @@ check("CPU 0" in txt and "ffffffff82000007" in txt, "harvest report: CPU 0's new
 r = subprocess.run([daemon, "--store", st, "--config", "/nonexistent", "--log", "stderr",
                     "--harvest", crash], capture_output=True, timeout=120)
 check(len(entries(st)) == 2, "harvest again: nothing new")
+bad = os.path.join(tmp, "var-crash-bad")
+os.makedirs(bad)
+with open(os.path.join(bad, "vmcore"), "wb") as f:
+    f.write(b"\x7fELF" + os.urandom(100))
+st = os.path.join(tmp, "harvest-bad")
+r = subprocess.run([daemon, "--store", st, "--config", "/nonexistent", "--log", "stderr",
+                    "--harvest", bad], capture_output=True, timeout=120)
+es = entries(st)
+m = meta(st, es[0]) if es else {}
+check(r.returncode == 0 and len(es) == 1 and m.get("TRACE") == "error" and
+      m.get("TRACE_ERROR") and m["TRACE_ERROR"] in read(os.path.join(st, es[0], "report.txt")),
+      "harvest of an unreadable vmcore: an entry that says why", str(m) + r.stderr.decode())
 
 reap(pid)
 subprocess.run(["rm", "-rf", tmp])

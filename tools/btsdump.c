@@ -434,6 +434,7 @@ static int vmcore_main(int argc, char **argv)
 	};
 	struct btsdec_vmreport_opts o = { .last = 32, .prog = "btsdump" };
 	struct btsdec_vmreport_result res;
+	struct btsdec_vmcore *vc;
 	struct btsdec_err err;
 	char *end;
 	int c, ret;
@@ -459,7 +460,12 @@ static int vmcore_main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	o.symbols = argv[optind + 1];
-	ret = btsdec_vmcore_report(stdout, argv[optind], &o, &res, stderr, &err);
+	if (btsdec_vmcore_open(argv[optind], &vc, &err)) {
+		fprintf(stderr, "btsdump: %s\n", err.msg);
+		return EXIT_READ;
+	}
+	ret = btsdec_vmcore_report(stdout, vc, argv[optind], &o, &res, stderr, &err);
+	btsdec_vmcore_close(vc);
 	return vm_exit(ret, &res, &o, &err);
 }
 
