@@ -137,11 +137,13 @@ static void meta_from_proc(struct btsdumpd_ctx *c)
 	if (!read_proc(pid, "cmdline", buf, sizeof(buf)))
 		btsdumpd_meta_set(&c->meta, "CMDLINE", buf);
 	if (!read_proc(pid, "cgroup", buf, sizeof(buf))) {
+		/* the first line, "ID:CONTROLLERS:PATH": its path */
 		nl = strchr(buf, '\n');
 		if (nl)
 			*nl = '\0';
-		btsdumpd_meta_set(&c->meta, "CGROUP", strchr(buf, ':') ?
-				  strchr(strchr(buf, ':') + 1, ':') + 1 : buf);
+		nl = strchr(buf, ':');
+		nl = nl ? strchr(nl + 1, ':') : NULL;
+		btsdumpd_meta_set(&c->meta, "CGROUP", nl ? nl + 1 : buf);
 	}
 	if (!c->dump_mode && creds_changed(pid))
 		btsdumpd_meta_set(&c->meta, "DUMP_MODE", "2");
