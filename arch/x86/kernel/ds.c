@@ -393,9 +393,36 @@ void ds_task_trace_drop(struct task_struct *child)
 		task_pt_regs(child)->flags &= ~X86_EFLAGS_TF;
 }
 
+/*
+ * execve: the ring survives, its records do not.  They are the old
+ * program's branches, and their addresses mean nothing in the new image:
+ * symbolized against it they name the wrong functions, and a reader that
+ * rebuilds the code between branches finds no path.  The ring starts over,
+ * zeroed (ds_hw_save()'s wrap test relies on that), reloaded into the BTS
+ * half if it was there.  A suspension still pending (perf holds BTS) gets
+ * its GAP marker in the new ring when it ends.
+ */
 void ds_task_trace_exec(struct pt_regs *regs, struct ds_trace *t)
 {
-	if (!t->armed || ds_backend() != DS_BACKEND_EMUL)
+	struct ds_cpu *c;
+	unsigned long flags;
+	bool reload;
+
+	if (!t->armed)
+		return;
+	local_irq_save(flags);
+	c = this_cpu_ptr(&ds_cpu);
+	reload = ds_backend() == DS_BACKEND_HW && c->loaded == t;
+	if (reload)
+		ds_hw_unload(c);
+	memset(t->ring.base, 0, t->ring.capacity * BTS_RECORD_SIZE);
+	t->ring.index = 0;
+	t->ring.written = 0;
+	t->ring.wrapped = false;
+	if (reload)
+		ds_hw_resume(c, t, local_clock());
+	local_irq_restore(flags);
+	if (ds_backend() != DS_BACKEND_EMUL)
 		return;
 	t->have_prev = false;
 	regs->flags |= X86_EFLAGS_TF;
@@ -435,42 +462,83 @@ void notrace ds_task_switch(struct ds_trace *prev, struct ds_trace *next,
 		ds_hw_resume(c, next, now);
 }
 
-/* Length of the user instruction at ip, 0 if it cannot be read/decoded. */
-static int user_insn_len(unsigned long ip, bool *is_syscall)
+/*
+ * Decodes the user instruction at ip into insn; returns its length, 0 if it
+ * cannot be read or decoded.  Only insn's decoded fields are used after.
+ */
+static int user_insn_decode(unsigned long ip, struct insn *insn)
 {
 	u8 buf[MAX_INSN_SIZE];
-	struct insn insn;
 	int n = MAX_INSN_SIZE;
 
 	/* IRQs are off here: no faulting in; the page just executed is there. */
 	while (n > 0 && copy_from_user_nofault(buf, (void __user *)ip, n))
 		n--;
-	if (n <= 0 || insn_decode(&insn, buf, n, INSN_MODE_64) < 0)
+	if (n <= 0 || insn_decode(insn, buf, n, INSN_MODE_64) < 0)
 		return 0;
-	*is_syscall = insn.opcode.bytes[0] == 0x0f && insn.opcode.bytes[1] == 0x05;
-	return insn.length;
+	return insn->length;
+}
+
+static bool ds_insn_is_syscall(const struct insn *insn)
+{
+	return insn->opcode.bytes[0] == 0x0f && insn->opcode.bytes[1] == 0x05;
+}
+
+/*
+ * Whether insn always transfers control (jmp, call, ret, iret, near and
+ * far, direct and indirect), so that BTS records it even when it lands on
+ * the next instruction (a jump table's first case, `call 1f; 1: pop`) or
+ * on itself (`jmp .`).  Conditional jumps, loop and jrcxz are judged by
+ * where they went.
+ */
+static bool ds_insn_always_branches(const struct insn *insn)
+{
+	switch (insn->opcode.bytes[0]) {
+	case 0xe8:			/* call rel32 */
+	case 0xe9: case 0xeb:		/* jmp rel32, rel8 */
+	case 0xc2: case 0xc3:		/* ret */
+	case 0xca: case 0xcb:		/* lret */
+	case 0xcf:			/* iret */
+		return true;
+	case 0xff:			/* /2 /3 call, /4 /5 jmp, indirect */
+		return X86_MODRM_REG(insn->modrm.bytes[0]) >= 2 &&
+		       X86_MODRM_REG(insn->modrm.bytes[0]) <= 5;
+	}
+	return false;
+}
+
+/*
+ * Whether one step from the instruction at from (insn, len bytes; len 0:
+ * it did not decode) to ip took a branch.  A step that stays put is a rep
+ * iteration, unless the instruction always branches.
+ */
+static bool ds_emul_taken(const struct insn *insn, int len, unsigned long from,
+			  unsigned long ip)
+{
+	if (len && ds_insn_always_branches(insn))
+		return true;
+	return ip != from && (!len || ip != from + len);
 }
 
 /*
  * One single-step trap: the instruction at prev_ip has executed and the
- * next one is at regs->ip.  It was a taken branch unless ip is the next
- * instruction.  A syscall returns to the instruction after it with TF set,
- * so the trap comes one instruction later: judge that instruction instead.
+ * next one is at regs->ip.  A syscall returns to the instruction after it
+ * with TF set, so the trap comes one instruction later: judge that
+ * instruction instead.
  */
 static void ds_emul_step(struct ds_trace *t, struct pt_regs *regs)
 {
 	unsigned long ip = regs->ip, from = t->prev_ip;
-	bool sc = false;
+	struct insn insn;
 	int len;
 
-	if (t->have_prev && ip != from) {
-		len = user_insn_len(from, &sc);
-		if (sc) {
+	if (t->have_prev) {
+		len = user_insn_decode(from, &insn);
+		if (len && ds_insn_is_syscall(&insn) && ip != from) {
 			from += len;
-			sc = false;
-			len = user_insn_len(from, &sc);
+			len = user_insn_decode(from, &insn);
 		}
-		if (!len || ip != from + len)
+		if (ds_emul_taken(&insn, len, from, ip))
 			ds_ring_write(&t->ring, from, ip, 0);
 	}
 	t->prev_ip = ip;

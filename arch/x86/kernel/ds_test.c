@@ -3,8 +3,10 @@
  * KUnit tests of arch/x86/kernel/ds.c (included at its end): the exact
  * DEBUGCTL and DS-area programming of the BTS hardware backend against
  * mocked accessors, index recovery and wrap detection when a ring is
- * saved, and the hand-over of the BTS half to perf and back with its GAP
- * marker.  No BTS hardware is touched: every MSR access goes to the mock.
+ * saved, the hand-over of the BTS half to perf and back with its GAP
+ * marker, the emulation's taken-branch rule on decoded instructions, and
+ * the ring starting over at execve.
+ * No BTS hardware is touched: every MSR access goes to the mock.
  */
 #include <kunit/test.h>
 
@@ -288,6 +290,63 @@ static void ds_test_perf_handover(struct kunit *test)
 	local_irq_enable();
 }
 
+/*
+ * execve: the old program's records go, the ring starts over zeroed and,
+ * when it was loaded, is reloaded at its start (hardware); the emulation
+ * restarts stepping from the new entry point.
+ */
+static void ds_test_exec_restart(struct kunit *test)
+{
+	bool saved_ok = ds_hw_ok;
+	struct bts_record recs[4] = {}, zero[4] = {};
+	struct ds_trace t = {};
+	struct pt_regs regs = {};
+	struct ds_cpu *c, saved;
+
+	ds_ring_init(&t.ring, recs, 4);
+	t.armed = true;
+	ds_mock_reset(0);
+	local_irq_disable();
+	c = this_cpu_ptr(&ds_cpu);
+	saved = *c;
+	memset(c, 0, sizeof(*c));
+	ds_hw = &ds_mock_ops;
+	ds_hw_ok = true;
+
+	ds_task_switch(NULL, &t, 1000, 1);
+	fake_hw_records(&t, 6);			/* wraps the 4-slot ring */
+	ds_task_trace_exec(&regs, &t);
+	KUNIT_EXPECT_EQ(test, ds_ring_count(&t.ring), 0ULL);
+	KUNIT_EXPECT_FALSE(test, t.ring.wrapped);
+	KUNIT_EXPECT_EQ(test, memcmp(recs, zero, sizeof(recs)), 0);
+	KUNIT_EXPECT_PTR_EQ(test, c->loaded, &t);
+	KUNIT_EXPECT_EQ(test, ds_mock.debugctl, (u64)BTS_ON);
+	KUNIT_EXPECT_EQ(test, ds_mock.ds.bts_index, (u64)&recs[0]);
+	KUNIT_EXPECT_EQ(test, regs.flags & X86_EFLAGS_TF, 0UL);
+	/* the new program's first records: not taken for a wrap */
+	fake_hw_records(&t, 2);
+	ds_task_switch(&t, NULL, 2000, 1);
+	KUNIT_EXPECT_FALSE(test, t.ring.wrapped);
+	KUNIT_EXPECT_EQ(test, t.ring.index, 3ULL);	/* 2 + SWITCH_OUT */
+	KUNIT_EXPECT_EQ(test, ds_mock.windows, ds_mock.unwindows);
+
+	ds_hw_ok = false;
+	ds_ring_write(&t.ring, 0x401000, 0x402000, 0);
+	t.have_prev = true;
+	ds_task_trace_exec(&regs, &t);
+	KUNIT_EXPECT_EQ(test, ds_ring_count(&t.ring), 0ULL);
+	KUNIT_EXPECT_EQ(test, memcmp(recs, zero, sizeof(recs)), 0);
+	if (ds_emulate) {
+		KUNIT_EXPECT_FALSE(test, t.have_prev);
+		KUNIT_EXPECT_NE(test, regs.flags & X86_EFLAGS_TF, 0UL);
+	}
+
+	ds_hw_ok = saved_ok;
+	ds_hw = &ds_native_ops;
+	*c = saved;
+	local_irq_enable();
+}
+
 /* The call instruction before a return address, for each call form. */
 static void ds_test_call_site(struct kunit *test)
 {
@@ -308,14 +367,63 @@ static void ds_test_call_site(struct kunit *test)
 	}
 }
 
+/*
+ * The emulation's taken-branch rule, on decoded instructions: a transfer
+ * that always branches is recorded even onto the next instruction or
+ * itself; other steps only when they left the straight path.
+ */
+static void ds_test_emul_taken(struct kunit *test)
+{
+	static const struct {
+		u8 code[MAX_INSN_SIZE];
+		long to;	/* ip after the step, relative to from */
+		bool taken;
+		const char *what;
+	} steps[] = {
+		{ { 0xe8, 0, 0, 0, 0 }, 5, true, "call to the next instruction" },
+		{ { 0xff, 0xe0 }, 2, true, "jmp *%rax to the next (jump table)" },
+		{ { 0x3e, 0xff, 0xe0 }, 3, true, "notrack jmp *%rax to the next" },
+		{ { 0x41, 0xff, 0xd3 }, 3, true, "call *%r11 to the next" },
+		{ { 0xeb, 0xfe }, 0, true, "jmp . (onto itself)" },
+		{ { 0xc3 }, 1, true, "ret to the next" },
+		{ { 0xe9, 0x10, 0, 0, 0 }, 0x15, true, "jmp rel32" },
+		{ { 0x74, 0x05 }, 7, true, "je, taken" },
+		{ { 0x74, 0x05 }, 2, false, "je, not taken" },
+		{ { 0x90 }, 1, false, "nop" },
+		{ { 0xf3, 0xa4 }, 0, false, "rep movsb, one iteration" },
+		{ { 0xf3, 0xa4 }, 2, false, "rep movsb, done" },
+		{ { 0xff, 0x30 }, 2, false, "push (%rax): ff /6 is no branch" },
+		{ { 0x0f, 0x0b }, 0x40, true, "ud2, then elsewhere (a signal)" },
+	};
+	const unsigned long from = 0x401000;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(steps); i++) {
+		struct insn insn;
+		int len = insn_decode(&insn, steps[i].code, MAX_INSN_SIZE,
+				      INSN_MODE_64) < 0 ? 0 : insn.length;
+
+		KUNIT_EXPECT_GT_MSG(test, len, 0, "%s decodes", steps[i].what);
+		KUNIT_EXPECT_EQ_MSG(test, ds_emul_taken(&insn, len, from,
+							from + steps[i].to),
+				    steps[i].taken, "%s", steps[i].what);
+	}
+	KUNIT_EXPECT_TRUE_MSG(test, ds_emul_taken(NULL, 0, from, from + 9),
+			      "an undecodable instruction that moved on");
+	KUNIT_EXPECT_FALSE_MSG(test, ds_emul_taken(NULL, 0, from, from),
+			       "an undecodable instruction that stayed");
+}
+
 static struct kunit_case ds_test_cases[] = {
 	KUNIT_CASE(ds_test_call_site),
+	KUNIT_CASE(ds_test_emul_taken),
 	KUNIT_CASE(ds_test_load_sequence),
 	KUNIT_CASE(ds_test_load_clean),
 	KUNIT_CASE(ds_test_save_index),
 	KUNIT_CASE(ds_test_save_wrap),
 	KUNIT_CASE(ds_test_save_foreign),
 	KUNIT_CASE(ds_test_perf_handover),
+	KUNIT_CASE(ds_test_exec_restart),
 	{}
 };
 
