@@ -168,7 +168,7 @@ static void test_decode_null_call(void)
 	static const int depth[] = { 0, 1, 2, 3, 2, 3, 4 };
 	struct decoded_fixture f;
 	const struct btsdec_decoded *d = &f.d;
-	const struct btsdec_branch *last;
+	const struct btsdec_branch *last, *first_call;
 
 	if (decode_fixture(FIX "crasher-null.core", &f)) {
 		release_fixture(&f);
@@ -180,9 +180,16 @@ static void test_decode_null_call(void)
 	CHECK_STR(last->from_loc.func, "dispatch");
 	CHECK_STR(last->from_loc.file, "crasher.c");
 	CHECK(last->to_loc.func == NULL);
-	CHECK_EQ(d->br[1].kind, BTSDEC_K_CALL);
-	CHECK_STR(d->br[1].to_loc.func, "serve");
-	CHECK_EQ(d->br[1].to_loc.off, 0);
+	/* main's first call: into serve(), at its entry */
+	for (first_call = d->br; first_call < last; first_call++)
+		if (first_call->kind == BTSDEC_K_CALL)
+			break;
+	CHECK_STR(first_call->from_loc.func, "main");
+	CHECK_STR(first_call->to_loc.func, "serve");
+	CHECK_EQ(first_call->to_loc.off, 0);
+	/* main's switch went through its jump table: an indirect jump */
+	CHECK_EQ(first_call[-1].kind, BTSDEC_K_JUMP);
+	CHECK(first_call[-1].indirect);
 	CHECK_EQ(d->nr_seg, sizeof(chain) / sizeof(chain[0]));
 	for (size_t i = 0; i < d->nr_seg && i < sizeof(chain) / sizeof(chain[0]); i++) {
 		CHECK_STR(segment_func(&d->seg[i]), chain[i]);
