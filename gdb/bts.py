@@ -1,9 +1,13 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-# bts-aware gdb: `info bts`, `bts list`, `bts function-call-history` on a core
-# file with btscrash trace notes, per thread, in the manner of gdb's `record`
+# bts-aware gdb: `info bts`, `bts list` (`bts branch-history`),
+# `bts function-call-history` and `bts instruction-history` on a core file
+# with btscrash trace notes, per thread, in the manner of gdb's `record`
 # commands.  Loaded into gdb with `gdb -iex 'source bts.py' EXE CORE`
-# (btsdumpctl's `gdb` does that).  Decoding is btsdump's (`--json --calls`,
-# run once per core), so gdb shows the very branches btsdump and btsdumpd show.
+# (btsdumpctl's `gdb` does that).  The records are btsdump's (`--json
+# --calls`, run once per core), so gdb shows the very branches btsdump and
+# btsdumpd show; symbols, source lines and instructions are gdb's own (its
+# symbol tables, separate debuginfo, shared libraries, disassembler), and the
+# instructions between two branches are rebuilt from the code gdb reads.
 import json
 import os
 import re
@@ -12,9 +16,12 @@ import subprocess
 
 import gdb
 
-BTS_DEFAULT_COUNT = 10          # lines per `bts list` / call history page
+BTS_DEFAULT_COUNT = 10          # lines per `bts list` page
 BTS_KIND_WIDTH = 9              # len("interrupt"), the longest kind name
-BTS_SYMBOL_WIDTH = 28           # from-symbol column, as btsdump's text
+BTS_SYMBOL_WIDTH = 32           # from-symbol column
+# The longest straight run of code rebuilt between two branches: a run
+# longer than this is taken for a transfer the trace did not see.
+BTS_MAX_RUN_BYTES = 256 * 1024
 
 # btsdump's exit codes (docs/btsdump.md).
 BTSDUMP_EXIT_UNREADABLE = 2
@@ -24,6 +31,14 @@ BTSDUMP_EXIT_REJECTED = 4
 BTS_NO_CORE = "bts: no core file loaded"
 BTS_NO_TRACE = ("bts: this core has no branch trace (the process was not "
                 "traced, or its kernel lacks btscrash)")
+
+
+
+class _BtsNothing(Exception):
+    """Nothing to show, which is no error: a core without trace, an empty
+    trace, a thread without one.  Printed as a message; the command (and a
+    `thread apply all`, and a batch session) goes on."""
+
 
 # Where this file was sourced from: `source` sets __file__ while it runs.
 _bts_script = os.path.abspath(globals().get("__file__") or "bts.py")
@@ -69,6 +84,7 @@ class _BtsCache:
     runs btsdump once."""
     entries = {}
     windows = {}        # (core key, tid, what) -> ((first, last), paging, mods)
+    insns = {}          # (core key, tid, flavor) -> _BtsInsns
 
 
 def _bts_run_btsdump(btsdump, core, exe):
@@ -114,6 +130,8 @@ def _bts_load():
             data["_btsdump"] = btsdump
         _BtsCache.entries[key] = (data, err)
     data, err = _BtsCache.entries[key]
+    if err == BTS_NO_TRACE:
+        raise _BtsNothing(err)
     if err:
         raise gdb.GdbError(err)
     return key, data
@@ -134,8 +152,8 @@ def _bts_selected_trace():
     for t in data["threads"]:
         if t["tid"] == lwp and t.get("trace") is not None:
             return key, t
-    raise gdb.GdbError("bts: thread %d (LWP %d) has no branch trace in this "
-                       "core" % (thread.num, lwp))
+    raise _BtsNothing("bts: thread %d (LWP %d) has no branch trace in this "
+                      "core" % (thread.num, lwp))
 
 
 # ---- arguments -------------------------------------------------------------
@@ -163,22 +181,22 @@ def _bts_number(s):
     return n
 
 
-def _bts_window(arg, total, last_shown):
+def _bts_window(arg, total, last_shown, page=BTS_DEFAULT_COUNT,
+                noun="branch trace"):
     """The 1-based inclusive range that ARG picks out of TOTAL entries.
     "-": the page before LAST_SHOWN, "" too when LAST_SHOWN is set (the
     newest page when not); "+": the page after; "N": the newest N;
     "FIRST,LAST", "FIRST,", ",LAST": that range, a page from FIRST, a
     page up to LAST."""
-    page = BTS_DEFAULT_COUNT
     if arg in ("", "-"):
         if last_shown is None:
             return max(1, total - page + 1), total
         if last_shown[0] <= 1:
-            raise gdb.GdbError("bts: at the start of the branch trace")
+            raise gdb.GdbError("bts: at the start of the %s" % noun)
         return max(1, last_shown[0] - page), last_shown[0] - 1
     if arg == "+":
         if last_shown is None or last_shown[1] >= total:
-            raise gdb.GdbError("bts: at the end of the branch trace")
+            raise gdb.GdbError("bts: at the end of the %s" % noun)
         return last_shown[1] + 1, min(total, last_shown[1] + page)
     if "," not in arg:
         n = _bts_number(arg)
@@ -196,28 +214,175 @@ def _bts_window(arg, total, last_shown):
     return first, min(last, total)
 
 
-def _bts_pick(key, tid, what, arg, mods, total):
+def _bts_pick(key, tid, what, arg, mods, total, page=BTS_DEFAULT_COUNT,
+              noun="branch trace"):
     """_bts_window() with paging state per core, thread and command: "-"
     and "+" page from the last range shown; no argument pages back only
     after a paging command with the same modifiers (gdb repeats a command
     on Enter), else it shows the newest page."""
     if total == 0:
-        raise gdb.GdbError("bts: the trace of LWP %d is empty" % tid)
+        raise _BtsNothing("bts: the trace of LWP %d is empty" % tid)
     paging = arg in ("", "-", "+")
     state = _BtsCache.windows.get((key, tid, what))
     last = state[0] if state else None
     if arg == "" and (not state or not state[1] or state[2] != mods):
         last = None
-    win = _bts_window(arg, total, last)
+    win = _bts_window(arg, total, last, page, noun)
     _BtsCache.windows[(key, tid, what)] = (win, paging, mods)
     return win
 
 
-# ---- printing --------------------------------------------------------------
+# ---- gdb's own symbols and source lines ------------------------------------
 
-def _bts_symbol(sym, addr):
-    """btsdump's JSON writes the address for an unknown symbol; gdb says ??."""
-    return "??" if sym is None or sym == addr else sym
+def _bts_symoff(addr):
+    """gdb's `symbol+offset` for ADDR, as in `x/i` and `info symbol`: full and
+    minimal symbols, PIE, shared libraries and separate debuginfo resolved
+    the way gdb resolves them; "" when gdb knows no symbol there."""
+    s = gdb.format_address(addr)
+    i = s.find(" <")
+    return s[i + 2:-1] if i >= 0 and s.endswith(">") else ""
+
+
+def _bts_function(addr):
+    """The name of the function at ADDR (debug info first, then the
+    minimal symbol), "??" when gdb knows none."""
+    try:
+        block = gdb.block_for_pc(addr)
+    except RuntimeError:
+        block = None
+    while block is not None and block.function is None:
+        block = block.superblock
+    if block is not None:
+        return block.function.print_name
+    return re.sub(r"\+\d+$", "", _bts_symoff(addr)) or "??"
+
+
+def _bts_line(addr):
+    """(symtab, line) gdb finds for ADDR, or (None, 0)."""
+    try:
+        sal = gdb.find_pc_line(addr)
+    except RuntimeError:
+        return None, 0
+    if sal.symtab is None or not sal.line:
+        return None, 0
+    return sal.symtab, sal.line
+
+
+def _bts_source_text(symtab, line, cache):
+    """Line LINE of SYMTAB's source, as gdb would list it; None when the
+    file cannot be read (here or in gdb's `directory` path)."""
+    name = symtab.filename
+    if name not in cache:
+        cands = [symtab.fullname(), name]
+        dirs = gdb.parameter("directories") or ""
+        cands += [os.path.join(d, os.path.basename(name))
+                  for d in dirs.split(os.pathsep) if d and not d.startswith("$")]
+        cache[name] = None
+        for c in cands:
+            try:
+                with open(c, errors="replace") as f:
+                    cache[name] = f.read().splitlines()
+                break
+            except OSError:
+                continue
+    text = cache[name]
+    return text[line - 1] if text is not None and 0 < line <= len(text) else None
+
+
+# ---- instructions between the branches ---------------------------------------
+
+# Instruction prefixes the disassembler prints before the mnemonic.
+_BTS_PREFIXES = {"bnd", "notrack", "rep", "repz", "repe", "repnz", "repne",
+                 "lock", "data16", "data32", "addr16", "addr32", "cs", "ds",
+                 "es", "fs", "gs", "ss", "rex", "rex.w", "{disp32}", "{disp8}"}
+
+
+def _bts_mnemonic(asm):
+    for w in asm.split():
+        if w.lower() not in _BTS_PREFIXES:
+            return w.lower()
+    return ""
+
+
+def _bts_leaves(m):
+    """Whether an instruction with mnemonic M always transfers control (so
+    the trace would have recorded it): jmp, call, ret and their far forms,
+    iret, ud2, hlt."""
+    return (m.startswith(("jmp", "ljmp", "call", "lcall", "ret", "lret",
+                          "iret", "sysret", "sysexit"))
+            or m in ("ud2", "hlt"))
+
+
+def _bts_is_kind(m, kind):
+    """Whether mnemonic M can be a branch btsdump classified as KIND; None
+    when KIND says nothing about the instruction (interrupts, markers)."""
+    if kind == "call":
+        return m.startswith(("call", "lcall"))
+    if kind == "return":
+        return m.startswith(("ret", "lret"))
+    if kind == "jump":
+        return m.startswith(("jmp", "ljmp"))
+    if kind == "cond":
+        return (m.startswith(("j", "loop")) and not m.startswith("jmp")
+                and m != "jmpq")
+    return None
+
+
+class _BtsInsn:
+    """One instruction of the rebuilt history: its address and length, the
+    disassembler's text, or why the code could not be read."""
+    __slots__ = ("addr", "length", "asm", "error")
+
+    def __init__(self, addr, length=0, asm=None, error=None):
+        self.addr, self.length, self.asm, self.error = addr, length, asm, error
+
+
+class _BtsInsns:
+    """The selected thread's instructions, oldest first: from the first
+    recorded branch instruction, along every straight run of code between
+    one branch's target and the next branch, to the thread's pc in the core.
+    notes[i]: lines printed before instruction i (0-based), where the run
+    broke off (a gap, a switch, code that does not lead to the next branch).
+    at_branch[j]: the number (1-based) of branch j's instruction."""
+
+    def __init__(self):
+        self.insns = []
+        self.notes = {}
+        self.at_branch = {}
+        self.current = False    # the last instruction is the thread's pc
+        self.broken = 0         # runs that did not match the code
+
+    def note(self, text):
+        self.notes.setdefault(len(self.insns), []).append(text)
+
+    def one(self, arch, addr):
+        try:
+            d = arch.disassemble(addr)[0]
+            self.insns.append(_BtsInsn(addr, d["length"], d["asm"]))
+        except gdb.MemoryError as e:
+            self.insns.append(_BtsInsn(addr, error=str(e)))
+
+    def run(self, arch, start, end):
+        """Appends the instructions from START to END (both included) when
+        the code leads there without a transfer the trace would have
+        recorded; else returns why not and appends nothing."""
+        if start == end:
+            self.one(arch, end)
+            return None
+        if end < start or end - start > BTS_MAX_RUN_BYTES:
+            return "no straight path"
+        try:
+            ds = arch.disassemble(start, end)
+        except gdb.MemoryError as e:
+            return "cannot read the code: %s" % e
+        if not ds or ds[-1]["addr"] != end:
+            return "the code from there steps over 0x%x" % end
+        for d in ds[:-1]:
+            if _bts_leaves(_bts_mnemonic(d["asm"])):
+                return "%s at 0x%x leaves the path" % (
+                    _bts_mnemonic(d["asm"]), d["addr"])
+        self.insns += [_BtsInsn(d["addr"], d["length"], d["asm"]) for d in ds]
+        return None
 
 
 def _bts_marker_line(b):
@@ -229,19 +394,99 @@ def _bts_marker_line(b):
     return "-- %s cpu %d at %s --" % (b.get("marker"), b.get("cpu", 0), when)
 
 
+def _bts_current_pc():
+    try:
+        return gdb.newest_frame().pc()
+    except gdb.error:
+        return None
+
+
+def _bts_rebuild(t, arch, pc):
+    """_BtsInsns for trace T (btsdump's JSON thread), with ARCH's
+    disassembler and PC the thread's pc in the core (None if unknown)."""
+    h = _BtsInsns()
+    here = None             # where execution went after the last branch
+    tr = t["trace"]
+    if tr["wrapped"] or tr["lost"]:
+        h.note("-- older instructions are gone (%s%d branches lost%s) --" % (
+            "" if tr["lost_exact"] else ">=", tr["lost"],
+            ", the ring wrapped" if tr["wrapped"] else ""))
+    for b in t["branches"]:
+        if b["kind"] == "marker":
+            h.note(_bts_marker_line(b))
+            if b.get("marker") == "gap":
+                here = None
+            continue
+        frm, to = int(b["from"], 16), int(b["to"], 16)
+        if here is not None:
+            why = h.run(arch, here, frm)
+            if why:
+                h.broken += 1
+                h.note("-- 0x%x does not lead to the branch at 0x%x (%s): a "
+                       "transfer the trace did not see, or code that differs "
+                       "from the traced --" % (here, frm, why))
+                here = None
+        if here is None:
+            h.one(arch, frm)
+        last = h.insns[-1]
+        if last.asm is not None:
+            ok = _bts_is_kind(_bts_mnemonic(last.asm), b["kind"])
+            if ok is False:
+                h.broken += 1
+                h.note("-- branch %d is a %s, but the code at 0x%x is `%s`: "
+                       "it differs from the traced --"
+                       % (b["index"] + 1, b["kind"], frm, last.asm))
+        h.at_branch[b["index"]] = len(h.insns)
+        here = to
+    if pc is None:
+        if here is not None:
+            h.one(arch, here)
+        return h
+    if here is not None and h.run(arch, here, pc) is None:
+        h.current = True
+        return h
+    if here is not None:
+        h.one(arch, here)       # the last branch went there
+    h.note("-- no trace from here to the thread's pc 0x%x --" % pc)
+    h.one(arch, pc)
+    h.current = True
+    return h
+
+
+def _bts_history(key, t):
+    """The selected thread's _BtsInsns, built once per core, thread and
+    disassembly flavor."""
+    ck = (key, t["tid"], gdb.parameter("disassembly-flavor"))
+    if ck not in _BtsCache.insns:
+        arch = gdb.selected_inferior().architecture()
+        _BtsCache.insns[ck] = _bts_rebuild(t, arch, _bts_current_pc())
+    return _BtsCache.insns[ck]
+
+
+# ---- printing --------------------------------------------------------------
+
+def _bts_at(addr):
+    """0x%016x <symbol+offset>, the way gdb prints a code address."""
+    s = _bts_symoff(addr)
+    return "0x%016x%s" % (addr, " <%s>" % s if s else "")
+
+
 def _bts_branch_line(b, width, symw, mods):
     num = "%*d  " % (width, b["index"] + 1)
     if b["kind"] == "marker":
         return num + _bts_marker_line(b)
-    line = "%s%-*s 0x%016x" % (num, BTS_KIND_WIDTH, b["kind"], int(b["from"], 16))
+    frm, to = int(b["from"], 16), int(b["to"], 16)
+    line = "%s%-*s " % (num, BTS_KIND_WIDTH, b["kind"])
     if "r" in mods:
-        return line + " => 0x%016x" % int(b["to"], 16)
-    line += " %-*s => 0x%016x %s" % (
-        symw, _bts_symbol(b.get("from_symbol"), b["from"]),
-        int(b["to"], 16), _bts_symbol(b.get("to_symbol"), b["to"]))
-    if "s" in mods and (b.get("from_line") or b.get("to_line")):
-        line += "  [%s -> %s]" % (b.get("from_line") or "?",
-                                  b.get("to_line") or "?")
+        return line + "0x%016x => 0x%016x" % (frm, to)
+    line += "%-*s => %s" % (symw, _bts_at(frm), _bts_at(to))
+    if "s" in mods:
+        ends = []
+        for a in (frm, to):
+            st, ln = _bts_line(a)
+            ends.append("%s:%d" % (st.filename, ln) if st else "?")
+        if ends != ["?", "?"]:
+            line += "  [%s -> %s]" % tuple(ends)
     return line
 
 
@@ -253,8 +498,8 @@ def _bts_list(arg):
                             len(branches))
     shown = branches[first - 1:last]
     width = len(str(len(branches)))
-    symw = min(BTS_SYMBOL_WIDTH, max(
-        [len(_bts_symbol(b.get("from_symbol"), b["from"]))
+    symw = min(18 + BTS_SYMBOL_WIDTH, max(
+        [len(_bts_at(int(b["from"], 16)))
          for b in shown if b["kind"] != "marker"] or [0]))
     trace = t["trace"]
     if first == 1 and (trace["wrapped"] or trace["lost"]):
@@ -265,28 +510,118 @@ def _bts_list(arg):
         gdb.write(_bts_branch_line(b, width, symw, mods) + "\n")
 
 
-def _bts_segment_line(s, width, nbranches, mods):
-    name = s["function"] or s["address"]
-    line = "%*d\t%s%s" % (width, s["index"] + 1,
-                          "  " * s["depth"] if "c" in mods else "", name)
-    if "l" in mods and s.get("file"):
-        lines = ("%d" % s["line_min"] if s["line_min"] == s["line_max"]
-                 else "%d,%d" % (s["line_min"], s["line_max"]))
-        line += "\tat %s:%s" % (s["file"], lines)
-    if "i" in mods and s["first_branch"] < nbranches:
-        line += "\tbranches %d,%d" % (s["first_branch"] + 1,
-                                      min(s["last_branch"], nbranches - 1) + 1)
-    return line
+def _bts_history_size(name):
+    try:
+        n = gdb.parameter("record %s-size" % name)
+    except RuntimeError:
+        n = None
+    return n if isinstance(n, int) and n > 0 else BTS_DEFAULT_COUNT
+
+
+def _bts_raw(addr, length):
+    try:
+        mem = gdb.selected_inferior().read_memory(addr, length).tobytes()
+    except gdb.MemoryError:
+        return "??"
+    return " ".join("%02x" % c for c in mem)
+
+
+def _bts_insns(arg):
+    mods, arg = _bts_modifiers(arg, "mrf")
+    key, t = _bts_selected_trace()
+    h = _bts_history(key, t)
+    total = len(h.insns)
+    first, last = _bts_pick(key, t["tid"], "insns", arg, mods, total,
+                            _bts_history_size("instruction-history"),
+                            "instruction history")
+    width = len(str(total))
+    src, shown_line = {}, None
+    for i in range(first - 1, last):
+        for n in h.notes.get(i, ()):
+            gdb.write("%*s\t%s\n" % (width, "", n))
+        ins = h.insns[i]
+        if "m" in mods:
+            st, ln = _bts_line(ins.addr)
+            if st is not None and (st.filename, ln) != shown_line:
+                text = _bts_source_text(st, ln, src)
+                gdb.write("%d\t%s\n" % (ln, text if text is not None
+                                        else "in " + st.filename))
+            shown_line = (st.filename, ln) if st is not None else None
+        cur = "=> " if h.current and i == total - 1 else "   "
+        where = ("0x%016x" % ins.addr if "f" in mods else _bts_at(ins.addr))
+        if ins.asm is None:
+            body = "<%s>" % ins.error
+        elif "r" in mods:
+            body = "%s\t%s" % (_bts_raw(ins.addr, ins.length), ins.asm)
+        else:
+            body = ins.asm
+        gdb.write("%*d\t%s%s:\t%s\n" % (width, i + 1, cur, where, body))
+    if last == total:
+        for n in h.notes.get(total, ()):
+            gdb.write("%*s\t%s\n" % (width, "", n))
+
+
+def _bts_segment_insns(h, segs, k, nbranches):
+    """Instruction numbers (first, last) of call segment K, or None."""
+    if not h.insns:
+        return None
+    if k == 0:
+        first = 1
+    else:
+        prev = h.at_branch.get(segs[k - 1]["last_branch"])
+        if prev is None:
+            return None
+        first = prev + 1
+    lb = segs[k]["last_branch"]
+    last = len(h.insns) if lb >= nbranches else h.at_branch.get(lb)
+    if last is None or last < first:
+        return None
+    return first, last
+
+
+def _bts_segment_lines(h, rng, s):
+    """` at FILE:FIRST,LAST` for a call segment: the lines gdb finds for its
+    instructions in the file of its first; btsdump's when none are known."""
+    if rng:
+        name, lo, hi = None, None, None
+        for ins in h.insns[rng[0] - 1:rng[1]]:
+            st, ln = _bts_line(ins.addr)
+            if st is None or (name is not None and st.filename != name):
+                continue
+            name = st.filename
+            lo = ln if lo is None else min(lo, ln)
+            hi = ln if hi is None else max(hi, ln)
+        if name:
+            return "%s:%s" % (name, lo if lo == hi else "%d,%d" % (lo, hi))
+    if s.get("file"):
+        return "%s:%s" % (s["file"], s["line_min"] if s["line_min"] ==
+                          s["line_max"] else "%d,%d" % (s["line_min"],
+                                                        s["line_max"]))
+    return None
 
 
 def _bts_calls(arg):
     mods, arg = _bts_modifiers(arg, "cil")
     key, t = _bts_selected_trace()
     segs = t.get("calls") or []
-    first, last = _bts_pick(key, t["tid"], "calls", arg, mods, len(segs))
+    first, last = _bts_pick(key, t["tid"], "calls", arg, mods, len(segs),
+                            _bts_history_size("function-call-history"),
+                            "function call history")
+    h = _bts_history(key, t) if mods & {"i", "l"} else None
+    nb = len(t["branches"])
     width = len(str(len(segs)))
-    for s in segs[first - 1:last]:
-        gdb.write(_bts_segment_line(s, width, len(t["branches"]), mods) + "\n")
+    for k in range(first - 1, last):
+        s = segs[k]
+        line = "%*d\t%s%s" % (width, k + 1, "  " * s["depth"] if "c" in mods
+                              else "", _bts_function(int(s["address"], 16)))
+        rng = _bts_segment_insns(h, segs, k, nb) if h else None
+        if "i" in mods and rng:
+            line += "\tinst %d,%d" % rng
+        if "l" in mods:
+            where = _bts_segment_lines(h, rng, s)
+            if where:
+                line += "\tat " + where
+        gdb.write(line + "\n")
 
 
 def _bts_info():
@@ -323,12 +658,20 @@ def _bts_info():
 
 # ---- commands --------------------------------------------------------------
 
+def _bts_do(fn, arg):
+    try:
+        fn(arg)
+    except _BtsNothing as e:
+        gdb.write("%s\n" % e)
+
+
 class BtsPrefix(gdb.Command):
     """Show the branch trace that btscrash wrote into this core file.
 
-Usage: bts [list ARGS]
-       bts list [/rs] [N | - | + | FIRST,LAST | FIRST, | ,LAST]
-       bts function-call-history [/cil] [N | - | + | FIRST,LAST]
+Usage: bts list [/rs] [N | - | + | FIRST,LAST | FIRST, | ,LAST]
+       bts branch-history ...            (the same as bts list)
+       bts function-call-history [/cil] [N | - | + | FIRST,LAST | ...]
+       bts instruction-history [/mrf] [N | - | + | FIRST,LAST | ...]
        info bts
 
 The commands act on the selected thread; use "thread apply all bts list 5"
@@ -340,61 +683,97 @@ newest, the one that led to the crash, exactly as btsdump numbers them.
         super().__init__("bts", gdb.COMMAND_SUPPORT, prefix=True)
 
     def invoke(self, arg, from_tty):
-        _bts_list(arg)
+        _bts_do(_bts_list, arg)
 
 
-class BtsList(gdb.Command):
-    """Print the selected thread's last taken branches, oldest first.
+_BTS_LIST_DOC = """Print the selected thread's last taken branches, oldest first.
 
 Usage: bts list [/rs] [N | - | + | FIRST,LAST | FIRST, | ,LAST]
+       bts branch-history ...
 
 Without an argument, the newest ten branches; repeated (or on Enter), the
 ten before those, and so on back to the start.  "-": the ten before the
 last ones shown, "+": the ten after.
 N: the newest N branches.  FIRST,LAST: branches FIRST to LAST; FIRST,:
 ten from FIRST; ,LAST: ten up to LAST.
-Each line: NUMBER KIND FROM from-symbol => TO to-symbol.  KIND is call,
-return, jump, cond, syscall, sysret, iret, interrupt or unknown; context
-switches and gaps print as "-- switch-in cpu 0 at 1.000200000s --".
+Each line: NUMBER KIND FROM <symbol+offset> => TO <symbol+offset>, symbols
+as gdb resolves them.  KIND is call, return, jump, cond, syscall, sysret,
+iret, interrupt or unknown; context switches and gaps print as
+"-- switch-in cpu 0 at 1.000200000s --".
 /r: raw addresses, no symbols.  /s: the source lines of both ends."""
 
-    def __init__(self):
-        super().__init__("bts list", gdb.COMMAND_SUPPORT, gdb.COMPLETE_NONE)
+
+class BtsList(gdb.Command):
+    __doc__ = _BTS_LIST_DOC
+
+    def __init__(self, name="bts list"):
+        super().__init__(name, gdb.COMMAND_SUPPORT, gdb.COMPLETE_NONE)
 
     def invoke(self, arg, from_tty):
-        _bts_list(arg)
+        _bts_do(_bts_list, arg)
 
 
-class BtsFunctionCallHistory(gdb.Command):
-    """Print the selected thread's calls and returns, one line per function.
+class BtsBranchHistory(BtsList):
+    __doc__ = _BTS_LIST_DOC
+
+    def __init__(self):
+        super().__init__("bts branch-history")
+
+
+_BTS_CALLS_DOC = """Print the selected thread's calls and returns, one line per function.
 
 Usage: bts function-call-history [/cil] [N | - | + | FIRST,LAST | FIRST, | ,LAST]
+       bts calls ...
 
 One line per stretch of the trace spent in one function, oldest first,
 like "record function-call-history".  The arguments pick lines as for
-"bts list" (default: the newest ten; repeated: the ten before).
-/c: indent by call depth.  /l: the source lines seen in that function.
-/i: the numbers (as in "bts list") of the branches taken from it."""
+"bts list" (default: the newest "record function-call-history-size"
+lines, ten; repeated: the ones before).
+/c: indent by call depth.  /i: the numbers of its instructions, as in
+"bts instruction-history" (inst FIRST,LAST).  /l: the source lines of its
+instructions (at FILE:FIRST,LAST)."""
+
+
+class BtsFunctionCallHistory(gdb.Command):
+    __doc__ = _BTS_CALLS_DOC
+
+    def __init__(self, name="bts function-call-history"):
+        super().__init__(name, gdb.COMMAND_SUPPORT, gdb.COMPLETE_NONE)
+
+    def invoke(self, arg, from_tty):
+        _bts_do(_bts_calls, arg)
+
+
+class BtsCalls(BtsFunctionCallHistory):
+    __doc__ = _BTS_CALLS_DOC
 
     def __init__(self):
-        super().__init__("bts function-call-history", gdb.COMMAND_SUPPORT,
+        super().__init__("bts calls")
+
+
+class BtsInstructionHistory(gdb.Command):
+    """Print the instructions the selected thread executed, oldest first.
+
+Usage: bts instruction-history [/mrf] [N | - | + | FIRST,LAST | FIRST, | ,LAST]
+
+Like "record instruction-history": the instructions from the first
+recorded branch to the thread's pc in the core ("=>"), rebuilt from the
+branches and the code gdb reads (the core, the executable, the shared
+libraries): between two recorded branches the code runs straight.  Where
+it cannot (a gap, code that does not lead to the next branch, code that
+cannot be read) a "--" line says so and the history goes on from the next
+branch.  The arguments pick instructions as "bts list" picks branches
+(default: the newest "record instruction-history-size", ten; repeated: the
+ones before).
+/m: source lines interleaved.  /r: raw instruction bytes.  /f: no
+function names."""
+
+    def __init__(self):
+        super().__init__("bts instruction-history", gdb.COMMAND_SUPPORT,
                          gdb.COMPLETE_NONE)
 
     def invoke(self, arg, from_tty):
-        _bts_calls(arg)
-
-
-class BtsCalls(gdb.Command):
-    """Print the selected thread's calls and returns (bts function-call-history).
-
-Usage: bts calls [/cil] [N | - | + | FIRST,LAST | FIRST, | ,LAST]
-The same as "bts function-call-history"."""
-
-    def __init__(self):
-        super().__init__("bts calls", gdb.COMMAND_SUPPORT, gdb.COMPLETE_NONE)
-
-    def invoke(self, arg, from_tty):
-        _bts_calls(arg)
+        _bts_do(_bts_insns, arg)
 
 
 class InfoBts(gdb.Command):
@@ -414,11 +793,13 @@ the selected thread.  Notes that btsdump rejected are listed after."""
     def invoke(self, arg, from_tty):
         if arg.strip():
             raise gdb.GdbError("bts: \"info bts\" takes no arguments")
-        _bts_info()
+        _bts_do(lambda _: _bts_info(), arg)
 
 
 BtsPrefix()
 BtsList()
+BtsBranchHistory()
 BtsFunctionCallHistory()
 BtsCalls()
+BtsInstructionHistory()
 InfoBts()

@@ -2,11 +2,15 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Remakes the fixtures from scratch on this machine (the crasher just built,
 # real gdb single-stepping, generate-core-file, btsdump add-note) and checks
-# that btsdump reads each trail the way the crash happened.  Proves the
-# pipeline behind the committed fixtures, not just the files.
+# that btsdump reads each trail the way the crash happened, and that gdb's
+# `bts instruction-history` (gdb/bts.py) rebuilds, from the branches and
+# the code alone, exactly the instructions gdb single-stepped (glibc's
+# included).  Proves the pipeline behind the committed fixtures, not just
+# the files.
 # Usage: test-fixtures.py CRASHER BTSDUMP
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -67,6 +71,47 @@ with tempfile.TemporaryDirectory() as tmp:
     p = subprocess.run([btsdump, os.path.join(tmp, "crasher-notrace.core")],
                        capture_output=True, text=True)
     check(p.returncode == 3, "notrace: exit %d" % p.returncode)
+
+    def history(mode):
+        """{tid: ([pc of each numbered line], [-- lines])} of every thread."""
+        p = subprocess.run(
+            ["gdb", "-batch", "-nx", "-iex", "source " +
+             os.path.join(src, "gdb", "bts.py"), "-ex",
+             "thread apply all bts instruction-history 1,1000000", crasher,
+             os.path.join(tmp, "crasher-%s.core" % mode)],
+            capture_output=True, text=True, env=dict(os.environ, BTSDUMP=btsdump))
+        res, cur = {}, None
+        for line in p.stdout.splitlines():
+            m = re.match(r"Thread \d+ \(.*LWP (\d+)\)\):", line)
+            if m:
+                cur = res.setdefault(int(m[1]), ([], []))
+                continue
+            m = re.match(r"\s*\d+\t(?:=> |   )0x([0-9a-f]+)", line)
+            if cur is not None and m:
+                cur[0].append(int(m[1], 16))
+            elif cur is not None and line.strip():
+                cur[1].append(line.strip())
+        return res
+
+    for mode in ("null", "smash", "abort", "threads"):
+        got = history(mode)
+        for f in sorted(os.listdir(tmp)):
+            if not (f.startswith("crasher-%s.records" % mode) and f.endswith(".insns")):
+                continue
+            with open(os.path.join(tmp, f)) as fh:
+                ls = [l.strip() for l in fh if l.strip()]
+            tid = int([l for l in ls if l.startswith("# tid ")][0].split()[2])
+            want = [int(l, 16) for l in ls if not l.startswith("#")]
+            pcs, notes = got.get(tid, ([], []))
+            # a thread that ran on untraced (main, once gdb stopped recording
+            # it) ends with that note and its pc in the core
+            if notes == [n for n in notes if n.startswith("-- no trace from here")][:1] \
+                    and notes:
+                pcs = pcs[:-1]
+            check(pcs and not [n for n in notes if "no trace from here" not in n]
+                  and want[-len(pcs):] == pcs,
+                  "%s LWP %d: instruction-history = the %d instructions stepped "
+                  "(%d rebuilt; notes %s)" % (mode, tid, len(want), len(pcs), notes))
 
 print("%d failure(s)" % len(failures) if failures else "fixtures remade and read back")
 sys.exit(1 if failures else 0)

@@ -2,9 +2,13 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # End-to-end tests of gdb/bts.py: real gdb (-batch -nx) on the cores in
 # tests/fixtures and on cores made here with `btsdump add-note` (markers,
-# a wrapped ring, a thread without a trace): info bts, bts list (numbering,
-# ranges, paging, /r), bts function-call-history /c, thread apply all, the
-# error messages, and the branches cross-checked against `btsdump --json`.
+# a wrapped ring, a thread without a trace, code that does not match):
+# info bts, bts list / branch-history (numbering, ranges, paging, /r, /s,
+# gdb's own symbols, separate debuginfo), bts function-call-history
+# (/c /i /l), bts instruction-history (/m /r /f, paging) checked against
+# the instructions gdb single-stepped when the fixtures were made
+# (tests/fixtures/*.insns), thread apply all, the messages, and the
+# branches cross-checked against `btsdump --json`.
 # Usage: test-gdb.py BTSDUMP.  TAP; exit 77 (skip) without gdb's Python.
 import json
 import os
@@ -38,10 +42,14 @@ def fix(name):
     return os.path.join(FIX, name)
 
 
-def gdb(core, *cmds, exe=EXE, env=None):
+def gdb(core, *cmds, exe=EXE, env=None, status=None, pre=()):
     """Runs gdb on EXE and CORE; returns each command's output (stdout and
-    stderr together), split at markers echoed between the commands."""
+    stderr together), split at markers echoed between the commands.  PRE:
+    commands before the files load; STATUS: a list that gets gdb's exit
+    status."""
     args = [GDB, "-batch", "-nx", "-iex", "source " + SCRIPT]
+    for c in pre:
+        args += ["-iex", c]
     args += [exe] if exe else []
     args += ["-c", core] if core else []
     args += ["-ex", "echo %s\\n" % MARK]
@@ -51,6 +59,8 @@ def gdb(core, *cmds, exe=EXE, env=None):
     e.update(env or {})
     p = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                        text=True, env=e, cwd=SRC, stdin=subprocess.DEVNULL)
+    if status is not None:
+        status.append(p.returncode)
     parts = p.stdout.split(MARK + "\n")
     return [s.rstrip("\n") for s in parts[1:1 + len(cmds)]] + \
         [""] * (len(cmds) + 1 - len(parts))
@@ -64,6 +74,38 @@ def btsdump_json(core):
 
 def lines(out):
     return [l for l in out.splitlines() if l.strip()]
+
+
+def insn_fields(line):
+    """(number, current, address, symbol, text) of a `bts
+    instruction-history` line; None for others."""
+    m = re.match(r"\s*(\d+)\t(=> |   )0x([0-9a-f]{16})(?: <([^>]*)>)?:\t(.*)$",
+                 line)
+    return m and (int(m[1]), m[2] == "=> ", int(m[3], 16), m[4], m[5])
+
+
+def truth(name):
+    """{tid: [pc, ...]}: the instructions gdb single-stepped when the
+    fixture was made, the thread's pc at the end last."""
+    res = {}
+    for f in sorted(os.listdir(FIX)):
+        if f.startswith(name + ".records") and f.endswith(".insns"):
+            with open(fix(f)) as fh:
+                ls = [l.strip() for l in fh if l.strip()]
+            tid = int([l for l in ls if l.startswith("# tid ")][0].split()[2])
+            res[tid] = [int(l, 16) for l in ls if not l.startswith("#")]
+    return res
+
+
+def source_line(n):
+    with open(os.path.join(SRC, "tests", "crasher.c")) as f:
+        return f.read().splitlines()[n - 1]
+
+
+def null_call_line():
+    """The line of tests/crasher.c with dispatch()'s call through NULL."""
+    with open(os.path.join(SRC, "tests", "crasher.c")) as f:
+        return [i for i, l in enumerate(f, 1) if "call through NULL" in l][0]
 
 
 def branch_fields(line):
@@ -102,13 +144,13 @@ def test_null():
     check(len(l3) == 3 and [x and x[0] for x in f] == [n - 2, n - 1, n],
           "bts list 3: the newest three, numbered like btsdump", last3)
     check(f[-1] and f[-1][1] == "call" and f[-1][3] == 0
-          and re.search(r"dispatch\+0x[0-9a-f]+\s+=> 0x0{16} \?\?$", l3[-1]),
+          and re.search(r"<dispatch\+\d+>\s+=> 0x0{16}$", l3[-1]),
           "bts list 3 ends with the call from dispatch to 0x0", last3)
     got = [(len(m[1]) // 2, m[2]) for m in
            (re.match(r"\d+\t( *)(\S+)", l) for l in lines(calls)) if m]
     check(got == [(0, "main"), (1, "serve"), (2, "parse_request"),
                   (3, "checksum"), (2, "parse_request"), (3, "dispatch"),
-                  (4, "0x0")],
+                  (4, "??")],
           "function-call-history /c: main -> ... -> dispatch, indented", calls)
     nums = [[branch_fields(l)[0] for l in lines(o)] for o in (plain, again)]
     check(nums == [list(range(n - 9, n + 1)), list(range(1, n - 9))],
@@ -152,6 +194,220 @@ def test_cross_check():
                    for t in want["threads"]}
             check(got == exp, "%s: %s equals btsdump --json" % (name, what),
                   "got %s\nwant %s" % (got, exp))
+
+
+def test_symbols():
+    """bts list's symbols are gdb's (as `x/i` prints them: full symbols
+    before minimal ones, so glibc's __GI_abort where `info symbol` says
+    abort), and name the same functions btsdump's do in the executable;
+    `bts branch-history` is `bts list`."""
+    core = fix("crasher-abort.core")
+    want = btsdump_json(core)["threads"][0]["branches"]
+    out, alias = gdb(core, "bts list 100", "bts branch-history 100")
+    check(out == alias and len(lines(out)) == len(want),
+          "bts branch-history is bts list", alias)
+    ls = lines(out)
+    addrs = []
+    for l in ls:
+        m = re.search(r"0x([0-9a-f]{16}) <([^>]+)>\s+=> 0x([0-9a-f]{16})(?: <([^>]+)>)?",
+                      l)
+        if m:
+            addrs += [(int(m[1], 16), m[2]), (int(m[3], 16), m[4])]
+    cmds = ["x/i 0x%x" % a for a, _ in addrs]
+    infos = gdb(core, *cmds)
+    bad = []
+    for (a, sym), info in zip(addrs, infos):
+        m = re.search(r"0x[0-9a-f]+(?: <([^>]+)>)?:", info)
+        if not m or m[1] != sym:
+            bad.append("0x%x: bts list %s, x/i %s" % (a, sym, info))
+    check(addrs and not bad, "every symbol bts list prints is gdb's (x/i; "
+          "%d addresses, libc included)" % len(addrs), "\n".join(bad))
+    names = [(re.sub(r"\+\d+$", "", sym or ""),
+              re.sub(r"\+0x[0-9a-f]+$", "", b.get("from_symbol") or ""))
+             for (_, sym), b in zip(addrs[0::2], want)
+             if b.get("from_module") == "crasher"]
+    check(len(names) > 3 and all(g == w for g, w in names),
+          "in the executable, gdb and btsdump name the same functions", names)
+
+
+def test_separate_debuginfo(tmp):
+    """A stripped executable with its debuginfo in a separate file (gnu
+    debuglink): gdb finds it, so bts list /s and instruction-history /m
+    show source lines although btsdump, given only the stripped file,
+    knows no line."""
+    d = os.path.join(tmp, "debuglink")
+    os.mkdir(d)
+    exe = os.path.join(d, "crasher")
+    # where only gdb looks: DEBUG-FILE-DIRECTORY/EXE's DIRECTORY/DEBUGLINK
+    root = os.path.join(tmp, "debugroot")
+    os.makedirs(root + d)
+    dbg = os.path.join(root + d, "crasher.debug")
+    subprocess.run(["objcopy", "--only-keep-debug", EXE, dbg], check=True)
+    subprocess.run(["objcopy", "--strip-debug", "--add-gnu-debuglink=" + dbg,
+                    EXE, exe], check=True)
+    core = fix("crasher-null.core")
+    p = subprocess.run([BTSDUMP, "--json", core, exe], capture_output=True,
+                       text=True)
+    last = json.loads(p.stdout)["threads"][0]["branches"][-2]
+    lst, insns = gdb(core, "bts list /s 2", "bts instruction-history /m 3",
+                     exe=exe, pre=["set debug-file-directory " + root])
+    want = null_call_line()
+    check(last.get("from_line") is None and
+          "[../tests/crasher.c:%d -> ?]" % want in lst,
+          "separate debuginfo: gdb's source lines where btsdump has none",
+          "%s\n%s" % (last, lst))
+    check(re.search(r"^%d\t.*call through NULL" % want, insns, re.M),
+          "separate debuginfo: instruction-history /m shows the source", insns)
+
+
+def check_history(name, out, want, note_ok=()):
+    """OUT, `thread apply all bts instruction-history 1,1000000`, against
+    the single-stepped truth WANT {tid: [pc]}: each thread's numbered
+    instructions are the truth's last ones, numbered from 1, the last one
+    marked as the pc; -- lines only those NOTE_OK allows."""
+    got = by_thread(out)
+    check(sorted(got) == sorted(want), "%s: every thread has a history" % name,
+          out[-1500:])
+    for tid, ls in got.items():
+        f = [insn_fields(l) for l in ls]
+        notes = [l.strip() for l, x in zip(ls, f) if not x]
+        f = [x for x in f if x]
+        pcs = [x[2] for x in f]
+        t = want.get(tid, [])
+        if notes and all(any(n.startswith(ok) for ok in note_ok) for n in notes):
+            pcs = pcs[:-1]          # the pc after the untraced stretch
+        check(f and [x[0] for x in f] == list(range(1, len(f) + 1)) and
+              [x[1] for x in f] == [False] * (len(f) - 1) + [True],
+              "%s LWP %d: instructions numbered 1..%d, the last is the pc"
+              % (name, tid, len(f)), "\n".join(ls[-5:]))
+        check(pcs and len(pcs) <= len(t) and t[-len(pcs):] == pcs and
+              all(any(n.startswith(ok) for ok in note_ok) for n in notes),
+              "%s LWP %d: the %d instructions are the ones gdb single-stepped"
+              % (name, tid, len(pcs)),
+              "notes %s\ngot  %s\nwant %s" % (notes, [hex(x) for x in pcs[-8:]],
+                                              [hex(x) for x in t[-8:]]))
+
+
+def test_instruction_history():
+    for name in ("null", "smash", "threads"):
+        core = fix("crasher-%s.core" % name)
+        out, = gdb(core, "thread apply all bts instruction-history 1,1000000")
+        check_history(name, out, truth("crasher-" + name),
+                      ["-- no trace from here to the thread's pc"])
+    core = fix("crasher-null.core")
+    want = btsdump_json(core)["threads"][0]
+    n = len(want["branches"])
+    calls, all_, paged, back, fwd = gdb(
+        core, "bts function-call-history /ci 100",
+        "bts instruction-history 1,1000000", "bts instruction-history",
+        "bts instruction-history", "bts instruction-history +")
+    f = [insn_fields(l) for l in lines(all_)]
+    total = len(f)
+    by_addr = {}
+    for x in f:
+        by_addr.setdefault(x[2], x)
+    kinds = {"call": "call", "return": "ret", "jump": "jmp", "cond": "j"}
+    bad = [(b["index"] + 1, b["kind"], by_addr.get(int(b["from"], 16)))
+           for b in want["branches"]
+           if not (by_addr.get(int(b["from"], 16)) and
+                   by_addr[int(b["from"], 16)][4].startswith(kinds[b["kind"]]))]
+    check(not bad, "every branch of btsdump's is an instruction of its kind "
+          "in gdb's disassembly (%d branches)" % n, bad)
+    check(f[-1][1:] == (True, 0, None, "<Cannot access memory at address 0x0>")
+          and f[-2][3].startswith("dispatch+") and f[-2][4].startswith("call"),
+          "instruction-history ends: dispatch's call, then => 0x0 unreadable",
+          "\n".join(lines(all_)[-2:]))
+    got = [x and x[0] for x in map(insn_fields, lines(paged) + lines(back))]
+    check(got == list(range(total - 9, total + 1)) +
+          list(range(total - 19, total - 9)),
+          "instruction-history: the newest ten, repeated the ten before",
+          paged + "\n" + back)
+    got = [x and x[0] for x in map(insn_fields, lines(fwd))]
+    check(got == list(range(total - 9, total + 1)),
+          "instruction-history +: the ten after", fwd)
+    segs = [re.match(r"\s*(\d+)\t( *)(\S+)\tinst (\d+),(\d+)$", l)
+            for l in lines(calls)]
+    rng = [(int(m[4]), int(m[5])) for m in segs if m]
+    check(all(segs) and rng[0][0] == 1 and rng[-1][1] == total and
+          all(a[1] + 1 == b[0] for a, b in zip(rng, rng[1:])),
+          "function-call-history /i: inst ranges follow each other, 1..%d"
+          % total, calls)
+    check(all(all(by_addr_fn(f, a, b, m[3]) for a, b in [(int(m[4]), int(m[5]))])
+              for m in segs[:-1] if m),
+          "function-call-history /i: each range's instructions are in its "
+          "function", calls)
+    ln, = gdb(core, "bts function-call-history /l 2")
+    m = re.search(r"dispatch\tat \.\./tests/crasher\.c:(\d+),(\d+)$", ln, re.M)
+    want_line = null_call_line()
+    # the prologue is on the line of its `{`, right after the definition
+    check(m and int(m[2]) == want_line and
+          "dispatch(int kind)" in source_line(int(m[1]) - 1),
+          "function-call-history /l: dispatch's lines, up to the NULL call", ln)
+
+
+def by_addr_fn(f, first, last, fn):
+    return all(x[3] and x[3].split("+")[0] == fn for x in f[first - 1:last])
+
+
+def test_instruction_modifiers():
+    core = fix("crasher-null.core")
+    m, r, nofn, size = gdb(core, "bts instruction-history /m 6",
+                           "bts instruction-history /r 3",
+                           "bts instruction-history /f 2",
+                           "bts instruction-history", pre=[
+                               "directory " + os.path.join(SRC, "tests")])
+    src = [l for l in lines(m) if not insn_fields(l)]
+    check(src and all(re.match(r"(\d+)\t", l) and
+                      l.split("\t", 1)[1] == source_line(int(l.split("\t")[0]))
+                      for l in src) and any("call through NULL" in l for l in src),
+          "/m: source lines of tests/crasher.c between the instructions", m)
+    raw = [re.match(r".*>:\t((?:[0-9a-f]{2} ?)+)\t", l) for l in lines(r)[:-1]]
+    f = [insn_fields(l) for l in lines(r)]
+    check(all(raw) and all(len(x[1].split()) == b[2] - a[2] for x, a, b in
+                           zip(raw[:-1], f, f[1:])) and
+          raw[-1][1].split() == ["ff", "d2"],
+          "/r: the raw bytes of each instruction (call *%rdx: ff d2)", r)
+    check(all(insn_fields(l) and insn_fields(l)[3] is None for l in lines(nofn)),
+          "/f: no function names", nofn)
+    out, = gdb(core, "set record instruction-history-size 3",
+               "bts instruction-history")[1:]
+    check(len(lines(out)) == 3, "record instruction-history-size is honored",
+          out)
+
+
+def test_smash():
+    core = fix("crasher-smash.core")
+    bt, lst, ins, calls = gdb(core, "bt", "bts list 1", "bts instruction-history 2",
+                              "bts function-call-history /c 2")
+    check("0x0000414141414141" in bt and "smash_victim" not in bt,
+          "smash: gdb's bt is garbage (no smash_victim)", bt)
+    f = branch_fields(lst)
+    check(f and f[1] == "return" and f[3] == 0x414141414141 and
+          "<smash_victim+" in lst,
+          "smash: bts list shows smash_victim's ret to 0x414141414141", lst)
+    x = [insn_fields(l) for l in lines(ins)]
+    check(len(x) == 2 and x[0][3].startswith("smash_victim+") and
+          x[0][4] == "ret" and x[1][1:3] == (True, 0x414141414141) and
+          "Cannot access memory" in x[1][4],
+          "smash: instruction-history: ret, then => the garbage address", ins)
+    check(re.search(r"^\d+\t +smash_victim\n\d+\t *\?\?$", calls, re.M),
+          "smash: function-call-history ends in smash_victim, then ??", calls)
+
+
+def test_threads_history():
+    core = fix("crasher-threads.core")
+    want = {t["tid"]: t for t in btsdump_json(core)["threads"]}
+    worker = next(t for t in want.values() if t["faulting"])["tid"]
+    t1, t2, sel = gdb(core, "bts instruction-history 1", "thread 2",
+                      "bts instruction-history 3")
+    check(insn_fields(t1) and insn_fields(t1)[2] == 0,
+          "threads: thread 1 (the worker) ends at 0x0", t1)
+    ls = lines(sel)
+    check(len(ls) == 4 and "pthread_create@plt" in ls[1] and
+          ls[2].strip().startswith("-- no trace from here to the thread's pc")
+          and insn_fields(ls[3])[1] and "LWP %d" % worker not in t2,
+          "threads: thread 2 (main): the call into pthread_create@plt, "
+          "then its pc", sel)
 
 
 def test_errors(tmp):
@@ -224,6 +480,12 @@ def main():
         test_null()
         test_threads()
         test_cross_check()
+        test_symbols()
+        test_separate_debuginfo(tmp)
+        test_instruction_history()
+        test_instruction_modifiers()
+        test_smash()
+        test_threads_history()
         test_errors(tmp)
         test_made_cores(tmp)
     print("1..%d" % len(results))

@@ -321,21 +321,78 @@ def check_daemon(tool, res, exe, dmesg):
           "btsdumpd: the untraced storm's entries say there is no trace")
 
 
-def check_gdb(tool, res, exe):
-    """bts-aware gdb (gdb/bts.py) on the kernel-written core: the same last
-    branch as btsdump's."""
+def gdb_bts(tool, res, exe, core, *cmds):
+    """Runs gdb with gdb/bts.py on a core of the VM: its files are found
+    under a sysroot that holds the crasher as /bin/crasher, as gdb needs to
+    read the code of the core's file mappings (`set sysroot`, docs/gdb.md).
+    Returns each command's output."""
     script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
                           "gdb", "bts.py")
-    core = os.path.join(res, "null.core")
-    p = subprocess.run(["gdb", "-batch", "-nx", "-iex", f"source {script}", "-ex",
-                        "bts list /r 1", exe, core], capture_output=True, text=True,
-                       env=dict(os.environ, BTSDUMP=os.path.abspath(tool)), timeout=120)
-    ref = real(branches_json(tool, core, exe)["threads"][0]["branches"])[-1]
-    line = [x for x in p.stdout.splitlines() if x.strip()[:1].isdigit()][-1:]
-    want = "0x%016x" % int(ref["from"], 16)
-    check(line and want in line[0] and "0x0000000000000000" in line[0],
-          "gdb: bts list on the kernel's core shows btsdump's last branch, into 0",
-          p.stdout[-600:] + p.stderr[-600:])
+    sysroot = os.path.join(res, "sysroot")
+    os.makedirs(os.path.join(sysroot, "bin"), exist_ok=True)
+    link = os.path.join(sysroot, "bin", "crasher")
+    if not os.path.lexists(link):
+        os.symlink(os.path.abspath(exe), link)
+    mark = "@@check-vm@@"
+    args = ["gdb", "-batch", "-nx", "-iex", f"set sysroot {sysroot}",
+            "-iex", f"source {script}", exe, core, "-ex", f"echo {mark}\\n"]
+    for c in cmds:
+        args += ["-ex", c, "-ex", f"echo {mark}\\n"]
+    p = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       text=True, env=dict(os.environ, BTSDUMP=os.path.abspath(tool)),
+                       timeout=300)
+    parts = p.stdout.split(mark + "\n")[1:]
+    return (parts + [""] * len(cmds))[:len(cmds)]
+
+
+def per_thread(out):
+    res, cur = {}, None
+    for line in out.splitlines():
+        m = re.match(r"Thread \d+ \(.*LWP (\d+)\)\):", line)
+        if m:
+            cur = res.setdefault(int(m[1]), [])
+        elif cur is not None and line.strip():
+            cur.append(line)
+    return res
+
+
+def check_gdb(tool, res, exe):
+    """bts-aware gdb (gdb/bts.py) on the kernel-written cores: every
+    thread's branches are btsdump's, and its instruction history rebuilds
+    from the first record to the thread's pc without a break: each run of
+    code between two recorded branches leads straight to the next one, and
+    each recorded branch is a branch of its kind in the code."""
+    for name in ("null", "smash", "threads", "fork", "sysdefault"):
+        core = os.path.join(res, name + ".core")
+        ref = branches_json(tool, core, exe)
+        lst, hist = gdb_bts(tool, res, exe, core,
+                            "thread apply all bts list /r 1,1000000",
+                            "thread apply all bts instruction-history 1,100000000")
+        got = {tid: [tuple(int(x, 16) for x in re.findall(r"0x([0-9a-f]{16})", l))
+                     for l in ls if re.match(r"\s*\d+  (?!--)", l)]
+               for tid, ls in per_thread(lst).items()}
+        want = {t["tid"]: [(int(b["from"], 16), int(b["to"], 16))
+                           for b in t["branches"] if b["kind"] != "marker"]
+                for t in ref["threads"] if t.get("trace")}
+        check(got == want and want,
+              f"gdb {name}: bts list of every thread = btsdump's records "
+              f"({sum(map(len, want.values()))})", lst[-800:])
+        threads = per_thread(hist)
+        broken = [l for ls in threads.values() for l in ls
+                  if "does not lead" in l or "differs from" in l or
+                  "no trace from here" in l]
+        nums = {tid: [int(l.split()[0]) for l in ls if re.match(r"\s*\d+\t", l)]
+                for tid, ls in threads.items()}
+        check(sorted(threads) == sorted(want) and not broken and
+              all(n == list(range(1, len(n) + 1)) for n in nums.values()),
+              f"gdb {name}: instruction history rebuilt without a break "
+              f"({sum(map(len, nums.values()))} instructions)",
+              "\n".join(broken[:8]) or hist[-800:])
+    calls, = gdb_bts(tool, res, exe, os.path.join(res, "null.core"),
+                     "bts function-call-history 2")
+    check(re.search(r"dispatch\n\s*\d+\t\?\?\s*$", calls),
+          "gdb: the kernel's null core's call history ends: dispatch, then ??",
+          calls[-400:])
 
 
 def check_no_kernel_addresses(res):
