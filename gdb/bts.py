@@ -365,22 +365,31 @@ class _BtsInsns:
     def run(self, arch, start, end):
         """Appends the instructions from START to END (both included) when
         the code leads there without a transfer the trace would have
-        recorded; else returns why not and appends nothing."""
+        recorded; else returns the -- line that says why not, and appends
+        nothing."""
         if start == end:
             self.one(arch, end)
             return None
+        why = None
         if end < start or end - start > BTS_MAX_RUN_BYTES:
-            return "no straight path"
-        try:
-            ds = arch.disassemble(start, end)
-        except gdb.MemoryError as e:
-            return "cannot read the code: %s" % e
-        if not ds or ds[-1]["addr"] != end:
-            return "the code from there steps over 0x%x" % end
-        for d in ds[:-1]:
-            if _bts_leaves(_bts_mnemonic(d["asm"])):
-                return "%s at 0x%x leaves the path" % (
-                    _bts_mnemonic(d["asm"]), d["addr"])
+            why = "no straight path"
+        else:
+            try:
+                ds = arch.disassemble(start, end)
+            except gdb.MemoryError as e:
+                return ("-- cannot read the code from 0x%x to the branch at "
+                        "0x%x (%s); for a core from another machine, `set "
+                        "sysroot` --" % (start, end, e))
+            if not ds or ds[-1]["addr"] != end:
+                why = "the code from there steps over 0x%x" % end
+            for d in ds[:-1]:
+                if why is None and _bts_leaves(_bts_mnemonic(d["asm"])):
+                    why = "%s at 0x%x leaves the path" % (
+                        _bts_mnemonic(d["asm"]), d["addr"])
+        if why:
+            return ("-- 0x%x does not lead to the branch at 0x%x (%s): a "
+                    "transfer the trace did not see, or code that differs "
+                    "from the traced --" % (start, end, why))
         self.insns += [_BtsInsn(d["addr"], d["length"], d["asm"]) for d in ds]
         return None
 
@@ -422,9 +431,7 @@ def _bts_rebuild(t, arch, pc):
             why = h.run(arch, here, frm)
             if why:
                 h.broken += 1
-                h.note("-- 0x%x does not lead to the branch at 0x%x (%s): a "
-                       "transfer the trace did not see, or code that differs "
-                       "from the traced --" % (here, frm, why))
+                h.note(why)
                 here = None
         if here is None:
             h.one(arch, frm)

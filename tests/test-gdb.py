@@ -411,8 +411,13 @@ def test_threads_history():
 
 
 def test_errors(tmp):
-    out, = gdb(fix("crasher-notrace.core"), "bts list")
-    check(out == NO_TRACE, "a core without trace: the clear error", out)
+    st = []
+    outs = gdb(fix("crasher-notrace.core"), "bts list", "bts branch-history",
+               "bts function-call-history", "bts instruction-history",
+               "info bts", status=st)
+    check(outs == [NO_TRACE] * 5 and st == [0],
+          "a core without trace: every command says so, the batch session "
+          "exits 0", "%s exit %s" % (outs, st))
     a, b = gdb(None, "info bts", "bts list")
     check(a == b == "bts: no core file loaded", "no core: the clear error",
           a + "\n" + b)
@@ -462,6 +467,39 @@ def test_made_cores(tmp):
           "markers print as -- ... -- lines", out)
     check(re.search(r"^\* 1 +\d+ +SIGSEGV +emulation +6 +4096 +yes +7 +0$",
                     info, re.M), "info bts: wrapped, lost", info)
+    hist, = gdb(core, "bts instruction-history 1,1000")
+    notes = [l.strip() for l in lines(hist) if not insn_fields(l)]
+    f = [insn_fields(l) for l in lines(hist) if insn_fields(l)]
+    check(notes == ["-- older instructions are gone (7 branches lost, the ring "
+                    "wrapped) --",
+                    "-- switch-out cpu 1 at 1.000000000s --",
+                    "-- switch-in cpu 0 at 1.000200000s --",
+                    "-- gap (perf), resumed at 2.000000000s after 5000 ns --"],
+          "instruction-history: the wrapped ring, switches and the gap as -- lines",
+          hist)
+    after_gap = ([i for i, l in enumerate(lines(hist))
+                  if l.strip().startswith("-- gap")] or [-1])[0]
+    nxt = [insn_fields(l) for l in lines(hist)[after_gap + 1:]]
+    check(after_gap > 0 and len(nxt) == 2 and nxt[0][4] == "call   *%rdx" and
+          nxt[1][1:3] == (True, 0),
+          "instruction-history: after the gap it starts again at the next "
+          "branch (dispatch's call), then the pc", hist)
+    core = add_note(tmp, "nopath", recs[:1] + recs[6:8])
+    hist, = gdb(core, "bts instruction-history 1,1000")
+    bad = [l.strip() for l in lines(hist) if not insn_fields(l)]
+    check(len(bad) == 2 and "does not lead to the branch" in bad[0] and
+          bad[1] == "-- no trace from here to the thread's pc 0x0 --",
+          "instruction-history: branches the code cannot connect say so, "
+          "and so does a pc the last branch does not lead to", hist)
+    diff, = gdb(fix("crasher-null.core"), "python "
+                "t = {'trace': {'wrapped': False, 'lost': 0, 'lost_exact': True}, "
+                "'branches': [{'index': 0, 'kind': 'return', 'from': hex(gdb."
+                "parse_and_eval('&dispatch')), 'to': '0x0'}]}; "
+                "h = _bts_rebuild(t, gdb.selected_inferior().architecture(), 0); "
+                "print(h.broken, h.notes)")
+    check(diff.startswith("1 {1: ['-- branch 1 is a return, but the code at ")
+          and "`push   %rbp`: it differs from the traced --" in diff,
+          "a branch whose instruction is not of its kind: the code differs", diff)
     core = add_note(tmp, "other", recs[-2:], "-t", "9999")
     info, out = gdb(core, "info bts", "bts list")
     check(re.search(r"^\* 1 +\d+ +SIGSEGV +none", info, re.M)
