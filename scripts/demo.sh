@@ -6,7 +6,8 @@
 # traced by btscrash (prctl, tests/vm/btsrun.c) crash: a call through a
 # NULL function pointer and a smashed return address.  Their cores come
 # back to the host and btsdump shows how each got to its crash; btsdumpd,
-# the VM's core_pattern handler, stored them too (btsdumpctl info).
+# the VM's core_pattern handler, stored them too (btsdumpctl info); gdb
+# with gdb/bts.py shows the last instructions before the crash.
 #   scripts/demo.sh             the whole pipeline
 #   scripts/demo.sh --fixture   no kernel: a shipped core (tests/fixtures)
 set -eu
@@ -45,6 +46,17 @@ grep -E 'ds: |crasher\[[0-9]+\]: segfault' "$out/console.log" | sed 's/^/   vm| 
 echo
 show "$out/null.core" "$out/crasher" "in the VM, 'btsrun 4096 crasher null' (a call through NULL)"
 show "$out/smash.core" "$out/crasher" "in the VM, 'btsrun 4096 crasher smash' (a smashed return address)"
+# gdb reads the code of the core's mappings by their paths in the VM
+mkdir -p "$out/sysroot/bin" && ln -sf ../../crasher "$out/sysroot/bin/crasher"
+echo "== gdb, with the bts commands (docs/gdb.md), on the same core:"
+echo "   gdb -iex 'set sysroot $out/sysroot' -iex 'source gdb/bts.py' $out/crasher $out/smash.core"
+for cmd in 'bts function-call-history /c 4' 'bts instruction-history /m 8'; do
+	echo "   (gdb) $cmd"
+	BTSDUMP=build/btsdump gdb -batch -nx -iex "set sysroot $out/sysroot" \
+		-iex 'source gdb/bts.py' -ex "$cmd" "$out/crasher" "$out/smash.core" \
+		2>/dev/null | sed -n '/^ *[0-9]/,$p' | sed 's/^/   /'
+done
+echo
 # the traced crash (the VM then crashes 100 untraced ones, a storm)
 id=$(grep -l '^TRACE=present' "$out"/store/*/meta | head -n 1 | xargs dirname | xargs basename)
 echo "== btsdumpd, the VM's core_pattern handler, stored the traced crash with its trail:"
