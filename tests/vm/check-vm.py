@@ -225,6 +225,10 @@ def check_inherited(tool, res, exe):
         check(last.get("kind") == "call" and int(last.get("to", "1"), 16) == 0 and
               subsequence(["serve", "parse_request", "dispatch"], calls_to(br)),
               f"{name}: {how}: the core's trail ends in the call to 0", last)
+        first = br[0] if br else {}
+        check((first.get("from_symbol") or "").startswith("_start"),
+              f"{name}: the ring started over at execve: the first record is "
+              f"the new program's (_start), not its parent's", first)
     name = "sysdefault-memlock"
     check(status(res, name) == 139, f"{name}: untraced over the limit, still crashed",
           status(res, name))
