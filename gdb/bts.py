@@ -84,7 +84,7 @@ class _BtsCache:
     runs btsdump once."""
     entries = {}
     windows = {}        # (core key, tid, what) -> ((first, last), paging, mods)
-    insns = {}          # (core key, tid, flavor) -> _BtsInsns
+    insns = {}          # (core key, tid, flavor, sysroot) -> _BtsInsns
 
 
 def _bts_run_btsdump(btsdump, core, exe):
@@ -323,8 +323,7 @@ def _bts_is_kind(m, kind):
     if kind == "jump":
         return m.startswith(("jmp", "ljmp"))
     if kind == "cond":
-        return (m.startswith(("j", "loop")) and not m.startswith("jmp")
-                and m != "jmpq")
+        return m.startswith(("j", "loop")) and not m.startswith("jmp")
     return None
 
 
@@ -379,7 +378,7 @@ class _BtsInsns:
             except gdb.MemoryError as e:
                 return ("-- cannot read the code from 0x%x to the branch at "
                         "0x%x (%s); for a core from another machine, `set "
-                        "sysroot` --" % (start, end, e))
+                        "sysroot` before loading it --" % (start, end, e))
             if not ds or ds[-1]["addr"] != end:
                 why = "the code from there steps over 0x%x" % end
             for d in ds[:-1]:
@@ -441,7 +440,8 @@ def _bts_rebuild(t, arch, pc):
             if ok is False:
                 h.broken += 1
                 h.note("-- branch %d is a %s, but the code at 0x%x is `%s`: "
-                       "it differs from the traced --"
+                       "it differs from the traced (for a core from another "
+                       "machine, `set sysroot` before loading it) --"
                        % (b["index"] + 1, b["kind"], frm, last.asm))
         h.at_branch[b["index"]] = len(h.insns)
         here = to
@@ -461,9 +461,10 @@ def _bts_rebuild(t, arch, pc):
 
 
 def _bts_history(key, t):
-    """The selected thread's _BtsInsns, built once per core, thread and
-    disassembly flavor."""
-    ck = (key, t["tid"], gdb.parameter("disassembly-flavor"))
+    """The selected thread's _BtsInsns, built once per core, thread,
+    disassembly flavor and sysroot (where gdb finds the code)."""
+    ck = (key, t["tid"], gdb.parameter("disassembly-flavor"),
+          gdb.parameter("sysroot"))
     if ck not in _BtsCache.insns:
         arch = gdb.selected_inferior().architecture()
         _BtsCache.insns[ck] = _bts_rebuild(t, arch, _bts_current_pc())

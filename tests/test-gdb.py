@@ -498,7 +498,7 @@ def test_made_cores(tmp):
                 "h = _bts_rebuild(t, gdb.selected_inferior().architecture(), 0); "
                 "print(h.broken, h.notes)")
     check(diff.startswith("1 {1: ['-- branch 1 is a return, but the code at ")
-          and "`push   %rbp`: it differs from the traced --" in diff,
+          and "`push   %rbp`: it differs from the traced (" in diff,
           "a branch whose instruction is not of its kind: the code differs", diff)
     core = add_note(tmp, "other", recs[-2:], "-t", "9999")
     info, out = gdb(core, "info bts", "bts list")
