@@ -465,8 +465,8 @@ def test_made_cores(tmp):
                       "4  -- switch-in cpu 0 at 1.000200000s --",
                       "5  -- gap (perf), resumed at 2.000000000s after 5000 ns --"],
           "markers print as -- ... -- lines", out)
-    check(re.search(r"^\* 1 +\d+ +SIGSEGV +emulation +6 +4096 +yes +7 +0$",
-                    info, re.M), "info bts: wrapped, lost", info)
+    check(re.search(r"^\* 1 +\d+ +SIGSEGV +emulation +6 +4096 +yes +7 +1$",
+                    info, re.M), "info bts: wrapped, lost, the gap counted", info)
     hist, = gdb(core, "bts instruction-history 1,1000")
     notes = [l.strip() for l in lines(hist) if not insn_fields(l)]
     f = [insn_fields(l) for l in lines(hist) if insn_fields(l)]

@@ -59,7 +59,7 @@ static void usage_add(FILE *out)
 	      "  -s, --source hw|emulation (default emulation)\n"
 	      "  -w, --wrapped             set the WRAPPED flag\n"
 	      "  -l, --lost N              records lost (exact)\n"
-	      "  -g, --gaps N              number of gaps\n"
+	      "  -g, --gaps N              number of gaps (default: the GAP markers)\n"
 	      "  -o, --output FILE         write here instead of replacing CORE\n", out);
 }
 
@@ -194,6 +194,7 @@ static int add_note_main(int argc, char **argv)
 	bool have_tid = false;
 	uint64_t v;
 	struct btsdec_err err;
+	bool have_gaps = false;
 	int c, ret;
 
 	while ((c = getopt_long(argc, argv, "t:C:s:wl:g:o:h", opts, NULL)) != -1) {
@@ -224,6 +225,7 @@ static int add_note_main(int argc, char **argv)
 			if (parse_u64(optarg, &v) || v > UINT32_MAX)
 				goto bad;
 			t.nr_gaps = v;
+			have_gaps = true;
 			break;
 		case 'o':
 			output = optarg;
@@ -241,6 +243,11 @@ static int add_note_main(int argc, char **argv)
 		return EXIT_USAGE;
 	if (!t.capacity)
 		t.capacity = t.nr > 4096 ? t.nr : 4096;
+	if (!have_gaps)		/* what a writer counts: the GAP markers */
+		for (size_t i = 0; i < t.nr; i++)
+			if (btsdec_is_marker(&t.recs[i]) &&
+			    BTS_MARKER_KIND(t.recs[i].from) == BTS_MARK_GAP)
+				t.nr_gaps++;
 	if (!have_tid && faulting_tid(argv[optind], &t.id))
 		return EXIT_READ;
 	ret = btsdec_core_add_notes(argv[optind], output ? output : argv[optind],
