@@ -261,18 +261,6 @@ static int run_handler(struct btsdumpd_ctx *c, char **pos, int npos)
 
 /* ---- The service side of the hand-off ---------------------------------- */
 
-static bool field_allowed(const char *key)
-{
-	static const char *const keys[] = { "PID", "UID", "GID", "SIGNAL", "SIGNAL_NAME",
-		"TIMESTAMP", "COMM", "EXE", "CMDLINE", "CGROUP", "HOSTNAME", "DUMP_MODE" };
-	size_t i;
-
-	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-		if (!strcmp(key, keys[i]))
-			return true;
-	return false;
-}
-
 /* One datagram: a KEY=value field, or the core's fd (returned, >= 0). */
 static int receive_one(struct btsdumpd_ctx *c, int sock, char *buf)
 {
@@ -282,8 +270,7 @@ static int receive_one(struct btsdumpd_ctx *c, int sock, char *buf)
 			     .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
 	struct cmsghdr *cm;
 	ssize_t n;
-	char *eq;
-	int fd;
+	int fd, ret;
 
 	n = recvmsg(sock, &mh, MSG_CMSG_CLOEXEC);
 	if (n < 0)
@@ -298,27 +285,19 @@ static int receive_one(struct btsdumpd_ctx *c, int sock, char *buf)
 	}
 	if (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))
 		return -EMSGSIZE;
-	buf[n] = '\0';
-	eq = strchr(buf, '=');
-	if (!eq)
-		return -EBADMSG;
-	*eq = '\0';
-	if (field_allowed(buf))
-		btsdumpd_meta_set(&c->meta, buf, eq + 1);
-	return -EAGAIN;		/* more to come */
+	ret = btsdumpd_handoff_field(&c->meta, buf, n);
+	return ret ? ret : -EAGAIN;	/* more to come */
 }
 
 static int run_serve(struct btsdumpd_ctx *c)
 {
-	static const char *const need[] = { "PID", "UID", "GID", "SIGNAL", "TIMESTAMP" };
 	struct timeval tv = { HANDOFF_TIMEOUT, 0 };
 	int sock = sd_listen_fds(1) == 1 ? SD_LISTEN_FDS_START : STDIN_FILENO;
 	struct ucred cred;
 	socklen_t cl = sizeof(cred);
-	uint64_t v;
 	char *buf = malloc(FIELD_MAX + 1);
+	const char *missing;
 	int fd = -EAGAIN;
-	size_t i;
 
 	if (!buf)
 		return 2;
@@ -334,12 +313,12 @@ static int run_serve(struct btsdumpd_ctx *c)
 		btsdumpd_log(LOG_ERR, "hand-off: %s", strerror(-fd));
 		return 1;
 	}
-	for (i = 0; i < sizeof(need) / sizeof(need[0]); i++)
-		if (btsdumpd_parse_u64(btsdumpd_meta_get(&c->meta, need[i]), &v)) {
-			btsdumpd_log(LOG_ERR, "hand-off: missing or bad %s", need[i]);
-			close(fd);
-			return 1;
-		}
+	missing = btsdumpd_handoff_missing(&c->meta);
+	if (missing) {
+		btsdumpd_log(LOG_ERR, "hand-off: missing or bad %s", missing);
+		close(fd);
+		return 1;
+	}
 	btsdumpd_meta_set(&c->meta, "SIGNAL_NAME",
 			  btsdumpd_signal_name(atoi(btsdumpd_meta_get(&c->meta, "SIGNAL"))));
 	if (send(sock, "OK", 2, MSG_NOSIGNAL) != 2)

@@ -653,3 +653,41 @@ void btsdumpd_sanitize_comm(const char *comm, char *out)
 	else
 		out[n] = 0;
 }
+
+/* ---- The hand-off's datagrams ------------------------------------------- */
+
+int btsdumpd_handoff_field(struct btsdumpd_meta *m, const char *buf, size_t len)
+{
+	static const char *const keys[] = { "PID", "UID", "GID", "SIGNAL",
+		"SIGNAL_NAME", "TIMESTAMP", "COMM", "EXE", "CMDLINE", "CGROUP",
+		"HOSTNAME", "DUMP_MODE" };
+	const char *eq = memchr(buf, '=', len);
+	size_t i, klen;
+
+	if (!eq || memchr(buf, '\0', len))
+		return -EBADMSG;
+	klen = eq - buf;
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		if (strlen(keys[i]) == klen && !memcmp(buf, keys[i], klen)) {
+			char *val = strndup(eq + 1, len - klen - 1);
+			int ret = val ? btsdumpd_meta_set(m, keys[i], val) : -ENOMEM;
+
+			free(val);
+			return ret;
+		}
+	}
+	return 0;
+}
+
+const char *btsdumpd_handoff_missing(const struct btsdumpd_meta *m)
+{
+	static const char *const need[] = { "PID", "UID", "GID", "SIGNAL",
+		"TIMESTAMP" };
+	uint64_t v;
+	size_t i;
+
+	for (i = 0; i < sizeof(need) / sizeof(need[0]); i++)
+		if (btsdumpd_parse_u64(btsdumpd_meta_get(m, need[i]), &v))
+			return need[i];
+	return NULL;
+}

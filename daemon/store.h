@@ -2,8 +2,9 @@
 /*
  * btsdumpd's store (docs/btsdumpd.md "The store"): entry metadata (`meta`,
  * escaped KEY=VALUE lines), listing complete entries, zstd streaming, and the
- * POSIX ACL that lets the crashing user read an entry, and the small helpers
- * both sides share (whole writes, numbers, signal names).  Shared by btsdumpd
+ * POSIX ACL that lets the crashing user read an entry, the hand-off's
+ * datagrams, and the small helpers both sides share (whole writes, numbers,
+ * signal names).  Shared by btsdumpd
  * (writer) and btsdumpctl (reader); process context.  Errors: negative errno.
  */
 #ifndef BTSDUMPD_STORE_H
@@ -37,6 +38,14 @@ int btsdumpd_meta_write_fd(int fd, const struct btsdumpd_meta *m);
 /* Parses a meta file (at most 1 MiB); malformed lines are skipped.
  * 0, or -errno (-EFBIG when over the size limit). */
 int btsdumpd_meta_read_at(int dirfd, const char *name, struct btsdumpd_meta *m);
+
+/* The service side of the hand-off (docs/btsdumpd.md): one datagram of
+ * len bytes, "KEY=value", goes into m when KEY is one the handler sends;
+ * other keys are ignored.  0, or -EBADMSG (no '=', or a NUL inside). */
+int btsdumpd_handoff_field(struct btsdumpd_meta *m, const char *buf, size_t len);
+/* Once the fd came: NULL when the fields the service needs (PID, UID, GID,
+ * SIGNAL, TIMESTAMP) are there and numbers, else the first that is not. */
+const char *btsdumpd_handoff_missing(const struct btsdumpd_meta *m);
 
 /* A complete entry (a directory ID/ holding a readable meta). */
 struct btsdumpd_entry {

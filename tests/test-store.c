@@ -290,6 +290,36 @@ static void test_sanitize_comm(void)
 	CHECK_STR(out, "unknown");
 }
 
+/* The hand-off's datagrams: known keys in, unknown ones ignored, values
+ * taken by length (not up to a NUL), malformed ones refused. */
+static void test_handoff(void)
+{
+	struct btsdumpd_meta m = { 0 };
+	static const char cmdline[] = "CMDLINE=a=b c";
+
+	CHECK_EQ(btsdumpd_handoff_field(&m, "PID=42", 6), 0);
+	CHECK_STR(btsdumpd_handoff_missing(&m), "UID");
+	CHECK_EQ(btsdumpd_handoff_field(&m, "UID=1000xxx", 8), 0);	/* by length */
+	CHECK_EQ(btsdumpd_handoff_field(&m, "GID=1000", 8), 0);
+	CHECK_EQ(btsdumpd_handoff_field(&m, "SIGNAL=11", 9), 0);
+	CHECK_EQ(btsdumpd_handoff_field(&m, "TIMESTAMP=x", 11), 0);
+	CHECK_STR(btsdumpd_handoff_missing(&m), "TIMESTAMP");		/* not a number */
+	CHECK_EQ(btsdumpd_handoff_field(&m, "TIMESTAMP=1700000000", 20), 0);
+	CHECK(btsdumpd_handoff_missing(&m) == NULL);
+	CHECK_EQ(btsdumpd_handoff_field(&m, cmdline, sizeof(cmdline) - 1), 0);
+	CHECK_STR(btsdumpd_meta_get(&m, "CMDLINE"), "a=b c");
+	CHECK_EQ(btsdumpd_handoff_field(&m, "TRACE=present", 13), 0);	/* ignored */
+	CHECK(btsdumpd_meta_get(&m, "TRACE") == NULL);
+	CHECK_EQ(btsdumpd_handoff_field(&m, "PIDX=1", 6), 0);		/* ignored */
+	CHECK_EQ(btsdumpd_handoff_field(&m, "PI", 2), 0 - EBADMSG);
+	CHECK_EQ(btsdumpd_handoff_field(&m, "PID=4\0=2", 8), 0 - EBADMSG);
+	CHECK_EQ(btsdumpd_handoff_field(&m, "", 0), 0 - EBADMSG);
+	CHECK_STR(btsdumpd_meta_get(&m, "UID"), "1000");
+	CHECK_STR(btsdumpd_meta_get(&m, "PID"), "42");
+	CHECK_EQ(m.n, 6);
+	btsdumpd_meta_free(&m);
+}
+
 static const struct test_case tests[] = {
 	TEST_CASE(test_meta_round_trip),
 	TEST_CASE(test_meta_malformed),
@@ -298,6 +328,7 @@ static const struct test_case tests[] = {
 	TEST_CASE(test_zstd_content),
 	TEST_CASE(test_acl),
 	TEST_CASE(test_sanitize_comm),
+	TEST_CASE(test_handoff),
 };
 
 int main(void)

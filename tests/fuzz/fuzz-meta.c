@@ -1,12 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * libFuzzer target for btsdumpd's two text parsers: the store's `meta`
- * (daemon/store.c, read by btsdumpctl) and btsdumpd.conf (daemon/config.c).
+ * libFuzzer target for btsdumpd's text parsers: the store's `meta`
+ * (daemon/store.c, read by btsdumpctl), btsdumpd.conf (daemon/config.c) and
+ * the hand-off's datagrams (daemon/store.c, read by the service).
  * meta: whatever parses must survive a write/read round trip unchanged and
- * hold no raw control character once written; config: values stay in range.
- * Input: one selector byte (even: meta, odd: config), then the file.
+ * hold no raw control character once written; config: values stay in range;
+ * hand-off: only the handler's keys get in, and what got in is written and
+ * read back unchanged.
+ * Input: one selector byte (mod 3: 0 meta, 1 config, 2 hand-off), then the
+ * file, or the datagrams, each a 2-byte little-endian length and its bytes.
  */
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,6 +80,49 @@ static void check_config(void)
 		__builtin_trap();
 }
 
+static bool handoff_key(const char *k)
+{
+	static const char *const keys[] = { "PID", "UID", "GID", "SIGNAL",
+		"SIGNAL_NAME", "TIMESTAMP", "COMM", "EXE", "CMDLINE", "CGROUP",
+		"HOSTNAME", "DUMP_MODE" };
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (!strcmp(k, keys[i]))
+			return true;
+	return false;
+}
+
+static void check_handoff(const uint8_t *data, size_t size)
+{
+	struct btsdumpd_meta m = { 0 };
+	const char *missing;
+	int fd;
+
+	while (size >= 2) {
+		size_t len = data[0] | (size_t)data[1] << 8;
+
+		data += 2;
+		size -= 2;
+		if (len > size)
+			len = size;
+		btsdumpd_handoff_field(&m, (const char *)data, len);
+		data += len;
+		size -= len;
+	}
+	for (size_t i = 0; i < m.n; i++)
+		if (!handoff_key(m.keys[i]) || strlen(m.vals[i]) > (1 << 16))
+			__builtin_trap();
+	missing = btsdumpd_handoff_missing(&m);
+	if (missing && !handoff_key(missing))
+		__builtin_trap();
+	fd = openat(dirfd_, "meta", O_RDWR | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0 || btsdumpd_meta_write_fd(fd, &m))
+		__builtin_trap();
+	close(fd);
+	btsdumpd_meta_free(&m);
+	check_meta();		/* what the service would store reads back */
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (dirfd_ < 0) {
@@ -84,11 +132,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	if (!size || size > (1 << 15))
 		return 0;
-	if (put(data[0] & 1 ? "conf" : "meta", data + 1, size - 1))
-		return 0;
-	if (data[0] & 1)
-		check_config();
-	else
-		check_meta();
+	switch (data[0] % 3) {
+	case 0:
+		if (!put("meta", data + 1, size - 1))
+			check_meta();
+		break;
+	case 1:
+		if (!put("conf", data + 1, size - 1))
+			check_config();
+		break;
+	default:
+		check_handoff(data + 1, size - 1);
+	}
 	return 0;
 }
