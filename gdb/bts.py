@@ -369,7 +369,7 @@ class _BtsInsns:
         if start == end:
             self.one(arch, end)
             return None
-        why = None
+        why, ds = None, None
         if end < start or end - start > BTS_MAX_RUN_BYTES:
             why = "no straight path"
         else:
@@ -385,12 +385,39 @@ class _BtsInsns:
                 if why is None and _bts_leaves(_bts_mnemonic(d["asm"])):
                     why = "%s at 0x%x leaves the path" % (
                         _bts_mnemonic(d["asm"]), d["addr"])
-        if why:
-            return ("-- 0x%x does not lead to the branch at 0x%x (%s): a "
-                    "transfer the trace did not see, or code that differs "
-                    "from the traced --" % (start, end, why))
-        self.insns += [_BtsInsn(d["addr"], d["length"], d["asm"]) for d in ds]
-        return None
+        if not why:
+            self.insns += [_BtsInsn(d["addr"], d["length"], d["asm"])
+                           for d in ds]
+            return None
+        # A syscall on the way: the kernel may have resumed the thread
+        # elsewhere (a signal handler, sigreturn), which BTS does not
+        # record.  The path up to the syscall did run.
+        path = self._path(arch, start, ds)
+        for i, d in enumerate(path):
+            if _bts_mnemonic(d["asm"]) in ("syscall", "sysenter"):
+                self.insns += [_BtsInsn(x["addr"], x["length"], x["asm"])
+                               for x in path[:i + 1]]
+                return ("-- the kernel took over at the syscall at 0x%x and "
+                        "resumed the thread elsewhere (a signal handler, "
+                        "sigreturn): the way on is not in the trace --"
+                        % d["addr"])
+        return ("-- 0x%x does not lead to the branch at 0x%x (%s): a "
+                "transfer the trace did not see, or code that differs "
+                "from the traced --" % (start, end, why))
+
+    @staticmethod
+    def _path(arch, start, ds):
+        """The straight code from START up to the first instruction that
+        always leaves it: DS's, or read afresh (at most 4096)."""
+        if ds is None:
+            try:
+                ds = arch.disassemble(start, count=4096)
+            except gdb.MemoryError:
+                return []
+        for i, d in enumerate(ds):
+            if _bts_leaves(_bts_mnemonic(d["asm"])):
+                return ds[:i + 1]
+        return ds
 
 
 def _bts_marker_line(b):

@@ -220,6 +220,12 @@ void bts_crash_exec(struct pt_regs *regs)
 		ds_task_trace_exec(regs, &current->bts_crash->trace);
 }
 
+void bts_crash_signal(struct pt_regs *regs)
+{
+	if (current->bts_crash)
+		ds_task_trace_resume_at(regs, &current->bts_crash->trace);
+}
+
 long bts_crash_prctl(unsigned long op, unsigned long arg)
 {
 	switch (op) {

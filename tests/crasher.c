@@ -99,6 +99,11 @@ int main(int argc, char **argv)
 		return 0;
 	case 't':
 		return run_threads();
+	case 'h': {			/* a signal handler, then the NULL call */
+		int run_signal(int argc);
+
+		return run_signal(argc);
+	}
 	case 'l':			/* busy until killed (the kdump test) */
 		for (;;) {
 			int v[3] = { argc, argc + 1, argc + 2 };
@@ -106,5 +111,30 @@ int main(int argc, char **argv)
 			sink = checksum(v, 3);
 		}
 	}
-	return 2;	/* usage: crasher null|smash|abort|threads|loop */
+	return 2;	/* usage: crasher null|smash|abort|threads|loop|handler */
+}
+
+/*
+ * `crasher handler`: a SIGUSR1 handler runs (raise()) before the call
+ * through NULL, for the trace across signal delivery and sigreturn.  Kept
+ * below main() so that the lines the fixtures' cores point at stay put.
+ */
+#include <signal.h>
+
+int run_signal(int argc);
+
+static void on_usr1(int sig)
+{
+	int v[3] = { sig, sig, sig };
+
+	sink = checksum(v, 3);
+}
+
+int run_signal(int argc)
+{
+	struct sigaction sa = { .sa_handler = on_usr1 };
+
+	sigaction(SIGUSR1, &sa, NULL);
+	raise(SIGUSR1);
+	return serve(argc);
 }

@@ -23,6 +23,8 @@ struct coredump_params;
 int bts_crash_fork(struct task_struct *child, unsigned long clone_flags);
 void bts_crash_free(struct task_struct *tsk);
 void bts_crash_exec(struct pt_regs *regs);
+/* handle_signal() set up the handler; rt_sigreturn restored the context */
+void bts_crash_signal(struct pt_regs *regs);
 long bts_crash_prctl(unsigned long op, unsigned long arg);
 int bts_crash_core_notes_size(void);
 int bts_crash_core_notes_write(struct coredump_params *cprm);
@@ -62,6 +64,7 @@ static inline u32 *bts_crash_cpu_note(u32 *buf, int cpu) { return buf; }
 static inline int bts_crash_fork(struct task_struct *c, unsigned long f) { return 0; }
 static inline void bts_crash_free(struct task_struct *tsk) { }
 static inline void bts_crash_exec(struct pt_regs *regs) { }
+static inline void bts_crash_signal(struct pt_regs *regs) { }
 static inline long bts_crash_prctl(unsigned long op, unsigned long arg) { return -EINVAL; }
 static inline void bts_crash_switch(struct task_struct *p, struct task_struct *n) { }
 #endif

@@ -76,6 +76,7 @@ run() {	# name, command...: runs it; NAME.out, NAME.status, NAME.core
 run null    /bin/btsrun 4096 /bin/crasher null
 run smash   /bin/btsrun 4096 /bin/crasher smash
 run threads /bin/btsrun 4096 /bin/crasher threads
+run handler /bin/btsrun 4096 /bin/crasher handler
 run notrace /bin/crasher null
 # 1 page of locked memory allowed; 4096 records need 24 pages: refused
 run memlock sh -c 'ulimit -l 4; exec /bin/btsrun -u 1000 4096 /bin/crasher ok'

@@ -429,6 +429,24 @@ void ds_task_trace_exec(struct pt_regs *regs, struct ds_trace *t)
 }
 
 /*
+ * Signal delivery (handle_signal(), which cleared TF for the handler) and
+ * rt_sigreturn: the kernel moves the user ip, to the handler and back to
+ * the interrupted instruction.  BTS records nothing for those transfers
+ * (they come from CPL 0) and goes on recording in the handler.  The
+ * emulation does the same: TF on again, stepping resumes at regs->ip with
+ * no record for the way there (without this the handler ran untraced and
+ * the step after sigreturn was judged from the sigreturn syscall).
+ */
+void ds_task_trace_resume_at(struct pt_regs *regs, struct ds_trace *t)
+{
+	if (!t->armed || ds_backend() != DS_BACKEND_EMUL)
+		return;
+	t->prev_ip = regs->ip;
+	t->have_prev = true;
+	regs->flags |= X86_EFLAGS_TF;
+}
+
+/*
  * Emulation: the rings hold only user branches, so a marker goes in as it
  * comes; prev_ip stays valid across the switch (the task resumes at the
  * user ip it stopped at).  Hardware: prev's ring is saved before its

@@ -4,8 +4,8 @@
  * DEBUGCTL and DS-area programming of the BTS hardware backend against
  * mocked accessors, index recovery and wrap detection when a ring is
  * saved, the hand-over of the BTS half to perf and back with its GAP
- * marker, the emulation's taken-branch rule on decoded instructions, and
- * the ring starting over at execve.
+ * marker, the emulation's taken-branch rule on decoded instructions, the
+ * ring starting over at execve, and stepping resumed at signal delivery.
  * No BTS hardware is touched: every MSR access goes to the mock.
  */
 #include <kunit/test.h>
@@ -347,6 +347,40 @@ static void ds_test_exec_restart(struct kunit *test)
 	local_irq_enable();
 }
 
+/*
+ * Signal delivery and rt_sigreturn: with the emulation, stepping resumes at
+ * the new ip with TF on and nothing recorded; otherwise nothing changes.
+ */
+static void ds_test_resume_at(struct kunit *test)
+{
+	bool saved_ok = ds_hw_ok;
+	struct bts_record recs[4] = {};
+	struct ds_trace t = {};
+	struct pt_regs regs = { .ip = 0x401960 };
+
+	ds_ring_init(&t.ring, recs, 4);
+	t.armed = true;
+	t.prev_ip = 0x413b99;		/* the syscall the signal came at */
+	t.have_prev = true;
+	ds_hw_ok = false;
+	ds_task_trace_resume_at(&regs, &t);
+	KUNIT_EXPECT_EQ(test, ds_ring_count(&t.ring), 0ULL);
+	if (ds_emulate) {
+		KUNIT_EXPECT_EQ(test, t.prev_ip, 0x401960UL);
+		KUNIT_EXPECT_NE(test, regs.flags & X86_EFLAGS_TF, 0UL);
+	} else {
+		KUNIT_EXPECT_EQ(test, t.prev_ip, 0x413b99UL);
+		KUNIT_EXPECT_EQ(test, regs.flags & X86_EFLAGS_TF, 0UL);
+	}
+	t.armed = false;		/* an unarmed trace is left alone */
+	regs.flags = 0;
+	regs.ip = 0x408a60;
+	ds_task_trace_resume_at(&regs, &t);
+	KUNIT_EXPECT_EQ(test, regs.flags & X86_EFLAGS_TF, 0UL);
+	KUNIT_EXPECT_NE(test, t.prev_ip, 0x408a60UL);
+	ds_hw_ok = saved_ok;
+}
+
 /* The call instruction before a return address, for each call form. */
 static void ds_test_call_site(struct kunit *test)
 {
@@ -424,6 +458,7 @@ static struct kunit_case ds_test_cases[] = {
 	KUNIT_CASE(ds_test_save_foreign),
 	KUNIT_CASE(ds_test_perf_handover),
 	KUNIT_CASE(ds_test_exec_restart),
+	KUNIT_CASE(ds_test_resume_at),
 	{}
 };
 

@@ -106,6 +106,9 @@ void ds_task_trace_stop(struct task_struct *task, struct ds_trace *t);
 void ds_task_trace_drop(struct task_struct *child);
 /* After exec set up fresh user registers: keep recording. */
 void ds_task_trace_exec(struct pt_regs *regs, struct ds_trace *t);
+/* Signal delivery set up regs for the handler; rt_sigreturn restored the
+ * interrupted context: the emulation steps on from regs->ip, no record. */
+void ds_task_trace_resume_at(struct pt_regs *regs, struct ds_trace *t);
 /* Context switch, IRQs off: marks prev's departure and next's arrival
  * (either may be NULL) with timestamp now (local_clock() ns) and cpu. */
 void ds_task_switch(struct ds_trace *prev, struct ds_trace *next, u64 now,
