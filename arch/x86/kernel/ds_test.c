@@ -224,23 +224,49 @@ static u32 last_marker(const struct ds_trace *t)
 	return BTS_MARKER_KIND(r->from) | BTS_MARKER_SUB(r->from) << 16;
 }
 
-/* Switch in, perf takes BTS, perf lets go, switch out. */
-static void ds_test_perf_handover(struct kunit *test)
-{
-	bool saved_ok = ds_hw_ok;
-	struct bts_record recs[16] = {};
-	struct ds_trace t = {};
-	struct ds_cpu *c, saved;
+/*
+ * This CPU for a test of the hardware backend: IRQs off, a clean ds_cpu,
+ * the mock's MSRs and DS area.  ds_test_cpu_end() puts all of it back.
+ */
+struct ds_test_cpu {
+	struct ds_cpu saved;
+	bool hw_ok;
+};
 
-	ds_ring_init(&t.ring, recs, 16);
-	t.armed = true;
+static struct ds_cpu *ds_test_cpu_begin(struct ds_test_cpu *s)
+{
+	struct ds_cpu *c;
+
 	ds_mock_reset(0);
 	local_irq_disable();
 	c = this_cpu_ptr(&ds_cpu);
-	saved = *c;
+	s->saved = *c;
+	s->hw_ok = ds_hw_ok;
 	memset(c, 0, sizeof(*c));
 	ds_hw = &ds_mock_ops;
 	ds_hw_ok = true;
+	return c;
+}
+
+static void ds_test_cpu_end(struct ds_test_cpu *s)
+{
+	ds_hw_ok = s->hw_ok;
+	ds_hw = &ds_native_ops;
+	*this_cpu_ptr(&ds_cpu) = s->saved;
+	local_irq_enable();
+}
+
+/* Switch in, perf takes BTS, perf lets go, switch out. */
+static void ds_test_perf_handover(struct kunit *test)
+{
+	struct bts_record recs[16] = {};
+	struct ds_trace t = {};
+	struct ds_test_cpu saved;
+	struct ds_cpu *c;
+
+	ds_ring_init(&t.ring, recs, 16);
+	t.armed = true;
+	c = ds_test_cpu_begin(&saved);
 
 	ds_task_switch(NULL, &t, 1000, 1);
 	KUNIT_EXPECT_EQ(test, last_marker(&t), (u32)BTS_MARK_SWITCH_IN);
@@ -284,10 +310,7 @@ static void ds_test_perf_handover(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, ds_bts_owner(), DS_OWNER_NONE);
 	KUNIT_EXPECT_EQ(test, ds_mock.windows, ds_mock.unwindows);
 
-	ds_hw_ok = saved_ok;
-	ds_hw = &ds_native_ops;
-	*c = saved;
-	local_irq_enable();
+	ds_test_cpu_end(&saved);
 }
 
 /*
@@ -297,21 +320,15 @@ static void ds_test_perf_handover(struct kunit *test)
  */
 static void ds_test_exec_restart(struct kunit *test)
 {
-	bool saved_ok = ds_hw_ok;
 	struct bts_record recs[4] = {}, zero[4] = {};
 	struct ds_trace t = {};
 	struct pt_regs regs = {};
-	struct ds_cpu *c, saved;
+	struct ds_test_cpu saved;
+	struct ds_cpu *c;
 
 	ds_ring_init(&t.ring, recs, 4);
 	t.armed = true;
-	ds_mock_reset(0);
-	local_irq_disable();
-	c = this_cpu_ptr(&ds_cpu);
-	saved = *c;
-	memset(c, 0, sizeof(*c));
-	ds_hw = &ds_mock_ops;
-	ds_hw_ok = true;
+	c = ds_test_cpu_begin(&saved);
 
 	ds_task_switch(NULL, &t, 1000, 1);
 	fake_hw_records(&t, 6);			/* wraps the 4-slot ring */
@@ -341,10 +358,7 @@ static void ds_test_exec_restart(struct kunit *test)
 		KUNIT_EXPECT_NE(test, regs.flags & X86_EFLAGS_TF, 0UL);
 	}
 
-	ds_hw_ok = saved_ok;
-	ds_hw = &ds_native_ops;
-	*c = saved;
-	local_irq_enable();
+	ds_test_cpu_end(&saved);
 }
 
 /*
