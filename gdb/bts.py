@@ -327,6 +327,15 @@ def _bts_is_kind(m, kind):
     return None
 
 
+def _bts_straight(ds):
+    """DS (disassembled instructions) up to and including the first that
+    always leaves the straight path; all of DS when none does."""
+    for i, d in enumerate(ds):
+        if _bts_leaves(_bts_mnemonic(d["asm"])):
+            return ds[:i + 1]
+    return ds
+
+
 class _BtsInsn:
     """One instruction of the rebuilt history: its address and length, the
     disassembler's text, or why the code could not be read."""
@@ -334,6 +343,11 @@ class _BtsInsn:
 
     def __init__(self, addr, length=0, asm=None, error=None):
         self.addr, self.length, self.asm, self.error = addr, length, asm, error
+
+    @classmethod
+    def of(cls, d):
+        """From one of Architecture.disassemble()'s dicts."""
+        return cls(d["addr"], d["length"], d["asm"])
 
 
 class _BtsInsns:
@@ -356,8 +370,7 @@ class _BtsInsns:
 
     def one(self, arch, addr):
         try:
-            d = arch.disassemble(addr)[0]
-            self.insns.append(_BtsInsn(addr, d["length"], d["asm"]))
+            self.insns.append(_BtsInsn.of(arch.disassemble(addr)[0]))
         except gdb.MemoryError as e:
             self.insns.append(_BtsInsn(addr, error=str(e)))
 
@@ -369,9 +382,12 @@ class _BtsInsns:
         if start == end:
             self.one(arch, end)
             return None
-        why, ds = None, None
         if end < start or end - start > BTS_MAX_RUN_BYTES:
             why = "no straight path"
+            try:
+                path = _bts_straight(arch.disassemble(start, count=4096))
+            except gdb.MemoryError:
+                path = []
         else:
             try:
                 ds = arch.disassemble(start, end)
@@ -379,24 +395,22 @@ class _BtsInsns:
                 return ("-- cannot read the code from 0x%x to the branch at "
                         "0x%x (%s); for a core from another machine, `set "
                         "sysroot` before loading it --" % (start, end, e))
+            path = _bts_straight(ds)    # the branch at END may leave
+            leaves = path[-1] if len(path) < len(ds) else None
             if not ds or ds[-1]["addr"] != end:
                 why = "the code from there steps over 0x%x" % end
-            for d in ds[:-1]:
-                if why is None and _bts_leaves(_bts_mnemonic(d["asm"])):
-                    why = "%s at 0x%x leaves the path" % (
-                        _bts_mnemonic(d["asm"]), d["addr"])
-        if not why:
-            self.insns += [_BtsInsn(d["addr"], d["length"], d["asm"])
-                           for d in ds]
-            return None
+            elif leaves:
+                why = "%s at 0x%x leaves the path" % (
+                    _bts_mnemonic(leaves["asm"]), leaves["addr"])
+            else:
+                self.insns += [_BtsInsn.of(d) for d in ds]
+                return None
         # A syscall on the way: the kernel may have resumed the thread
         # elsewhere (a signal handler, sigreturn), which BTS does not
         # record.  The path up to the syscall did run.
-        path = self._path(arch, start, ds)
         for i, d in enumerate(path):
             if _bts_mnemonic(d["asm"]) in ("syscall", "sysenter"):
-                self.insns += [_BtsInsn(x["addr"], x["length"], x["asm"])
-                               for x in path[:i + 1]]
+                self.insns += [_BtsInsn.of(x) for x in path[:i + 1]]
                 return ("-- the kernel took over at the syscall at 0x%x and "
                         "resumed the thread elsewhere (a signal handler, "
                         "sigreturn): the way on is not in the trace --"
@@ -404,20 +418,6 @@ class _BtsInsns:
         return ("-- 0x%x does not lead to the branch at 0x%x (%s): a "
                 "transfer the trace did not see, or code that differs "
                 "from the traced --" % (start, end, why))
-
-    @staticmethod
-    def _path(arch, start, ds):
-        """The straight code from START up to the first instruction that
-        always leaves it: DS's, or read afresh (at most 4096)."""
-        if ds is None:
-            try:
-                ds = arch.disassemble(start, count=4096)
-            except gdb.MemoryError:
-                return []
-        for i, d in enumerate(ds):
-            if _bts_leaves(_bts_mnemonic(d["asm"])):
-                return ds[:i + 1]
-        return ds
 
 
 def _bts_marker_line(b):
