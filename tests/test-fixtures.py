@@ -16,6 +16,8 @@ import subprocess
 import sys
 import tempfile
 
+import btsgdb
+
 crasher, btsdump = map(os.path.abspath, sys.argv[1:3])
 src = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if not shutil.which("gdb"):
@@ -74,23 +76,18 @@ with tempfile.TemporaryDirectory() as tmp:
 
     def history(mode):
         """{tid: ([pc of each numbered line], [-- lines])} of every thread."""
-        p = subprocess.run(
-            ["gdb", "-batch", "-nx", "-iex", "source " +
-             os.path.join(src, "gdb", "bts.py"), "-ex",
-             "thread apply all bts instruction-history 1,1000000", crasher,
-             os.path.join(tmp, "crasher-%s.core" % mode)],
-            capture_output=True, text=True, env=dict(os.environ, BTSDUMP=btsdump))
-        res, cur = {}, None
-        for line in p.stdout.splitlines():
-            m = re.match(r"Thread \d+ \(.*LWP (\d+)\)\):", line)
-            if m:
-                cur = res.setdefault(int(m[1]), ([], []))
-                continue
-            m = re.match(r"\s*\d+\t(?:=> |   )0x([0-9a-f]+)", line)
-            if cur is not None and m:
-                cur[0].append(int(m[1], 16))
-            elif cur is not None and line.strip():
-                cur[1].append(line.strip())
+        out, = btsgdb.run(crasher, os.path.join(tmp, "crasher-%s.core" % mode),
+                          ["thread apply all bts instruction-history 1,1000000"],
+                          btsdump)
+        res = {}
+        for tid, lines in btsgdb.by_thread(out).items():
+            pcs, notes = res.setdefault(tid, ([], []))
+            for line in lines:
+                m = re.match(r"\s*\d+\t(?:=> |   )0x([0-9a-f]+)", line)
+                if m:
+                    pcs.append(int(m[1], 16))
+                else:
+                    notes.append(line.strip())
         return res
 
     for mode in ("null", "smash", "abort", "threads"):

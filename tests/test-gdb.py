@@ -18,13 +18,13 @@ import subprocess
 import sys
 import tempfile
 
+import btsgdb
+
 BTSDUMP = os.path.abspath(sys.argv[1])
 SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIX = os.path.join(SRC, "tests", "fixtures")
 EXE = os.path.join(FIX, "crasher")
-SCRIPT = os.path.join(SRC, "gdb", "bts.py")
-GDB = shutil.which("gdb")
-MARK = "@@bts-test@@"
+GDB = btsgdb.GDB if shutil.which("gdb") else None
 NO_TRACE = ("bts: this core has no branch trace (the process was not traced, "
             "or its kernel lacks btscrash)")
 results = []
@@ -43,27 +43,9 @@ def fix(name):
 
 
 def gdb(core, *cmds, exe=EXE, env=None, status=None, pre=()):
-    """Runs gdb on EXE and CORE; returns each command's output (stdout and
-    stderr together), split at markers echoed between the commands.  PRE:
-    commands before the files load; STATUS: a list that gets gdb's exit
-    status."""
-    args = [GDB, "-batch", "-nx", "-iex", "source " + SCRIPT]
-    for c in pre:
-        args += ["-iex", c]
-    args += [exe] if exe else []
-    args += ["-c", core] if core else []
-    args += ["-ex", "echo %s\\n" % MARK]
-    for c in cmds:
-        args += ["-ex", c, "-ex", "echo %s\\n" % MARK]
-    e = dict(os.environ, BTSDUMP=BTSDUMP, LC_ALL="C", TERM="dumb")
-    e.update(env or {})
-    p = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                       text=True, env=e, cwd=SRC, stdin=subprocess.DEVNULL)
-    if status is not None:
-        status.append(p.returncode)
-    parts = p.stdout.split(MARK + "\n")
-    return [s.rstrip("\n") for s in parts[1:1 + len(cmds)]] + \
-        [""] * (len(cmds) + 1 - len(parts))
+    """gdb with gdb/bts.py on EXE and CORE: each command's output
+    (btsgdb.run)."""
+    return btsgdb.run(exe, core, cmds, BTSDUMP, pre=pre, env=env, status=status)
 
 
 def btsdump_json(core):
@@ -115,18 +97,6 @@ def branch_fields(line):
     return m and (int(m[1]), m[2], int(m[3], 16), int(m[4], 16))
 
 
-def by_thread(out):
-    """thread apply all output: {LWP: [lines]}."""
-    res, cur = {}, None
-    for l in out.splitlines():
-        m = re.match(r"Thread \d+ \(.*LWP (\d+)\)\):", l)
-        if m:
-            cur = res.setdefault(int(m[1]), [])
-        elif cur is not None and l.strip():
-            cur.append(l)
-    return res
-
-
 def test_null():
     core = fix("crasher-null.core")
     want = btsdump_json(core)["threads"][0]
@@ -168,7 +138,7 @@ def test_threads():
     want = {t["tid"]: t for t in btsdump_json(core)["threads"]}
     worker = next(t for t in want.values() if t["faulting"])
     out, = gdb(core, "thread apply all bts list 2")
-    got = by_thread(out)
+    got = btsgdb.by_thread(out)
     check(sorted(got) == sorted(want) and all(len(v) == 2 for v in got.values()),
           "thread apply all bts list 2: two branches of each thread", out)
     last = branch_fields((got.get(worker["tid"]) or [""])[-1])
@@ -188,7 +158,7 @@ def test_cross_check():
                        "thread apply all bts list /r 100")
         for text, what in ((out, "bts list 100"), (raw, "bts list /r 100")):
             got = {tid: [branch_fields(l) for l in ls]
-                   for tid, ls in by_thread(text).items()}
+                   for tid, ls in btsgdb.by_thread(text).items()}
             exp = {t["tid"]: [(b["index"] + 1, b["kind"], int(b["from"], 16),
                                int(b["to"], 16)) for b in t["branches"]][-100:]
                    for t in want["threads"]}
@@ -265,7 +235,7 @@ def check_history(name, out, want, note_ok=()):
     the single-stepped truth WANT {tid: [pc]}: each thread's numbered
     instructions are the truth's last ones, numbered from 1, the last one
     marked as the pc; -- lines only those NOTE_OK allows."""
-    got = by_thread(out)
+    got = btsgdb.by_thread(out)
     check(sorted(got) == sorted(want), "%s: every thread has a history" % name,
           out[-1500:])
     for tid, ls in got.items():

@@ -24,6 +24,9 @@ import struct
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import btsgdb  # noqa: E402  (tests/btsgdb.py)
+
 TASK_SIZE_MAX = (1 << 47) - 4096          # x86-64, 4-level paging
 MARKER_TAG, MARKER_MASK = 0xb75c << 48, 0xffff << 48
 NT_BTSCRASH_THREAD, NT_PRSTATUS = 0x42540001, 1
@@ -349,34 +352,13 @@ def gdb_bts(tool, res, exe, core, *cmds):
     under a sysroot that holds the crasher as /bin/crasher, as gdb needs to
     read the code of the core's file mappings (`set sysroot`, docs/gdb.md).
     Returns each command's output."""
-    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
-                          "gdb", "bts.py")
     sysroot = os.path.join(res, "sysroot")
     os.makedirs(os.path.join(sysroot, "bin"), exist_ok=True)
     link = os.path.join(sysroot, "bin", "crasher")
     if not os.path.lexists(link):
         os.symlink(os.path.abspath(exe), link)
-    mark = "@@check-vm@@"
-    args = ["gdb", "-batch", "-nx", "-iex", f"set sysroot {sysroot}",
-            "-iex", f"source {script}", exe, core, "-ex", f"echo {mark}\\n"]
-    for c in cmds:
-        args += ["-ex", c, "-ex", f"echo {mark}\\n"]
-    p = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                       text=True, env=dict(os.environ, BTSDUMP=os.path.abspath(tool)),
-                       timeout=300)
-    parts = p.stdout.split(mark + "\n")[1:]
-    return (parts + [""] * len(cmds))[:len(cmds)]
-
-
-def per_thread(out):
-    res, cur = {}, None
-    for line in out.splitlines():
-        m = re.match(r"Thread \d+ \(.*LWP (\d+)\)\):", line)
-        if m:
-            cur = res.setdefault(int(m[1]), [])
-        elif cur is not None and line.strip():
-            cur.append(line)
-    return res
+    return btsgdb.run(os.path.abspath(exe), os.path.abspath(core), cmds,
+                      os.path.abspath(tool), pre=[f"set sysroot {os.path.abspath(sysroot)}"])
 
 
 def check_gdb(tool, res, exe):
@@ -393,14 +375,14 @@ def check_gdb(tool, res, exe):
                             "thread apply all bts instruction-history 1,100000000")
         got = {tid: [tuple(int(x, 16) for x in re.findall(r"0x([0-9a-f]{16})", l))
                      for l in ls if re.match(r"\s*\d+  (?!--)", l)]
-               for tid, ls in per_thread(lst).items()}
+               for tid, ls in btsgdb.by_thread(lst).items()}
         want = {t["tid"]: [(int(b["from"], 16), int(b["to"], 16))
                            for b in t["branches"] if b["kind"] != "marker"]
                 for t in ref["threads"] if t.get("trace")}
         check(got == want and want,
               f"gdb {name}: bts list of every thread = btsdump's records "
               f"({sum(map(len, want.values()))})", lst[-800:])
-        threads = per_thread(hist)
+        threads = btsgdb.by_thread(hist)
         broken = [l for ls in threads.values() for l in ls
                   if "does not lead" in l or "differs from" in l or
                   "no trace from here" in l or "cannot read" in l]
