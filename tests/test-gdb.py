@@ -302,8 +302,7 @@ def test_instruction_history():
           all(a[1] + 1 == b[0] for a, b in zip(rng, rng[1:])),
           "function-call-history /i: inst ranges follow each other, 1..%d"
           % total, calls)
-    check(all(all(by_addr_fn(f, a, b, m[3]) for a, b in [(int(m[4]), int(m[5]))])
-              for m in segs[:-1] if m),
+    check(all(in_function(f, int(m[4]), int(m[5]), m[3]) for m in segs[:-1] if m),
           "function-call-history /i: each range's instructions are in its "
           "function", calls)
     ln, = gdb(core, "bts function-call-history /l 2")
@@ -315,17 +314,18 @@ def test_instruction_history():
           "function-call-history /l: dispatch's lines, up to the NULL call", ln)
 
 
-def by_addr_fn(f, first, last, fn):
+def in_function(f, first, last, fn):
+    """Whether instructions FIRST..LAST of the insn_fields() list F all
+    print as being in function FN."""
     return all(x[3] and x[3].split("+")[0] == fn for x in f[first - 1:last])
 
 
 def test_instruction_modifiers():
     core = fix("crasher-null.core")
-    m, r, nofn, size = gdb(core, "bts instruction-history /m 6",
-                           "bts instruction-history /r 3",
-                           "bts instruction-history /f 2",
-                           "bts instruction-history", pre=[
-                               "directory " + os.path.join(SRC, "tests")])
+    m, r, nofn = gdb(core, "bts instruction-history /m 6",
+                     "bts instruction-history /r 3",
+                     "bts instruction-history /f 2", pre=[
+                         "directory " + os.path.join(SRC, "tests")])
     src = [l for l in lines(m) if not insn_fields(l)]
     check(src and all(re.match(r"(\d+)\t", l) and
                       l.split("\t", 1)[1] == source_line(int(l.split("\t")[0]))
