@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Every part of the project is in the build and in the test list: a part
+# whose dependency is missing (meson leaves it out, or its test skips)
+# fails here, naming the Debian package that brings it, instead of
+# vanishing from a run that still says "all passed".  Reads the build's
+# own introspection (meson introspect --tests --targets).
+# Usage: test-parts.py BUILD_ROOT
+import json
+import subprocess
+import sys
+
+BUILD = sys.argv[1]
+
+# test name -> the Debian package(s) without which meson would drop it or
+# it would skip.  Parts added to meson.build are added here.
+TESTS = {
+    "note": "", "ring": "", "classify": "", "core": "", "store": "",
+    "btsdump": "", "vmcore": "", "btsdumpctl": "zstd gdb",
+    "btsdumpd": "", "journal": "systemd", "units": "systemd",
+    "gdb": "gdb", "fixtures-remade": "gdb",
+    "fuzz-note": "clang libclang-rt-14-dev",
+    "fuzz-core": "clang libclang-rt-14-dev",
+    "fuzz-vmcore": "clang libclang-rt-14-dev",
+    "fuzz-meta": "clang libclang-rt-14-dev",
+    "vm-default": "", "vm-pti": "", "kernel-patches": "",
+    "kdump-EXCEPTION": "crash", "kdump-PANIC": "crash", "kdump-BUG": "crash",
+    "kdump-EXEC_NULL": "crash", "kdump-notraces": "crash",
+    "systemd-vm": "debootstrap", "parts": "",
+}
+# built target -> package: parts that are a file, not (only) a test
+TARGETS = {
+    "bts": "crash",		# crash-ext/bts.so: /usr/include/crash/defs.h
+    "fuzz-note": "clang libclang-rt-14-dev",
+    "fuzz-core": "clang libclang-rt-14-dev",
+    "fuzz-vmcore": "clang libclang-rt-14-dev",
+    "fuzz-meta": "clang libclang-rt-14-dev",
+}
+
+
+def introspect(what):
+    p = subprocess.run(["meson", "introspect", "--" + what, BUILD],
+                       capture_output=True, text=True, check=True)
+    return json.loads(p.stdout)
+
+
+def main():
+    tests = {t["name"] for t in introspect("tests")}
+    targets = {t["name"] for t in introspect("targets")}
+    bad = []
+    for name, pkg in TESTS.items():
+        if name not in tests:
+            bad.append("test %s is missing from the build%s" %
+                       (name, pkg and ": apt-get install " + pkg))
+    for name, pkg in TARGETS.items():
+        if name not in targets:
+            bad.append("%s is not built: apt-get install %s" % (name, pkg))
+    for name in sorted(tests - set(TESTS)):
+        bad.append("test %s is not listed in tests/test-parts.py" % name)
+    for line in bad:
+        print(line)
+    print("%d tests, %d targets checked: %s" %
+          (len(TESTS), len(TARGETS), "missing parts" if bad else "all present"))
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
