@@ -84,6 +84,18 @@ def source_line(n):
         return f.read().splitlines()[n - 1]
 
 
+def fixture_sources():
+    """gdb commands that make it read tests/crasher.c of this checkout for
+    the committed fixture: its DWARF names the file ../tests/crasher.c
+    relative to the build directory it was compiled in (DW_AT_comp_dir),
+    a path of one particular checkout.  Rewritten to this checkout's tests/
+    (../tests/crasher.c then resolves inside it), whichever clone runs."""
+    p = subprocess.run(["readelf", "--debug-dump=info", EXE],
+                       capture_output=True, text=True, check=True)
+    comp_dir = re.search(r"DW_AT_comp_dir\s*:.*?:\s*(\S+)\s*$", p.stdout, re.M)[1]
+    return ["set substitute-path %s %s" % (comp_dir, os.path.join(SRC, "tests"))]
+
+
 def null_call_line():
     """The line of tests/crasher.c with dispatch()'s call through NULL."""
     with open(os.path.join(SRC, "tests", "crasher.c")) as f:
@@ -220,7 +232,7 @@ def test_separate_debuginfo(tmp):
                        text=True)
     last = json.loads(p.stdout)["threads"][0]["branches"][-2]
     lst, insns = gdb(core, "bts list /s 2", "bts instruction-history /m 3",
-                     exe=exe, pre=["set debug-file-directory " + root])
+                     exe=exe, pre=["set debug-file-directory " + root] + fixture_sources())
     want = null_call_line()
     check(last.get("from_line") is None and
           "[../tests/crasher.c:%d -> ?]" % want in lst,
@@ -324,8 +336,8 @@ def test_instruction_modifiers():
     core = fix("crasher-null.core")
     m, r, nofn = gdb(core, "bts instruction-history /m 6",
                      "bts instruction-history /r 3",
-                     "bts instruction-history /f 2", pre=[
-                         "directory " + os.path.join(SRC, "tests")])
+                     "bts instruction-history /f 2",
+                     pre=fixture_sources())
     src = [l for l in lines(m) if not insn_fields(l)]
     check(src and all(re.match(r"(\d+)\t", l) and
                       l.split("\t", 1)[1] == source_line(int(l.split("\t")[0]))
