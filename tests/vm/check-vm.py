@@ -186,13 +186,31 @@ def check_threads(tool, res, exe):
     check(subsequence(["serve", "parse_request", "checksum", "dispatch"], calls_to(br)),
           f"{name}: the faulting thread's trail is worker's call chain",
           calls_to(br)[-20:])
+    # Markers follow the schedule, which the test does not choose: a
+    # thread may run from its first to its last record without being
+    # switched.  What always holds: switches alternate in/out, in time
+    # order, on a real CPU; a thread made by clone (the worker) has an
+    # empty ring when it first runs, so its trace opens with that run's
+    # switch-in; the exec'd main thread's ring started over at execve
+    # while it was running, so its trace opens at _start, not at a switch.
     for t in d["threads"]:
         marks = [b for b in t["branches"] if b["kind"] == "marker"]
-        ins = [b for b in marks if b["marker"] == "switch-in"]
+        kinds = [b["marker"] for b in marks if b["marker"].startswith("switch-")]
         stamps = [b["timestamp_ns"] for b in marks]
-        check(ins and stamps == sorted(stamps) and all(b.get("cpu", 99) < 4 for b in marks),
-              f"{name}: thread {t['tid']} has switch-in markers, timestamps in order",
-              marks[:6])
+        check(marks and stamps == sorted(stamps) and
+              all(a != b for a, b in zip(kinds, kinds[1:])) and
+              all(b.get("cpu", 99) < 4 for b in marks),
+              f"{name}: thread {t['tid']}: switch markers alternate in/out, "
+              "timestamps in order", marks[:6])
+    worker = first["branches"]
+    check(not first["trace"]["wrapped"] and worker and
+          worker[0].get("marker") == "switch-in",
+          f"{name}: the new thread's first run is marked (its trace opens with "
+          "a switch-in)", worker[:2])
+    main = [t for t in d["threads"] if not t.get("faulting")]
+    opening = real(main[0]["branches"])[:1] if main else []
+    check(opening and sym(opening[0].get("from_symbol")) == "_start",
+          f"{name}: the exec'd main thread's trace opens at _start", opening)
 
 
 def check_handler(tool, res, exe):
