@@ -12,7 +12,14 @@
 #   scripts/demo.sh --fixture   no kernel: a shipped core (tests/fixtures)
 set -eu
 cd "$(dirname "$0")/.."
-scripts/install-deps.sh
+# all the packages (the kernel's, crash among them) before meson looks for
+# them: a build directory set up without crash's header would never build
+# the crash extension (scripts/test.sh reconfigures it anyway)
+if [ "${1:-}" = --fixture ]; then
+	scripts/install-deps.sh
+else
+	scripts/install-deps.sh kernel
+fi
 [ -f build/build.ninja ] || meson setup build >/dev/null
 ninja -C build >/dev/null
 
@@ -34,7 +41,6 @@ if [ "${1:-}" = --fixture ]; then
 	exit 0
 fi
 
-scripts/install-deps.sh kernel
 echo "== building the kernel (log: build/kernel-build.log)"
 obj=$(scripts/kernel-build.sh 2>build/kernel-build.log | tail -n 1) ||
 	{ tail -n 30 build/kernel-build.log; exit 1; }
