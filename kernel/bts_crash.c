@@ -128,15 +128,26 @@ static int bts_crash_attach(struct task_struct *task, unsigned int records)
 	if (IS_ERR(bt))
 		return PTR_ERR(bt);
 	bt->desc.id = task_pid_nr(task);
+	/*
+	 * Sleeps (text patching), so before anything records: once the ring
+	 * is loaded, every switch must run the hook that saves it.
+	 */
+	if (!static_key_enabled(&bts_crash_switch_key))
+		static_branch_enable(&bts_crash_switch_key);
+	/*
+	 * Published before it is loaded: a switch away from task then finds
+	 * the ring and saves it (the hardware would otherwise go on writing
+	 * the next task's branches into it, or into freed pages after a
+	 * migration and exit).  Not armed yet, a switch leaves it alone.
+	 */
+	WRITE_ONCE(task->bts_crash, bt);
 	ret = ds_task_trace_start(task, &bt->trace);
 	if (ret) {
+		WRITE_ONCE(task->bts_crash, NULL);
+		barrier();	/* task is current or not running yet */
 		bts_crash_release(bt);
 		return ret;
 	}
-	/* Sleeps (text patching): process context here, never in free_task. */
-	if (!static_key_enabled(&bts_crash_switch_key))
-		static_branch_enable(&bts_crash_switch_key);
-	WRITE_ONCE(task->bts_crash, bt);
 	return 0;
 }
 
@@ -278,6 +289,8 @@ static void snapshot(struct bts_crash_task *bt)
 	struct ds_ring *ring = &bt->trace.ring;
 	u64 i;
 
+	/* the dumping thread's ring is still loaded: its newest records */
+	ds_task_trace_sync(&bt->trace);
 	WRITE_ONCE(ring->frozen, true);
 	smp_mb();	/* a writer that missed the flag is done before we look */
 	bt->snap_count = ds_ring_count(ring);
@@ -388,12 +401,14 @@ static struct ctl_table bts_crash_sysctls[] = {
 
 struct bts_crash_cpu {
 	struct bts_crash_ring desc;	/* first: the table points at it */
-	struct ds_ring ring;
+	struct ds_trace trace;		/* its ring: what ds.c records into */
 };
 
-static unsigned int bts_crash_cpu_records;
-module_param_named(cpu_records, bts_crash_cpu_records, uint, 0444);
-MODULE_PARM_DESC(cpu_records, "per-CPU kernel ring size in records (0 = off)");
+/* -1: BTS_CRASH_CPU_RECORDS_HW with the hardware backend, else off. */
+#define BTS_CRASH_CPU_RECORDS_HW	4096	/* 96 KiB per CPU */
+static int bts_crash_cpu_records = -1;
+module_param_named(cpu_records, bts_crash_cpu_records, int, 0444);
+MODULE_PARM_DESC(cpu_records, "per-CPU kernel ring size in records (0 = off; default 4096 with BTS hardware, else off)");
 static unsigned int bts_crash_print_records = 16;
 module_param_named(print_records, bts_crash_print_records, uint, 0644);
 MODULE_PARM_DESC(print_records, "kernel branches printed in oops and panic reports");
@@ -404,27 +419,51 @@ static atomic_t bts_crash_frozen = ATOMIC_INIT(0);
 
 static notrace struct ds_ring *bts_cpu_ring(unsigned int cpu)
 {
-	return bts_cpu && bts_cpu[cpu] ? &bts_cpu[cpu]->ring : NULL;
+	return bts_cpu && bts_cpu[cpu] ? &bts_cpu[cpu]->trace.ring : NULL;
+}
+
+static struct ds_trace *bts_cpu_trace(unsigned int cpu)
+{
+	return bts_cpu && bts_cpu[cpu] ? &bts_cpu[cpu]->trace : NULL;
+}
+
+/*
+ * The crash path on this CPU (kdump NMI, or the panicking CPU): BTS stops
+ * writing, and the ring of the task it was recording gets the index the
+ * CPU left, in its descriptor too, where a vmcore reader finds it.
+ */
+static void notrace bts_crash_stop_this_cpu(void)
+{
+	struct bts_crash_task *bt = READ_ONCE(current->bts_crash);
+	unsigned int cpu = raw_smp_processor_id();
+
+	ds_hw_stop_cpu();
+	if (bt)
+		desc_sync(&bt->desc, &bt->trace.ring);
+	if (bts_cpu && bts_cpu[cpu])
+		desc_sync(&bts_cpu[cpu]->desc, &bts_cpu[cpu]->trace.ring);
 }
 
 /* Stops every CPU's recording for good: the crash path is about to run. */
 void notrace bts_crash_freeze(void)
 {
-	u64 now = local_clock();
 	unsigned int cpu;
+	u64 now;
 
+	bts_crash_stop_this_cpu();	/* first; the others: in their crash NMI */
+	now = local_clock();
 	if (!bts_cpu || !bts_crash_table || atomic_xchg(&bts_crash_frozen, 1))
 		return;
 	for_each_possible_cpu(cpu)
 		if (bts_cpu[cpu])
-			WRITE_ONCE(bts_cpu[cpu]->ring.frozen, true);
+			WRITE_ONCE(bts_cpu[cpu]->trace.ring.frozen, true);
 	smp_mb();	/* writers that missed the flag are done (IRQs off, one record) */
 	for_each_possible_cpu(cpu) {
 		struct bts_crash_cpu *c = bts_cpu[cpu];
 
 		if (!c)
 			continue;
-		desc_sync(&c->desc, &c->ring);
+		desc_sync(&c->desc, &c->trace.ring);
 		c->desc.flags |= BTS_RING_F_FROZEN;
 		c->desc.freeze_ts = now;
 	}
@@ -467,19 +506,26 @@ static DEFINE_PER_CPU(unsigned int, bts_oops_depth);
 
 void notrace bts_crash_oops_begin(void)
 {
-	struct ds_ring *r = bts_cpu_ring(raw_smp_processor_id());
+	struct ds_ring *r;
 
-	if (r && this_cpu_inc_return(bts_oops_depth) == 1)
+	if (this_cpu_inc_return(bts_oops_depth) != 1)
+		return;
+	ds_kernel_trace_hold(true);	/* hardware: stopped first, saved */
+	r = bts_cpu_ring(raw_smp_processor_id());
+	if (r)
 		WRITE_ONCE(r->frozen, true);
 }
 
 void bts_crash_oops_end(void)
 {
-	struct ds_ring *r = bts_cpu_ring(raw_smp_processor_id());
+	struct ds_ring *r;
 
-	if (r && this_cpu_dec_return(bts_oops_depth) == 0 &&
-	    !atomic_read(&bts_crash_frozen))
+	if (this_cpu_dec_return(bts_oops_depth) != 0 || atomic_read(&bts_crash_frozen))
+		return;
+	r = bts_cpu_ring(raw_smp_processor_id());
+	if (r)
 		WRITE_ONCE(r->frozen, false);
+	ds_kernel_trace_hold(false);
 }
 
 static int bts_crash_oops(struct notifier_block *nb, unsigned long val, void *data)
@@ -502,12 +548,13 @@ static struct notifier_block bts_crash_oops_nb = {
  * reach /proc/vmcore and makedumpfile's output even if the ring's pages are
  * filtered (format.md §3).  Returns where the next note goes.
  */
-static u32 *write_cpu_note(u32 *buf, const struct ds_ring *r, int cpu)
+static u32 *write_cpu_note(u32 *buf, const struct bts_crash_cpu *c, int cpu)
 {
+	const struct ds_ring *r = &c->trace.ring;
 	struct bts_crash_note_hdr h = {
 		.magic = BTS_CRASH_NOTE_MAGIC, .version = BTS_CRASH_NOTE_VERSION,
 		.hdr_size = sizeof(h), .record_size = BTS_RECORD_SIZE, .id = cpu,
-		.source = BTS_SOURCE_EMUL,
+		.source = c->desc.source,
 	};
 	struct elf_note *en = (struct elf_note *)buf;
 	u8 *p = (u8 *)(en + 1);
@@ -517,8 +564,11 @@ static u32 *write_cpu_note(u32 *buf, const struct ds_ring *r, int cpu)
 	h.capacity = r->capacity;
 	h.nr_records = nr - first;
 	h.flags = (r->wrapped ? BTS_NOTE_F_WRAPPED : 0) |
-		  (first ? BTS_NOTE_F_TRUNCATED : 0) | BTS_NOTE_F_LOST_EXACT;
-	h.lost = r->written - nr;
+		  (first ? BTS_NOTE_F_TRUNCATED : 0);
+	if (c->desc.flags & BTS_RING_F_LOST_EXACT) {	/* emulation counts */
+		h.flags |= BTS_NOTE_F_LOST_EXACT;
+		h.lost = r->written - nr;
+	}
 	en->n_namesz = BTS_CRASH_NOTE_NAMESZ;
 	en->n_descsz = sizeof(h) + h.nr_records * BTS_RECORD_SIZE;
 	en->n_type = NT_BTSCRASH_CPU;
@@ -536,13 +586,16 @@ u32 *bts_crash_cpu_note(u32 *buf, int cpu)
 {
 	struct ds_ring *r = bts_cpu_ring(cpu);
 
+	if (cpu == raw_smp_processor_id())
+		bts_crash_stop_this_cpu();
+
 	BUILD_BUG_ON(BTS_CRASH_CPU_NOTE_BYTES != sizeof(struct elf_note) + NOTE_NAME_PADDED +
 		     sizeof(struct bts_crash_note_hdr) +
 		     BTS_CRASH_CPU_NOTE_RECORDS * BTS_RECORD_SIZE);
 	if (!r)
 		return buf;
 	bts_crash_freeze();	/* already done by the crash path; cheap if so */
-	return write_cpu_note(buf, r, cpu);
+	return write_cpu_note(buf, bts_cpu[cpu], cpu);
 }
 
 static void __init bts_crash_vmcoreinfo(void)
@@ -567,42 +620,67 @@ static void __init bts_crash_vmcoreinfo(void)
 #endif
 }
 
-/* Boot-time rings for every possible CPU; the admin's memory, not a user's. */
+/* One CPU's ring of records, zeroed (ds_hw_save()'s wrap test needs it). */
+static struct bts_crash_cpu * __init bts_crash_cpu_alloc(unsigned int cpu,
+							 unsigned int records)
+{
+	unsigned int order = get_order((size_t)records * BTS_RECORD_SIZE);
+	struct bts_crash_cpu *c = kzalloc_node(sizeof(*c), GFP_KERNEL, cpu_to_node(cpu));
+	struct page *pg = alloc_pages_node(cpu_to_node(cpu), GFP_KERNEL | __GFP_ZERO,
+					   order);
+	bool hw = ds_backend() == DS_BACKEND_HW;
+
+	if (!c || !pg) {
+		kfree(c);
+		if (pg)
+			__free_pages(pg, order);
+		return NULL;
+	}
+	ds_ring_init(&c->trace.ring, page_address(pg), records);
+	c->desc = (struct bts_crash_ring){
+		.magic = BTS_CRASH_RING_MAGIC, .version = BTS_CRASH_RING_VERSION,
+		.hdr_size = sizeof(c->desc), .record_size = BTS_RECORD_SIZE,
+		/* only the emulation sees every record go in */
+		.flags = hw ? 0 : BTS_RING_F_LOST_EXACT, .id = cpu,
+		.capacity = records, .records_pa = page_to_phys(pg),
+		.source = hw ? BTS_SOURCE_HW : BTS_SOURCE_EMUL,
+	};
+	return c;
+}
+
+/*
+ * Boot-time rings for every possible CPU; the admin's memory, not a
+ * user's.  Clamped before anything is sized: the largest allocation
+ * (MAX_ORDER) and, under KPTI with the hardware, the window.
+ */
+static unsigned int __init bts_crash_cpu_records_wanted(void)
+{
+	u64 records = bts_crash_cpu_records;
+
+	if (bts_crash_cpu_records < 0)
+		records = ds_backend() == DS_BACKEND_HW ? BTS_CRASH_CPU_RECORDS_HW : 0;
+	records = min3(records, (u64)(PAGE_SIZE << (MAX_ORDER - 1)) / BTS_RECORD_SIZE,
+		       ds_kernel_max_records());
+	return records;
+}
+
 static int __init bts_crash_cpu_init(void)
 {
-	unsigned int records = bts_crash_cpu_records, cpu;
-	size_t bytes = (size_t)records * BTS_RECORD_SIZE;
+	unsigned int records = bts_crash_cpu_records_wanted(), cpu;
 	int ret;
 
 	if (!records)
 		return 0;
-	if (records > BTS_CRASH_MAX_TASK_RECORDS * 16)
-		records = BTS_CRASH_MAX_TASK_RECORDS * 16;
 	bts_crash_table = kzalloc(struct_size(bts_crash_table, entries, nr_cpu_ids),
 				  GFP_KERNEL);
 	bts_cpu = kcalloc(nr_cpu_ids, sizeof(*bts_cpu), GFP_KERNEL);
 	if (!bts_crash_table || !bts_cpu)
 		goto nomem;
 	for_each_possible_cpu(cpu) {
-		struct bts_crash_cpu *c = kzalloc_node(sizeof(*c), GFP_KERNEL, cpu_to_node(cpu));
-		struct page *pg = alloc_pages_node(cpu_to_node(cpu), GFP_KERNEL | __GFP_ZERO,
-						   get_order(bytes));
-
-		if (!c || !pg) {
-			kfree(c);
-			if (pg)
-				__free_pages(pg, get_order(bytes));
+		bts_cpu[cpu] = bts_crash_cpu_alloc(cpu, records);
+		if (!bts_cpu[cpu])
 			goto nomem;
-		}
-		ds_ring_init(&c->ring, page_address(pg), records);
-		c->desc = (struct bts_crash_ring){
-			.magic = BTS_CRASH_RING_MAGIC, .version = BTS_CRASH_RING_VERSION,
-			.hdr_size = sizeof(c->desc), .record_size = BTS_RECORD_SIZE,
-			.flags = BTS_RING_F_LOST_EXACT, .id = cpu, .capacity = records,
-			.records_pa = page_to_phys(pg), .source = BTS_SOURCE_EMUL,
-		};
-		bts_cpu[cpu] = c;
-		bts_crash_table->entries[cpu] = __pa(c);
+		bts_crash_table->entries[cpu] = __pa(bts_cpu[cpu]);
 	}
 	bts_crash_table->magic = BTS_CRASH_TABLE_MAGIC;
 	bts_crash_table->version = BTS_CRASH_RING_VERSION;
@@ -610,16 +688,18 @@ static int __init bts_crash_cpu_init(void)
 	bts_crash_table->nr_entries = nr_cpu_ids;
 	bts_crash_table->entry_size = sizeof(u64);
 	bts_crash_table->panic_cpu = ~0ULL;
-	ret = ds_kernel_trace_start(bts_cpu_ring);
+	ret = ds_kernel_trace_start(bts_cpu_trace);
 	if (ret) {
-		pr_warn("bts_crash: per-CPU kernel rings not recording: %d (needs ds.emulate=1 and FUNCTION_TRACER)\n",
+		pr_warn("bts_crash: per-CPU kernel rings not recording: %d (needs BTS, or ds.emulate=1 and FUNCTION_TRACER)\n",
 			ret);
 		return 0;	/* the table stays: readers see empty rings */
 	}
 	register_die_notifier(&bts_crash_oops_nb);
 	bts_crash_vmcoreinfo();
-	pr_info("bts_crash: per-CPU kernel rings of %u records on %u CPUs\n",
-		records, num_possible_cpus());
+	pr_info("bts_crash: per-CPU kernel rings of %u records on %u CPUs (%s)\n",
+		records, num_possible_cpus(),
+		ds_backend() == DS_BACKEND_HW ? "BTS: kernel branches" :
+						"emulation: kernel function entries");
 	return 0;
 nomem:
 	pr_warn("bts_crash: no memory for per-CPU rings of %u records\n", records);

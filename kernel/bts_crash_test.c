@@ -136,15 +136,18 @@ static void bts_cpu_note_layout(struct kunit *test)
 	const struct bts_crash_note_hdr *h;
 	const struct elf_note *en = (void *)buf;
 	const struct bts_record *rec;
-	struct ds_ring r;
+	static struct bts_crash_cpu c = {
+		.desc = { .flags = BTS_RING_F_LOST_EXACT, .source = BTS_SOURCE_EMUL },
+	};
+	struct ds_ring *r = &c.trace.ring;
 	u32 *end;
 	int i;
 
-	ds_ring_init(&r, slots, ARRAY_SIZE(slots));
+	ds_ring_init(r, slots, ARRAY_SIZE(slots));
 	for (i = 0; i < 45; i++)	/* wraps: 5 lost */
-		ds_ring_write(&r, 0xffffffff81000000ULL + i, 0xffffffff82000000ULL + i, 0);
+		ds_ring_write(r, 0xffffffff81000000ULL + i, 0xffffffff82000000ULL + i, 0);
 	memset(buf, 0xa5, sizeof(buf));
-	end = write_cpu_note(buf, &r, 3);
+	end = write_cpu_note(buf, &c, 3);
 	KUNIT_EXPECT_EQ(test, (size_t)((u8 *)end - (u8 *)buf), (size_t)BTS_CRASH_CPU_NOTE_BYTES);
 	KUNIT_EXPECT_EQ(test, en->n_namesz, (u32)BTS_CRASH_NOTE_NAMESZ);
 	KUNIT_EXPECT_EQ(test, en->n_type, (u32)NT_BTSCRASH_CPU);
@@ -165,12 +168,21 @@ static void bts_cpu_note_layout(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, buf[BTS_CRASH_CPU_NOTE_BYTES / 4], 0xa5a5a5a5U);	/* no overrun */
 
 	/* a short ring: all records, not truncated, shorter note */
-	ds_ring_init(&r, slots, ARRAY_SIZE(slots));
-	ds_ring_write(&r, 1, 2, 0);
-	end = write_cpu_note(buf, &r, 0);
+	ds_ring_init(r, slots, ARRAY_SIZE(slots));
+	ds_ring_write(r, 1, 2, 0);
+	end = write_cpu_note(buf, &c, 0);
 	KUNIT_EXPECT_EQ(test, en->n_descsz, (u32)(64 + 24));
 	KUNIT_EXPECT_EQ(test, (size_t)((u8 *)end - (u8 *)buf), (size_t)(12 + 12 + 64 + 24));
 	KUNIT_EXPECT_EQ(test, h->flags, BTS_NOTE_F_LOST_EXACT);
+	KUNIT_EXPECT_EQ(test, h->source, (u16)BTS_SOURCE_EMUL);
+
+	/* the hardware's ring: its source, and no exact loss count */
+	c.desc.flags = 0;
+	c.desc.source = BTS_SOURCE_HW;
+	end = write_cpu_note(buf, &c, 0);
+	KUNIT_EXPECT_EQ(test, h->flags, 0U);
+	KUNIT_EXPECT_EQ(test, h->lost, 0ULL);
+	KUNIT_EXPECT_EQ(test, h->source, (u16)BTS_SOURCE_HW);
 }
 
 /*

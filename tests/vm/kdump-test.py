@@ -15,6 +15,10 @@ NT_BTSCRASH_CPU note in the dump equals the ring's newest records;
 input gives clear errors (a corrupted ring index) or at least no crash (a
 dump cut short, which crash itself refuses).
 `notraces` boots without per-CPU rings: `bts` must say there are none.
+BTSCRASH_BACKEND=hw: on the BTS model (tests/qemu/), the per-CPU rings hold
+kernel branches the CPU wrote, and each is checked against the model's
+log: the vmcore's ring is the newest records the model wrote there, and
+nothing was written after the crash path stopped the CPU.
 """
 import os
 import re
@@ -26,6 +30,7 @@ import sys
 SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from tap import Tap  # noqa: E402
+from oracle import Oracle, read_log  # noqa: E402
 
 tap = Tap()
 check = tap.check
@@ -89,6 +94,24 @@ def btsdump(tool, *args):
     return p.returncode, p.stdout, p.stderr
 
 
+def check_oracle(kind, out, rings):
+    """Each CPU's ring in the vmcore is what the model wrote into it, up
+    to its newest record; after that, nothing (the crash path stopped BTS
+    on every CPU: the panicking one first, the others in their NMI)."""
+    log = read_log(out)
+    check(log, f"{kind}: the model logged the records it wrote", out)
+    if not log:
+        return
+    oracle = Oracle(log)
+    for cpu, recs in sorted(rings.items()):
+        m = oracle.match(recs, 4096, keep=Oracle.any)
+        check(m and not m[1],
+              f"{kind}: CPU {cpu}'s ring ({len(recs)} records) is the newest the "
+              "model wrote there, and nothing was written after the freeze",
+              "no ring of the model's log ends with these records" if not m else
+              "%d records written after: %s" % (len(m[1]), [str(log[i]) for i in m[1][:4]]))
+
+
 def main():
     if len(sys.argv) != 5:
         sys.exit("usage: kdump-test.py BTS_SO BTSDUMP OUTDIR LKDTM_TYPE|notraces")
@@ -102,13 +125,21 @@ def main():
         print(build.stderr[-3000:])
         sys.exit("the kernel did not build")
     obj = build.stdout.strip().splitlines()[-1]
+    env = dict(os.environ, BTSDUMP=os.path.abspath(tool))
+    hw = os.environ.get("BTSCRASH_BACKEND") == "hw"
+    if hw:
+        qb = subprocess.run([os.path.join(SRC, "scripts/qemu-build.sh")],
+                            capture_output=True, text=True)
+        if qb.returncode:
+            print(qb.stderr[-3000:])
+            sys.exit("the BTS model (QEMU) did not build")
+        env["QEMU"] = qb.stdout.strip().splitlines()[-1]
     vmlinux = os.path.join(obj, "vmlinux")
     lkdtm = "EXCEPTION" if kind == "notraces" else kind
     extra = ["bts_crash.cpu_records=0"] if kind == "notraces" else []
     shutil.rmtree(out, ignore_errors=True)
     run = subprocess.run([os.path.join(SRC, "tests/vm/run-kdump.sh"), obj, out, lkdtm,
-                          *extra], capture_output=True, text=True,
-                         env=dict(os.environ, BTSDUMP=os.path.abspath(tool)))
+                          *extra], capture_output=True, text=True, env=env)
     if not check(run.returncode == 0, f"{kind}: panic, capture kernel, vmcore saved",
                  run.stderr):
         return 1
@@ -140,7 +171,10 @@ def main():
     check(re.search(r"-> [0-9a-f]{16} %s\b" % fn, panic_block) is not None,
           f"{kind}: the panicking CPU's trail reaches {fn}", panic_block)
     last = re.findall(r"-> [0-9a-f]{16} (\S+)", panic_block)[-1:]
-    check(last and last[0] in ("oops_begin", "panic", "__crash_kexec"),
+    # emulation: the last function entered; hardware: the last branch
+    # before the CPU stopped, inside the freeze (ds.c, bts_crash.c)
+    check(last and (last[0] in ("oops_begin", "panic", "__crash_kexec") or
+                    hw and re.match(r"(ds_|bts_crash_)", last[0])),
           f"{kind}: the trail ends where the crash path froze it ({last})", panic_block[-1500:])
 
     pid = open(os.path.join(out, "traced.pid")).read().strip()
@@ -171,6 +205,8 @@ def main():
     # btsdump, without vmlinux, reads the same rings as crash's extension.
     rc, text = crash(vmlinux, vmcore, bts_so, "bts -r -n 0")
     ring_crash = per_cpu(text)
+    if hw:
+        check_oracle(kind, out, ring_crash)
     rc, o, e = btsdump(tool, "-r", "-n", "0", vmcore)
     ring_tool = per_cpu(o)
     check(rc == 0 and ring_tool and ring_tool == ring_crash,

@@ -8,6 +8,8 @@
 # log and the traced process's pid (OUTDIR/traced.pid).  The capture kernel
 # also prints btsdump's report of /proc/vmcore (ELF) on the console, between
 # BTSCRASH-REPORT-BEGIN/END (env BTSDUMP, default build/btsdump).
+# BTSCRASH_BACKEND=hw (QEMU, BTS_MODEL_CPU): on the BTS model, the hardware
+# backend's per-CPU kernel rings (tests/vm/vm-lib.sh vm_machine).
 # Usage: run-kdump.sh OBJDIR OUTDIR LKDTM_TYPE [EXTRA KERNEL ARGS...]
 set -eu
 obj=$1 out=$2 type=$3
@@ -33,11 +35,13 @@ cp "$obj/arch/x86/boot/bzImage" "$work/capture.gz" "$root/boot/"
 vm_pack "$root" "$work/initrd.gz"
 cp "$root/bin/crasher" "$out/crasher"
 truncate -s 256M "$work/disk.img"
-qemu-system-x86_64 -accel tcg,thread=single -cpu max -m 1G -smp 2 \
+vm_machine "$out"
+# shellcheck disable=SC2086
+$vm_qemu -m 1G -smp 2 \
 	-nographic -no-reboot -kernel "$obj/arch/x86/boot/bzImage" \
 	-initrd "$work/initrd.gz" \
 	-drive "file=$work/disk.img,format=raw,if=virtio" \
-	-append "console=ttyS0 ds.emulate=1 bts_crash.cpu_records=4096 crashkernel=256M btscrash.kdump=$type $*" \
+	-append "console=ttyS0 $vm_backend_args bts_crash.cpu_records=4096 crashkernel=256M btscrash.kdump=$type $*" \
 	> "$out/console.log" 2>&1 &
 qemu_pid=$!
 # The capture kernel's poweroff/reboot can hang: end QEMU on the marker.
@@ -52,6 +56,7 @@ kill "$qemu_pid" 2>/dev/null || true
 wait "$qemu_pid" 2>/dev/null || true
 qemu_pid=
 sed -n 's/.*BTSCRASH-TRACED-PID \([0-9]*\).*/\1/p' "$out/console.log" | head -n 1 > "$out/traced.pid"
+grep 'bts-model:' "$out/console.log" >&2 && exit 1
 grep -q 'BTSCRASH-KDUMP-SAVED rc=0' "$out/console.log" || {
 	tail -n 40 "$out/console.log" >&2
 	echo "run-kdump: no dump was saved ($type)" >&2

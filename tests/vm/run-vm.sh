@@ -4,6 +4,8 @@
 # an initramfs of busybox, the crasher and btsrun (all static), runs
 # tests/vm/init.sh in it and extracts the results (cores, logs, dmesg) into
 # OUTDIR.  With BTSDUMPD set, also btsdumpd as the core_pattern handler.
+# BTSCRASH_BACKEND=hw (and QEMU, BTS_MODEL_CPU): on the BTS model, the
+# hardware backend recording (tests/vm/vm-lib.sh vm_machine).
 # Usage: run-vm.sh OBJDIR OUTDIR [EXTRA KERNEL ARGS...]
 set -eu
 obj=$1 out=$2
@@ -21,15 +23,19 @@ if [ -n "${BTSDUMPD:-}" ] && [ -x "$BTSDUMPD" ]; then
 	mv "$root$BTSDUMPD" "$root/usr/libexec/btsdumpd"
 fi
 mkdir -p "$out"
+vm_machine "$out"
 cp "$root/bin/crasher" "$out/crasher"	# the exact binary, for symbols
 vm_pack "$root" "$work/initrd.gz"
 truncate -s 64M "$work/results.img"
-timeout 600 qemu-system-x86_64 -accel tcg,thread=single -cpu max -m 512 -smp 2 \
+# shellcheck disable=SC2086
+timeout 600 $vm_qemu -m 512 -smp 2 \
 	-nographic -no-reboot -kernel "$obj/arch/x86/boot/bzImage" \
 	-initrd "$work/initrd.gz" \
 	-drive "file=$work/results.img,format=raw,if=virtio" \
-	-append "console=ttyS0 panic=-1 printk.devkmsg=on ds.emulate=1 bts_crash.cpu_records=4096 $*" \
+	-append "console=ttyS0 panic=-1 printk.devkmsg=on $vm_backend_args bts_crash.cpu_records=4096 $*" \
 	> "$out/console.log" 2>&1 || true
+# the BTS model stops the VM with one line when the guest breaks its rules
+grep -h 'bts-model:' "$out/console.log" >&2 && exit 1
 grep -q BTSCRASH-VM-DONE "$out/console.log" ||
 	{ tail -40 "$out/console.log" >&2; echo "run-vm: the VM did not finish" >&2; exit 1; }
 tar -xf "$work/results.img" -C "$out"

@@ -45,3 +45,37 @@ vm_add_dynamic() {
 vm_pack() {
 	(cd "$1" && find . | cpio -o -H newc --quiet | gzip -1) > "$2"
 }
+
+# vm_machine OUTDIR: which CPU the VM gets and which backend records, from
+# BTSCRASH_BACKEND (default emul):
+#   emul  Debian's QEMU, -cpu max (no BTS), the kernel's ds.emulate=1;
+#   hw    the BTS model (tests/qemu/, built by scripts/qemu-build.sh, path
+#         in $QEMU): an Intel CPU with DS/BTS, the hardware backend on by
+#         default, every record the CPU writes logged to OUTDIR/bts.log
+#         (the oracle, tests/qemu/bts_log.py).
+# Sets vm_qemu (command and machine options) and vm_backend_args (kernel).
+vm_machine() {
+	case ${BTSCRASH_BACKEND:-emul} in
+	emul)
+		vm_qemu="qemu-system-x86_64 -accel tcg,thread=single -cpu max"
+		vm_backend_args="ds.emulate=1"
+		;;
+	hw)
+		[ -x "${QEMU:-}" ] || { echo "vm_machine: QEMU (the BTS model) not set" >&2; return 1; }
+		# an Intel CPU (Linux sets X86_FEATURE_BTS only on Intel) with
+		# the model's DS, 64-bit DS and CPL-qualified BTS (tests/qemu/)
+		: "${BTS_MODEL_CPU:=max,vendor=GenuineIntel,family=6,model=85,stepping=4,ds=on,dtes64=on,ds-cpl=on}"
+		rm -f "$1/bts.log"
+		vm_qemu="$QEMU -L /usr/share/seabios -L /usr/share/qemu -nic none
+			-accel tcg,thread=single -cpu $BTS_MODEL_CPU,bts-log=$1/bts.log"
+		# branches are denser than the emulation's function entries
+		vm_backend_args="bts_crash.print_records=128"
+		;;
+	*)
+		echo "vm_machine: BTSCRASH_BACKEND is emul or hw" >&2
+		return 1
+		;;
+	esac
+	vm_qemu="$vm_qemu ${VM_QEMU_EXTRA:-}"	# bench/vm-bench.sh: -icount
+	echo "${BTSCRASH_BACKEND:-emul}" > "$1/backend"
+}

@@ -4,6 +4,7 @@
 # (scripts/kernel-build.sh, ccache), boots it under QEMU TCG with the
 # scenarios of tests/vm/init.sh, then checks what came back with
 # tests/vm/check-vm.py (TAP).  Results stay in OUTDIR for a look afterwards.
+# BTSCRASH_BACKEND=hw: on the BTS model (scripts/qemu-build.sh, cached).
 # Usage: vm-test.sh BTSDUMP OUTDIR [EXTRA KERNEL ARGS...]
 set -eu
 btsdump=$1 out=$2
@@ -14,6 +15,14 @@ obj=$("$src/scripts/kernel-build.sh" 2>"$out.kernel-build.log" | tail -n 1) || {
 	echo "vm-test: the kernel did not build (log: $out.kernel-build.log)" >&2
 	exit 1
 }
+if [ "${BTSCRASH_BACKEND:-emul}" = hw ]; then
+	QEMU=$("$src/scripts/qemu-build.sh" 2>"$out.qemu-build.log" | tail -n 1) || {
+		tail -n 40 "$out.qemu-build.log" >&2
+		echo "vm-test: the BTS model (QEMU) did not build (log: $out.qemu-build.log)" >&2
+		exit 1
+	}
+	export QEMU
+fi
 rm -rf "$out"
 "$src/tests/vm/run-vm.sh" "$obj" "$out" "$@"
 exec python3 "$src/tests/vm/check-vm.py" "$btsdump" "$out"

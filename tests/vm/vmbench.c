@@ -14,6 +14,11 @@
  *       the core.  "traced": the child runs with a full 65536-record ring,
  *       so its core carries a 1.5 MiB trace note.  Cores go to the
  *       core_pattern; with VMBENCH_CORE_DIR set, DIR/core.PID is removed.
+ *   vmbench branches VARIANT N RUNS  a loop of N iterations, one taken
+ *       branch each (its jump back), in a child ("traced": 4096 records).
+ * Under QEMU's -icount shift=0 (bench/vm-bench.sh --icount) the guest's
+ * clock advances one nanosecond per guest instruction: the times are then
+ * guest instruction counts.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -126,6 +131,35 @@ static long long coredump_once(int traced, long mib)
 	return t1 - t0;
 }
 
+static long long branches_once(int traced, long n)
+{
+	int p[2];
+	long long t[2];
+	pid_t pid;
+	long i;
+
+	if (pipe(p))
+		exit(1);
+	pid = fork();
+	if (pid == 0) {
+		if (traced)
+			trace_on(4096);
+		t[0] = now_ns();
+		for (i = 0; i < n; i++)		/* one taken jcc per iteration */
+			sink += i;
+		t[1] = now_ns();
+		if (write(p[1], t, sizeof(t)) != sizeof(t))
+			_exit(1);
+		_exit(0);
+	}
+	close(p[1]);
+	if (read(p[0], t, sizeof(t)) != sizeof(t))
+		exit(1);
+	waitpid(pid, NULL, 0);
+	close(p[0]);
+	return t[1] - t[0];
+}
+
 int main(int argc, char **argv)
 {
 	long long t[64];
@@ -133,7 +167,7 @@ int main(int argc, char **argv)
 	long arg;
 
 	if (argc != 5) {
-		fprintf(stderr, "usage: vmbench pingpong|coredump traced|untraced N RUNS\n");
+		fprintf(stderr, "usage: vmbench pingpong|coredump|branches traced|untraced N RUNS\n");
 		return 2;
 	}
 	traced = !strcmp(argv[2], "traced");	/* any other label: untraced */
@@ -141,9 +175,14 @@ int main(int argc, char **argv)
 	runs = atoi(argv[4]);
 	if (runs < 1 || runs > 64 || arg < 1)
 		return 2;
-	for (i = 0; i < runs; i++)
-		t[i] = !strcmp(argv[1], "pingpong") ? pingpong_once(traced, arg)
-						    : coredump_once(traced, arg);
+	for (i = 0; i < runs; i++) {
+		if (!strcmp(argv[1], "pingpong"))
+			t[i] = pingpong_once(traced, arg);
+		else if (!strcmp(argv[1], "branches"))
+			t[i] = branches_once(traced, arg);
+		else
+			t[i] = coredump_once(traced, arg);
+	}
 	qsort(t, runs, sizeof(t[0]), cmp_ll);
 	printf("RESULT %s %s %lld %d\n", argv[1], argv[2], t[runs / 2], runs);
 	return 0;

@@ -15,6 +15,7 @@
  * "Branch Trace Store (BTS)" and its subsections, cited by title because
  * their numbers differ between editions (17.4.x / 18.4.x).
  */
+#include <linux/cpu.h>
 #include <linux/cpuhotplug.h>
 #include <linux/ftrace.h>
 #include <linux/kdebug.h>
@@ -23,6 +24,7 @@
 #include <linux/sched.h>
 #include <linux/sched/clock.h>
 #include <linux/sched/task_stack.h>
+#include <linux/syscore_ops.h>
 #include <linux/uaccess.h>
 #include <asm/cpu_entry_area.h>
 #include <asm/debugreg.h>
@@ -39,12 +41,13 @@ module_param_named(emulate, ds_emulate, bool, 0444);
 MODULE_PARM_DESC(emulate, "record user branches by single-stepping (no BTS needed)");
 
 /*
- * Opt-in while it has never run on real BTS hardware (docs/kernel.md).
- * Perf's Intel code asks for the BTS half (kernel/patches/0011).
+ * On wherever the CPU has BTS (ds.hw=0 turns it off); ds.emulate=1 is an
+ * explicit choice and wins.  Runs on the QEMU BTS model in every CI run
+ * (tests/qemu/); perf's Intel code asks for the BTS half (patch 0011).
  */
-static bool ds_hw_param;
+static bool ds_hw_param = true;
 module_param_named(hw, ds_hw_param, bool, 0444);
-MODULE_PARM_DESC(hw, "record user branches with Branch Trace Store hardware");
+MODULE_PARM_DESC(hw, "record user branches with Branch Trace Store hardware (default: where the CPU has it)");
 static bool ds_hw_ok;		/* ds.hw=1 and the CPU passed ds_hw_probe() */
 
 static struct ds_trace *(*ds_emul_lookup)(struct task_struct *);
@@ -92,6 +95,12 @@ enum ds_backend ds_backend(void)
 	return ds_emulate ? DS_BACKEND_EMUL : DS_BACKEND_NONE;
 }
 
+/* Largest per-CPU kernel ring, in records: the KPTI window bounds it too. */
+u64 ds_kernel_max_records(void)
+{
+	return ds_task_max_records();
+}
+
 u64 ds_task_max_records(void)
 {
 	/* KPTI: the ring must fit the per-CPU window it is mapped through. */
@@ -105,12 +114,22 @@ u64 ds_task_max_records(void)
 #define DEBUGCTL_BTS_BITS	(DEBUGCTLMSR_TR | DEBUGCTLMSR_BTS | DEBUGCTLMSR_BTINT | \
 				 DEBUGCTLMSR_BTS_OFF_OS | DEBUGCTLMSR_BTS_OFF_USR)
 
+/*
+ * What the BTS half of a CPU's DS area holds while the recorder owns it
+ * (ds_hw_settle()): the ring of the traced task running there (user
+ * branches), else the CPU's kernel ring (kernel branches), else nothing.
+ */
 struct ds_cpu {
 	struct ds_trace *running;	/* armed trace of the task on this CPU */
 	struct ds_trace *loaded;	/* trace the BTS half points at */
+	struct ds_trace *kernel;	/* this CPU's kernel ring, if recording */
+	bool held;			/* an oops reads the kernel ring: not loaded */
+	bool stopped;			/* crash, kexec, offline: load nothing */
 	enum ds_owner owner;
 };
 static DEFINE_PER_CPU(struct ds_cpu, ds_cpu);
+/* Each CPU's kernel ring, set before any CPU loads it (ds_kernel_trace_start()). */
+static DEFINE_PER_CPU(struct ds_trace *, ds_kernel_of);
 
 static u64 ds_native_rdmsr(u32 msr)
 {
@@ -196,7 +215,8 @@ void ds_hw_load(const struct ds_hw_ops *ops, struct ds_trace *t)
 {
 	struct debug_store *ds = ops->area();
 	struct ds_ring *r = &t->ring;
-	u64 dbg = ds_hw_stop(ops), base = ops->window(r);
+	/* a kernel ring is mapped for good (ds_kernel_trace_start()) */
+	u64 dbg = ds_hw_stop(ops), base = t->kernel ? t->hw_base : ops->window(r);
 	u64 max = base + r->capacity * BTS_RECORD_SIZE;
 
 	/*
@@ -215,12 +235,14 @@ void ds_hw_load(const struct ds_hw_ops *ops, struct ds_trace *t)
 	ds->bts_interrupt_threshold = max + BTS_RECORD_SIZE;
 	/*
 	 * TR=1 BTS=1 BTS_OFF_OS=1 BTS_OFF_USR=0 BTINT=0: "store BTMs with
-	 * CPL > 0 in the BTS buffer", circular: user branches only, so no
-	 * kernel address is ever recorded.  WRMSR serializes: the DS fields
+	 * CPL > 0 in the BTS buffer", circular: a task ring takes user
+	 * branches only (and the transitions from user mode into the kernel,
+	 * which the core writer drops).  A kernel ring: BTS_OFF_OS=0
+	 * BTS_OFF_USR=1, branches at CPL 0.  WRMSR serializes: the DS fields
 	 * above are in place before the first record is written.
 	 */
 	ops->write_msr(MSR_IA32_DEBUGCTLMSR, dbg | DEBUGCTLMSR_TR | DEBUGCTLMSR_BTS |
-		   DEBUGCTLMSR_BTS_OFF_OS);
+		   (t->kernel ? DEBUGCTLMSR_BTS_OFF_USR : DEBUGCTLMSR_BTS_OFF_OS));
 }
 
 bool ds_hw_save(const struct ds_hw_ops *ops, struct ds_trace *t)
@@ -231,7 +253,8 @@ bool ds_hw_save(const struct ds_hw_ops *ops, struct ds_trace *t)
 	u64 off, idx;
 
 	ds_hw_stop(ops);
-	ops->unwindow(r);
+	if (!t->kernel)
+		ops->unwindow(r);
 	off = ds->bts_index - t->hw_base;
 	if (ds->bts_buffer_base != t->hw_base || ds->bts_index < t->hw_base ||
 	    off % BTS_RECORD_SIZE || off / BTS_RECORD_SIZE > r->capacity)
@@ -249,6 +272,21 @@ bool ds_hw_save(const struct ds_hw_ops *ops, struct ds_trace *t)
 		r->wrapped = true;
 	r->index = idx;
 	return true;
+}
+
+/*
+ * The crash path and an oops stop the CPU's recording as their first act:
+ * every branch taken on the way (calls into ds.c, the mockable accessors)
+ * would be a record of the stopping itself, pushing the branches that led
+ * to the crash out of the ring.  So DEBUGCTL's BTS bits go first, inline.
+ */
+static __always_inline void ds_hw_off_now(void)
+{
+	u64 dbg;
+
+	rdmsrl(MSR_IA32_DEBUGCTLMSR, dbg);
+	if (dbg & DEBUGCTL_BTS_BITS)
+		wrmsrl(MSR_IA32_DEBUGCTLMSR, dbg & ~DEBUGCTL_BTS_BITS);
 }
 
 /* Loads t into the BTS half, first marking a suspension it went through. */
@@ -273,6 +311,31 @@ static void ds_hw_unload(struct ds_cpu *c)
 		c->owner = DS_OWNER_NONE;
 }
 
+/*
+ * Makes the BTS half hold what it should (struct ds_cpu), unless perf
+ * holds it or the CPU stopped recording.  A switch between two untraced
+ * tasks finds the kernel ring already loaded and costs nothing here.
+ */
+static void ds_hw_settle(struct ds_cpu *c, u64 now)
+{
+	struct ds_trace *want;
+
+	if (c->owner == DS_OWNER_PERF || c->stopped)
+		return;
+	want = c->running ?: (c->held ? NULL : c->kernel);
+	if (c->loaded == want)
+		return;
+	ds_hw_unload(c);
+	if (want)
+		ds_hw_resume(c, want, now);
+}
+
+static void ds_gap_start(struct ds_trace *t, u64 now)
+{
+	if (t && !t->gap_since)
+		t->gap_since = now;
+}
+
 void ds_bts_request(enum ds_owner who)
 {
 	struct ds_cpu *c = this_cpu_ptr(&ds_cpu);
@@ -280,11 +343,11 @@ void ds_bts_request(enum ds_owner who)
 	lockdep_assert_irqs_disabled();
 	if (who == DS_OWNER_PERF) {
 		ds_hw_unload(c);
-		if (c->running && !c->running->gap_since)
-			c->running->gap_since = local_clock();
+		ds_gap_start(c->running, local_clock());
+		ds_gap_start(c->kernel, local_clock());
 		c->owner = DS_OWNER_PERF;
-	} else if (c->owner == DS_OWNER_NONE && c->running) {
-		ds_hw_resume(c, c->running, local_clock());
+	} else if (c->owner == DS_OWNER_NONE) {
+		ds_hw_settle(c, local_clock());
 	}
 }
 
@@ -298,8 +361,8 @@ void ds_bts_release(enum ds_owner who)
 	if (who == DS_OWNER_CRASH)
 		ds_hw_unload(c);
 	c->owner = DS_OWNER_NONE;
-	if (who == DS_OWNER_PERF && c->running)
-		ds_hw_resume(c, c->running, local_clock());
+	if (who == DS_OWNER_PERF)
+		ds_hw_settle(c, local_clock());
 }
 
 bool ds_hw_active(void)
@@ -310,6 +373,79 @@ bool ds_hw_active(void)
 enum ds_owner ds_bts_owner(void)
 {
 	return this_cpu_read(ds_cpu.owner);
+}
+
+/*
+ * A core dump reads t now.  The ring's index is saved only when its task
+ * is switched out, so for the dumping thread itself, still loaded, the
+ * newest records (the faulting branch) would be missing: save the index
+ * the CPU left and load the ring again.
+ */
+void ds_task_trace_sync(struct ds_trace *t)
+{
+	struct ds_cpu *c;
+	unsigned long flags;
+
+	if (ds_backend() != DS_BACKEND_HW)
+		return;
+	local_irq_save(flags);
+	c = this_cpu_ptr(&ds_cpu);
+	if (c->loaded == t) {
+		ds_hw_unload(c);
+		ds_hw_settle(c, local_clock());
+	}
+	local_irq_restore(flags);
+}
+
+/*
+ * This CPU stops writing BTS records for good (until a task is loaded
+ * again): DEBUGCTL's BTS bits cleared, the loaded ring's index saved so a
+ * dump sees every record the CPU wrote.  The crash path on every CPU (the
+ * kdump NMI included: MSRs and memory only, no lock), kexec and reboot
+ * (syscore shutdown), suspend, and a CPU going offline: a capture or new
+ * kernel must never inherit a CPU still writing into this kernel's memory.
+ */
+void notrace ds_hw_stop_cpu(void)
+{
+	struct ds_cpu *c;
+
+	if (!ds_hw_ok)
+		return;
+	ds_hw_off_now();
+	c = this_cpu_ptr(&ds_cpu);
+	c->stopped = true;
+	ds_hw_unload(c);
+	ds_hw_stop(ds_hw);
+}
+
+/* This CPU records again (resume, online): its kernel ring, or a task's. */
+static void ds_hw_start_cpu(void)
+{
+	struct ds_cpu *c = this_cpu_ptr(&ds_cpu);
+
+	c->stopped = false;
+	ds_hw_settle(c, local_clock());
+}
+
+/*
+ * An oops reports this CPU's last kernel branches: the kernel ring is
+ * saved and left unloaded while the report reads it (hold), loaded again
+ * after (unless the crash path stopped the CPU meanwhile).
+ */
+void notrace ds_kernel_trace_hold(bool hold)
+{
+	struct ds_cpu *c;
+	unsigned long flags;
+
+	if (!ds_hw_ok)
+		return;
+	if (hold && this_cpu_read(ds_cpu.loaded) == this_cpu_read(ds_cpu.kernel))
+		ds_hw_off_now();	/* saved below; nothing recorded since */
+	local_irq_save(flags);
+	c = this_cpu_ptr(&ds_cpu);
+	c->held = hold;
+	ds_hw_settle(c, local_clock());
+	local_irq_restore(flags);
 }
 
 /*
@@ -330,11 +466,76 @@ static bool ds_hw_probe(void)
 
 /* IA32_DS_AREA holds the DS management area's linear address (SDM "DS
  * Save Area"); the cpu_entry_area copy is mapped under KPTI too.  Runs on
- * each CPU as it comes online. */
+ * each CPU as it comes online, and on the boot CPU at resume (the MSR does
+ * not survive suspend). */
 static int ds_hw_cpu_online(unsigned int cpu)
 {
+	unsigned long flags;
+
 	wrmsrl(MSR_IA32_DS_AREA, (u64)ds_native_area());
+	local_irq_save(flags);
+	this_cpu_write(ds_cpu.kernel, per_cpu(ds_kernel_of, cpu));
+	ds_hw_start_cpu();
+	local_irq_restore(flags);
 	return 0;
+}
+
+/* On the CPU going down: it stops recording before it goes. */
+static int ds_hw_cpu_offline(unsigned int cpu)
+{
+	unsigned long flags;
+
+	local_irq_save(flags);
+	ds_hw_stop_cpu();
+	local_irq_restore(flags);
+	return 0;
+}
+
+/* syscore: IRQs off, the last CPU (kexec, reboot, suspend) or the first. */
+static int ds_hw_suspend(void)
+{
+	ds_hw_stop_cpu();
+	return 0;
+}
+
+static void ds_hw_resume_cpu(void)
+{
+	wrmsrl(MSR_IA32_DS_AREA, (u64)ds_native_area());
+	ds_hw_start_cpu();
+}
+
+static void ds_hw_shutdown(void)
+{
+	ds_hw_stop_cpu();
+}
+
+static struct syscore_ops ds_hw_syscore_ops = {
+	.suspend = ds_hw_suspend,
+	.resume = ds_hw_resume_cpu,
+	.shutdown = ds_hw_shutdown,
+};
+
+/*
+ * Under KPTI the switch path maps rings into the window with
+ * cea_set_pte(), which allocates a missing page table (GFP_ATOMIC, and
+ * panics if it cannot) under the runqueue lock.  Map every CPU's window
+ * once here, PAGE_NONE, so the tables exist and a switch only rewrites
+ * PTEs, as perf's buffers in cpu_debug_buffers are mapped at boot.
+ */
+static void __init ds_hw_windows_populate(void)
+{
+	unsigned int cpu;
+	size_t off;
+
+	if (!boot_cpu_has(X86_FEATURE_PTI))
+		return;
+	for_each_possible_cpu(cpu) {
+		char *win = get_cpu_entry_area(cpu)->bts_crash_window;
+
+		for (off = 0; off < BTS_CRASH_WINDOW_SIZE; off += PAGE_SIZE)
+			cea_set_pte(win + off, 0, PAGE_NONE);
+	}
+	flush_tlb_all();
 }
 
 void ds_emul_set_lookup(struct ds_trace *(*lookup)(struct task_struct *))
@@ -344,6 +545,9 @@ void ds_emul_set_lookup(struct ds_trace *(*lookup)(struct task_struct *))
 
 int ds_task_trace_start(struct task_struct *task, struct ds_trace *t)
 {
+	/* A switch must find t in task before t records (see the caller). */
+	if (WARN_ON_ONCE(!ds_emul_lookup || ds_emul_lookup(task) != t))
+		return -EINVAL;
 	switch (ds_backend()) {
 	case DS_BACKEND_EMUL:
 		t->have_prev = false;
@@ -351,17 +555,24 @@ int ds_task_trace_start(struct task_struct *task, struct ds_trace *t)
 		task_pt_regs(task)->flags |= X86_EFLAGS_TF;
 		return 0;
 	case DS_BACKEND_HW:
-		/* Recording starts at the task's next switch-in, or now. */
-		t->armed = true;
+		/*
+		 * Recording starts at the task's next switch-in, or now.  The
+		 * caller published t in the task first (a switch finds it
+		 * there); armed and loaded in one IRQs-off section, so no
+		 * switch sees t armed but not loaded on this CPU.
+		 */
 		if (task == current) {
 			struct ds_cpu *c;
+			unsigned long flags;
 
-			local_irq_disable();
+			local_irq_save(flags);
 			c = this_cpu_ptr(&ds_cpu);
+			t->armed = true;
 			c->running = t;
-			if (c->owner == DS_OWNER_NONE)
-				ds_hw_resume(c, t, local_clock());
-			local_irq_enable();
+			ds_hw_settle(c, local_clock());
+			local_irq_restore(flags);
+		} else {
+			t->armed = true;
 		}
 		return 0;
 	default:
@@ -382,6 +593,7 @@ void ds_task_trace_stop(struct task_struct *task, struct ds_trace *t)
 			ds_hw_unload(c);
 		if (c->running == t)
 			c->running = NULL;
+		ds_hw_settle(c, local_clock());
 		local_irq_enable();
 	}
 	t->armed = false;
@@ -420,7 +632,7 @@ void ds_task_trace_exec(struct pt_regs *regs, struct ds_trace *t)
 	t->ring.written = 0;
 	t->ring.wrapped = false;
 	if (reload)
-		ds_hw_resume(c, t, local_clock());
+		ds_hw_settle(c, local_clock());
 	local_irq_restore(flags);
 	if (ds_backend() != DS_BACKEND_EMUL)
 		return;
@@ -468,16 +680,16 @@ void notrace ds_task_switch(struct ds_trace *prev, struct ds_trace *next,
 		ds_ring_write(&prev->ring, BTS_MARKER(BTS_MARK_SWITCH_OUT, 0), now, cpu);
 	}
 	c->running = NULL;
-	if (!next || !next->armed)
-		return;
-	ds_ring_write(&next->ring, BTS_MARKER(BTS_MARK_SWITCH_IN, 0), now, cpu);
-	if (!hw)
-		return;
-	c->running = next;
-	if (c->owner == DS_OWNER_PERF)
-		next->gap_since = next->gap_since ?: now;
-	else
-		ds_hw_resume(c, next, now);
+	if (next && next->armed) {
+		ds_ring_write(&next->ring, BTS_MARKER(BTS_MARK_SWITCH_IN, 0), now, cpu);
+		if (hw) {
+			c->running = next;
+			if (c->owner == DS_OWNER_PERF)
+				ds_gap_start(next, now);
+		}
+	}
+	if (hw)
+		ds_hw_settle(c, now);
 }
 
 /*
@@ -604,8 +816,61 @@ static struct notifier_block ds_emul_nb = {
 	.priority = INT_MAX,	/* before hw_breakpoint and uprobes look at DR_STEP */
 };
 
-/* ---- per-CPU kernel recording (emulation: function entries) ------------- */
+/* ---- per-CPU kernel recording ------------------------------------------ */
 
+/*
+ * Hardware: each CPU's kernel ring is loaded whenever no traced task runs
+ * there (ds_hw_settle()), recording branches at CPL 0 only.  Under KPTI it
+ * is mapped for good into the CPU's kernel window in the cpu_entry_area:
+ * the entry code runs at CPL 0 on the user page tables (sysret and iret
+ * are branches at CPL 0), and the CPU writes records through whatever
+ * page tables are loaded.  Like perf's buffers there, the window is
+ * supervisor-only but present in the user page tables.
+ */
+static u64 __init ds_kernel_window(unsigned int cpu, struct ds_ring *r)
+{
+	char *win = get_cpu_entry_area(cpu)->bts_crash_kwindow;
+	size_t off, bytes = PAGE_ALIGN(r->capacity * BTS_RECORD_SIZE);
+
+	if (!boot_cpu_has(X86_FEATURE_PTI))
+		return (u64)r->base;
+	for (off = 0; off < bytes; off += PAGE_SIZE)
+		cea_set_pte(win + off, virt_to_phys(r->base) + off, PAGE_KERNEL);
+	return (u64)win;
+}
+
+static void ds_hw_kernel_on(void *unused)
+{
+	struct ds_cpu *c = this_cpu_ptr(&ds_cpu);
+
+	c->kernel = this_cpu_read(ds_kernel_of);
+	ds_hw_settle(c, local_clock());
+}
+
+static int __init ds_hw_kernel_start(struct ds_trace *(*trace_of)(unsigned int cpu))
+{
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu) {
+		struct ds_trace *t = trace_of(cpu);
+
+		if (!t)
+			continue;
+		if (t->ring.capacity > ds_kernel_max_records())
+			return -E2BIG;
+		t->kernel = true;
+		t->armed = true;
+		t->hw_base = ds_kernel_window(cpu, &t->ring);
+		per_cpu(ds_kernel_of, cpu) = t;
+	}
+	flush_tlb_all();
+	cpus_read_lock();
+	on_each_cpu(ds_hw_kernel_on, NULL, 1);
+	cpus_read_unlock();
+	return 0;
+}
+
+/* Emulation: function entries, written by an ftrace callback. */
 static DEFINE_PER_CPU(struct ds_ring *, ds_kring);
 
 /*
@@ -655,14 +920,16 @@ static struct ftrace_ops ds_kernel_ops = {
 };
 #endif
 
-int ds_kernel_trace_start(struct ds_ring *(*ring_of)(unsigned int cpu))
+int __init ds_kernel_trace_start(struct ds_trace *(*trace_of)(unsigned int cpu))
 {
 	unsigned int cpu;
 
+	if (ds_backend() == DS_BACKEND_HW)
+		return ds_hw_kernel_start(trace_of);
 	if (ds_backend() != DS_BACKEND_EMUL || !IS_ENABLED(CONFIG_FUNCTION_TRACER))
 		return -EOPNOTSUPP;
 	for_each_possible_cpu(cpu)
-		per_cpu(ds_kring, cpu) = ring_of(cpu);
+		per_cpu(ds_kring, cpu) = trace_of(cpu) ? &trace_of(cpu)->ring : NULL;
 #ifdef CONFIG_FUNCTION_TRACER
 	return register_ftrace_function(&ds_kernel_ops);
 #else
@@ -672,12 +939,15 @@ int ds_kernel_trace_start(struct ds_ring *(*ring_of)(unsigned int cpu))
 
 static int __init ds_init(void)
 {
-	if (ds_hw_param && ds_hw_probe()) {
-		int ret = cpuhp_setup_state(CPUHP_AP_ONLINE_DYN, "x86/ds:online",
-					    ds_hw_cpu_online, NULL);
+	if (!ds_emulate && ds_hw_param && ds_hw_probe()) {
+		int ret;
 
+		ds_hw_windows_populate();
+		ret = cpuhp_setup_state(CPUHP_AP_ONLINE_DYN, "x86/ds:online",
+					ds_hw_cpu_online, ds_hw_cpu_offline);
 		if (ret < 0)
 			return ret;
+		register_syscore_ops(&ds_hw_syscore_ops);
 		ds_hw_ok = true;
 		pr_info("ds: BTS hardware backend on (user branches, circular)\n");
 		return 0;

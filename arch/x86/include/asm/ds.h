@@ -36,6 +36,8 @@ struct ds_trace {
 				 * ring through while it is loaded */
 	u64 gap_since;		/* hardware: local_clock() when recording was
 				 * suspended (perf took BTS), 0 if it was not */
+	bool kernel;		/* hardware: a CPU's kernel ring (CPL 0
+				 * branches), mapped for good at hw_base */
 };
 
 void ds_ring_init(struct ds_ring *r, struct bts_record *base, u64 capacity);
@@ -55,6 +57,8 @@ enum ds_backend {
 enum ds_backend ds_backend(void);
 /* Largest per-task ring the backend can record into, in records. */
 u64 ds_task_max_records(void);
+/* Largest per-CPU kernel ring, in records. */
+u64 ds_kernel_max_records(void);
 
 /*
  * The BTS half of a CPU's DS area has one owner at a time.  The crash
@@ -98,8 +102,14 @@ struct ds_hw_ops {
 void ds_hw_load(const struct ds_hw_ops *ops, struct ds_trace *t);
 bool ds_hw_save(const struct ds_hw_ops *ops, struct ds_trace *t);
 
+/* A core dump reads t now: its index as the CPU left it (t is current's). */
+void ds_task_trace_sync(struct ds_trace *t);
+/* This CPU stops writing BTS records (crash path, NMI-safe; kexec; reboot). */
+void ds_hw_stop_cpu(void);
+
 /* Starts/stops recording a task's user branches into t (the task is
- * current, or a child not yet running). */
+ * current, or a child not yet running; published where a context switch
+ * finds it before this is called). */
 int ds_task_trace_start(struct task_struct *task, struct ds_trace *t);
 void ds_task_trace_stop(struct task_struct *task, struct ds_trace *t);
 /* A new child inherited a traced parent's user flags but gets no ring. */
@@ -114,13 +124,16 @@ void ds_task_trace_resume_at(struct pt_regs *regs, struct ds_trace *t);
 void ds_task_switch(struct ds_trace *prev, struct ds_trace *next, u64 now,
 		    unsigned int cpu);
 /*
- * Per-CPU kernel recording.  Emulation (ds.emulate=1 with FUNCTION_TRACER):
- * every traceable kernel function entry is written as a record call site
- * -> function into the CPU's ring, IRQs off, never from NMI.  The hardware
- * backend does not record the kernel yet (-EOPNOTSUPP).  Rings are set per
- * CPU before ds_kernel_trace_start(); a frozen ring takes no more writes.
+ * Per-CPU kernel recording, one trace per CPU given by trace_of (NULL: that
+ * CPU has none).  Hardware: the CPU writes its kernel branches (CPL 0) into
+ * it whenever no traced task runs there; ds_hw_stop_cpu() ends that (crash
+ * path).  Emulation (ds.emulate=1 with FUNCTION_TRACER): every traceable
+ * kernel function entry is written as a record call site -> function, IRQs
+ * off, never from NMI; a frozen ring takes no more writes.
  */
-int ds_kernel_trace_start(struct ds_ring *(*ring_of)(unsigned int cpu));
+int ds_kernel_trace_start(struct ds_trace *(*trace_of)(unsigned int cpu));
+/* An oops reads this CPU's kernel ring: hold it still (hardware), or not. */
+void ds_kernel_trace_hold(bool hold);
 /* Address of the call instruction that returns to ret (kernel text), or
  * ret itself if the bytes before it are no call: best effort. */
 unsigned long ds_call_site(unsigned long ret);
