@@ -2,15 +2,24 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Installs, from Debian 12's archive, every package the user-space build,
 # the tests and the demo need.  Idempotent: installs only what is missing.
-# Runs apt-get as root (directly, or through sudo).  `install-deps.sh kernel`
-# adds what the kernel build and the QEMU test VM need.
+# Runs apt-get as root (directly, or through sudo).  `install-deps.sh qemu`
+# installs only what scripts/qemu-build.sh needs to fetch, patch and build the
+# BTS model (Debian's QEMU 7.2 source) and run it (firmware); `install-deps.sh
+# kernel` adds to the user-space set what the kernel build and the QEMU test
+# VM need, the model's build included.
 set -eu
 pkgs="meson ninja-build pkg-config gcc libc6-dev libelf-dev libdw-dev zlib1g-dev
 libcapstone-dev elfutils binutils gdb python3 valgrind clang
 libclang-rt-14-dev time libzstd-dev zstd libsystemd-dev systemd"
-[ "${1:-}" = kernel ] && pkgs="$pkgs linux-source-6.1 ccache make bc bison flex
+qemu_pkgs="dpkg-dev xz-utils patch ccache gcc libc6-dev make pkg-config
+ninja-build meson python3 python3-venv zlib1g-dev libfdt-dev libglib2.0-dev
+libpixman-1-dev qemu-system-x86 qemu-system-data seabios ipxe-qemu"
+case "${1:-}" in
+qemu) pkgs=$qemu_pkgs ;;
+kernel) pkgs="$pkgs linux-source-6.1 ccache make bc bison flex
 libssl-dev dwarves xz-utils patch qemu-system-x86 busybox-static cpio
-kexec-tools makedumpfile crash debootstrap"
+kexec-tools makedumpfile crash debootstrap $qemu_pkgs" ;;
+esac
 missing=
 for p in $pkgs; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||

@@ -1,0 +1,114 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Builds the BTS hardware model: Debian's QEMU 7.2 source (the version of the
+# installed qemu-system-x86), fetched and extracted once into a cache with
+# Debian's own patches applied, plus tests/qemu/patches/series, configured for
+# x86_64-softmmu/TCG only and built with ccache.  Logs to stderr; the last
+# line on stdout is the absolute path of the built qemu-system-x86_64.
+# Env: BTSCRASH_CACHE (default ~/.cache/btscrash), QEMU_VERSION (a source
+# version, default: that of the installed qemu-system-x86), JOBS.
+set -eu
+src=$(cd "$(dirname "$0")/.." && pwd)
+cache=${BTSCRASH_CACHE:-$HOME/.cache/btscrash}
+jobs=${JOBS:-$(nproc)}
+patches=$src/tests/qemu/patches
+log() { echo "qemu-build: $*" >&2; }
+
+"$src/scripts/install-deps.sh" qemu >&2
+# ${source:Version} drops a binNMU suffix (+b3): the source package's version.
+version=${QEMU_VERSION:-$(dpkg-query -W -f='${source:Version}' qemu-system-x86)}
+upstream=${version#*:}			# no epoch in file and directory names
+pristine=$cache/qemu-$upstream-pristine
+tree=$cache/qemu-$upstream
+build=$cache/qemu-$upstream-build
+aptdir=$cache/qemu-apt
+mkdir -p "$cache"
+# One build at a time in the shared cache (tests and demos may overlap).
+exec 9>"$cache/.qemu-lock"
+flock 9
+
+# The source comes through apt, from the archive and suites this machine
+# already installs from (the security suite included: the version is a
+# +deb12uN update), but the machine's apt configuration is not touched: the
+# deb-src entries live in a private sources directory in the cache, with
+# private lists and package caches, and apt-get is pointed at them for these
+# two calls only.  Adding deb-src to /etc/apt would change what every later
+# `apt-get update` on the machine fetches.
+fetch_source() {
+	rm -rf "$aptdir"
+	mkdir -p "$aptdir/sources" "$aptdir/lists/partial" \
+		"$aptdir/cache/archives/partial" "$aptdir/dl"
+	for f in /etc/apt/sources.list.d/*.sources; do
+		[ -f "$f" ] || continue
+		sed 's/^Types:.*/Types: deb-src/' "$f"
+		echo
+	done > "$aptdir/sources/btscrash-src.sources"
+	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+		[ -f "$f" ] || continue
+		sed -n 's/^[[:space:]]*deb[[:space:]]/deb-src /p' "$f"
+	done > "$aptdir/sources/btscrash-src.list"
+	set -- -o Dir::Etc::SourceList=/dev/null \
+		-o Dir::Etc::SourceParts="$aptdir/sources" \
+		-o Dir::State::Lists="$aptdir/lists" \
+		-o Dir::Cache="$aptdir/cache"
+	log "fetching qemu=$version source (private deb-src entries in $aptdir/sources)"
+	apt-get -qq "$@" update >&2
+	(cd "$aptdir/dl" && apt-get -qq "$@" source --download-only "qemu=$version") >&2
+}
+
+if [ ! -d "$pristine" ]; then
+	dsc=$aptdir/dl/qemu_$upstream.dsc
+	[ -f "$dsc" ] || fetch_source
+	log "extracting $(basename "$dsc") with Debian's patches (once)"
+	rm -rf "$pristine.tmp"
+	dpkg-source -q -x "$dsc" "$pristine.tmp" >&2
+	mv "$pristine.tmp" "$pristine"
+fi
+
+# Files a series changes, as named by its patches (+++ b/PATH).
+series_files() {
+	grep -v '^#' "$patches/series" | while read -r p; do
+		[ -n "$p" ] || continue
+		sed -n 's|^+++ b/\([^[:space:]]*\).*|\1|p' "$patches/$p"
+	done
+}
+
+# Recreate the work tree when the series changed.  Hard links keep the
+# pristine mtimes, so ninja and ccache rebuild only what the patches touch;
+# a file the previous series patched and this one does not is copied (not
+# linked) so that it is newer than its objects and is rebuilt too.
+series_id=$(cat "$patches/series" "$patches"/*.patch 2>/dev/null | sha1sum | cut -c1-12)
+if [ "$(cat "$tree/.btscrash-series" 2>/dev/null)" != "$series_id" ]; then
+	log "preparing work tree (series $series_id)"
+	old_files=$(cat "$tree/.btscrash-files" 2>/dev/null || true)
+	rm -rf "$tree" && cp -al "$pristine" "$tree"
+	for f in $old_files; do
+		[ -f "$pristine/$f" ] || continue
+		cp "$pristine/$f" "$tree/$f.btscrash-tmp"
+		mv -f "$tree/$f.btscrash-tmp" "$tree/$f"
+	done
+	grep -v '^#' "$patches/series" | while read -r p; do
+		[ -n "$p" ] || continue
+		log "applying $p"
+		patch -d "$tree" -p1 -s --no-backup-if-mismatch < "$patches/$p" >&2
+	done
+	series_files | sort -u > "$tree/.btscrash-files"
+	echo "$series_id" > "$tree/.btscrash-series"
+fi
+
+# Only what the model needs: one target, TCG, no guest agent or tools, no
+# firmware install (Debian's seabios/ipxe packages provide it at run time).
+config="--target-list=x86_64-softmmu --without-default-features --disable-docs
+--disable-werror --disable-user --enable-tcg --enable-fdt=system
+--disable-install-blobs"
+config_id=$(echo "$config $upstream" | sha1sum | cut -c1-12)
+if [ "$(cat "$build/.btscrash-config" 2>/dev/null)" != "$config_id" ]; then
+	log "configuring"
+	rm -rf "$build" && mkdir -p "$build"
+	# shellcheck disable=SC2086
+	(cd "$build" && "$tree/configure" --cc="ccache gcc" $config) >&2
+	echo "$config_id" > "$build/.btscrash-config"
+fi
+log "building with $jobs jobs"
+ninja -C "$build" -j"$jobs" qemu-system-x86_64 >&2
+echo "$build/qemu-system-x86_64"

@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Reader of the BTS model's oracle log (QEMU -cpu ...,bts-log=FILE).
+
+The patched QEMU (tests/qemu/patches, scripts/qemu-build.sh) appends one
+48-byte little-endian entry per BTS record it writes into a guest's buffer:
+
+    u64 from; u64 to; u64 flags;   the record as written
+    u64 linear;                    linear address of the record's slot
+    u64 phys;                      guest-physical address of the slot
+    u32 cpu;                       QEMU cpu_index of the vCPU
+    u32 kind;                      0 near branch, 1 far transfer (far
+                                   call/jmp/ret, iret, syscall, sysret,
+                                   sysenter, sysexit), 2 interrupt/exception
+
+Import it by path (the name has a dash):
+    spec = importlib.util.spec_from_file_location("btslog", ".../bts-log.py")
+    btslog = importlib.util.module_from_spec(spec); spec.loader.exec_module(btslog)
+    for e in btslog.read(path): e.frm, e.to, e.linear, e.phys, e.cpu, e.kind
+or run it: `bts-log.py [--cpu N] [--kind near|far|int] [--tail N] FILE`
+prints one entry per line as `cpu kind from -> to @linear phys`.  Exit 0;
+1 on an unreadable or malformed file (length not a multiple of 48); 2 on
+bad usage.
+"""
+
+import argparse
+import struct
+import sys
+
+ENTRY = struct.Struct("<QQQQQII")
+ENTRY_SIZE = ENTRY.size  # 48
+KINDS = {0: "near", 1: "far", 2: "int"}
+KIND_NEAR, KIND_FAR, KIND_INTERRUPT = 0, 1, 2
+
+
+class Entry:
+    """One record the model wrote, with where it wrote it."""
+
+    __slots__ = ("frm", "to", "flags", "linear", "phys", "cpu", "kind")
+
+    def __init__(self, frm, to, flags, linear, phys, cpu, kind):
+        self.frm = frm
+        self.to = to
+        self.flags = flags
+        self.linear = linear
+        self.phys = phys
+        self.cpu = cpu
+        self.kind = kind
+
+    @property
+    def kind_name(self):
+        return KINDS.get(self.kind, str(self.kind))
+
+    def record(self):
+        """The 24 bytes the guest's buffer holds at `linear`."""
+        return struct.pack("<QQQ", self.frm, self.to, self.flags)
+
+    def __str__(self):
+        return "%d %s %#018x -> %#018x @%#018x %#x" % (
+            self.cpu, self.kind_name, self.frm, self.to, self.linear,
+            self.phys)
+
+    def __repr__(self):
+        return "Entry(%s)" % self
+
+
+class FormatError(ValueError):
+    pass
+
+
+def parse(data):
+    """Entries of a log's bytes; FormatError if the length is not 48*N."""
+    if len(data) % ENTRY_SIZE:
+        raise FormatError("%d bytes is not a multiple of %d"
+                          % (len(data), ENTRY_SIZE))
+    return [Entry(*ENTRY.unpack_from(data, off))
+            for off in range(0, len(data), ENTRY_SIZE)]
+
+
+def read(path):
+    """Entries of the log file at path, in the order they were written."""
+    with open(path, "rb") as f:
+        return parse(f.read())
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description="print a BTS model oracle log")
+    ap.add_argument("--cpu", type=int, help="only this vCPU")
+    ap.add_argument("--kind", choices=sorted(KINDS.values()),
+                    help="only entries of this kind")
+    ap.add_argument("--tail", type=int, help="only the last N entries")
+    ap.add_argument("file")
+    args = ap.parse_args(argv)
+    try:
+        entries = read(args.file)
+    except (OSError, FormatError) as e:
+        print("bts-log: %s" % e, file=sys.stderr)
+        return 1
+    if args.cpu is not None:
+        entries = [e for e in entries if e.cpu == args.cpu]
+    if args.kind:
+        entries = [e for e in entries if e.kind_name == args.kind]
+    if args.tail is not None:
+        entries = entries[-args.tail:] if args.tail else []
+    try:
+        for e in entries:
+            print(e)
+    except BrokenPipeError:
+        pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
