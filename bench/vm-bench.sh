@@ -1,33 +1,53 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
-# Kernel-side benchmarks in the test VM (QEMU TCG, emulation backend), as
-# ratios against tracing off, side by side in one boot: pipe ping-pong
-# between two processes (context switches) and dumping a 48 MiB core, each
-# (a) untraced before anything was ever traced (switch hook patched out),
-# (b) untraced after (hook on), (c) both ends traced / a full 65536-record
-# ring in the core.  Medians of several runs (tests/vm/vmbench.c).  Under
-# TCG absolute times mean little; the ratios are what to read.  With the
-# emulation backend (c) includes a single-step trap per user instruction.
+# Kernel-side benchmarks in the test VM, as guest instruction counts and
+# ratios against tracing off, side by side in one boot per backend:
+#   emul     the emulation backend (Debian's QEMU, AMD -cpu max)
+#   hw       the hardware backend on the BTS model (tests/qemu/), pti=off
+#   hw-pti   the same with page-table isolation (the ring window mapped at
+#            each traced switch)
+# QEMU runs with -icount shift=0,sleep=off: the guest's clock advances one
+# nanosecond per guest instruction, so vmbench's "ns" are guest
+# instructions, repeatable and independent of the host's load.  What they
+# cannot show: the model writes a BTS record in QEMU, not in guest code, so
+# a traced branch costs the hardware backend no guest instruction here
+# (a real CPU pays in memory traffic; docs/kernel.md).  Benchmarks, in the
+# guest (tests/vm/vmbench.c; medians of several runs): pipe ping-pong
+# between two processes (context switches), a loop of taken branches, and
+# dumping a 48 MiB core, each (a) untraced before anything was ever traced
+# (switch hook patched out), (b) untraced after (hook on), (c) traced.
 # Usage: vm-bench.sh [OUTDIR]
 set -eu
 src=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$src/build/vm-bench}
 obj=$("$src/scripts/kernel-build.sh" 2>/dev/null | tail -n 1)
+QEMU=$("$src/scripts/qemu-build.sh" 2>/dev/null | tail -n 1)
+export QEMU VM_QEMU_EXTRA="-icount shift=0,sleep=off"
 rm -rf "$out"
-"$src/tests/vm/run-vm.sh" "$obj" "$out" bts_crash.cpu_records=0 btscrash.bench
+for run in emul:emul:pti=off hw:hw:pti=off hw-pti:hw:pti=on; do
+	name=${run%%:*} rest=${run#*:}
+	BTSCRASH_BACKEND=${rest%%:*} "$src/tests/vm/run-vm.sh" "$obj" "$out/$name" \
+		bts_crash.cpu_records=0 btscrash.bench "${rest#*:}" >/dev/null
+done
+# per unit: ping-pong rounds are 2 switches, branches one per iteration
 awk '
-$1 == "RESULT" { t[$2 "/" $3] = $4; n[$2 "/" $3] = $5 }
+$1 == "RESULT" {
+	split(FILENAME, p, "/"); be = p[length(p) - 1]
+	unit = $2 == "pingpong" ? 2 * 2000 : $2 == "branches" ? 200000 : 1
+	t[be "/" $2 "/" $3] = $4 / unit; n[$2] = 1
+}
 END {
-	printf "%-9s %-17s %14s %5s %8s\n", "bench", "variant", "median ns", "runs", "ratio"
-	split("pingpong coredump", b, " ")
-	split("untraced-key-off untraced traced", v, " ")
-	for (i = 1; i <= 2; i++) {
-		base = t[b[i] "/untraced-key-off"]
-		for (j = 1; j <= 3; j++) {
-			k = b[i] "/" v[j]
-			if (!(k in t)) { printf "%-9s %-17s missing\n", b[i], v[j]; bad = 1; continue }
-			printf "%-9s %-17s %14d %5d %8.2f\n", b[i], v[j], t[k], n[k], t[k] / base
+	printf "%-7s %-9s %-17s %16s %8s\n", "backend", "bench", "variant", "guest insns/unit", "ratio"
+	split("emul hw hw-pti", bes, " ")
+	split("pingpong branches coredump", bs, " ")
+	split("untraced-key-off untraced traced", vs, " ")
+	for (i = 1; i <= 3; i++) for (j = 1; j <= 3; j++) {
+		base = t[bes[i] "/" bs[j] "/untraced-key-off"]
+		for (k = 1; k <= 3; k++) {
+			key = bes[i] "/" bs[j] "/" vs[k]
+			if (!(key in t) || !base) { printf "%-7s %-9s %-17s missing\n", bes[i], bs[j], vs[k]; bad = 1; continue }
+			printf "%-7s %-9s %-17s %16.1f %8.2f\n", bes[i], bs[j], vs[k], t[key], t[key] / base
 		}
 	}
 	exit bad
-}' "$out/bench.out"
+}' "$out"/emul/bench.out "$out"/hw/bench.out "$out"/hw-pti/bench.out

@@ -7,7 +7,11 @@
 # NULL function pointer and a smashed return address.  Their cores come
 # back to the host and btsdump shows how each got to its crash; btsdumpd,
 # the VM's core_pattern handler, stored them too (btsdumpctl info); gdb
-# with gdb/bts.py shows the last instructions before the crash.
+# with gdb/bts.py shows the last instructions before the crash.  Then the
+# same kernel boots on the BTS model (Debian's QEMU 7.2 + tests/qemu/,
+# scripts/qemu-build.sh) where the hardware backend records: the same
+# crash's trail, written by the modeled CPU and checked against its log,
+# and the kernel branches that led to an oops.
 #   scripts/demo.sh             the whole pipeline
 #   scripts/demo.sh --fixture   no kernel: a shipped core (tests/fixtures)
 set -eu
@@ -70,3 +74,39 @@ echo "   build/daemon/btsdumpctl --store $out/store info $id"
 build/daemon/btsdumpctl --store "$out/store" info "$id" | sed 's/^/   /'
 echo "== and $(grep -c BTSDUMPD_RATELIMITED= "$out/dmesg") crashes of the storm logged as rate-limited, $(ls "$out/store" | wc -l) entries stored"
 echo "== all cores, the btsdumpd store and the VM's console log: $out/"
+
+# The hardware backend, on the BTS model: no ds.emulate=1, the kernel finds
+# BTS on the (modeled) Intel CPU and records with it.
+echo
+echo "== building the BTS model, QEMU 7.2 + tests/qemu/patches (log: build/qemu-build.log)"
+QEMU=$(scripts/qemu-build.sh 2>build/qemu-build.log | tail -n 1) ||
+	{ tail -n 30 build/qemu-build.log; exit 1; }
+export QEMU
+hw=build/demo-vm-hw
+rm -rf "$hw"
+echo "== booting the same kernel on the model (BTS hardware backend)"
+BTSCRASH_BACKEND=hw tests/vm/run-vm.sh "$obj" "$hw" pti=off
+grep -E 'ds: |bts_crash: per-CPU' "$hw/console.log" | sed 's/^/   vm| /'
+echo "== the NULL call again, recorded by the CPU (btsdump --last 8):"
+build/btsdump --last 8 "$hw/null.core" "$hw/crasher" | sed 's/^/   /'
+python3 - "$hw" <<'PY'
+import os, struct, sys
+sys.path.insert(0, "tests/vm")
+from oracle import Oracle, read_log
+import importlib.util
+spec = importlib.util.spec_from_file_location("cv", "tests/vm/check-vm.py")
+cv = importlib.util.module_from_spec(spec); spec.loader.exec_module(cv)
+res = sys.argv[1]
+log = read_log(res)
+for t, n, d in cv.elf_notes(os.path.join(res, "null.core")):
+    if n == "BTSCRASH":
+        recs = cv.trace_records(d)
+        m = Oracle(log).match(recs, struct.unpack_from("<Q", d, 24)[0])
+        print("== the model's log (%d records it wrote): the core's %d records are the newest "
+              "it wrote into that thread's ring: %s" % (len(log), len(recs),
+              "yes" if m and not m[2] else "NO"))
+PY
+echo "== an oops in the VM: the report's last kernel branches, as the CPU took them:"
+sed -n '/kernel branches on CPU/,/^CR2/p' "$hw/dmesg" | tail -n 12 | sed 's/^/   /'
+echo "== all of it: $hw/"
+

@@ -475,14 +475,14 @@ def check_hw(res, console):
     if not log:
         return
     pti = "pti=on" in read(os.path.join(res, "cmdline"))
-    in_cea = [e for e in log if CEA_BASE <= e.linear < CEA_END]
+    in_cea = sum(1 for a in log.linear if CEA_BASE <= a < CEA_END)
     if pti:
-        check(len(in_cea) == len(log), "hw pti: every record went through the "
+        check(in_cea == len(log), "hw pti: every record went through a "
               "cpu_entry_area window (mapped in the user page tables)",
-              "%d of %d" % (len(in_cea), len(log)))
+              "%d of %d" % (in_cea, len(log)))
     else:
         check(not in_cea, "hw: without PTI records go straight into the rings",
-              "%d of %d in the window" % (len(in_cea), len(log)))
+              "%d of %d in a window" % (in_cea, len(log)))
     oracle = Oracle(log)
     cores = sorted(f for f in os.listdir(res) if f.endswith(".core"))
     for c in cores:
@@ -493,11 +493,11 @@ def check_hw(res, console):
             capacity, = struct.unpack_from("<Q", desc, 24)
             recs = trace_records(desc)
             m = oracle.match(recs, capacity)
-            check(m and not m[1], f"hw oracle: {c} thread {tid}: its {len(recs)} "
+            check(m and not m[2], f"hw oracle: {c} thread {tid}: its {len(recs)} "
                   "records are the newest the model wrote into its ring",
                   "no ring of the model's log ends with these records" if not m else
                   "%d newer user records in the ring after the core's last: %s" %
-                  (len(m[1]), [(hex(log[i].frm), hex(log[i].to)) for i in m[1][:4]]))
+                  (len(m[2]), [str(log.entry(i)) for i in m[2][:4]]))
 
 
 def main():

@@ -53,11 +53,14 @@ if grep -qw btscrash.bench /proc/cmdline; then
 	echo "/bench/core.%p" > /proc/sys/kernel/core_pattern
 	{
 		vmbench pingpong untraced-key-off 2000 7
+		vmbench branches untraced-key-off 200000 5
 		vmbench coredump untraced-key-off 48 5
 		btsrun 16 /bin/true
 		vmbench pingpong untraced 2000 7
+		vmbench branches untraced 200000 5
 		vmbench coredump untraced 48 5
 		vmbench pingpong traced 2000 7
+		vmbench branches traced 200000 5
 		vmbench coredump traced 48 5
 	} 2>&1 | tee "$R/bench.out"
 	tar -cf /dev/vda -C "$R" .

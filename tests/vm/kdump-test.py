@@ -30,7 +30,7 @@ import sys
 SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from tap import Tap  # noqa: E402
-from oracle import Oracle, read_log  # noqa: E402
+from oracle import Oracle, any_record, read_log  # noqa: E402
 
 tap = Tap()
 check = tap.check
@@ -104,12 +104,12 @@ def check_oracle(kind, out, rings):
         return
     oracle = Oracle(log)
     for cpu, recs in sorted(rings.items()):
-        m = oracle.match(recs, 4096, keep=Oracle.any)
-        check(m and not m[1],
+        m = oracle.match(recs, 4096, keep=any_record)
+        check(m and not m[2],
               f"{kind}: CPU {cpu}'s ring ({len(recs)} records) is the newest the "
               "model wrote there, and nothing was written after the freeze",
               "no ring of the model's log ends with these records" if not m else
-              "%d records written after: %s" % (len(m[1]), [str(log[i]) for i in m[1][:4]]))
+              "%d records written after: %s" % (len(m[2]), [str(log.entry(i)) for i in m[2][:4]]))
 
 
 def main():

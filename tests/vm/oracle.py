@@ -3,10 +3,14 @@
 """The BTS model's log as an oracle for the VM tests: which ring of the
 guest a trace (a core's thread note, a vmcore's CPU ring) came from, and
 whether it holds exactly the newest records the model wrote there.
-Used by check-vm.py and kdump-test.py; the log's format is read by
-tests/qemu/bts-log.py, its one reader."""
+Used by check-vm.py and kdump-test.py.  The log's entry layout is read from
+tests/qemu/bts-log.py, its one reader; a log is gigabytes when the kernel
+rings record every kernel branch, so it is mapped, not parsed: entries are
+found with bytes searches and walked by offset, never made into objects."""
 import importlib.util
+import mmap
 import os
+import struct
 
 TASK_SIZE_MAX = (1 << 47) - 4096          # x86-64, 4-level paging
 MARKER_TAG, MARKER_MASK = 0xb75c << 48, 0xffff << 48
@@ -15,89 +19,126 @@ _spec = importlib.util.spec_from_file_location("bts_log", os.path.join(
     os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "qemu", "bts-log.py"))
 bts_log = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(bts_log)
+SIZE = bts_log.ENTRY_SIZE
+WORDS = SIZE // 8           # from, to, flags, linear, phys, cpu|kind
+assert bts_log.ENTRY.format == "<QQQQQII" and SIZE == 48
+
+
+class Log:
+    """RES/bts.log, mapped: entry i is at byte i * 48."""
+
+    def __init__(self, path):
+        self.f = open(path, "rb")
+        size = os.fstat(self.f.fileno()).st_size
+        if size % SIZE:
+            raise bts_log.FormatError("%s: %d bytes is not a multiple of %d"
+                                      % (path, size, SIZE))
+        self.n = size // SIZE
+        self.data = mmap.mmap(self.f.fileno(), 0, access=mmap.ACCESS_READ) if size else b""
+        self.words = memoryview(self.data).cast("Q") if size else memoryview(b"").cast("Q")
+        self.frm = self.words[0::WORDS]
+        self.to = self.words[1::WORDS]
+        self.linear = self.words[3::WORDS]
+        self.phys = self.words[4::WORDS]
+
+    def __len__(self):
+        return self.n
+
+    def entry(self, i):
+        return bts_log.Entry(*bts_log.ENTRY.unpack_from(self.data, i * SIZE))
+
+    def find_last(self, frm, to, before=None):
+        """Index of the last entry before BEFORE recording FRM -> TO."""
+        pat = struct.pack("<QQ", frm, to)
+        end = (self.n if before is None else before) * SIZE
+        while True:
+            off = self.data.rfind(pat, 0, end)
+            if off < 0:
+                return None
+            if off % SIZE == 0:
+                return off // SIZE
+            end = off + len(pat) - 1
 
 
 def read_log(res):
-    """The entries of RES/bts.log, oldest first; None when the run had no
-    model (the emulation backend)."""
+    """The model's log of RES (a run's results), or None when the run had
+    no model (the emulation backend)."""
     path = os.path.join(res, "bts.log")
-    if not os.path.exists(path):
-        return None
-    return bts_log.read(path)
+    return Log(path) if os.path.exists(path) else None
+
+
+def user(log, i):
+    return log.frm[i] < TASK_SIZE_MAX and log.to[i] < TASK_SIZE_MAX
+
+
+def any_record(log, i):
+    return True
 
 
 class Oracle:
-    """Where the records of one thread note came from in the model's log.
+    """Where the records of one trace came from in the model's log.
 
-    A thread's ring is physically contiguous (alloc_pages_exact), page
+    A ring is physically contiguous (alloc_pages_exact, alloc_pages), page
     aligned, CAPACITY 24-byte slots; the CPU writes each record into the
     slot after the previous one (the kernel's markers fill slots in
     between and are not in the log), back at the base after the last.  So
-    the ring's user records, as a dump sees them, are the newest
-    user-address records the model wrote into [base, base + 24 * capacity).
-    The log does not say when a ring was freed and its pages reused by the
-    next process's ring: a write that does not continue the ring's
-    sequence (a lower slot that is no wrap) starts a new life of it."""
+    the records a dump sees are the newest records of the kind KEEP (user
+    addresses for a user core) the model wrote into [base, base + 24 *
+    capacity).  The log does not say when a ring was freed and its pages
+    became another ring: a write that does not continue the ring's
+    sequence (a lower slot that is no wrap) starts a new life of them."""
 
     def __init__(self, log):
         self.log = log
-        self.by_ft = {}
-        self.by_page = {}
-        for i, e in enumerate(log):
-            self.by_ft.setdefault((e.frm, e.to), []).append(i)
-            self.by_page.setdefault(e.phys >> 12, []).append(i)
 
-    @staticmethod
-    def user(e):
-        return e.frm < TASK_SIZE_MAX and e.to < TASK_SIZE_MAX
+    def _ring_back(self, base, capacity, last, want, keep):
+        """Whether the newest writes KEEP keeps into the ring at BASE, up to
+        LAST, newest first, are WANT ((from, to), newest first); stops at
+        the first that is not."""
+        log, end, k = self.log, base + 24 * capacity, 0
+        phys, frm, to = log.phys, log.frm, log.to
+        i = last
+        while i >= 0 and k < len(want):
+            p = phys[i]
+            if base <= p < end and (p - base) % 24 == 0 and keep(log, i):
+                if (frm[i], to[i]) != want[k]:
+                    return False
+                k += 1
+            i -= 1
+        return k == len(want)
 
-    @staticmethod
-    def any(e):
-        return True
-
-    def writes(self, base, capacity):
-        """Positions in the log of the model's writes into one ring, in order."""
-        end = base + 24 * capacity
-        pos = []
-        for page in range(base >> 12, (end + 4095) >> 12):
-            pos += [i for i in self.by_page.get(page, ())
-                    if base <= self.log[i].phys < end and
-                    (self.log[i].phys - base) % 24 == 0]
-        return sorted(pos)
-
-    def later(self, ring, last, base, capacity, keep):
+    def _later(self, base, capacity, last, keep):
         """Writes KEEP keeps after LAST in the same life of the ring."""
-        slot = (self.log[last].phys - base) // 24
-        out = []
-        for i in ring:
-            if i <= last:
+        log, end, out = self.log, base + 24 * capacity, []
+        slot = (log.phys[last] - base) // 24
+        for i in range(last + 1, len(log)):
+            p = log.phys[i]
+            if not (base <= p < end and (p - base) % 24 == 0):
                 continue
-            s = (self.log[i].phys - base) // 24
+            s = (p - base) // 24
             if s <= slot and not (slot >= capacity - 8 and s < 8):
                 break           # a new life: the pages hold another ring
             slot = s
-            if keep(self.log[i]):
+            if keep(log, i):
                 out.append(i)
         return out
 
-    def match(self, recs, capacity, keep=None):
-        """(the ring's writes up to the note's last record, writes after
-        it), of those KEEP keeps (default: user-address records, what a
-        user core holds), for the records RECS ((from, to, flags), oldest
-        first, markers skipped); None if no ring of the log ends with them."""
-        keep = keep or self.user
+    def match(self, recs, capacity, keep=user):
+        """(ring base, index of the newest write, indexes of writes after
+        it in the same ring) for the records RECS ((from, to, flags) oldest
+        first, markers skipped) of a ring of CAPACITY; None if no ring of
+        the log ends with them."""
         want = [(f, t) for f, t, _ in recs if (f & MARKER_MASK) != MARKER_TAG]
         if not want:
             return None
-        for last in reversed(self.by_ft.get(want[-1], [])):
-            e = self.log[last]
-            for j in range(capacity):   # the page-aligned bases holding e
-                base = e.phys - 24 * j
-                if base % 4096:
-                    continue
-                ring = self.writes(base, capacity)
-                upto = [i for i in ring if i <= last and keep(self.log[i])]
-                got = [(self.log[i].frm, self.log[i].to) for i in upto[-len(want):]]
-                if got == want:
-                    return upto, self.later(ring, last, base, capacity, keep)
+        want.reverse()      # newest first, as the walk goes
+        last = self.log.find_last(*want[0])
+        while last is not None:
+            p = self.log.phys[last]
+            for j in range(capacity):       # the page-aligned bases holding it
+                base = p - 24 * j
+                if base % 4096 == 0 and \
+                   self._ring_back(base, capacity, last, want, keep):
+                    return base, last, self._later(base, capacity, last, keep)
+            last = self.log.find_last(*want[0], before=last)
         return None

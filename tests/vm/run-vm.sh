@@ -23,7 +23,7 @@ if [ -n "${BTSDUMPD:-}" ] && [ -x "$BTSDUMPD" ]; then
 	mv "$root$BTSDUMPD" "$root/usr/libexec/btsdumpd"
 fi
 mkdir -p "$out"
-vm_machine "$out"
+vm_machine "$out" 3	# user cores are checked: log user-mode branches
 cp "$root/bin/crasher" "$out/crasher"	# the exact binary, for symbols
 vm_pack "$root" "$work/initrd.gz"
 truncate -s 64M "$work/results.img"

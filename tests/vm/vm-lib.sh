@@ -46,13 +46,15 @@ vm_pack() {
 	(cd "$1" && find . | cpio -o -H newc --quiet | gzip -1) > "$2"
 }
 
-# vm_machine OUTDIR: which CPU the VM gets and which backend records, from
+# vm_machine OUTDIR [CPL]: which CPU the VM gets and which backend records, from
 # BTSCRASH_BACKEND (default emul):
 #   emul  Debian's QEMU, -cpu max (no BTS), the kernel's ds.emulate=1;
 #   hw    the BTS model (tests/qemu/, built by scripts/qemu-build.sh, path
 #         in $QEMU): an Intel CPU with DS/BTS, the hardware backend on by
 #         default, every record the CPU writes logged to OUTDIR/bts.log
-#         (the oracle, tests/qemu/bts_log.py).
+#         (the oracle, tests/vm/oracle.py); with CPL, only the records
+#         of branches taken at that CPL (3: what user cores are checked
+#         against, without the kernel rings' hundreds of millions).
 # Sets vm_qemu (command and machine options) and vm_backend_args (kernel).
 vm_machine() {
 	case ${BTSCRASH_BACKEND:-emul} in
@@ -67,7 +69,7 @@ vm_machine() {
 		: "${BTS_MODEL_CPU:=max,vendor=GenuineIntel,family=6,model=85,stepping=4,ds=on,dtes64=on,ds-cpl=on}"
 		rm -f "$1/bts.log"
 		vm_qemu="$QEMU -L /usr/share/seabios -L /usr/share/qemu -nic none
-			-accel tcg,thread=single -cpu $BTS_MODEL_CPU,bts-log=$1/bts.log"
+			-accel tcg,thread=single -cpu $BTS_MODEL_CPU,bts-log=$1/bts.log,bts-log-cpl=${2:--1}"
 		# branches are denser than the emulation's function entries
 		vm_backend_args="bts_crash.print_records=128"
 		;;
