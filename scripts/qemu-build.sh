@@ -52,6 +52,7 @@ fetch_source() {
 		-o Dir::State::Lists="$aptdir/lists" \
 		-o Dir::Cache="$aptdir/cache"
 	log "fetching qemu=$version source (private deb-src entries in $aptdir/sources)"
+	set -- "$@" -o APT::Sandbox::User=root	# the files are root's
 	apt-get -qq "$@" update >&2
 	(cd "$aptdir/dl" && apt-get -qq "$@" source --download-only "qemu=$version") >&2
 }
@@ -61,7 +62,7 @@ if [ ! -d "$pristine" ]; then
 	[ -f "$dsc" ] || fetch_source
 	log "extracting $(basename "$dsc") with Debian's patches (once)"
 	rm -rf "$pristine.tmp"
-	dpkg-source -q -x "$dsc" "$pristine.tmp" >&2
+	dpkg-source -q --no-copy -x "$dsc" "$pristine.tmp" >&2
 	mv "$pristine.tmp" "$pristine"
 fi
 
@@ -74,25 +75,28 @@ series_files() {
 }
 
 # Recreate the work tree when the series changed.  Hard links keep the
-# pristine mtimes, so ninja and ccache rebuild only what the patches touch;
-# a file the previous series patched and this one does not is copied (not
-# linked) so that it is newer than its objects and is rebuilt too.
+# pristine mtimes, so ninja and ccache rebuild only what the patches touch.
+# $touched lists every file that may differ from pristine in the last build
+# (the series it was built from, and any series that failed since): those
+# are copied, not linked, so that a file no longer patched is newer than
+# its objects and is rebuilt too.
+touched=$cache/qemu-$upstream.touched
 series_id=$(cat "$patches/series" "$patches"/*.patch 2>/dev/null | sha1sum | cut -c1-12)
 if [ "$(cat "$tree/.btscrash-series" 2>/dev/null)" != "$series_id" ]; then
 	log "preparing work tree (series $series_id)"
-	old_files=$(cat "$tree/.btscrash-files" 2>/dev/null || true)
+	{ series_files; cat "$touched" 2>/dev/null || true; } | sort -u > "$touched.tmp"
+	mv "$touched.tmp" "$touched"
 	rm -rf "$tree" && cp -al "$pristine" "$tree"
-	for f in $old_files; do
+	while read -r f; do
 		[ -f "$pristine/$f" ] || continue
 		cp "$pristine/$f" "$tree/$f.btscrash-tmp"
 		mv -f "$tree/$f.btscrash-tmp" "$tree/$f"
-	done
+	done < "$touched"
 	grep -v '^#' "$patches/series" | while read -r p; do
 		[ -n "$p" ] || continue
 		log "applying $p"
 		patch -d "$tree" -p1 -s --no-backup-if-mismatch < "$patches/$p" >&2
 	done
-	series_files | sort -u > "$tree/.btscrash-files"
 	echo "$series_id" > "$tree/.btscrash-series"
 fi
 
@@ -111,4 +115,5 @@ if [ "$(cat "$build/.btscrash-config" 2>/dev/null)" != "$config_id" ]; then
 fi
 log "building with $jobs jobs"
 ninja -C "$build" -j"$jobs" qemu-system-x86_64 >&2
+series_files | sort -u > "$touched"	# all the build now differs in
 echo "$build/qemu-system-x86_64"

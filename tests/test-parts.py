@@ -23,7 +23,7 @@ TESTS = {
     "fuzz-core": "clang libclang-rt-14-dev",
     "fuzz-vmcore": "clang libclang-rt-14-dev",
     "fuzz-meta": "clang libclang-rt-14-dev",
-    "vm-default": "", "vm-pti": "", "vm-hw": "", "vm-hw-pti": "", "kernel-patches": "",
+    "vm-default": "", "vm-pti": "", "vm-hw": "", "vm-hw-pti": "", "qemu-model": "", "kernel-patches": "",
     "kdump-EXCEPTION": "crash", "kdump-PANIC": "crash", "kdump-BUG": "crash",
     "kdump-EXEC_NULL": "crash", "kdump-notraces": "crash",
     "kdump-hw-EXCEPTION": "crash", "kdump-hw-PANIC": "crash",

@@ -174,7 +174,8 @@ def main():
     # emulation: the last function entered; hardware: the last branch
     # before the CPU stopped, inside the freeze (ds.c, bts_crash.c)
     check(last and (last[0] in ("oops_begin", "panic", "__crash_kexec") or
-                    hw and re.match(r"(ds_|bts_crash_)", last[0])),
+                    hw and re.match(r"(ds_|bts_crash_|wrmsrl$|native_(read|write)_msr$)",
+                                    last[0])),
           f"{kind}: the trail ends where the crash path froze it ({last})", panic_block[-1500:])
 
     pid = open(os.path.join(out, "traced.pid")).read().strip()

@@ -1,0 +1,198 @@
+/*
+ * Bare-metal self-test of the BTS model (32-bit protected mode, multiboot).
+ * The branch sequences whose records are checked, and the interrupt
+ * handlers.  Every label a record names is global, for test.c.
+ */
+#define DEBUGCTL 0x1d9
+
+	.section .multiboot, "a"
+	.align 4
+	.long 0x1BADB002
+	.long 0
+	.long -(0x1BADB002)
+
+	.text
+	.globl _start
+_start:
+	mov $stack_top, %esp
+	push %ebx
+	call main
+1:	cli
+	hlt
+	jmp 1b
+
+/* void load_segments(void): after lgdt, reload CS and the data segments */
+	.globl load_segments
+load_segments:
+	ljmp $0x08, $1f
+1:	mov $0x10, %ax
+	mov %ax, %ds
+	mov %ax, %es
+	mov %ax, %ss
+	mov %ax, %fs
+	mov %ax, %gs
+	ret
+
+/* BTS on: wrmsr(DEBUGCTL, %eax); clobbers ecx, edx */
+.macro bts_on
+	xor %edx, %edx
+	mov $DEBUGCTL, %ecx
+	wrmsr
+.endm
+.macro bts_off
+	xor %eax, %eax
+	xor %edx, %edx
+	mov $DEBUGCTL, %ecx
+	wrmsr
+.endm
+
+#define G(x) .globl x; x:
+
+/* void seq_b(uint32_t debugctl): one of each branch kind */
+	.globl seq_b
+seq_b:
+	push %ebx
+	mov 8(%esp), %eax
+	bts_on
+G(b_j1)	jmp b_t1
+G(b_t1)	xor %eax, %eax
+G(b_jz)	jz b_t2
+	nop
+G(b_t2)
+G(b_jnz) jnz b_t3			/* not taken: no record */
+G(b_t3)
+G(b_call) call b_fn
+G(b_ret_to)
+	mov $3, %ecx
+G(b_loop) loop b_loop			/* taken twice, then falls through */
+G(b_jecxz) jecxz b_t4
+G(b_t4)	mov $b_t5, %eax
+G(b_jind) jmp *%eax
+G(b_t5)	mov $b_fn, %eax
+G(b_cind) call *%eax
+G(b_ret2_to)
+G(b_int) int $0x30
+G(b_after_int)
+G(b_ud)	ud2
+G(b_after_ud)
+G(b_ljmp) ljmp $0x08, $b_t6
+G(b_t6)
+G(b_lcall) lcall $0x08, $b_farfn
+G(b_after_lcall)
+	mov $0, %ecx
+G(b_rep) rep movsb			/* no record: not a branch */
+	bts_off
+	pop %ebx
+	ret
+G(b_fn)	ret
+G(b_farfn)
+G(b_lret) lret
+
+/* void seq_c(uint32_t debugctl): six jumps to the next instruction */
+	.globl seq_c
+seq_c:
+	mov 4(%esp), %eax
+	bts_on
+G(c_j1)	jmp c_j2
+G(c_j2)	jmp c_j3
+G(c_j3)	jmp c_j4
+G(c_j4)	jmp c_j5
+G(c_j5)	jmp c_j6
+G(c_j6)	jmp c_end
+G(c_end)
+	bts_off
+	ret
+
+/*
+ * void seq_d(uint32_t debugctl): kernel -> user (iret), user jmp, user
+ * int $0x80 -> kernel, kernel jmp; then back to the caller.
+ */
+	.globl seq_d
+seq_d:
+	push %ebx
+	push %esi
+	push %edi
+	push %ebp
+	mov %esp, d_saved_esp
+	mov %esp, tss+4
+	mov 20(%esp), %eax
+	bts_on
+	pushl $0x23			/* user ss */
+	pushl $user_stack_top
+	pushfl
+	pushl $0x1b			/* user cs */
+	pushl $d_user
+G(d_iret) iret
+G(d_user)
+G(d_uj)	jmp d_u1
+G(d_u1)
+G(d_int) int $0x80
+	.globl isr80
+isr80:
+G(d_kj)	jmp d_k1
+G(d_k1)
+	bts_off
+	mov $0x10, %ax
+	mov %ax, %ds
+	mov %ax, %es
+	mov d_saved_esp, %esp
+	pop %ebp
+	pop %edi
+	pop %esi
+	pop %ebx
+	ret
+
+/* void touch(uint32_t debugctl): BTS on, one jump, off (the fatal modes) */
+	.globl touch
+touch:
+	mov 4(%esp), %eax
+	bts_on
+G(t_j)	jmp t_end
+G(t_end)
+	bts_off
+	ret
+
+/* #UD: count it, skip the 2-byte ud2 */
+	.globl isr6
+isr6:
+	incl ud_count
+	addl $2, (%esp)
+G(isr6_iret) iret
+
+/* #GP from wrmsr/rdmsr: count it, skip the 2-byte instruction */
+	.globl isr13
+isr13:
+	add $4, %esp
+	incl gp_count
+	addl $2, (%esp)
+	iret
+
+/* int $0x30: returns at once */
+	.globl isr30
+isr30:
+G(isr30_iret) iret
+
+	.globl isr_unexpected
+isr_unexpected:
+	mov $0x3f8, %dx
+	mov $'X', %al
+	out %al, %dx
+	mov $0xf4, %dx
+	mov $0x13, %al
+	out %al, %dx
+1:	hlt
+	jmp 1b
+
+	.data
+	.globl ud_count, gp_count
+d_saved_esp: .long 0
+ud_count: .long 0
+gp_count: .long 0
+
+	.bss
+	.align 16
+	.space 16384
+	.globl stack_top
+stack_top:
+	.space 4096
+user_stack_top:

@@ -1,0 +1,55 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+# The BTS model's own test, no Linux involved: a bare-metal 32-bit guest
+# (boot.S, test.c; multiboot, paging and rings set up by hand) checks
+# CPUID, the MSRs (read-back, #GP on reserved bits), the exact records of
+# one of each branch kind in the 64-bit and the 32-bit DS format, wrap,
+# the CPL filter through a ring 0 -> 3 -> 0 round trip; the oracle log is
+# compared with what the guest expected (check-log.py); then each fatal
+# mode (MMIO buffer, BTINT, unmapped or read-only buffer, unmapped DS area)
+# must stop QEMU with status 1 and exactly one bts-model: line.
+# Usage: run.sh OUTDIR [QEMU]   (QEMU: default, scripts/qemu-build.sh's)
+set -u
+out=$1
+dir=$(cd "$(dirname "$0")" && pwd)
+q=${2:-$("$dir/../../../scripts/qemu-build.sh" 2>"$out.qemu-build.log" | tail -n 1)}
+[ -x "$q" ] || { tail -n 20 "$out.qemu-build.log" >&2; echo "no QEMU model" >&2; exit 1; }
+rm -rf "$out" && mkdir -p "$out"
+cflags="-m32 -ffreestanding -fno-pic -fno-stack-protector -fcf-protection=none -O1 -Wall -mno-sse -mno-mmx"
+# shellcheck disable=SC2086
+gcc -m32 -c -o "$out/boot.o" "$dir/boot.S" && gcc $cflags -c -o "$out/test.o" "$dir/test.c" &&
+	ld -m elf_i386 -T "$dir/link.ld" -o "$out/selftest.elf" "$out/boot.o" "$out/test.o" ||
+	{ echo "FAIL: the self-test guest did not build"; exit 1; }
+cpu="max,vendor=GenuineIntel,family=6,model=85,stepping=4,ds=on,dtes64=on,ds-cpl=on"
+fail=0
+run() {	# run CPU LOG [ARGS]: console on stdout, exit status of QEMU
+	c=$1 log=$2
+	shift 2
+	timeout 60 "$q" -L /usr/share/seabios -L /usr/share/qemu -nic none \
+		-accel tcg -cpu "$c,bts-log=$log" -m 64 -display none \
+		-serial stdio -no-reboot \
+		-device isa-debug-exit,iobase=0xf4,iosize=4 \
+		-kernel "$out/selftest.elf" "$@"
+}
+for fmt in 64 32; do
+	c=$cpu
+	[ $fmt = 32 ] && c="$cpu,dtes64=off"
+	run "$c" "$out/$fmt.log" > "$out/$fmt.out" 2>&1
+	rc=$?
+	grep -v '^exp' "$out/$fmt.out" | grep -v '^ok'
+	grep -c '^ok' "$out/$fmt.out" | sed "s/^/ok - $fmt-bit format: checks passed in the guest: /"
+	if [ $rc != 33 ]; then echo "FAIL: $fmt-bit format: status $rc"; fail=1; fi
+	python3 "$dir/check-log.py" "$out/$fmt.out" "$out/$fmt.log" || fail=1
+done
+for mode in fatal-mmio fatal-btint fatal-unmapped fatal-ro fatal-ds-unmapped; do
+	run "$cpu" "$out/$mode.log" -append "$mode" > "$out/$mode.out" 2>&1
+	rc=$?
+	line=$(grep '^bts-model:' "$out/$mode.out")
+	if [ $rc = 1 ] && [ "$(echo "$line" | wc -l)" = 1 ] && [ -n "$line" ]; then
+		echo "ok - $mode: status 1: $line"
+	else
+		echo "FAIL: $mode: status $rc"; tail -5 "$out/$mode.out"; fail=1
+	fi
+done
+[ $fail = 0 ] && echo "ALL PASSED"
+exit $fail
