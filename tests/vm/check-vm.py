@@ -243,6 +243,28 @@ def check_handler(tool, res, exe):
           "handler (BTS has none: it comes from CPL 0)", into)
 
 
+def check_wrap(tool, res, exe):
+    """A 256-record ring under a ~2000-branch trail: wrapped, the newest
+    records in order up to the NULL call; the emulation counts what it
+    lost, the hardware does not say (and the core does not pretend)."""
+    name = "wrap"
+    check(status(res, name) == 139, f"{name}: died of SIGSEGV", status(res, name))
+    t = branches_json(tool, os.path.join(res, name + ".core"), exe)["threads"][0]
+    tr, br = t["trace"], real(t["branches"])
+    last = br[-1] if br else {}
+    check(tr["wrapped"] and tr["capacity"] == 256 and 200 < tr["records"] <= 256,
+          f"{name}: the ring wrapped, its newest records kept", tr)
+    check(last.get("kind") == "call" and int(last.get("to", "1"), 16) == 0 and
+          sym(last.get("from_symbol")) == "dispatch",
+          f"{name}: still ends with dispatch's call to 0", last)
+    if BACKEND == "hw":
+        check(not tr["lost_exact"], f"{name}: the hardware's loss is not claimed "
+              "exact", tr)
+    else:
+        check(tr["lost_exact"] and tr["lost"] > 1000,
+              f"{name}: the emulation counts the records it overwrote", tr)
+
+
 def check_notrace(tool, res, exe):
     name = "notrace"
     check(status(res, name) == 139, f"{name}: untraced crasher died of SIGSEGV",
@@ -515,6 +537,7 @@ def main():
              lambda: check_null(tool, res, exe),
              lambda: check_smash(tool, res, exe), lambda: check_threads(tool, res, exe),
              lambda: check_handler(tool, res, exe),
+             lambda: check_wrap(tool, res, exe),
              lambda: check_notrace(tool, res, exe), lambda: check_memlock(res),
              lambda: check_inherited(tool, res, exe),
              lambda: check_oops(res, console),

@@ -81,6 +81,8 @@ run smash   /bin/btsrun 4096 /bin/crasher smash
 run threads /bin/btsrun 4096 /bin/crasher threads
 run handler /bin/btsrun 4096 /bin/crasher handler
 run notrace /bin/crasher null
+# a ring far smaller than the trail: it wraps, the newest 256 stay
+run wrap    /bin/btsrun 256 /bin/crasher null
 # 1 page of locked memory allowed; 4096 records need 24 pages: refused
 run memlock sh -c 'ulimit -l 4; exec /bin/btsrun -u 1000 4096 /bin/crasher ok'
 # Inherited by a child: a traced shell forks the crasher.
