@@ -22,7 +22,8 @@ src=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$src/build/vm-bench}
 obj=$("$src/scripts/kernel-build.sh" 2>/dev/null | tail -n 1)
 QEMU=$("$src/scripts/qemu-build.sh" 2>/dev/null | tail -n 1)
-export QEMU VM_QEMU_EXTRA="-icount shift=0,sleep=off"
+# one vCPU: with -icount, QEMU 7.2 hangs bringing up a second one
+export QEMU VM_QEMU_EXTRA="-icount shift=0,sleep=off" VM_SMP=1
 rm -rf "$out"
 for run in emul:emul:pti=off hw:hw:pti=off hw-pti:hw:pti=on; do
 	name=${run%%:*} rest=${run#*:}

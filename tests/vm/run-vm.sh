@@ -5,7 +5,8 @@
 # tests/vm/init.sh in it and extracts the results (cores, logs, dmesg) into
 # OUTDIR.  With BTSDUMPD set, also btsdumpd as the core_pattern handler.
 # BTSCRASH_BACKEND=hw (and QEMU, BTS_MODEL_CPU): on the BTS model, the
-# hardware backend recording (tests/vm/vm-lib.sh vm_machine).
+# hardware backend recording (tests/vm/vm-lib.sh vm_machine).  VM_SMP: vCPUs
+# (default 2).
 # Usage: run-vm.sh OBJDIR OUTDIR [EXTRA KERNEL ARGS...]
 set -eu
 obj=$1 out=$2
@@ -28,7 +29,7 @@ cp "$root/bin/crasher" "$out/crasher"	# the exact binary, for symbols
 vm_pack "$root" "$work/initrd.gz"
 truncate -s 64M "$work/results.img"
 # shellcheck disable=SC2086
-timeout 600 $vm_qemu -m 512 -smp 2 \
+timeout 600 $vm_qemu -m 512 -smp "${VM_SMP:-2}" \
 	-nographic -no-reboot -kernel "$obj/arch/x86/boot/bzImage" \
 	-initrd "$work/initrd.gz" \
 	-drive "file=$work/results.img,format=raw,if=virtio" \
