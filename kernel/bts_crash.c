@@ -4,8 +4,10 @@
  * Per-task rings (prctl, inherited by threads and children and across exec,
  * or a system-wide default) charged to the user's locked_vm against
  * RLIMIT_MEMLOCK like perf's mlock accounting; one NT_BTSCRASH_THREAD note
- * per traced thread in ELF cores (docs/format.md).  Knows no MSR: the
- * recording is arch/x86/kernel/ds.c's.  Process context throughout.
+ * per traced thread in ELF cores (docs/format.md); per-CPU kernel rings,
+ * stopped and written into the crash notes by the crash path (NMI
+ * included).  Knows no MSR: the recording is arch/x86/kernel/ds.c's.
+ * Process context, except the switch hook (IRQs off) and the crash path.
  */
 #include <linux/bts_crash.h>
 #include <linux/capability.h>

@@ -4,12 +4,16 @@
  * and wrap as the Intel SDM describes for BTINT clear), the BTS half of
  * each CPU's DS area (one owner at a time: the crash recorder or perf),
  * and the two backends behind one interface:
- *  - hardware (ds.hw=1 on a CPU with BTS): a traced task's ring is loaded
- *    into the DS area at switch-in and saved at switch-out; DEBUGCTL
- *    records user branches only; under KPTI the ring is reached through a
- *    per-CPU cpu_entry_area window mapped in the user page tables too;
+ *  - hardware (default on a CPU with BTS; ds.hw=0 off): a traced task's
+ *    ring is loaded into the DS area at switch-in (user branches) and saved
+ *    at switch-out; otherwise the CPU's kernel ring is loaded (kernel
+ *    branches); under KPTI both are reached through per-CPU cpu_entry_area
+ *    windows mapped in the user page tables too; stopped on every CPU by
+ *    the crash path (NMI included), kexec, reboot, suspend and offline;
  *  - emulation (ds.emulate=1, any CPU): a traced task runs with EFLAGS.TF
- *    and the #DB notifier records each taken branch (IRQs off).
+ *    and the #DB notifier records each taken branch (IRQs off); kernel
+ *    rings get function entries from ftrace.
+ * Runs on the BTS model of tests/qemu/ in the VM suite.
  * SDM references are to Intel 64 and IA-32 SDM Vol. 3B, chapter "Debug,
  * Branch Profile, TSC, and Intel Resource Director Technology", section
  * "Branch Trace Store (BTS)" and its subsections, cited by title because
