@@ -953,7 +953,7 @@ static int __init ds_init(void)
 			return ret;
 		register_syscore_ops(&ds_hw_syscore_ops);
 		ds_hw_ok = true;
-		pr_info("ds: BTS hardware backend on (user branches, circular)\n");
+		pr_info("ds: BTS hardware backend on (circular: traced tasks' user branches, per-CPU kernel branches)\n");
 		return 0;
 	}
 	if (!ds_emulate)
