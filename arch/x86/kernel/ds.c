@@ -77,12 +77,13 @@ void notrace ds_ring_write(struct ds_ring *r, u64 from, u64 to, u64 flags)
 	}
 }
 
-u64 ds_ring_count(const struct ds_ring *r)
+/* notrace: the crash path reads rings with the emulation's ftrace on */
+u64 notrace ds_ring_count(const struct ds_ring *r)
 {
 	return r->wrapped ? r->capacity : r->index;
 }
 
-const struct bts_record *ds_ring_get(const struct ds_ring *r, u64 i)
+const struct bts_record *notrace ds_ring_get(const struct ds_ring *r, u64 i)
 {
 	u64 first = r->wrapped ? r->index : 0;
 
