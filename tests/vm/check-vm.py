@@ -491,6 +491,11 @@ def check_hw(res, console):
     check("ds: BTS hardware backend on" in console,
           "hw: the kernel runs the BTS hardware backend on the model",
           "\n".join(l for l in console.splitlines() if "ds:" in l or "BTS" in l))
+    cmdline = read(os.path.join(res, "cmdline"))
+    check("ds." not in cmdline and "cpu_records" not in cmdline and
+          "per-CPU kernel rings of 4096 records on 2 CPUs (BTS: kernel branches)" in console,
+          "hw: with no backend parameter, BTS records and every CPU keeps its "
+          "kernel branches (the defaults)", cmdline)
     log = read_log(res)
     check(log, "hw: the model logged the records it wrote (oracle)",
           "no bts.log" if log is None else "empty bts.log")

@@ -41,7 +41,7 @@ $vm_qemu -m 1G -smp 2 \
 	-nographic -no-reboot -kernel "$obj/arch/x86/boot/bzImage" \
 	-initrd "$work/initrd.gz" \
 	-drive "file=$work/disk.img,format=raw,if=virtio" \
-	-append "console=ttyS0 $vm_backend_args bts_crash.cpu_records=4096 crashkernel=256M btscrash.kdump=$type $*" \
+	-append "console=ttyS0 $vm_backend_args crashkernel=256M btscrash.kdump=$type $*" \
 	> "$out/console.log" 2>&1 &
 qemu_pid=$!
 # The capture kernel's poweroff/reboot can hang: end QEMU on the marker.

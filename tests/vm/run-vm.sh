@@ -33,7 +33,7 @@ timeout 600 $vm_qemu -m 512 -smp "${VM_SMP:-2}" \
 	-nographic -no-reboot -kernel "$obj/arch/x86/boot/bzImage" \
 	-initrd "$work/initrd.gz" \
 	-drive "file=$work/results.img,format=raw,if=virtio" \
-	-append "console=ttyS0 panic=-1 printk.devkmsg=on $vm_backend_args bts_crash.cpu_records=4096 $*" \
+	-append "console=ttyS0 panic=-1 printk.devkmsg=on $vm_backend_args $*" \
 	> "$out/console.log" 2>&1 || true
 # the BTS model stops the VM with one line when the guest breaks its rules
 grep -h 'bts-model:' "$out/console.log" >&2 && exit 1

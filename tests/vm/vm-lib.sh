@@ -60,7 +60,8 @@ vm_machine() {
 	case ${BTSCRASH_BACKEND:-emul} in
 	emul)
 		vm_qemu="qemu-system-x86_64 -accel tcg,thread=single -cpu max"
-		vm_backend_args="ds.emulate=1"
+		# kernel rings are off by default without BTS hardware
+		vm_backend_args="ds.emulate=1 bts_crash.cpu_records=4096"
 		;;
 	hw)
 		[ -x "${QEMU:-}" ] || { echo "vm_machine: QEMU (the BTS model) not set" >&2; return 1; }
@@ -70,6 +71,7 @@ vm_machine() {
 		rm -f "$1/bts.log"
 		vm_qemu="$QEMU -L /usr/share/seabios -L /usr/share/qemu -nic none
 			-accel tcg,thread=single -cpu $BTS_MODEL_CPU,bts-log=$1/bts.log,bts-log-cpl=${2:--1}"
+		# kernel rings: the default (4096 records with BTS), no parameter;
 		# branches are denser than the emulation's function entries
 		vm_backend_args="bts_crash.print_records=128"
 		;;
