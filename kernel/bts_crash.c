@@ -419,14 +419,16 @@ static struct bts_crash_cpu **bts_cpu;		/* [nr_cpu_ids] */
 static struct bts_crash_table *bts_crash_table;
 static atomic_t bts_crash_frozen = ATOMIC_INIT(0);
 
-static notrace struct ds_ring *bts_cpu_ring(unsigned int cpu)
-{
-	return bts_cpu && bts_cpu[cpu] ? &bts_cpu[cpu]->trace.ring : NULL;
-}
-
-static struct ds_trace *bts_cpu_trace(unsigned int cpu)
+static notrace struct ds_trace *bts_cpu_trace(unsigned int cpu)
 {
 	return bts_cpu && bts_cpu[cpu] ? &bts_cpu[cpu]->trace : NULL;
+}
+
+static notrace struct ds_ring *bts_cpu_ring(unsigned int cpu)
+{
+	struct ds_trace *t = bts_cpu_trace(cpu);
+
+	return t ? &t->ring : NULL;
 }
 
 /*
@@ -586,17 +588,17 @@ static u32 *write_cpu_note(u32 *buf, const struct bts_crash_cpu *c, int cpu)
 
 u32 *bts_crash_cpu_note(u32 *buf, int cpu)
 {
-	struct ds_ring *r = bts_cpu_ring(cpu);
-
-	if (cpu == raw_smp_processor_id())
-		bts_crash_stop_this_cpu();
-
 	BUILD_BUG_ON(BTS_CRASH_CPU_NOTE_BYTES != sizeof(struct elf_note) + NOTE_NAME_PADDED +
 		     sizeof(struct bts_crash_note_hdr) +
 		     BTS_CRASH_CPU_NOTE_RECORDS * BTS_RECORD_SIZE);
-	if (!r)
+	/*
+	 * This CPU stops first (with or without rings: the capture kernel
+	 * must not inherit a recording CPU); the rings were frozen by the
+	 * crash path already, which makes the rest cheap.
+	 */
+	bts_crash_freeze();
+	if (!bts_cpu_ring(cpu))
 		return buf;
-	bts_crash_freeze();	/* already done by the crash path; cheap if so */
 	return write_cpu_note(buf, bts_cpu[cpu], cpu);
 }
 

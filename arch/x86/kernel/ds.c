@@ -416,11 +416,10 @@ void notrace ds_hw_stop_cpu(void)
 
 	if (!ds_hw_ok)
 		return;
-	ds_hw_off_now();
+	ds_hw_off_now();	/* nothing turns it on again: stopped */
 	c = this_cpu_ptr(&ds_cpu);
 	c->stopped = true;
 	ds_hw_unload(c);
-	ds_hw_stop(ds_hw);
 }
 
 /* This CPU records again (resume, online): its kernel ring, or a task's. */
