@@ -2,9 +2,10 @@
 /*
  * btscrash policy: who is traced, who pays, what lands in core dumps.
  * Per-task rings (prctl, inherited by threads and children and across exec,
- * or a system-wide default) charged to the user's locked_vm against
- * RLIMIT_MEMLOCK like perf's mlock accounting; one NT_BTSCRASH_THREAD note
- * per traced thread in ELF cores (docs/format.md); per-CPU kernel rings,
+ * or a system-wide default; dropped at a secure exec and at exit) charged
+ * to the user's locked_vm and the process's pinned_vm against
+ * RLIMIT_MEMLOCK; one NT_BTSCRASH_THREAD note per traced thread in ELF
+ * cores, bounded in total (docs/format.md); per-CPU kernel rings,
  * stopped and written into the crash notes by the crash path (NMI
  * included).  Knows no MSR: the recording is arch/x86/kernel/ds.c's.
  * Process context, except the switch hook (IRQs off) and the crash path.
@@ -22,8 +23,11 @@
 #include <linux/ratelimit.h>
 #include <linux/sched.h>
 #include <linux/sched/clock.h>
+#include <linux/sched/coredump.h>
+#include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
+#include <linux/sizes.h>
 #include <linux/sysctl.h>
 #include <asm/ds.h>
 #include <asm/io.h>
@@ -36,36 +40,89 @@ struct bts_crash_task {
 	struct ds_trace trace;
 	void *mem;			/* the records, physically contiguous */
 	size_t bytes;			/* page-aligned size of mem */
-	unsigned long charged;		/* pages charged to user->locked_vm */
+	unsigned long charged;		/* pages charged to user->locked_vm
+					 * and to mm->pinned_vm */
 	struct user_struct *user;
+	struct mm_struct *mm;		/* mmgrab()'ed; NULL for a kthread */
 	/* What a core dump writes, fixed when it sized its notes. */
 	u64 snap_first, snap_count, snap_user;
+	bool snap_truncated;		/* older user records left out (budget) */
+	bool snap_skip;			/* no note at all (budget spent) */
 };
 
 DEFINE_STATIC_KEY_FALSE(bts_crash_switch_key);
 
 /* System-wide default ring size for new programs (0 = off). */
 static unsigned int bts_crash_task_records;
-module_param_named(task_records, bts_crash_task_records, uint, 0644);
+
+static int task_records_set(const char *val, const struct kernel_param *kp)
+{
+	return param_set_uint_minmax(val, kp, 0, BTS_CRASH_MAX_TASK_RECORDS);
+}
+
+static const struct kernel_param_ops task_records_ops = {
+	.set = task_records_set,
+	.get = param_get_uint,
+};
+module_param_cb(task_records, &task_records_ops, &bts_crash_task_records, 0644);
+MODULE_PARM_DESC(task_records, "ring size in records for every exec'd program (0 = off, at most 65536); also kernel.bts_crash_task_records");
 
 static struct ds_trace *bts_crash_lookup(struct task_struct *t)
 {
 	return t->bts_crash ? &t->bts_crash->trace : NULL;
 }
 
-static int bts_crash_charge(struct user_struct *user, unsigned long pages)
+/*
+ * Rings are pinned kernel memory on the user's behalf, charged as io_uring
+ * charges its buffers (user->locked_vm, all of the user's processes
+ * together) and as perf charges its ring buffers (mm->pinned_vm: VmPin in
+ * /proc/PID/status).  Without CAP_IPC_LOCK both must stay within
+ * RLIMIT_MEMLOCK, the process's share together with what it mlock()ed
+ * (mm->locked_vm): the limit is not paid twice.
+ */
+static int bts_crash_charge(struct user_struct *user, struct mm_struct *mm,
+			    unsigned long pages)
 {
 	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
 	unsigned long locked = atomic_long_add_return(pages, &user->locked_vm);
+	u64 pinned = mm ? atomic64_add_return(pages, &mm->pinned_vm) +
+			  READ_ONCE(mm->locked_vm) : 0;
 
-	if (locked > limit && !capable(CAP_IPC_LOCK)) {
+	if ((locked > limit || pinned > limit) && !capable(CAP_IPC_LOCK)) {
 		atomic_long_sub(pages, &user->locked_vm);
+		if (mm)
+			atomic64_sub(pages, &mm->pinned_vm);
 		return -ENOMEM;
 	}
 	return 0;
 }
 
-static struct bts_crash_task *bts_crash_alloc(unsigned int records)
+static void bts_crash_uncharge(struct bts_crash_task *bt)
+{
+	atomic_long_sub(bt->charged, &bt->user->locked_vm);
+	if (bt->mm)
+		atomic64_sub(bt->charged, &bt->mm->pinned_vm);
+}
+
+/* execve: the ring survives, the process's share moves to the new mm. */
+static void bts_crash_recharge_mm(struct bts_crash_task *bt, struct mm_struct *mm)
+{
+	if (bt->mm == mm)
+		return;
+	if (bt->mm) {
+		atomic64_sub(bt->charged, &bt->mm->pinned_vm);
+		mmdrop(bt->mm);
+	}
+	bt->mm = mm;
+	if (mm) {
+		mmgrab(mm);
+		atomic64_add(bt->charged, &mm->pinned_vm);
+	}
+}
+
+/* A ring for task (current, or a child of current not yet running). */
+static struct bts_crash_task *bts_crash_alloc(struct task_struct *task,
+					      unsigned int records)
 {
 	size_t bytes = (size_t)records * BTS_RECORD_SIZE;
 	struct bts_crash_task *bt;
@@ -78,9 +135,12 @@ static struct bts_crash_task *bts_crash_alloc(unsigned int records)
 	bt->bytes = PAGE_ALIGN(bytes);
 	bt->user = get_current_user();
 	bt->charged = bt->bytes >> PAGE_SHIFT;
-	ret = bts_crash_charge(bt->user, bt->charged);
+	ret = bts_crash_charge(bt->user, task->mm, bt->charged);
 	if (ret)
 		goto err_user;
+	bt->mm = task->mm;
+	if (bt->mm)
+		mmgrab(bt->mm);
 	bt->mem = alloc_pages_exact(bt->bytes, GFP_KERNEL | __GFP_ZERO);
 	if (!bt->mem) {
 		ret = -ENOMEM;
@@ -102,7 +162,9 @@ static struct bts_crash_task *bts_crash_alloc(unsigned int records)
 	}
 	return bt;
 err_uncharge:
-	atomic_long_sub(bt->charged, &bt->user->locked_vm);
+	bts_crash_uncharge(bt);
+	if (bt->mm)
+		mmdrop(bt->mm);
 err_user:
 	free_uid(bt->user);
 	kfree(bt);
@@ -112,23 +174,28 @@ err_user:
 static void bts_crash_release(struct bts_crash_task *bt)
 {
 	free_pages_exact(bt->mem, bt->bytes);
-	atomic_long_sub(bt->charged, &bt->user->locked_vm);
+	bts_crash_uncharge(bt);
+	if (bt->mm)
+		mmdrop(bt->mm);
 	free_uid(bt->user);
 	kfree(bt);
 }
 
-/* Starts tracing task (current, or a child not yet running). */
-static int bts_crash_attach(struct task_struct *task, unsigned int records)
+static int bts_crash_check_size(unsigned long records)
 {
-	struct bts_crash_task *bt;
-	int ret;
-
 	if (!records || records > BTS_CRASH_MAX_TASK_RECORDS ||
 	    records > ds_task_max_records())
 		return -EINVAL;
-	bt = bts_crash_alloc(records);
-	if (IS_ERR(bt))
-		return PTR_ERR(bt);
+	if (ds_backend() == DS_BACKEND_NONE)
+		return -EOPNOTSUPP;
+	return 0;
+}
+
+/* Starts tracing task (current, or a child not yet running) into bt. */
+static int bts_crash_install(struct task_struct *task, struct bts_crash_task *bt)
+{
+	int ret;
+
 	bt->desc.id = task_pid_nr(task);
 	/*
 	 * Sleeps (text patching), so before anything records: once the ring
@@ -151,6 +218,19 @@ static int bts_crash_attach(struct task_struct *task, unsigned int records)
 		return ret;
 	}
 	return 0;
+}
+
+static int bts_crash_attach(struct task_struct *task, unsigned long records)
+{
+	struct bts_crash_task *bt;
+	int ret = bts_crash_check_size(records);
+
+	if (ret)
+		return ret;
+	bt = bts_crash_alloc(task, records);
+	if (IS_ERR(bt))
+		return PTR_ERR(bt);
+	return bts_crash_install(task, bt);
 }
 
 static void bts_crash_detach(struct task_struct *task)
@@ -194,7 +274,8 @@ int bts_crash_fork(struct task_struct *child, unsigned long clone_flags)
 	int ret;
 
 	child->bts_crash = NULL;
-	if (!parent || (child->flags & PF_KTHREAD))
+	/* io_uring's workers run kernel code on the process's behalf */
+	if (!parent || (child->flags & (PF_KTHREAD | PF_IO_WORKER)))
 		return 0;
 	ret = bts_crash_attach(child, parent->trace.ring.capacity);
 	if (ret) {
@@ -206,6 +287,7 @@ int bts_crash_fork(struct task_struct *child, unsigned long clone_flags)
 	return 0;
 }
 
+/* A child whose fork failed after bts_crash_fork(): it never ran. */
 void bts_crash_free(struct task_struct *tsk)
 {
 	if (tsk->bts_crash) {
@@ -214,12 +296,36 @@ void bts_crash_free(struct task_struct *tsk)
 	}
 }
 
+/*
+ * do_exit(), after the core dump (coredump_task_exit()): the ring and its
+ * charge go now, not when the last reference to the task_struct does
+ * (procfs, perf and pidfd users can hold that for as long as they like).
+ */
+void bts_crash_exit(struct task_struct *tsk)
+{
+	bts_crash_detach(tsk);
+}
+
+/*
+ * The task became non-dumpable: a secure exec (setuid, setgid, file
+ * capabilities), an unreadable executable, or a credential change under
+ * fs.suid_dumpable != 1.  Whoever enabled the ring could read the branch
+ * trail of a program they may not ptrace (and, with the emulation, time
+ * every instruction of it): the ring goes.  At exec the system-wide
+ * default then applies as to any new program (bts_crash_exec()).
+ */
+void bts_crash_nondumpable(void)
+{
+	bts_crash_detach(current);
+}
+
 void bts_crash_exec(struct pt_regs *regs)
 {
 	unsigned int def = READ_ONCE(bts_crash_task_records);
 	int ret;
 
 	if (current->bts_crash) {
+		bts_crash_recharge_mm(current->bts_crash, current->mm);
 		ds_task_trace_exec(regs, &current->bts_crash->trace);
 		return;
 	}
@@ -233,29 +339,51 @@ void bts_crash_exec(struct pt_regs *regs)
 		ds_task_trace_exec(regs, &current->bts_crash->trace);
 }
 
-void bts_crash_signal(struct pt_regs *regs)
+void bts_crash_signal(struct pt_regs *regs, bool handler)
 {
 	if (current->bts_crash)
-		ds_task_trace_resume_at(regs, &current->bts_crash->trace);
+		ds_task_trace_resume_at(regs, &current->bts_crash->trace, handler);
+}
+
+bool bts_crash_owns_tf(struct task_struct *task)
+{
+	return task->bts_crash && ds_emul_owns_tf(task);
+}
+
+/*
+ * ENABLE: the new ring is checked, allocated and charged while the old one
+ * still records; only then does it replace it.  Any error leaves the
+ * caller as it was (replacing needs room for both for that moment).
+ */
+static int bts_crash_enable(unsigned long records)
+{
+	struct bts_crash_task *bt;
+	int ret = bts_crash_check_size(records);
+
+	if (ret)
+		return ret;
+	bt = bts_crash_alloc(current, records);
+	if (IS_ERR(bt))
+		return PTR_ERR(bt);
+	bts_crash_detach(current);
+	return bts_crash_install(current, bt);
 }
 
 long bts_crash_prctl(unsigned long op, unsigned long arg)
 {
 	switch (op) {
 	case PR_BTS_CRASH_ENABLE:
-		if (arg > UINT_MAX)
-			return -EINVAL;
-		bts_crash_detach(current);
-		return bts_crash_attach(current, arg);
+		return bts_crash_enable(arg);
 	case PR_BTS_CRASH_ENABLE_BYTES:
-		if (arg / BTS_RECORD_SIZE > UINT_MAX)
-			return -EINVAL;
-		bts_crash_detach(current);
-		return bts_crash_attach(current, arg / BTS_RECORD_SIZE);
+		return bts_crash_enable(arg / BTS_RECORD_SIZE);
 	case PR_BTS_CRASH_DISABLE:
+		if (arg)
+			return -EINVAL;
 		bts_crash_detach(current);
 		return 0;
 	case PR_BTS_CRASH_GET:
+		if (arg)
+			return -EINVAL;
 		return current->bts_crash ? current->bts_crash->trace.ring.capacity : 0;
 	}
 	return -EINVAL;
@@ -298,14 +426,56 @@ static void snapshot(struct bts_crash_task *bt)
 	bt->snap_count = ds_ring_count(ring);
 	bt->snap_first = ring->wrapped ? ring->index : 0;
 	bt->snap_user = 0;
+	bt->snap_truncated = false;
+	bt->snap_skip = false;
 	for (i = 0; i < bt->snap_count; i++)
 		bt->snap_user += rec_is_user(snap_get(bt, i));
 }
 
-static size_t note_size(const struct bts_crash_task *bt)
+static size_t note_bytes(u64 records)
 {
 	return sizeof(struct elf_note) + NOTE_NAME_PADDED +
-	       sizeof(struct bts_crash_note_hdr) + bt->snap_user * BTS_RECORD_SIZE;
+	       sizeof(struct bts_crash_note_hdr) + records * BTS_RECORD_SIZE;
+}
+
+static size_t note_size(const struct bts_crash_task *bt)
+{
+	return bt->snap_skip ? 0 : note_bytes(bt->snap_user);
+}
+
+/*
+ * All trace notes of one core together: the ELF writer sizes extra notes
+ * as an int, and they come before the memory an RLIMIT_CORE-limited core
+ * can hold.  A thousand threads with the largest rings would pass 1 GiB.
+ */
+#define BTS_CRASH_CORE_NOTES_MAX	SZ_256M
+
+/* Keeps only the newest `keep` user records of the snapshot. */
+static void snap_keep_newest(struct bts_crash_task *bt, u64 keep)
+{
+	u64 start = bt->snap_count, user = 0;
+
+	while (start && user < keep)
+		user += rec_is_user(snap_get(bt, --start));
+	bt->snap_first = (bt->snap_first + start) % bt->trace.ring.capacity;
+	bt->snap_count -= start;
+	bt->snap_user = user;
+	bt->snap_truncated = true;
+}
+
+/* Snapshots bt and fits its note into the budget; returns the new total. */
+static size_t plan_note(struct bts_crash_task *bt, size_t used)
+{
+	size_t left = used < BTS_CRASH_CORE_NOTES_MAX ? BTS_CRASH_CORE_NOTES_MAX - used : 0;
+
+	snapshot(bt);
+	if (left < note_bytes(1)) {
+		bt->snap_skip = true;
+		return used;
+	}
+	if (note_bytes(bt->snap_user) > left)
+		snap_keep_newest(bt, (left - note_bytes(0)) / BTS_RECORD_SIZE);
+	return used + note_size(bt);
 }
 
 #define for_each_dumped_thread(ct) \
@@ -316,12 +486,10 @@ int bts_crash_core_notes_size(void)
 	struct core_thread *ct;
 	size_t sz = 0;
 
-	for_each_dumped_thread(ct) {
-		if (!ct->task->bts_crash)
-			continue;
-		snapshot(ct->task->bts_crash);
-		sz += note_size(ct->task->bts_crash);
-	}
+	BUILD_BUG_ON(BTS_CRASH_CORE_NOTES_MAX > INT_MAX);
+	for_each_dumped_thread(ct)
+		if (ct->task->bts_crash)
+			sz = plan_note(ct->task->bts_crash, sz);
 	return sz;
 }
 
@@ -335,7 +503,8 @@ static int write_note(struct coredump_params *cprm, struct task_struct *t)
 		.magic = BTS_CRASH_NOTE_MAGIC, .version = BTS_CRASH_NOTE_VERSION,
 		.hdr_size = sizeof(h), .record_size = BTS_RECORD_SIZE,
 		.flags = BTS_NOTE_F_USER_ONLY |
-			 (ring->wrapped ? BTS_NOTE_F_WRAPPED : 0),
+			 (ring->wrapped ? BTS_NOTE_F_WRAPPED : 0) |
+			 (bt->snap_truncated ? BTS_NOTE_F_TRUNCATED : 0),
 		.id = task_pid_vnr(t), .capacity = ring->capacity,
 		.nr_records = bt->snap_user, .source = bt->desc.source,
 	};
@@ -349,7 +518,7 @@ static int write_note(struct coredump_params *cprm, struct task_struct *t)
 
 	if (bt->desc.flags & BTS_RING_F_LOST_EXACT) {
 		h.flags |= BTS_NOTE_F_LOST_EXACT;
-		h.lost = ring->written - bt->snap_count;
+		h.lost = ring->written - ds_ring_count(ring);
 	}
 	if (!dump_emit(cprm, &en, sizeof(en)) || !dump_emit(cprm, name, sizeof(name)) ||
 	    !dump_emit(cprm, &h, sizeof(h)))
@@ -379,7 +548,7 @@ int bts_crash_core_notes_write(struct coredump_params *cprm)
 	int ret;
 
 	for_each_dumped_thread(ct) {
-		if (!ct->task->bts_crash)
+		if (!ct->task->bts_crash || ct->task->bts_crash->snap_skip)
 			continue;
 		ret = write_note(cprm, ct->task);
 		if (ret)
@@ -388,13 +557,18 @@ int bts_crash_core_notes_write(struct coredump_params *cprm)
 	return 0;
 }
 
+static const unsigned int bts_crash_max_task_records = BTS_CRASH_MAX_TASK_RECORDS;
+
 static struct ctl_table bts_crash_sysctls[] = {
 	{
 		.procname = "bts_crash_task_records",
 		.data = &bts_crash_task_records,
 		.maxlen = sizeof(unsigned int),
 		.mode = 0644,
-		.proc_handler = proc_douintvec,
+		/* 0 (off) up to the largest ring ENABLE accepts */
+		.proc_handler = proc_douintvec_minmax,
+		.extra1 = SYSCTL_ZERO,
+		.extra2 = (void *)&bts_crash_max_task_records,
 	},
 	{ }
 };
@@ -434,18 +608,27 @@ static notrace struct ds_ring *bts_cpu_ring(unsigned int cpu)
 /*
  * The crash path on this CPU (kdump NMI, or the panicking CPU): BTS stops
  * writing, and the ring of the task it was recording gets the index the
- * CPU left, in its descriptor too, where a vmcore reader finds it.
+ * CPU left, in its descriptor too, where a vmcore reader finds it.  A
+ * record this CPU was writing when the NMI came becomes a GAP marker.
  */
 static void notrace bts_crash_stop_this_cpu(void)
 {
 	struct bts_crash_task *bt = READ_ONCE(current->bts_crash);
 	unsigned int cpu = raw_smp_processor_id();
 
+	u64 now = local_clock();
+
 	ds_hw_stop_cpu();
-	if (bt)
+	if (bt) {
+		WRITE_ONCE(bt->trace.ring.frozen, true);
+		ds_ring_repair(&bt->trace.ring, now);
 		desc_sync(&bt->desc, &bt->trace.ring);
-	if (bts_cpu && bts_cpu[cpu])
+	}
+	if (bts_cpu && bts_cpu[cpu]) {
+		WRITE_ONCE(bts_cpu[cpu]->trace.ring.frozen, true);
+		ds_ring_repair(&bts_cpu[cpu]->trace.ring, now);
 		desc_sync(&bts_cpu[cpu]->desc, &bts_cpu[cpu]->trace.ring);
+	}
 }
 
 /* Stops every CPU's recording for good: the crash path is about to run. */
@@ -482,8 +665,12 @@ static void print_ring(const struct ds_ring *r, unsigned int cpu, unsigned int n
 	if (!n || !nr)
 		return;
 	i = nr > n ? nr - n : 0;
-	pr_emerg("bts_crash: last %llu kernel branches on CPU %u, oldest first:\n",
-		 nr - i, cpu);
+	if (ds_backend() == DS_BACKEND_HW)
+		pr_emerg("bts_crash: last %llu kernel branches on CPU %u, oldest first:\n",
+			 nr - i, cpu);
+	else	/* ds.c's ftrace callback: entry <- reconstructed call site */
+		pr_emerg("bts_crash: last %llu kernel function entries on CPU %u (emulation: ftrace, call sites reconstructed), oldest first:\n",
+			 nr - i, cpu);
 	for (; i < nr; i++) {
 		const struct bts_record *rec = ds_ring_get(r, i);
 
@@ -504,7 +691,8 @@ void bts_crash_report(void)
 /*
  * An oops: oops_begin() freezes this CPU's ring (nesting counted), the
  * DIE_OOPS notifier prints it, oops_end() lets it record again unless the
- * crash path has frozen everything meanwhile.
+ * oops is fatal (panic_on_oops, or in interrupt) or the crash path has
+ * frozen everything meanwhile.
  */
 static DEFINE_PER_CPU(unsigned int, bts_oops_depth);
 
@@ -520,11 +708,13 @@ void notrace bts_crash_oops_begin(void)
 		WRITE_ONCE(r->frozen, true);
 }
 
-void bts_crash_oops_end(void)
+/* fatal: oops_end() is about to panic; the ring stays held for its report */
+void bts_crash_oops_end(bool fatal)
 {
 	struct ds_ring *r;
 
-	if (this_cpu_dec_return(bts_oops_depth) != 0 || atomic_read(&bts_crash_frozen))
+	if (this_cpu_dec_return(bts_oops_depth) != 0 || fatal ||
+	    atomic_read(&bts_crash_frozen))
 		return;
 	r = bts_cpu_ring(raw_smp_processor_id());
 	if (r)
@@ -602,13 +792,21 @@ u32 *bts_crash_cpu_note(u32 *buf, int cpu)
 	return write_cpu_note(buf, bts_cpu[cpu], cpu);
 }
 
+/*
+ * Whenever the recorder is built in, per-CPU rings or not: per-task rings
+ * are found through task_struct.bts_crash alone.  The table's keys only
+ * when there is a table.
+ */
 static void __init bts_crash_vmcoreinfo(void)
 {
 #ifdef CONFIG_CRASH_CORE
 	vmcoreinfo_append_str("BTS_CRASH=1\n");
-	vmcoreinfo_append_str("BTS_CRASH_TABLE_PA=%llx\n", (u64)__pa(bts_crash_table));
-	vmcoreinfo_append_str("SYMBOL(bts_crash_table)=%lx\n",
-			      (unsigned long)bts_crash_table);
+	if (bts_crash_table && bts_crash_table->magic == BTS_CRASH_TABLE_MAGIC) {
+		vmcoreinfo_append_str("BTS_CRASH_TABLE_PA=%llx\n",
+				      (u64)__pa(bts_crash_table));
+		vmcoreinfo_append_str("SYMBOL(bts_crash_table)=%lx\n",
+				      (unsigned long)bts_crash_table);
+	}
 	VMCOREINFO_STRUCT_SIZE(bts_crash_ring);
 	VMCOREINFO_OFFSET(bts_crash_ring, flags);
 	VMCOREINFO_OFFSET(bts_crash_ring, id);
@@ -699,7 +897,6 @@ static int __init bts_crash_cpu_init(void)
 		return 0;	/* the table stays: readers see empty rings */
 	}
 	register_die_notifier(&bts_crash_oops_nb);
-	bts_crash_vmcoreinfo();
 	pr_info("bts_crash: per-CPU kernel rings of %u records on %u CPUs (%s)\n",
 		records, num_possible_cpus(),
 		ds_backend() == DS_BACKEND_HW ? "BTS: kernel branches" :
@@ -712,9 +909,13 @@ nomem:
 
 static int __init bts_crash_init(void)
 {
+	int ret;
+
 	ds_emul_set_lookup(bts_crash_lookup);
 	register_sysctl("kernel", bts_crash_sysctls);
-	return bts_crash_cpu_init();
+	ret = bts_crash_cpu_init();
+	bts_crash_vmcoreinfo();
+	return ret;
 }
 late_initcall(bts_crash_init);
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * KUnit tests of btscrash: ring index and wrap math (ds.c), kernel-address
- * filtering and note sizing (bts_crash.c), argument limits.  Included at
+ * filtering, note sizing and the notes' budget (bts_crash.c), argument
+ * limits, what a ring is charged to.  Included at
  * the end of kernel/bts_crash.c to reach its static helpers; runs at boot.
  */
 #include <kunit/test.h>
@@ -50,6 +51,39 @@ static void bts_ring_wrapped(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, ds_ring_count(&r), 4ULL);
 	KUNIT_EXPECT_EQ(test, ds_ring_get(&r, 0)->from, 0x400003ULL);	/* oldest kept */
 	KUNIT_EXPECT_EQ(test, ds_ring_get(&r, 3)->from, 0x400006ULL);	/* newest */
+}
+
+/*
+ * The crash path's NMI interrupted ds_ring_write() on its CPU: a slot
+ * half-written (index not moved yet) becomes a GAP marker, the ring moves
+ * on (wrapping as it would); a write that got as far as moving the index
+ * is complete and left alone.
+ */
+static void bts_ring_repair_torn(struct kunit *test)
+{
+	struct ds_ring r;
+
+	fill_ring(&r, 3);
+	r.writing = 3 + 1;			/* slot 3, the last: from only */
+	test_slots[3].from = 0x400009;
+	r.frozen = true;
+	ds_ring_repair(&r, 777);
+	KUNIT_EXPECT_TRUE(test, r.frozen);
+	KUNIT_EXPECT_EQ(test, r.writing, 0ULL);
+	KUNIT_EXPECT_EQ(test, r.index, 0ULL);
+	KUNIT_EXPECT_TRUE(test, r.wrapped);
+	KUNIT_ASSERT_EQ(test, ds_ring_count(&r), 4ULL);
+	KUNIT_EXPECT_EQ(test, ds_ring_get(&r, 3)->from, BTS_MARKER(BTS_MARK_GAP, BTS_GAP_UNKNOWN));
+	KUNIT_EXPECT_EQ(test, ds_ring_get(&r, 3)->to, 777ULL);
+	KUNIT_EXPECT_EQ(test, ds_ring_get(&r, 2)->from, 0x400003ULL);
+
+	/* index already past the slot: the record is whole, nothing to do */
+	fill_ring(&r, 2);
+	r.writing = 1 + 1;
+	r.frozen = true;
+	ds_ring_repair(&r, 777);
+	KUNIT_EXPECT_EQ(test, r.index, 2ULL);
+	KUNIT_EXPECT_EQ(test, ds_ring_get(&r, 1)->from, 0x400002ULL);
 }
 
 static void bts_filter_kernel_addresses(struct kunit *test)
@@ -126,6 +160,102 @@ static void bts_attach_limits(struct kunit *test)
 			-EINVAL);
 	KUNIT_EXPECT_EQ(test, bts_crash_prctl(99, 0), -EINVAL);
 	KUNIT_EXPECT_EQ(test, bts_crash_prctl(PR_BTS_CRASH_ENABLE, 1UL << 40), -EINVAL);
+	/* unused arguments must be 0, as with other prctls */
+	KUNIT_EXPECT_EQ(test, bts_crash_prctl(PR_BTS_CRASH_DISABLE, 1), -EINVAL);
+	KUNIT_EXPECT_EQ(test, bts_crash_prctl(PR_BTS_CRASH_GET, 1), -EINVAL);
+}
+
+/*
+ * The notes of one core stay within BTS_CRASH_CORE_NOTES_MAX (an int for
+ * the ELF writer): a thread past the budget keeps its newest records that
+ * fit, marked TRUNCATED; once nothing fits, threads get no note.
+ */
+static void bts_notes_budget(struct kunit *test)
+{
+	struct bts_crash_task bt = { };
+	struct ds_ring *r = &bt.trace.ring;
+	const size_t max = BTS_CRASH_CORE_NOTES_MAX;
+	size_t used;
+	u64 i;
+
+	memset(test_slots, 0, sizeof(test_slots));
+	ds_ring_init(r, test_slots, ARRAY_SIZE(test_slots));
+	for (i = 0; i < ARRAY_SIZE(test_slots) + 2; i++)	/* wraps */
+		ds_ring_write(r, 0x401000 + i, 0x402000, 0);
+	KUNIT_EXPECT_EQ(test, plan_note(&bt, 0), note_bytes(4));
+	KUNIT_EXPECT_FALSE(test, bt.snap_truncated);
+
+	/* room for 2 of 4: the newest two, oldest of them first */
+	bt.trace.ring.frozen = false;
+	used = plan_note(&bt, max - note_bytes(2) - 5);
+	KUNIT_EXPECT_EQ(test, used, max - 5);
+	KUNIT_EXPECT_TRUE(test, bt.snap_truncated);
+	KUNIT_ASSERT_EQ(test, bt.snap_user, 2ULL);
+	KUNIT_EXPECT_EQ(test, snap_get(&bt, 0)->from, 0x401004ULL);
+	KUNIT_EXPECT_EQ(test, snap_get(&bt, 1)->from, 0x401005ULL);
+
+	/* spent: no note, the total does not move, even past the budget */
+	bt.trace.ring.frozen = false;
+	KUNIT_EXPECT_EQ(test, plan_note(&bt, max - 1), max - 1);
+	KUNIT_EXPECT_TRUE(test, bt.snap_skip);
+	KUNIT_EXPECT_EQ(test, note_size(&bt), (size_t)0);
+	bt.trace.ring.frozen = false;
+	KUNIT_EXPECT_EQ(test, plan_note(&bt, (size_t)INT_MAX + 100), (size_t)INT_MAX + 100);
+	KUNIT_EXPECT_LE(test, max, (size_t)INT_MAX);
+
+}
+
+/*
+ * pinned_vm: a ring shows in VmPin, and mlock()ed pages count against the
+ * same RLIMIT_MEMLOCK (a process cannot hold its limit twice).
+ */
+static void bts_charge_pinned(struct kunit *test)
+{
+	struct user_struct *user = current_user();
+	struct rlimit *rl = &current->signal->rlim[RLIMIT_MEMLOCK];
+	unsigned long saved = rl->rlim_cur;
+	long before = atomic_long_read(&user->locked_vm);
+	struct mm_struct *mm = mm_alloc();
+	const struct cred *old;
+	struct cred *cred;
+
+	KUNIT_ASSERT_NOT_NULL(test, mm);
+	cred = prepare_creds();
+	KUNIT_ASSERT_NOT_NULL(test, cred);
+	cap_lower(cred->cap_effective, CAP_IPC_LOCK);
+	old = override_creds(cred);
+	rl->rlim_cur = (before + 24) << PAGE_SHIFT;
+
+	KUNIT_EXPECT_EQ(test, bts_crash_charge(user, mm, 8), 0);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&mm->pinned_vm), 8LL);
+	mm->locked_vm = 16;		/* mlock()ed: 16 + 8 = the limit */
+	KUNIT_EXPECT_EQ(test, bts_crash_charge(user, mm, 1), -ENOMEM);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&mm->pinned_vm), 8LL);
+	KUNIT_EXPECT_EQ(test, atomic_long_read(&user->locked_vm), before + 8);
+	mm->locked_vm = 0;
+	atomic_long_sub(8, &user->locked_vm);
+	atomic64_sub(8, &mm->pinned_vm);
+
+	rl->rlim_cur = saved;
+	revert_creds(old);
+	put_cred(cred);
+	mmput(mm);
+}
+
+/* ENABLE validates and allocates first: a refused size keeps the ring. */
+static void bts_enable_keeps_ring(struct kunit *test)
+{
+	if (ds_backend() == DS_BACKEND_NONE)
+		kunit_skip(test, "no backend");
+	KUNIT_ASSERT_EQ(test, bts_crash_prctl(PR_BTS_CRASH_ENABLE, 16), 0L);
+	KUNIT_EXPECT_EQ(test, bts_crash_prctl(PR_BTS_CRASH_ENABLE, 0), -EINVAL);
+	KUNIT_EXPECT_EQ(test, bts_crash_prctl(PR_BTS_CRASH_ENABLE,
+					      BTS_CRASH_MAX_TASK_RECORDS + 1), -EINVAL);
+	KUNIT_EXPECT_EQ(test, bts_crash_prctl(PR_BTS_CRASH_GET, 0), 16L);
+	KUNIT_EXPECT_EQ(test, bts_crash_prctl(PR_BTS_CRASH_ENABLE, 32), 0L);
+	KUNIT_EXPECT_EQ(test, bts_crash_prctl(PR_BTS_CRASH_GET, 0), 32L);
+	KUNIT_EXPECT_EQ(test, bts_crash_prctl(PR_BTS_CRASH_DISABLE, 0), 0L);
+	KUNIT_EXPECT_EQ(test, bts_crash_prctl(PR_BTS_CRASH_GET, 0), 0L);
 }
 
 /* The CPU note: newest 32 records, TRUNCATED, name NUL-padded, exact size. */
@@ -205,8 +335,8 @@ static void bts_charge_limit(struct kunit *test)
 	old = override_creds(cred);
 	rl->rlim_cur = (before + 24) << PAGE_SHIFT;	/* room for 24 pages */
 
-	KUNIT_EXPECT_EQ(test, bts_crash_charge(user, 24), 0);
-	KUNIT_EXPECT_EQ(test, bts_crash_charge(user, 1), -ENOMEM);
+	KUNIT_EXPECT_EQ(test, bts_crash_charge(user, NULL, 24), 0);
+	KUNIT_EXPECT_EQ(test, bts_crash_charge(user, NULL, 1), -ENOMEM);
 	KUNIT_EXPECT_EQ(test, atomic_long_read(&user->locked_vm), before + 24);
 	atomic_long_sub(24, &user->locked_vm);
 
@@ -231,10 +361,14 @@ static struct kunit_case bts_crash_cases[] = {
 	KUNIT_CASE(bts_ring_partial),
 	KUNIT_CASE(bts_ring_exactly_full),
 	KUNIT_CASE(bts_ring_wrapped),
+	KUNIT_CASE(bts_ring_repair_torn),
 	KUNIT_CASE(bts_filter_kernel_addresses),
 	KUNIT_CASE(bts_snapshot_freezes),
 	KUNIT_CASE(bts_note_size),
 	KUNIT_CASE(bts_attach_limits),
+	KUNIT_CASE(bts_notes_budget),
+	KUNIT_CASE(bts_charge_pinned),
+	KUNIT_CASE(bts_enable_keeps_ring),
 	{}
 };
 

@@ -594,9 +594,11 @@ int btsdec_vmcore_cpu_rings(struct btsdec_vmcore *vc, struct btsdec_cpu_ring **o
 	*nr = 0;
 	if (!info_num(vc, "BTS_CRASH", 10, &version) || version != 1)
 		return btsdec_fail(err, -ENOENT, "no BTS_CRASH=1 in VMCOREINFO: the kernel kept "
-				   "no per-CPU rings (not a btscrash kernel, or rings off)");
+				   "no branch traces (not a btscrash kernel, or format too new)");
+	/* BTS_CRASH=1 alone: a btscrash kernel whose per-CPU rings were off */
 	if (!info_num(vc, "BTS_CRASH_TABLE_PA", 16, &table_pa))
-		return btsdec_fail(err, -EINVAL, "VMCOREINFO: no BTS_CRASH_TABLE_PA");
+		return btsdec_fail(err, -ENOENT, "no BTS_CRASH_TABLE_PA in VMCOREINFO: per-CPU "
+				   "rings were off (per-task rings: crash's `bts -t`)");
 	ret = ring_layout(vc, &l, err);
 	if (ret)
 		return ret;

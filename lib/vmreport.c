@@ -247,9 +247,9 @@ static int vmr_write(struct vmr *r, struct btsdec_err *err)
 	btsdec_cpu_rings_free(rings, nr_rings);
 	if (r->res.cpus_shown)
 		return 0;
-	return btsdec_fail(err, -ENODATA, "%s: no branch trace in this vmcore%s", r->path,
-			   rret == -ENOENT ? " (no BTS_CRASH=1 in VMCOREINFO: not a btscrash "
-			   "kernel, or per-CPU rings off)" : "");
+	return btsdec_fail(err, -ENODATA, "%s: no branch trace in this vmcore%s%s%s", r->path,
+			   rret == -ENOENT ? " (" : "", rret == -ENOENT ? rerr.msg : "",
+			   rret == -ENOENT ? ")" : "");
 }
 
 int btsdec_vmcore_report(FILE *out, struct btsdec_vmcore *vc, const char *name,

@@ -3,7 +3,8 @@
  * btscrash crash-recording policy (kernel/bts_crash.c): per-task branch
  * rings enabled by prctl or system-wide, charged to locked_vm, written into
  * core dumps as NT_BTSCRASH_THREAD notes.  Hooks called from fork, exec,
- * free_task, prctl and the ELF core dumper, all in process context, and
+ * exit, free_task, commit_creds, prctl and the ELF core dumper, all in
+ * process context, and
  * from __switch_to (IRQs off) for the context-switch markers.
  */
 #ifndef _LINUX_BTS_CRASH_H
@@ -22,9 +23,16 @@ struct coredump_params;
 #ifdef CONFIG_BTS_CRASH
 int bts_crash_fork(struct task_struct *child, unsigned long clone_flags);
 void bts_crash_free(struct task_struct *tsk);
+/* do_exit(), after the core dump: the ring and its charge go */
+void bts_crash_exit(struct task_struct *tsk);
 void bts_crash_exec(struct pt_regs *regs);
-/* handle_signal() set up the handler; rt_sigreturn restored the context */
-void bts_crash_signal(struct pt_regs *regs);
+/* begin_new_exec()/commit_creds(): current became non-dumpable */
+void bts_crash_nondumpable(void);
+/* handle_signal() set up the handler (handler: true); rt_sigreturn
+ * restored the context (false) */
+void bts_crash_signal(struct pt_regs *regs, bool handler);
+/* uprobes: TF in task's registers is the emulation's, not the program's */
+bool bts_crash_owns_tf(struct task_struct *task);
 long bts_crash_prctl(unsigned long op, unsigned long arg);
 int bts_crash_core_notes_size(void);
 int bts_crash_core_notes_write(struct coredump_params *cprm);
@@ -51,20 +59,24 @@ static __always_inline void bts_crash_switch(struct task_struct *prev,
  */
 void bts_crash_freeze(void);
 void bts_crash_report(void);
-/* oops_begin()/oops_end(): hold this CPU's ring while the oops is reported */
+/* oops_begin()/oops_end(): hold this CPU's ring while the oops is reported
+ * (and for good when oops_end() goes on to panic: fatal) */
 void bts_crash_oops_begin(void);
-void bts_crash_oops_end(void);
+void bts_crash_oops_end(bool fatal);
 u32 *bts_crash_cpu_note(u32 *buf, int cpu);
 #else
 static inline void bts_crash_freeze(void) { }
 static inline void bts_crash_report(void) { }
 static inline void bts_crash_oops_begin(void) { }
-static inline void bts_crash_oops_end(void) { }
+static inline void bts_crash_oops_end(bool fatal) { }
 static inline u32 *bts_crash_cpu_note(u32 *buf, int cpu) { return buf; }
 static inline int bts_crash_fork(struct task_struct *c, unsigned long f) { return 0; }
 static inline void bts_crash_free(struct task_struct *tsk) { }
+static inline void bts_crash_exit(struct task_struct *tsk) { }
+static inline void bts_crash_nondumpable(void) { }
 static inline void bts_crash_exec(struct pt_regs *regs) { }
-static inline void bts_crash_signal(struct pt_regs *regs) { }
+static inline void bts_crash_signal(struct pt_regs *regs, bool handler) { }
+static inline bool bts_crash_owns_tf(struct task_struct *task) { return false; }
 static inline long bts_crash_prctl(unsigned long op, unsigned long arg) { return -EINVAL; }
 static inline void bts_crash_switch(struct task_struct *p, struct task_struct *n) { }
 #endif

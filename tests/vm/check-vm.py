@@ -163,6 +163,42 @@ def check_null(tool, res, exe):
           f"{name}: the trail starts in main", chain[-20:])
 
 
+def check_uprobe(tool, res, exe):
+    """A uprobe on checksum() of the traced crasher (tracefs): it fired,
+    the program died of its SIGSEGV (not of a SIGTRAP meant for a
+    debugger), and its trail is as complete as without the probe."""
+    name = "uprobe"
+    prof = read(os.path.join(res, name + ".profile"))
+    hits = re.search(r"\bchecksum\s+(\d+)", prof)
+    check(hits and int(hits.group(1)) >= 1, f"{name}: the probe fired", prof)
+    check(status(res, name) == 139, f"{name}: the traced crasher died of SIGSEGV, not SIGTRAP",
+          "status %s\n%s" % (status(res, name), read(os.path.join(res, name + ".out"))))
+    d = branches_json(tool, os.path.join(res, name + ".core"), exe)
+    br = real(d["threads"][0]["branches"])
+    last = br[-1] if br else {}
+    check(last.get("kind") == "call" and int(last.get("to", "1"), 16) == 0 and
+          subsequence(["serve", "parse_request", "checksum", "dispatch"], calls_to(br)),
+          f"{name}: the trail goes through the probed checksum() to the call to 0",
+          calls_to(br)[-20:])
+
+
+def check_movss(res):
+    """A load of SS holds the step trap for one instruction: no record may
+    start at the mov to SS (tests/vm/btsabi.c movss), raw from the core."""
+    name = "movss"
+    m = re.search(r"MOVSS=0x([0-9a-f]+)", read(os.path.join(res, name + ".out")))
+    check(m and status(res, name) == 139, f"{name}: the traced program ran and crashed",
+          read(os.path.join(res, name + ".out")))
+    if not m:
+        return
+    at = int(m.group(1), 16)
+    recs = [r for t, n, d in elf_notes(os.path.join(res, name + ".core"))
+            if n == "BTSCRASH" and t == NT_BTSCRASH_THREAD for r in trace_records(d)]
+    near = [(hex(f), hex(t)) for f, t, _ in recs if f == at]
+    check(recs and recs[-1][1] == 0 and not near,
+          f"{name}: no branch recorded at the mov to SS, the call to 0 is last", near)
+
+
 def check_smash(tool, res, exe):
     name = "smash"
     check(status(res, name) == 139, f"{name}: died of SIGSEGV", status(res, name))
@@ -313,19 +349,58 @@ def check_inherited(tool, res, exe):
           "\n".join(l for l in dmesg.splitlines() if "bts_crash" in l))
 
 
+# bts_crash's report in an oops or panic: kernel branches (BTS) or, from
+# the emulation, function entries with reconstructed call sites
+REPORT = re.compile(r"bts_crash: last (\d+) kernel (branches|function entries) on CPU (\d+)"
+                    r"(?: \([^)]*\))?, oldest first:\n((?:.*\[ *\d+\] .* -> .*\n)+)")
+
+
+def check_panic_on_oops(console):
+    """panic_on_oops without kdump (the end of tests/vm/init.sh): the panic
+    report shows the oops's last kernel branches, not the printing's."""
+    tail = console.split("BTSCRASH-PANIC-ON-OOPS", 1)
+    check(len(tail) == 2 and "Kernel panic - not syncing: Fatal exception" in tail[1],
+          "panic_on_oops: the oops panicked", tail[-1][-2000:])
+    if len(tail) != 2:
+        return
+    after = tail[1].split("Kernel panic - not syncing", 1)[-1]
+    text = re.sub(r"^\[ *\d+\.\d+\] ", "", after, flags=re.M)   # printk times
+    m = REPORT.search(text)
+    check(m is not None, "panic_on_oops: the panic report prints the last kernel branches",
+          after[:2000])
+    if m:
+        check("lkdtm_EXCEPTION" in m.group(4),
+              "panic_on_oops: they are the oops's (lkdtm_EXCEPTION), not the report's",
+              m.group(4))
+
+
+def check_abi(res):
+    """tests/vm/btsabi.c: prctl, sysctl, charging and exec rules, one line
+    per check, run inside the VM."""
+    out = read(os.path.join(res, "abi.out"))
+    lines = [l for l in out.splitlines() if re.match(r"(not )?ok - ", l)]
+    check("btsabi: done" in out and len(lines) >= 20,
+          "abi: btsabi ran to the end", out[-2000:])
+    for l in lines:
+        ok = l.startswith("ok - ")
+        what, _, detail = l.split(" - ", 1)[1].partition(": ")
+        check(ok, "abi: " + what, detail)
+
+
 def check_oops(res, console):
     """The LKDTM oops report carries this CPU's last kernel branches."""
     check("per-CPU kernel rings of 4096 records" in console,
           "oops: per-CPU kernel rings are recording",
           "\n".join(l for l in console.splitlines() if "bts_crash" in l))
     dmesg = read(os.path.join(res, "dmesg"))
-    m = re.search(r"bts_crash: last (\d+) kernel branches on CPU (\d+), oldest first:\n"
-                  r"((?:.*\[ *\d+\] .* -> .*\n)+)", dmesg)
+    m = REPORT.search(dmesg)
     check(m is not None, "oops: the report prints the last kernel branches",
           dmesg[-3000:])
     if not m:
         return
-    lines = m.group(3).splitlines()
+    lines = m.group(4).splitlines()
+    what = "branches" if BACKEND == "hw" else "function entries"
+    check(m.group(2) == what, f"oops: the report says it prints kernel {what}", m.group(0)[:200])
     # 16 by default; the hardware records every branch, not function
     # entries, so its VM prints more (bts_crash.print_records, vm-lib.sh)
     want = re.search(r"bts_crash\.print_records=(\d+)", read(os.path.join(res, "cmdline")))
@@ -481,6 +556,38 @@ def check_no_kernel_addresses(res):
           f"({seen} records in {len(cores)} cores)")
 
 
+SWITCH_OUT, SWITCH_IN = 1, 2
+
+
+def check_own_records(res):
+    """A thread's ring holds only what ran while it was on a CPU: after its
+    switch-out marker, the next record is its switch-in (or a gap marker),
+    never a branch (another task's, written into a ring left loaded)."""
+    cores = sorted(f for f in os.listdir(res) if f.endswith(".core"))
+    notes = bad = pairs = 0
+    for c in cores:
+        for ntype, name, desc in elf_notes(os.path.join(res, c)):
+            if name != "BTSCRASH" or ntype != NT_BTSCRASH_THREAD:
+                continue
+            notes += 1
+            out = False
+            for frm, to, _ in trace_records(desc):
+                marker = (frm & MARKER_MASK) == MARKER_TAG
+                if marker and frm & 0xffff == SWITCH_OUT:
+                    out = True
+                elif marker:
+                    pairs += out and frm & 0xffff == SWITCH_IN
+                    out = False
+                elif out:
+                    bad += 1
+                    check(False, f"{c}: only the thread's own records",
+                          "branch 0x%x -> 0x%x while switched out" % (frm, to))
+                    break
+    check(notes > 0 and pairs > 0 and not bad,
+          f"every thread note holds only its thread's records ({notes} notes, "
+          f"{pairs} switch-out/in pairs)")
+
+
 CEA_BASE, CEA_END = 0xfffffe0000000000, 0xfffffe8000000000   # cpu_entry_area
 
 
@@ -546,9 +653,14 @@ def main():
              lambda: check_notrace(tool, res, exe), lambda: check_memlock(res),
              lambda: check_inherited(tool, res, exe),
              lambda: check_oops(res, console),
+             lambda: check_panic_on_oops(console),
+             lambda: check_abi(res),
+             lambda: check_movss(res),
+             lambda: check_uprobe(tool, res, exe),
              lambda: check_gdb(tool, res, exe),
              lambda: check_daemon(tool, res, exe, read(os.path.join(res, "dmesg"))),
-             lambda: check_no_kernel_addresses(res)]
+             lambda: check_no_kernel_addresses(res),
+             lambda: check_own_records(res)]
     if BACKEND == "hw":
         steps.append(lambda: check_hw(res, console))
     for step in steps:

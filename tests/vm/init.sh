@@ -35,8 +35,8 @@ if [ -n "$kd" ]; then
 	# running meanwhile.
 	mount -t debugfs debugfs /sys/kernel/debug
 	echo 1 > /proc/sys/kernel/panic_on_oops
-	/bin/btsrun 4096 /bin/crasher loop &
-	echo "BTSCRASH-TRACED-PID $!"
+	# the crasher is a traced shell's child: its ring was made at fork
+	/bin/btsrun 4096 /bin/sh -c '/bin/crasher loop & echo "BTSCRASH-TRACED-PID $!"; wait' &
 	kexec -p /boot/bzImage --initrd=/boot/capture.gz \
 		--append="console=ttyS0 btscrash.capture nr_cpus=1 irqpoll reset_devices panic=-1" ||
 		{ echo BTSCRASH-KDUMP-FAILED: kexec -p; reboot -f; }
@@ -93,6 +93,24 @@ run fork    /bin/btsrun 4096 /bin/sh -c '/bin/crasher null; echo "shell: $?"'
 run sysdefault-memlock sh -c 'ulimit -l 4; exec /bin/btsrun -d 4096 -u 1000 0 /bin/crasher null'
 run sysdefault /bin/crasher null
 echo 0 > /proc/sys/kernel/bts_crash_task_records
+# The user-visible contract (tests/vm/btsabi.c): prctl and sysctl limits,
+# charging, secure exec.  Its setuid-root copy is made here (root's cpio).
+cp /bin/btsabi /bin/btsabi-suid && chmod 4755 /bin/btsabi-suid
+run abi /bin/btsabi
+# A load of SS delays the step trap (the emulation must not see a branch).
+run movss /bin/btsrun 4096 /bin/btsabi movss
+# A uprobe in the traced crasher's call chain (tracefs): the program runs
+# and crashes as without it, its trail intact.
+mkdir -p /sys/kernel/tracing
+if mount -t tracefs tracefs /sys/kernel/tracing &&
+   echo "p:btscrash/checksum /bin/crasher:$(cat /etc/uprobe-offset)" \
+	> /sys/kernel/tracing/uprobe_events &&
+   echo 1 > /sys/kernel/tracing/events/btscrash/checksum/enable; then
+	run uprobe /bin/btsrun 4096 /bin/crasher null
+	cat /sys/kernel/tracing/uprobe_profile > "$R/uprobe.profile"
+	echo 0 > /sys/kernel/tracing/events/btscrash/checksum/enable
+	echo > /sys/kernel/tracing/uprobe_events
+fi
 if [ -x /usr/libexec/btsdumpd ]; then
 	# btsdumpd as the kernel's core_pattern handler (no service here: it
 	# collects directly and logs to /dev/kmsg).  A traced crash; a core
@@ -133,4 +151,10 @@ dmesg > "$R/dmesg"
 tar -cf /dev/vda -C "$R" .
 sync
 echo BTSCRASH-VM-DONE
+# Last, with the results saved: an oops with panic_on_oops and no kdump.
+# The panic report (console.log) must show the oops's last branches;
+# panic=-1 reboots and QEMU (-no-reboot) exits.
+echo 1 > /proc/sys/kernel/panic_on_oops
+echo BTSCRASH-PANIC-ON-OOPS
+sh -c 'echo EXCEPTION > /sys/kernel/debug/provoke-crash/DIRECT'
 reboot -f	# with -no-reboot QEMU exits (no ACPI here to power off)

@@ -14,7 +14,8 @@ NT_BTSCRASH_CPU note in the dump equals the ring's newest records;
 `btsdump vmcore` without vmlinux reads the same records as crash; and bad
 input gives clear errors (a corrupted ring index) or at least no crash (a
 dump cut short, which crash itself refuses).
-`notraces` boots without per-CPU rings: `bts` must say there are none.
+`notraces` boots without per-CPU rings: `bts` must say there are none,
+and still find the traced process's ring through VMCOREINFO.
 BTSCRASH_BACKEND=hw: on the BTS model (tests/qemu/), the per-CPU rings hold
 kernel branches the CPU wrote, and each is checked against the model's
 log: the vmcore's ring is the newest records the model wrote there, and
@@ -39,7 +40,7 @@ LKDTM_FN = {"EXCEPTION": "lkdtm_EXCEPTION", "PANIC": "lkdtm_PANIC",
 
 
 def crash(vmlinux, vmcore, bts_so, *cmds):
-    script = "extend %s\n%s\nquit\n" % (bts_so, "\n".join(cmds))
+    script = ("extend %s\n" % bts_so if bts_so else "") + "\n".join(cmds) + "\nquit\n"
     p = subprocess.run(["crash", "-s", "--kaslr", "auto", vmlinux, vmcore],
                        input=script, capture_output=True, text=True, timeout=300)
     out = "\n".join(l for l in (p.stdout + p.stderr).splitlines()
@@ -69,6 +70,12 @@ def kdump_notes(vmcore):
     return out
 
 
+def vmcoreinfo_text(vmcore):
+    """The VMCOREINFO note of a kdump-compressed dump, as text."""
+    return "".join(d.rstrip(b"\0").decode(errors="replace")
+                   for t, n, d in kdump_notes(vmcore) if n == "VMCOREINFO")
+
+
 RAW = r"\] ([0-9a-f]{16}) ([0-9a-f]{16}) ([0-9a-f]{16})"
 
 
@@ -92,6 +99,19 @@ def btsdump(tool, *args):
     p = subprocess.run([tool, "vmcore", *args], capture_output=True, text=True,
                        timeout=300)
     return p.returncode, p.stdout, p.stderr
+
+
+def check_ring_id(vmlinux, vmcore, pid, kind):
+    """The ring descriptor of a forked child names the child (desc.id),
+    not the parent that forked it: read with crash's own debuginfo."""
+    rc, text = crash(vmlinux, vmcore, None, f"task -R bts_crash {pid}")
+    m = re.search(r"bts_crash = (0x[0-9a-f]+)", text)
+    check(m is not None, f"{kind}: task_struct.bts_crash of the traced child", text)
+    if not m:
+        return
+    rc, text = crash(vmlinux, vmcore, None, f"struct bts_crash_ring.id {m.group(1)}")
+    ids = re.findall(r"id = (\d+)", text)
+    check(ids == [pid], f"{kind}: the child's ring descriptor carries its own TID {pid}", text)
 
 
 def check_oracle(kind, out, rings):
@@ -149,11 +169,22 @@ def main():
     # to the serial console is ~300 function entries
     rc, text = crash(vmlinux, vmcore, bts_so, "bts -n 0", "bt")
     if kind == "notraces":
-        check("keeps no branch traces" in text and "BTS_CRASH=1" in text,
-              "notraces: bts says the kernel keeps no traces", text)
+        # per-CPU rings off, per-task rings on: VMCOREINFO still says where
+        # a task's ring is (task_struct.bts_crash), no table
+        check("per-CPU rings were off" in text,
+              "notraces: bts says the per-CPU rings were off", text)
         check(rc == 0, "notraces: crash exits normally", text)
+        info = vmcoreinfo_text(vmcore)
+        check("BTS_CRASH=1" in info and "OFFSET(task_struct.bts_crash)=" in info and
+              "BTS_CRASH_TABLE_PA" not in info,
+              "notraces: VMCOREINFO has BTS_CRASH=1 and the task offset, no table",
+              "\n".join(l for l in info.splitlines() if "BTS" in l or "bts" in l))
+        pid = open(os.path.join(out, "traced.pid")).read().strip()
+        rc, text = crash(vmlinux, vmcore, bts_so, f"bts -t {pid} -n 8")
+        check(re.search(r"PID %s \(crasher\) user branches: \d+ of \d+" % pid, text),
+              "notraces: bts -t finds the traced process's ring", text)
         rc, o, e = btsdump(tool, vmcore)
-        check(rc == 3 and "no BTS_CRASH=1" in e, "notraces: btsdump says so, exit 3",
+        check(rc == 3 and "per-CPU rings were off" in e, "notraces: btsdump says so, exit 3",
               f"exit {rc}: {e}")
         return tap.done()
 
@@ -185,6 +216,7 @@ def main():
                     r"\(crasher\)", text),
           f"{kind}: bts -t shows the traced process's user branches in its executable",
           text)
+    check_ring_id(vmlinux, vmcore, pid, kind)
 
     # Each CPU's vmcore note is the tail of its full ring (raw words).
     rc, text = crash(vmlinux, vmcore, bts_so, "bts -r -n 32")

@@ -10,17 +10,22 @@
 # kernel rings) patched kernel text on the other vCPU, which we take for
 # stale translated code in QEMU; single-threaded: 0 in 12, just as fast.
 
-# vm_root DIR: a root with busybox, crasher, btsrun, vmbench, /init.
+# vm_root DIR: a root with busybox, crasher, btsrun, btsabi, vmbench, /init.
 vm_root() {
 	mkdir -p "$1/bin" "$1/proc" "$1/sys" "$1/dev" "$1/tmp"
 	cp /bin/busybox "$1/bin/busybox"
 	# -O0 and frame pointers: the trails are the source's call chain
 	gcc -static -g -O0 -fno-omit-frame-pointer -fno-stack-protector \
 		-fcf-protection=none -pthread -o "$1/bin/crasher" "$src/tests/crasher.c"
-	for prog in btsrun vmbench; do
-		gcc -static -O2 -Wall -I"$src/include/uapi/linux" \
+	for prog in btsrun btsabi vmbench; do
+		gcc -static -O2 -Wall -pthread -I"$src/include/uapi/linux" \
 			-o "$1/bin/$prog" "$src/tests/vm/$prog.c"
 	done
+	# file offset of crasher's checksum(), for a uprobe (init.sh)
+	mkdir -p "$1/etc"
+	set -- "$1" $(readelf -lW "$1/bin/crasher" | awk '$1 == "LOAD" && ($7 ~ /E/ || $8 ~ /E/) { print $2, $3; exit }') \
+		"0x$(nm "$1/bin/crasher" | awk '$3 == "checksum" { print $1 }')"
+	printf '0x%x\n' $(($4 - $3 + $2)) > "$1/etc/uprobe-offset"
 	cp "$src/tests/vm/init.sh" "$1/init"
 	chmod +x "$1/init"
 }

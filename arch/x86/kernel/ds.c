@@ -30,6 +30,7 @@
 #include <linux/sched/task_stack.h>
 #include <linux/syscore_ops.h>
 #include <linux/uaccess.h>
+#include <linux/uprobes.h>
 #include <asm/cpu_entry_area.h>
 #include <asm/debugreg.h>
 #include <asm/ds.h>
@@ -61,20 +62,48 @@ void ds_ring_init(struct ds_ring *r, struct bts_record *base, u64 capacity)
 	*r = (struct ds_ring){ .base = base, .capacity = capacity };
 }
 
+/*
+ * Written by software (the emulation's records, every backend's markers),
+ * possibly interrupted by the crash path's NMI on the same CPU, which then
+ * reads the ring: `writing` names the slot being filled until index has
+ * moved past it, and `wrapped` is set before index returns to 0, so the
+ * reader never sees a wrapped ring as empty (ds_ring_repair()).
+ */
 void notrace ds_ring_write(struct ds_ring *r, u64 from, u64 to, u64 flags)
 {
-	struct bts_record *rec = &r->base[r->index];
+	u64 i = r->index;
+	struct bts_record *rec = &r->base[i];
 
 	if (READ_ONCE(r->frozen))
 		return;
+	WRITE_ONCE(r->writing, i + 1);
+	barrier();
 	rec->from = from;
 	rec->to = to;
 	rec->flags = flags;
+	barrier();
 	r->written++;
-	if (++r->index == r->capacity) {	/* BTS index reached the maximum */
-		r->index = 0;
-		r->wrapped = true;
+	if (i + 1 == r->capacity) {	/* BTS index reached the maximum */
+		WRITE_ONCE(r->wrapped, true);
+		barrier();
+		WRITE_ONCE(r->index, 0);
+	} else {
+		WRITE_ONCE(r->index, i + 1);
 	}
+	barrier();
+	WRITE_ONCE(r->writing, 0);
+}
+
+void notrace ds_ring_repair(struct ds_ring *r, u64 now)
+{
+	u64 w = READ_ONCE(r->writing);
+
+	if (!w || w - 1 != r->index)	/* nothing interrupted, or done */
+		return;
+	/* half-written: "records were lost here", the slot no longer torn */
+	r->frozen = false;
+	ds_ring_write(r, BTS_MARKER(BTS_MARK_GAP, BTS_GAP_UNKNOWN), now, 0);
+	r->frozen = true;
 }
 
 /* notrace: the crash path reads rings with the emulation's ftrace on */
@@ -653,13 +682,34 @@ void ds_task_trace_exec(struct pt_regs *regs, struct ds_trace *t)
  * no record for the way there (without this the handler ran untraced and
  * the step after sigreturn was judged from the sigreturn syscall).
  */
-void ds_task_trace_resume_at(struct pt_regs *regs, struct ds_trace *t)
+void ds_task_trace_resume_at(struct pt_regs *regs, struct ds_trace *t, bool handler)
 {
 	if (!t->armed || ds_backend() != DS_BACKEND_EMUL)
 		return;
+	/*
+	 * The program's own TF: the CPU clears it for the handler (no traps
+	 * there); sigreturn brings back what the frame says, which holds our
+	 * TF as well, so the value at entry, unless the handler cleared it.
+	 */
+	if (handler) {
+		t->user_tf_saved = t->user_tf;
+		t->user_tf = false;
+	} else {
+		t->user_tf = t->user_tf_saved && (regs->flags & X86_EFLAGS_TF);
+	}
 	t->prev_ip = regs->ip;
 	t->have_prev = true;
 	regs->flags |= X86_EFLAGS_TF;
+}
+
+bool ds_emul_owns_tf(struct task_struct *task)
+{
+	struct ds_trace *t;
+
+	if (ds_backend() != DS_BACKEND_EMUL || !ds_emul_lookup)
+		return false;
+	t = ds_emul_lookup(task);
+	return t && t->armed && !t->user_tf;
 }
 
 /*
@@ -700,7 +750,7 @@ void notrace ds_task_switch(struct ds_trace *prev, struct ds_trace *next,
  * Decodes the user instruction at ip into insn; returns its length, 0 if it
  * cannot be read or decoded.  Only insn's decoded fields are used after.
  */
-static int user_insn_decode(unsigned long ip, struct insn *insn)
+static int user_insn_decode(unsigned long ip, struct insn *insn, enum insn_mode mode)
 {
 	u8 buf[MAX_INSN_SIZE];
 	int n = MAX_INSN_SIZE;
@@ -708,14 +758,31 @@ static int user_insn_decode(unsigned long ip, struct insn *insn)
 	/* IRQs are off here: no faulting in; the page just executed is there. */
 	while (n > 0 && copy_from_user_nofault(buf, (void __user *)ip, n))
 		n--;
-	if (n <= 0 || insn_decode(insn, buf, n, INSN_MODE_64) < 0)
+	if (n <= 0 || insn_decode(insn, buf, n, mode) < 0)
 		return 0;
 	return insn->length;
 }
 
-static bool ds_insn_is_syscall(const struct insn *insn)
+/*
+ * Instructions after which the next step trap comes one instruction late,
+ * so that the step spans two instructions:
+ * - the system calls (syscall, sysenter, int $0x80): they clear TF, the
+ *   return brings it back and the trap follows the next instruction;
+ * - loads of SS (mov to SS; pop ss, 32-bit only): they hold debug
+ *   exceptions until the next instruction is done (SDM Vol. 3A 6.8.3,
+ *   "Masking Exceptions and Interrupts When Switching Stacks").
+ */
+static bool ds_insn_delays_trap(const struct insn *insn, enum insn_mode mode)
 {
-	return insn->opcode.bytes[0] == 0x0f && insn->opcode.bytes[1] == 0x05;
+	u8 b0 = insn->opcode.bytes[0], b1 = insn->opcode.bytes[1];
+
+	if (b0 == 0x0f)
+		return b1 == 0x05 || b1 == 0x34;
+	if (b0 == 0xcd)
+		return insn->immediate.bytes[0] == 0x80;
+	if (b0 == 0x8e)
+		return X86_MODRM_REG(insn->modrm.bytes[0]) == 2;
+	return b0 == 0x17 && mode == INSN_MODE_32;
 }
 
 /*
@@ -733,6 +800,7 @@ static bool ds_insn_always_branches(const struct insn *insn)
 	case 0xc2: case 0xc3:		/* ret */
 	case 0xca: case 0xcb:		/* lret */
 	case 0xcf:			/* iret */
+	case 0x9a: case 0xea:		/* far call, far jmp (32-bit) */
 		return true;
 	case 0xff:			/* /2 /3 call, /4 /5 jmp, indirect */
 		return X86_MODRM_REG(insn->modrm.bytes[0]) >= 2 &&
@@ -760,23 +828,63 @@ static bool ds_emul_taken(const struct insn *insn, int len, unsigned long from,
  * with TF set, so the trap comes one instruction later: judge that
  * instruction instead.
  */
-static void ds_emul_step(struct ds_trace *t, struct pt_regs *regs)
+static void ds_emul_step(struct ds_trace *t, struct pt_regs *regs, struct insn *insn,
+			 int *len)
 {
+	enum insn_mode mode = user_64bit_mode(regs) ? INSN_MODE_64 : INSN_MODE_32;
 	unsigned long ip = regs->ip, from = t->prev_ip;
-	struct insn insn;
-	int len;
 
+	*len = 0;
 	if (t->have_prev) {
-		len = user_insn_decode(from, &insn);
-		if (len && ds_insn_is_syscall(&insn) && ip != from) {
-			from += len;
-			len = user_insn_decode(from, &insn);
+		*len = user_insn_decode(from, insn, mode);
+		if (*len && ds_insn_delays_trap(insn, mode) && ip != from) {
+			from += *len;
+			*len = user_insn_decode(from, insn, mode);
 		}
-		if (ds_emul_taken(&insn, len, from, ip))
+		/*
+		 * int3 at from: a breakpoint (uprobes', a debugger's) stood in
+		 * for the instruction and was handled, perhaps emulated, in
+		 * the kernel; the step is not judged.
+		 */
+		if (!(*len && insn->opcode.bytes[0] == 0xcc) &&
+		    ds_emul_taken(insn, *len, from, ip))
 			ds_ring_write(&t->ring, from, ip, 0);
 	}
 	t->prev_ip = ip;
 	t->have_prev = true;
+}
+
+/*
+ * The program's own TF (SDM Vol. 3B 17.3.1.4, "Single-Step Exception
+ * Condition"), next to ours, judged from the instruction just executed:
+ * PUSHF must not show our TF; POPF sets or clears the program's, and a TF
+ * that POPF set traps only after the instruction that follows it, one
+ * POPF cleared still traps after the POPF.  Our TF is set again whatever
+ * POPF loaded.  Returns whether this trap is the program's.
+ */
+static bool ds_emul_user_tf(struct ds_trace *t, struct pt_regs *regs,
+			    const struct insn *insn, int len)
+{
+	unsigned int size = !user_64bit_mode(regs) ? 4 : 8;
+	bool theirs = t->user_tf;
+	unsigned long v = 0;
+	void __user *slot;
+
+	if (!len || (insn->opcode.bytes[0] != 0x9c && insn->opcode.bytes[0] != 0x9d))
+		return theirs;
+	if (insn->opnd_bytes == 2)
+		size = 2;
+	slot = (void __user *)(regs->sp - (insn->opcode.bytes[0] == 0x9d ? size : 0));
+	if (copy_from_user_nofault(&v, slot, size))
+		return theirs;
+	if (insn->opcode.bytes[0] == 0x9d) {		/* popf */
+		t->user_tf = v & X86_EFLAGS_TF;
+		regs->flags |= X86_EFLAGS_TF;
+	} else if (!t->user_tf && (v & X86_EFLAGS_TF)) {	/* pushf */
+		v &= ~X86_EFLAGS_TF;
+		copy_to_user_nofault(slot, &v, size);
+	}
+	return theirs;
 }
 
 /* Breakpoint bits of DR6 that DR7 (the kernel's shadow) enables. */
@@ -796,6 +904,8 @@ static int ds_emul_notify(struct notifier_block *nb, unsigned long val, void *da
 	struct die_args *args = data;
 	unsigned long *dr6 = (unsigned long *)args->err;
 	struct ds_trace *t;
+	struct insn insn;
+	int len;
 
 	if (val != DIE_DEBUG || !user_mode(args->regs) || !(*dr6 & DR_STEP) ||
 	    !ds_emul_lookup)
@@ -803,8 +913,21 @@ static int ds_emul_notify(struct notifier_block *nb, unsigned long val, void *da
 	t = ds_emul_lookup(current);
 	if (!t || !t->armed)
 		return NOTIFY_DONE;
-	ds_emul_step(t, args->regs);
-	if (test_thread_flag(TIF_SINGLESTEP))	/* a ptracer steps too: its trap */
+#ifdef CONFIG_UPROBES
+	/*
+	 * uprobes single-steps the probed instruction's copy out of line; its
+	 * notifier (after this one) completes the step.  The step from the
+	 * probe to the copy and back is not the program's: not judged, at
+	 * the cost of a branch taken by the probed instruction or the next.
+	 */
+	if (current->utask && current->utask->state == UTASK_SSTEP) {
+		t->have_prev = false;
+		return NOTIFY_DONE;
+	}
+#endif
+	ds_emul_step(t, args->regs, &insn, &len);
+	/* the program's own TF, or a ptracer's single-step: their trap */
+	if (ds_emul_user_tf(t, args->regs, &insn, len) || test_thread_flag(TIF_SINGLESTEP))
 		return NOTIFY_DONE;
 	/*
 	 * SDM Vol. 3B 17.2.3: B0-B3 may be set for breakpoints DR7 does not

@@ -377,11 +377,22 @@ static void ds_test_resume_at(struct kunit *test)
 	t.prev_ip = 0x413b99;		/* the syscall the signal came at */
 	t.have_prev = true;
 	ds_hw_ok = false;
-	ds_task_trace_resume_at(&regs, &t);
+	t.user_tf = true;		/* the program's TF: none in its handler */
+	ds_task_trace_resume_at(&regs, &t, true);
 	KUNIT_EXPECT_EQ(test, ds_ring_count(&t.ring), 0ULL);
 	if (ds_emulate) {
 		KUNIT_EXPECT_EQ(test, t.prev_ip, 0x401960UL);
 		KUNIT_EXPECT_NE(test, regs.flags & X86_EFLAGS_TF, 0UL);
+		KUNIT_EXPECT_FALSE(test, t.user_tf);
+		/* sigreturn with TF in the frame: the program's comes back */
+		ds_task_trace_resume_at(&regs, &t, false);
+		KUNIT_EXPECT_TRUE(test, t.user_tf);
+		/* the handler cleared it in the frame: it stays off */
+		ds_task_trace_resume_at(&regs, &t, true);
+		regs.flags &= ~X86_EFLAGS_TF;
+		ds_task_trace_resume_at(&regs, &t, false);
+		KUNIT_EXPECT_FALSE(test, t.user_tf);
+		KUNIT_EXPECT_NE(test, regs.flags & X86_EFLAGS_TF, 0UL);	/* ours */
 	} else {
 		KUNIT_EXPECT_EQ(test, t.prev_ip, 0x413b99UL);
 		KUNIT_EXPECT_EQ(test, regs.flags & X86_EFLAGS_TF, 0UL);
@@ -389,10 +400,42 @@ static void ds_test_resume_at(struct kunit *test)
 	t.armed = false;		/* an unarmed trace is left alone */
 	regs.flags = 0;
 	regs.ip = 0x408a60;
-	ds_task_trace_resume_at(&regs, &t);
+	ds_task_trace_resume_at(&regs, &t, true);
 	KUNIT_EXPECT_EQ(test, regs.flags & X86_EFLAGS_TF, 0UL);
 	KUNIT_EXPECT_NE(test, t.prev_ip, 0x408a60UL);
 	ds_hw_ok = saved_ok;
+}
+
+/*
+ * Steps that span two instructions: after a system call and after a load
+ * of SS (SDM Vol. 3A 6.8.3), decoded in the task's mode.
+ */
+static void ds_test_delays_trap(struct kunit *test)
+{
+	static const struct {
+		u8 bytes[3];
+		int len;
+		enum insn_mode mode;
+		bool delays;
+	} cases[] = {
+		{ { 0x0f, 0x05 }, 2, INSN_MODE_64, true },	/* syscall */
+		{ { 0x0f, 0x34 }, 2, INSN_MODE_32, true },	/* sysenter */
+		{ { 0xcd, 0x80 }, 2, INSN_MODE_64, true },	/* int $0x80 */
+		{ { 0xcd, 0x03 }, 2, INSN_MODE_64, false },	/* int $3 */
+		{ { 0x8e, 0xd0 }, 2, INSN_MODE_64, true },	/* mov %eax,%ss */
+		{ { 0x8e, 0xd8 }, 2, INSN_MODE_64, false },	/* mov %eax,%ds */
+		{ { 0x17 }, 1, INSN_MODE_32, true },		/* pop %ss */
+		{ { 0x90 }, 1, INSN_MODE_64, false },		/* nop */
+	};
+	struct insn insn;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		KUNIT_ASSERT_EQ(test, insn_decode(&insn, cases[i].bytes, cases[i].len,
+						  cases[i].mode), 0);
+		KUNIT_EXPECT_EQ_MSG(test, ds_insn_delays_trap(&insn, cases[i].mode),
+				    cases[i].delays, "case %d", i);
+	}
 }
 
 /* The call instruction before a return address, for each call form. */
@@ -498,6 +541,7 @@ static struct kunit_case ds_test_cases[] = {
 	KUNIT_CASE(ds_test_perf_handover),
 	KUNIT_CASE(ds_test_exec_restart),
 	KUNIT_CASE(ds_test_resume_at),
+	KUNIT_CASE(ds_test_delays_trap),
 	KUNIT_CASE(ds_test_windows_populated),
 	{}
 };

@@ -23,6 +23,7 @@ struct ds_ring {
 	u64 written;		/* records ever written (emulation counts) */
 	bool wrapped;
 	bool frozen;		/* a dump is reading it: writes are dropped */
+	u64 writing;		/* slot + 1 while ds_ring_write() fills it, else 0 */
 };
 
 /* Per-task trace state. */
@@ -30,6 +31,10 @@ struct ds_trace {
 	struct ds_ring ring;
 	unsigned long prev_ip;	/* emulation: user ip at the previous trap */
 	bool have_prev;		/* emulation: prev_ip is valid */
+	bool user_tf;		/* emulation: the program's own TF is set
+				 * (its traps are delivered to it) */
+	bool user_tf_saved;	/* emulation: user_tf when the running
+				 * signal handler was entered */
 	bool armed;		/* recording: TF is ours (emulation), or the
 				 * ring is loaded at switch-in (hardware) */
 	u64 hw_base;		/* hardware: linear address the CPU writes the
@@ -44,6 +49,9 @@ void ds_ring_init(struct ds_ring *r, struct bts_record *base, u64 capacity);
 /* Writes one record at index and advances, wrapping at capacity; does
  * nothing once the ring is frozen. */
 void ds_ring_write(struct ds_ring *r, u64 from, u64 to, u64 flags);
+/* The crash path, on the CPU that writes r (NMI, or the panicking CPU):
+ * a record it interrupted half-written becomes a GAP marker. */
+void ds_ring_repair(struct ds_ring *r, u64 now);
 /* Record i in time order (0 = oldest); nr = ds_ring_count(). */
 u64 ds_ring_count(const struct ds_ring *r);
 const struct bts_record *ds_ring_get(const struct ds_ring *r, u64 i);
@@ -118,7 +126,11 @@ void ds_task_trace_drop(struct task_struct *child);
 void ds_task_trace_exec(struct pt_regs *regs, struct ds_trace *t);
 /* Signal delivery set up regs for the handler; rt_sigreturn restored the
  * interrupted context: the emulation steps on from regs->ip, no record. */
-void ds_task_trace_resume_at(struct pt_regs *regs, struct ds_trace *t);
+/* handle_signal() (handler: true) and rt_sigreturn (false) moved the user ip */
+void ds_task_trace_resume_at(struct pt_regs *regs, struct ds_trace *t, bool handler);
+/* TF in task's registers is the emulation's alone, not the program's
+ * (uprobes must leave it set, and send no SIGTRAP for it). */
+bool ds_emul_owns_tf(struct task_struct *task);
 /* Context switch, IRQs off: marks prev's departure and next's arrival
  * (either may be NULL) with timestamp now (local_clock() ns) and cpu. */
 void ds_task_switch(struct ds_trace *prev, struct ds_trace *next, u64 now,

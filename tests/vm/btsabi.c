@@ -1,0 +1,515 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * btsabi: the recorder's user-visible contract, checked from inside the
+ * test VM (run as root by tests/vm/init.sh, results read by
+ * tests/vm/check-vm.py): prctl arguments, ENABLE leaving the caller as it
+ * was on any error, the sysctl's bounds, what a ring is charged to
+ * (VmPin, mlock()ed pages, release at exit, none for io_uring workers),
+ * that a secure exec or a credential change ends tracing, and that the
+ * emulation's TF stays out of the way of the program's own, a ptracer's
+ * and uprobes'.  One line per check: "ok - WHAT" or
+ * "not ok - WHAT: DETAIL", then "btsabi: done".
+ * Usage: btsabi            (all checks; needs /bin/btsabi-suid, mode 4755)
+ *        btsabi probe      (prints "GET=<ring size> EUID=<euid>")
+ *        btsabi movss      (a load of SS, then a call through NULL)
+ */
+#define _GNU_SOURCE		/* REG_EFL */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dirent.h>
+#include <linux/io_uring.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/ptrace.h>
+#include <sys/ucontext.h>
+#include <sys/syscall.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bts_crash.h"		/* include/uapi/linux: PR_BTS_CRASH */
+
+#define SYSCTL	"/proc/sys/kernel/bts_crash_task_records"
+#define USER	1000
+
+/* prctl(PR_BTS_CRASH, op, arg): its result, or -errno */
+static long bts(unsigned long op, unsigned long arg)
+{
+	long r = prctl(PR_BTS_CRASH, op, arg, 0, 0);
+
+	return r < 0 ? -errno : r;
+}
+
+static long get(void)
+{
+	long r = prctl(PR_BTS_CRASH, PR_BTS_CRASH_GET, 0, 0, 0);
+
+	return r < 0 ? -errno : r;
+}
+
+static void check(int ok, const char *what, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%s - %s", ok ? "ok" : "not ok", what);
+	if (!ok) {
+		printf(": ");
+		va_start(ap, fmt);
+		vprintf(fmt, ap);
+		va_end(ap);
+	}
+	printf("\n");
+	fflush(stdout);
+}
+
+/* VmPin of this process in kB, -1 if not found. */
+static long vmpin(void)
+{
+	char line[256];
+	long kb = -1;
+	FILE *f = fopen("/proc/self/status", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "VmPin: %ld kB", &kb) == 1)
+			break;
+	if (f)
+		fclose(f);
+	return kb;
+}
+
+static int sysctl_write(const char *v)
+{
+	int fd = open(SYSCTL, O_WRONLY), ret = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, v, strlen(v)) < 0)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
+
+static long sysctl_read(void)
+{
+	char buf[32] = "";
+	int fd = open(SYSCTL, O_RDONLY);
+
+	if (fd < 0 || read(fd, buf, sizeof(buf) - 1) < 0)
+		return -1;
+	close(fd);
+	return strtol(buf, NULL, 10);
+}
+
+/* Becomes USER with RLIMIT_MEMLOCK = kb; exits 127 if it cannot. */
+static void become_user(long kb)
+{
+	struct rlimit rl = { kb << 10, kb << 10 };
+
+	if (setrlimit(RLIMIT_MEMLOCK, &rl) || setgid(USER) || setuid(USER)) {
+		perror("btsabi: become_user");
+		exit(127);
+	}
+}
+
+/* Runs fn in a child; its exit status (0 when all its checks ran). */
+static int in_child(void (*fn)(void))
+{
+	int st;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		fn();
+		fflush(stdout);
+		_exit(0);
+	}
+	if (pid < 0 || waitpid(pid, &st, 0) != pid)
+		return -1;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* ---- ENABLE validates first; unused arguments ---------------------------- */
+
+static void enable_keeps_on_einval(void)
+{
+	long r;
+
+	check(bts(PR_BTS_CRASH_ENABLE, 1024) == 0 && get() == 1024,
+	      "prctl: ENABLE 1024 traces with 1024 records", "GET %ld", get());
+	r = bts(PR_BTS_CRASH_ENABLE, 0);
+	check(r == -EINVAL && get() == 1024, "prctl: ENABLE 0 is EINVAL and keeps the ring",
+	      "ret %ld, GET %ld", r, get());
+	r = bts(PR_BTS_CRASH_ENABLE, 65537);
+	check(r == -EINVAL && get() == 1024, "prctl: ENABLE 65537 is EINVAL and keeps the ring",
+	      "ret %ld, GET %ld", r, get());
+	r = prctl(PR_BTS_CRASH, PR_BTS_CRASH_DISABLE, 1, 0, 0) < 0 ? -errno : 0;
+	check(r == -EINVAL && get() == 1024, "prctl: DISABLE with a non-zero argument is EINVAL",
+	      "ret %ld, GET %ld", r, get());
+	r = prctl(PR_BTS_CRASH, PR_BTS_CRASH_GET, 1, 0, 0) < 0 ? -errno : 0;
+	check(r == -EINVAL, "prctl: GET with a non-zero argument is EINVAL", "ret %ld", r);
+	r = prctl(PR_BTS_CRASH, PR_BTS_CRASH_GET, 0, 1, 0) < 0 ? -errno : 0;
+	check(r == -EINVAL, "prctl: arg4 must be 0", "ret %ld", r);
+	check(bts(PR_BTS_CRASH_DISABLE, 0) == 0 && get() == 0, "prctl: DISABLE stops tracing",
+	      "GET %ld", get());
+}
+
+static void enable_keeps_on_enomem(void)
+{
+	long r;
+
+	become_user(64);
+	check(bts(PR_BTS_CRASH_ENABLE, 16) == 0 && get() == 16,
+	      "prctl: a user traces with 16 records under a 64 KiB RLIMIT_MEMLOCK", "GET %ld", get());
+	r = bts(PR_BTS_CRASH_ENABLE, 4096);	/* 96 KiB */
+	check(r == -ENOMEM && get() == 16, "prctl: ENABLE over RLIMIT_MEMLOCK is ENOMEM and keeps the ring",
+	      "ret %ld, GET %ld", r, get());
+}
+
+/* ---- per thread ------------------------------------------------------------ */
+
+static pthread_barrier_t bar;
+static long seen_get;
+
+static void *early_thread(void *arg)
+{
+	(void)arg;
+	pthread_barrier_wait(&bar);	/* main enables */
+	pthread_barrier_wait(&bar);
+	seen_get = get();
+	return NULL;
+}
+
+static void *late_thread(void *arg)
+{
+	(void)arg;
+	seen_get = get();
+	return NULL;
+}
+
+/* docs/kernel.md: ENABLE is per thread, inherited by threads made after. */
+static void per_thread(void)
+{
+	pthread_t t;
+
+	pthread_barrier_init(&bar, NULL, 2);
+	pthread_create(&t, NULL, early_thread, NULL);
+	pthread_barrier_wait(&bar);
+	bts(PR_BTS_CRASH_ENABLE, 512);
+	pthread_barrier_wait(&bar);
+	pthread_join(t, NULL);
+	check(seen_get == 0, "threads: a thread running before ENABLE stays untraced",
+	      "GET %ld", seen_get);
+	pthread_create(&t, NULL, late_thread, NULL);
+	pthread_join(t, NULL);
+	check(seen_get == 512, "threads: a thread created after ENABLE inherits the ring size",
+	      "GET %ld", seen_get);
+}
+
+/* ---- sysctl --------------------------------------------------------------- */
+
+static void sysctl_bounds(void)
+{
+	long before = sysctl_read();
+	int r = sysctl_write("65537\n");
+
+	check(r == -EINVAL && sysctl_read() == before,
+	      "sysctl: bts_crash_task_records refuses 65537", "write %d, now %ld", r, sysctl_read());
+	r = sysctl_write("65536\n");
+	check(r == 0 && sysctl_read() == 65536, "sysctl: bts_crash_task_records takes 65536",
+	      "write %d, now %ld", r, sysctl_read());
+	sysctl_write("0\n");
+}
+
+/* ---- who pays ------------------------------------------------------------- */
+
+static void pinned_shows(void)
+{
+	long base = vmpin(), pin;
+
+	bts(PR_BTS_CRASH_ENABLE, 4096);		/* 96 KiB */
+	pin = vmpin();
+	check(pin - base == 96, "charge: a 4096-record ring is 96 kB of VmPin", "VmPin %ld -> %ld kB",
+	      base, pin);
+	bts(PR_BTS_CRASH_ENABLE, 16);
+	pin = vmpin();
+	check(pin - base == 4, "charge: replaced by 16 records, 4 kB of VmPin", "VmPin %ld kB", pin);
+	bts(PR_BTS_CRASH_DISABLE, 0);
+	pin = vmpin();
+	check(pin == base, "charge: DISABLE returns it", "VmPin %ld kB", pin);
+}
+
+static void mlock_shares_limit(void)
+{
+	size_t len = 64 << 10;
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	long r;
+
+	become_user(64);
+	if (p == MAP_FAILED || mlock(p, len)) {
+		check(0, "charge: mlock() of the whole 64 KiB limit", "%s", strerror(errno));
+		return;
+	}
+	r = bts(PR_BTS_CRASH_ENABLE, 16);
+	check(r == -ENOMEM && get() == 0,
+	      "charge: after mlock() of the whole limit, a ring is ENOMEM", "ret %ld", r);
+	munlock(p, len);
+	r = bts(PR_BTS_CRASH_ENABLE, 16);
+	check(r == 0, "charge: after munlock() the ring fits", "ret %ld", r);
+}
+
+static void released_at_exit(void)
+{
+	siginfo_t si;
+	pid_t pid;
+	long r;
+
+	become_user(96);
+	pid = fork();
+	if (pid == 0)
+		_exit(bts(PR_BTS_CRASH_ENABLE, 4096) == 0 ? 0 : 1);	/* all 96 KiB */
+	/* a zombie: its task_struct stays until it is reaped */
+	memset(&si, 0, sizeof(si));
+	if (pid < 0 || waitid(P_PID, pid, &si, WEXITED | WNOWAIT) || si.si_status != 0) {
+		check(0, "charge: a child traced with the whole limit", "status %d", si.si_status);
+		return;
+	}
+	r = bts(PR_BTS_CRASH_ENABLE, 4096);
+	check(r == 0, "charge: a dead (unreaped) child's ring is released at its exit",
+	      "ret %ld", r);
+	waitpid(pid, NULL, 0);
+}
+
+/* Threads of this process whose name starts with prefix. */
+static int threads_named(const char *prefix)
+{
+	char path[300], comm[64];
+	struct dirent *d;
+	int n = 0;
+	DIR *dir = opendir("/proc/self/task");
+
+	while (dir && (d = readdir(dir))) {
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm", d->d_name);
+		f = fopen(path, "r");
+		if (f && fgets(comm, sizeof(comm), f) && !strncmp(comm, prefix, strlen(prefix)))
+			n++;
+		if (f)
+			fclose(f);
+	}
+	if (dir)
+		closedir(dir);
+	return n;
+}
+
+/* One IORING_OP_NOP forced onto an io-wq worker thread; 0 or -errno. */
+static int io_uring_async_nop(void)
+{
+	struct io_uring_params p = { 0 };
+	struct io_uring_sqe *sqe;
+	unsigned int *tail, *array;
+	size_t len;
+	char *sq;
+	int fd = syscall(__NR_io_uring_setup, 4, &p);
+
+	if (fd < 0)
+		return -errno;
+	len = p.sq_off.array + p.sq_entries * sizeof(unsigned int);
+	if (len < p.cq_off.cqes + p.cq_entries * sizeof(struct io_uring_cqe))
+		len = p.cq_off.cqes + p.cq_entries * sizeof(struct io_uring_cqe);
+	sq = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd,
+		  IORING_OFF_SQ_RING);
+	sqe = mmap(NULL, p.sq_entries * sizeof(*sqe), PROT_READ | PROT_WRITE,
+		   MAP_SHARED | MAP_POPULATE, fd, IORING_OFF_SQES);
+	if (sq == MAP_FAILED || sqe == MAP_FAILED)
+		return -errno;
+	memset(sqe, 0, sizeof(*sqe));
+	sqe->opcode = IORING_OP_NOP;
+	sqe->flags = IOSQE_ASYNC;	/* through io-wq: a worker thread */
+	tail = (unsigned int *)(sq + p.sq_off.tail);
+	array = (unsigned int *)(sq + p.sq_off.array);
+	array[*tail & *(unsigned int *)(sq + p.sq_off.ring_mask)] = 0;
+	__atomic_store_n(tail, *tail + 1, __ATOMIC_RELEASE);
+	if (syscall(__NR_io_uring_enter, fd, 1, 1, IORING_ENTER_GETEVENTS, NULL, 0) < 0)
+		return -errno;
+	return 0;	/* fd stays open: the worker lingers */
+}
+
+static void io_workers_untraced(void)
+{
+	long base, pin;
+	int r;
+
+	bts(PR_BTS_CRASH_ENABLE, 4096);
+	base = vmpin();
+	r = io_uring_async_nop();
+	pin = vmpin();
+	check(r == 0 && threads_named("iou-wrk-") > 0, "io_uring: an async request runs on a worker thread",
+	      "ret %d, %d workers", r, threads_named("iou-wrk-"));
+	check(r == 0 && pin == base, "io_uring: its worker gets no ring (VmPin unchanged)",
+	      "VmPin %ld -> %ld kB", base, pin);
+}
+
+/* ---- the program's own single-stepping, next to the emulation's -------- */
+
+static volatile int traps;
+
+static void on_trap(int sig, siginfo_t *si, void *uc_)
+{
+	ucontext_t *uc = uc_;
+
+	(void)sig;
+	(void)si;
+	if (++traps >= 5)	/* enough: the program clears its TF */
+		uc->uc_mcontext.gregs[REG_EFL] &= ~0x100L;
+}
+
+static void own_tf(void)
+{
+	struct sigaction sa = { .sa_sigaction = on_trap, .sa_flags = SA_SIGINFO };
+	unsigned long flags;
+
+	bts(PR_BTS_CRASH_ENABLE, 256);
+	sigaction(SIGTRAP, &sa, NULL);
+	asm volatile("pushf\n\tpop %0" : "=r"(flags));
+	check(!(flags & 0x100), "tf: pushf does not show the recorder's TF",
+	      "flags %#lx", flags);
+	/* the anti-debugger's check: set TF, count the traps */
+	asm volatile("pushf\n\torq $0x100, (%%rsp)\n\tpopf\n\t"
+		     "nop\n\tnop\n\tnop\n\tnop\n\tnop\n\tnop\n\tnop\n\tnop\n\t"
+		     "nop\n\tnop\n\tnop\n\tnop\n\tnop\n\tnop\n\tnop\n\tnop" ::: "memory", "cc");
+	check(traps == 5, "tf: a program that sets TF gets its SIGTRAPs (5, then it clears TF)",
+	      "%d traps", traps);
+}
+
+static void ptrace_steps(void)
+{
+	int st, steps = 0, traps_seen = 0;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		ptrace(PTRACE_TRACEME, 0, NULL, NULL);
+		bts(PR_BTS_CRASH_ENABLE, 256);
+		raise(SIGSTOP);
+		for (volatile int i = 0; i < 100; i++)
+			;
+		_exit(7);
+	}
+	waitpid(pid, &st, 0);		/* its SIGSTOP */
+	for (; steps < 200; steps++) {
+		if (ptrace(PTRACE_SINGLESTEP, pid, NULL, NULL) || waitpid(pid, &st, 0) != pid ||
+		    !WIFSTOPPED(st))
+			break;
+		traps_seen += WSTOPSIG(st) == SIGTRAP;
+	}
+	ptrace(PTRACE_CONT, pid, NULL, NULL);
+	waitpid(pid, &st, 0);
+	check(steps == 200 && traps_seen == 200 && WIFEXITED(st) && WEXITSTATUS(st) == 7,
+	      "ptrace: 200 single-steps of a traced child each stop with SIGTRAP, then it exits",
+	      "%d steps, %d SIGTRAP stops, status %#x", steps, traps_seen, st);
+}
+
+/*
+ * `btsrun N btsabi movss`: a load of SS holds the step trap for one
+ * instruction; the step that spans two must not look like a branch.
+ * Prints the address of the mov to SS, then calls through NULL.
+ */
+static void movss_then_crash(void)
+{
+	extern char btsabi_movss[];
+
+	printf("MOVSS=%p\n", (void *)btsabi_movss);
+	fflush(stdout);
+	asm volatile("mov %%ss, %%eax\n"
+		     ".globl btsabi_movss\nbtsabi_movss:\n\t"
+		     "mov %%eax, %%ss\n\tnop\n\tnop\n" ::: "eax");
+	((void (*)(void))0)();
+}
+
+/* ---- secure exec and credential changes ----------------------------------- */
+
+/* GET as seen by PROG (probe mode) run as USER after ENABLE 16; -1 on error. */
+static long exec_probe(const char *prog, long *euid)
+{
+	int fd[2];
+	char buf[64] = "";
+	long n = -1;
+	pid_t pid;
+
+	if (pipe(fd))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		dup2(fd[1], 1);
+		become_user(1024);
+		if (bts(PR_BTS_CRASH_ENABLE, 16))
+			_exit(126);
+		execl(prog, prog, "probe", (char *)NULL);
+		_exit(127);
+	}
+	close(fd[1]);
+	if (read(fd[0], buf, sizeof(buf) - 1) > 0)
+		sscanf(buf, "GET=%ld EUID=%ld", &n, euid);
+	close(fd[0]);
+	waitpid(pid, NULL, 0);
+	return n;
+}
+
+static void secure_exec(void)
+{
+	long euid = -1, n;
+
+	n = exec_probe("/bin/btsabi", &euid);
+	check(n == 16 && euid == USER, "exec: a plain exec keeps the ring", "GET %ld, euid %ld", n, euid);
+	n = exec_probe("/bin/btsabi-suid", &euid);
+	check(n == 0 && euid == 0, "exec: a setuid-root exec ends tracing", "GET %ld, euid %ld", n, euid);
+	sysctl_write("64\n");
+	n = exec_probe("/bin/btsabi-suid", &euid);
+	check(n == 64 && euid == 0,
+	      "exec: the system-wide default applies to the setuid program as to any other",
+	      "GET %ld, euid %ld", n, euid);
+	sysctl_write("0\n");
+}
+
+static void setuid_drops(void)
+{
+	long r = bts(PR_BTS_CRASH_ENABLE, 16);
+
+	if (setgid(USER) || setuid(USER)) {
+		check(0, "creds: setuid", "%s", strerror(errno));
+		return;
+	}
+	check(r == 0 && get() == 0, "creds: setuid() that makes the task non-dumpable ends tracing",
+	      "enable %ld, GET %ld", r, get());
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && !strcmp(argv[1], "probe")) {
+		printf("GET=%ld EUID=%ld\n", get(), (long)geteuid());
+		return 0;
+	}
+	if (argc > 1 && !strcmp(argv[1], "movss")) {
+		movss_then_crash();
+		return 1;
+	}
+	in_child(enable_keeps_on_einval);
+	in_child(enable_keeps_on_enomem);
+	in_child(per_thread);
+	sysctl_bounds();
+	in_child(pinned_shows);
+	in_child(mlock_shares_limit);
+	in_child(released_at_exit);
+	in_child(io_workers_untraced);
+	in_child(own_tf);
+	in_child(ptrace_steps);
+	secure_exec();
+	in_child(setuid_drops);
+	printf("btsabi: done\n");
+	return 0;
+}
