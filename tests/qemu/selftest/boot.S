@@ -1,7 +1,9 @@
 /*
- * Bare-metal self-test of the BTS model (32-bit protected mode, multiboot).
- * The branch sequences whose records are checked, and the interrupt
- * handlers.  Every label a record names is global, for test.c.
+ * Bare-metal self-test of the BTS and LBR models (32-bit protected mode,
+ * multiboot).  The branch sequences whose records and LBR entries are
+ * checked, and the interrupt handlers.  Every label a record names is
+ * global, for test.c.  Each sequence takes the IA32_DEBUGCTL value to turn
+ * tracing on with (TR|BTS, LBR, or both) and turns it off at its end.
  */
 #define DEBUGCTL 0x1d9
 
@@ -142,6 +144,42 @@ G(d_k1)
 	pop %ebx
 	ret
 
+/* void seq_w(uint32_t debugctl): 40 two-byte jumps, each to the next */
+	.globl seq_w
+seq_w:
+	mov 4(%esp), %eax
+	bts_on
+G(w_start)
+	.rept 40
+	jmp 1f
+1:
+	.endr
+G(w_end)
+	bts_off
+	ret
+
+/*
+ * void seq_e(uint32_t debugctl): one jump, then TF set: the single-step
+ * #DB (isr1 clears TF again) clears DEBUGCTL.LBR and is not recorded, so
+ * the jump after it is not either.  e_debugctl: DEBUGCTL after the #DB.
+ */
+	.globl seq_e
+seq_e:
+	mov 4(%esp), %eax
+	bts_on
+G(e_j)	jmp e_1
+G(e_1)	pushfl
+	orl $0x100, (%esp)
+	popfl
+	nop
+	nop
+G(e_j2)	jmp e_2
+G(e_2)	mov $DEBUGCTL, %ecx
+	rdmsr
+	mov %eax, e_debugctl
+	bts_off
+	ret
+
 /* void touch(uint32_t debugctl): BTS on, one jump, off (the fatal modes) */
 	.globl touch
 touch:
@@ -167,6 +205,13 @@ isr13:
 	addl $2, (%esp)
 	iret
 
+/* #DB (single-step): count it, clear TF in the interrupted EFLAGS */
+	.globl isr1
+isr1:
+	incl db_count
+	andl $~0x100, 8(%esp)
+	iret
+
 /* int $0x30: returns at once */
 	.globl isr30
 isr30:
@@ -184,8 +229,10 @@ isr_unexpected:
 	jmp 1b
 
 	.data
-	.globl ud_count, gp_count
+	.globl ud_count, gp_count, db_count, e_debugctl
 d_saved_esp: .long 0
+db_count: .long 0
+e_debugctl: .long 0
 ud_count: .long 0
 gp_count: .long 0
 

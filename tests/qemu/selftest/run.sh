@@ -1,13 +1,17 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
-# The BTS model's own test, no Linux involved: a bare-metal 32-bit guest
-# (boot.S, test.c; multiboot, paging and rings set up by hand) checks
+# The BTS and LBR models' own test, no Linux involved: a bare-metal 32-bit
+# guest (boot.S, test.c; multiboot, paging and rings set up by hand) checks
 # CPUID, the MSRs (read-back, #GP on reserved bits), the exact records of
 # one of each branch kind in the 64-bit and the 32-bit DS format, wrap,
 # the CPL filter through a ring 0 -> 3 -> 0 round trip; the oracle log is
-# compared with what the guest expected (check-log.py); then each fatal
-# mode (MMIO buffer, BTINT, unmapped or read-only buffer, unmapped DS area)
-# must stop QEMU with status 1 and exactly one bts-model: line.
+# compared with what the guest expected (check-log.py).  Then the same
+# guest on a CPU with lbr=on checks the LBR stack: enumeration, MSRs, one
+# entry per branch kind, each LBR_SELECT type and CPL filter, TOS wrap,
+# #DB, BTS and LBR together; its LBR oracle log is compared entry by entry
+# (check-lbr-log.py).  Then each fatal mode (MMIO buffer, BTINT, unmapped
+# or read-only buffer, unmapped DS area) must stop QEMU with status 1 and
+# exactly one bts-model: line.
 # Usage: run.sh OUTDIR [QEMU]   (QEMU: default, scripts/qemu-build.sh's)
 set -u
 out=$1
@@ -41,6 +45,13 @@ for fmt in 64 32; do
 	if [ $rc != 33 ]; then echo "FAIL: $fmt-bit format: status $rc"; fail=1; fi
 	python3 "$dir/check-log.py" "$out/$fmt.out" "$out/$fmt.log" || fail=1
 done
+run "$cpu,lbr=on,lbr-log=$out/lbr.lbrlog" "$out/lbr.log" -append lbr > "$out/lbr.out" 2>&1
+rc=$?
+grep -v '^l\?exp' "$out/lbr.out" | grep -v '^ok'
+grep -c '^ok' "$out/lbr.out" | sed "s/^/ok - lbr=on: checks passed in the guest: /"
+if [ $rc != 33 ]; then echo "FAIL: lbr=on: status $rc"; fail=1; fi
+python3 "$dir/check-log.py" "$out/lbr.out" "$out/lbr.log" || fail=1
+python3 "$dir/check-lbr-log.py" "$out/lbr.out" "$out/lbr.lbrlog" || fail=1
 for mode in fatal-mmio fatal-btint fatal-unmapped fatal-ro fatal-ds-unmapped; do
 	run "$cpu" "$out/$mode.log" -append "$mode" > "$out/$mode.out" 2>&1
 	rc=$?

@@ -1,10 +1,13 @@
 /*
- * Bare-metal self-test of the BTS model (tests/qemu/patches): CPUID, the
- * MSRs, and the exact records of known branch sequences (boot.S), checked
- * in the guest's DS buffer; every expected record is also printed
- * ("exp KIND FROM TO SLOT") for the host to compare with the oracle log.
- * Multiboot command line: empty (the tests), or one fatal mode, which must
- * make the model stop QEMU: fatal-mmio, fatal-btint, fatal-unmapped,
+ * Bare-metal self-test of the BTS and LBR models (tests/qemu/patches):
+ * CPUID, the MSRs, and the exact records of known branch sequences
+ * (boot.S), checked in the guest's DS buffer and LBR MSRs; every expected
+ * BTS record is also printed ("exp KIND FROM TO SLOT"), every expected LBR
+ * push too ("lexp TOS TYPE KIND SRC_CPL CPL FROM TO"), for the host to
+ * compare with the oracle logs.
+ * Multiboot command line: empty (the BTS tests, on a CPU without lbr=on),
+ * "lbr" (the LBR tests, on a CPU with lbr=on), or one fatal mode, which
+ * must make the model stop QEMU: fatal-mmio, fatal-btint, fatal-unmapped,
  * fatal-ro, fatal-ds-unmapped.
  * Exit via isa-debug-exit: 0x10 all passed (QEMU status 33), 0x11 failed.
  */
@@ -18,6 +21,19 @@
 #define BTINT (1u << 8)
 #define OFF_OS (1u << 9)
 #define OFF_USR (1u << 10)
+#define LBR (1u << 0)
+#define FREEZE_LBRS_ON_PMI (1u << 11)
+#define PERF_CAPABILITIES 0x345
+#define LBR_SELECT 0x1c8
+#define LBR_TOS 0x1c9
+#define LBR_FROM 0x680
+#define LBR_TO 0x6c0
+#define LBR_INFO 0xdc0
+#define LBR_DEPTH 32
+/* LBR_SELECT bits; the branch types are the numbers of their bits */
+#define CPL_EQ_0 (1u << 0)
+#define CPL_NEQ_0 (1u << 1)
+enum { JCC = 2, REL_CALL, IND_CALL, RET, IND_JMP, REL_JMP, FAR };
 
 extern char b_j1[], b_t1[], b_jz[], b_t2[], b_call[], b_fn[], b_ret_to[],
 	b_loop[], b_jecxz[], b_t4[], b_jind[], b_t5[], b_cind[], b_ret2_to[],
@@ -28,13 +44,16 @@ extern char c_j1[], c_j2[], c_j3[], c_j4[], c_j5[], c_j6[], c_end[];
 extern char d_iret[], d_user[], d_uj[], d_u1[], d_int[], isr80[], d_kj[],
 	d_k1[];
 extern char t_j[], t_end[];
+extern char w_start[], w_end[], e_j[], e_1[], isr1[];
 extern char isr13[], isr_unexpected[];
-extern volatile uint32_t ud_count, gp_count;
+extern volatile uint32_t ud_count, gp_count, db_count, e_debugctl;
 void load_segments(void);
 void seq_b(uint32_t debugctl);
 void seq_c(uint32_t debugctl);
 void seq_d(uint32_t debugctl);
 void touch(uint32_t debugctl);
+void seq_w(uint32_t debugctl);
+void seq_e(uint32_t debugctl);
 
 uint32_t tss[26];
 static uint64_t gdt[6];
@@ -135,6 +154,7 @@ static void setup_cpu(void)
 	asm volatile("ltr %w0" : : "r"(0x28));
 	for (int i = 0; i < 256; i++)
 		gate(i, isr_unexpected, 0);
+	gate(1, isr1, 0);
 	gate(6, isr6, 0);
 	gate(13, isr13, 0);
 	gate(0x30, isr30, 0);
@@ -247,6 +267,14 @@ static void test_msrs(void)
 	   wrmsr_safe(DS_AREA, 0x8000000000001000ull) == -1,
 	   "DS_AREA non-canonical is #GP");
 	ok(rdmsr(DS_AREA) == 0xffff800000001000ull, "DS_AREA unchanged by #GP");
+
+	/* without lbr=on: no LBR model, nothing changed for the CPU */
+	ok(!(r[2] & (1u << 15)), "no lbr=on: CPUID.1:ECX.PDCM clear");
+	ok(rdmsr(PERF_CAPABILITIES) == 0, "no lbr=on: PERF_CAPABILITIES 0");
+	ok(wrmsr_safe(LBR_SELECT, 5) == 0 && rdmsr(LBR_SELECT) == 0 &&
+	   wrmsr_safe(LBR_TOS, 3) == 0 && rdmsr(LBR_TOS) == 0 &&
+	   wrmsr_safe(LBR_FROM, 0x1234) == 0 && rdmsr(LBR_FROM) == 0,
+	   "no lbr=on: LBR MSRs ignore writes, read 0");
 }
 
 static void test_branches(void)
@@ -327,6 +355,310 @@ static void test_cpl(void)
 }
 
 /*
+ * The LBR model (lbr=on).  An expected push: its MSR_LBR_SELECT type, its
+ * kind in the oracle log (0 near, 1 far, 2 interrupt), the CPL of its
+ * source and the one it ends in, from and to.
+ */
+struct lrec { int type, kind, src_cpl, cpl; void *from, *to; };
+
+static uint64_t lbr_from(int i) { return rdmsr(LBR_FROM + i); }
+static uint64_t lbr_to(int i) { return rdmsr(LBR_TO + i); }
+static uint64_t lbr_info(int i) { return rdmsr(LBR_INFO + i); }
+
+/* What perf does to reset the LBRs: zeros everywhere, TOS 0 */
+static void lbr_reset(void)
+{
+	for (int i = 0; i < LBR_DEPTH; i++) {
+		wrmsr_safe(LBR_FROM + i, 0);
+		wrmsr_safe(LBR_TO + i, 0);
+		wrmsr_safe(LBR_INFO + i, 0);
+	}
+	wrmsr_safe(LBR_TOS, 0);
+}
+
+static int lbr_all_zero(void)
+{
+	for (int i = 0; i < LBR_DEPTH; i++)
+		if (lbr_from(i) || lbr_to(i) || lbr_info(i))
+			return 0;
+	return rdmsr(LBR_TOS) == 0;
+}
+
+static void put_lexp(int tos, const struct lrec *e)
+{
+	puts_("lexp ");
+	puthex(tos);
+	putc_(' ');
+	putc_('0' + e->type);
+	putc_(' ');
+	putc_('0' + e->kind);
+	putc_(' ');
+	putc_('0' + e->src_cpl);
+	putc_(' ');
+	putc_('0' + e->cpl);
+	putc_(' ');
+	puthex((uint32_t)e->from);
+	putc_(' ');
+	puthex((uint32_t)e->to);
+	putc_('\n');
+}
+
+/*
+ * After lbr_reset() and N pushes EXP: push i went to index (i + 1) % 32
+ * (TOS is incremented, then written), the newest 32 are in the stack,
+ * INFO is 0 (MISPRED clear, no cycle count), untouched entries are still
+ * 0, TOS is N % 32.  Prints each push as "lexp" for the host.
+ */
+static int check_lbr(const struct lrec *exp, int n)
+{
+	int good = rdmsr(LBR_TOS) == (uint64_t)(n % LBR_DEPTH);
+
+	for (int i = 0; i < n; i++) {
+		int idx = (i + 1) % LBR_DEPTH;
+
+		put_lexp(idx, &exp[i]);
+		if (i + LBR_DEPTH < n)
+			continue;	/* overwritten */
+		if (lbr_from(idx) != (uint32_t)exp[i].from ||
+		    lbr_to(idx) != (uint32_t)exp[i].to || lbr_info(idx) != 0) {
+			puts_("# entry ");
+			puthex(idx);
+			puts_(" has ");
+			puthex(lbr_from(idx));
+			putc_(' ');
+			puthex(lbr_to(idx));
+			putc_(' ');
+			puthex(lbr_info(idx));
+			putc_('\n');
+			good = 0;
+		}
+	}
+	for (int i = n + 1; i <= LBR_DEPTH; i++)
+		if (lbr_from(i % LBR_DEPTH) || lbr_to(i % LBR_DEPTH))
+			good = 0;	/* nothing beyond the N pushes */
+	if (!good) {
+		puts_("# TOS ");
+		puthex(rdmsr(LBR_TOS));
+		putc_('\n');
+	}
+	return good;
+}
+
+/*
+ * DEBUGCTL = V, read back, DEBUGCTL = 0, with no branch in between (LBR
+ * on would push it, and the oracle log would have it)
+ */
+static uint32_t debugctl_roundtrip(uint32_t v)
+{
+	uint32_t got;
+
+	asm volatile("xor %%edx, %%edx; wrmsr; rdmsr; mov %%eax, %0;"
+		     "xor %%eax, %%eax; xor %%edx, %%edx; wrmsr"
+		     : "=&r"(got), "+a"(v) : "c"(DEBUGCTL) : "edx", "memory");
+	return got;
+}
+
+static void test_lbr_msrs(void)
+{
+	uint32_t r[4];
+	int rw = 1, zero;
+
+	cpuid(1, r);
+	ok(r[2] & (1u << 15), "lbr=on: CPUID.1:ECX.PDCM");
+	ok((rdmsr(PERF_CAPABILITIES) & 0x3f) == 5,
+	   "lbr=on: PERF_CAPABILITIES.LBR_FMT = 5 (LBR_INFO)");
+	ok(debugctl_roundtrip(LBR | FREEZE_LBRS_ON_PMI) ==
+	   (LBR | FREEZE_LBRS_ON_PMI) && rdmsr(DEBUGCTL) == 0,
+	   "DEBUGCTL LBR | FREEZE_LBRS_ON_PMI reads back");
+	ok(wrmsr_safe(DEBUGCTL, 1u << 2) == -1 &&
+	   wrmsr_safe(DEBUGCTL, 1u << 13) == -1 &&
+	   wrmsr_safe(DEBUGCTL, 1ull << 63) == -1 && rdmsr(DEBUGCTL) == 0,
+	   "DEBUGCTL bits 2, 13, 63 are still #GP");
+	ok(wrmsr_safe(LBR_SELECT, 0x1ff) == 0 && rdmsr(LBR_SELECT) == 0x1ff,
+	   "LBR_SELECT 0x1ff reads back");
+	ok(wrmsr_safe(LBR_SELECT, 1u << 9) == -1 &&
+	   wrmsr_safe(LBR_SELECT, 1u << 10) == -1 &&
+	   rdmsr(LBR_SELECT) == 0x1ff,
+	   "LBR_SELECT EN_CALLSTACK (not modeled) and bit 10 are #GP");
+	wrmsr_safe(LBR_SELECT, 0);
+	ok(wrmsr_safe(LBR_TOS, 31) == 0 && rdmsr(LBR_TOS) == 31 &&
+	   wrmsr_safe(LBR_TOS, 32) == -1 && rdmsr(LBR_TOS) == 31,
+	   "TOS 31 reads back, 32 is #GP");
+	for (int i = 0; i < LBR_DEPTH; i++) {
+		uint64_t f = 0xffff800000000000ull | (i << 12 | 1);
+		uint64_t t = 0x00007fff00000000ull | (i << 12 | 2);
+		uint64_t inf = (1ull << 63) | (1ull << 62) | (1ull << 61) | i;
+
+		if (wrmsr_safe(LBR_FROM + i, f) || wrmsr_safe(LBR_TO + i, t) ||
+		    wrmsr_safe(LBR_INFO + i, inf) || lbr_from(i) != f ||
+		    lbr_to(i) != t || lbr_info(i) != inf)
+			rw = 0;
+	}
+	ok(rw, "32 FROM_IP, TO_IP, LBR_INFO read back what was written");
+	ok(wrmsr_safe(LBR_FROM + 3, 0x0100000000000000ull) == -1 &&
+	   wrmsr_safe(LBR_TO + 4, 0x8000000000001000ull) == -1 &&
+	   wrmsr_safe(LBR_INFO + 5, 1ull << 60) == -1 &&
+	   wrmsr_safe(LBR_INFO + 5, 1ull << 16) == -1 &&
+	   lbr_from(3) == (0xffff800000000000ull | (3 << 12 | 1)) &&
+	   lbr_info(5) == ((7ull << 61) | 5),
+	   "non-canonical FROM/TO and reserved INFO bits are #GP, unchanged");
+	lbr_reset();
+	zero = lbr_all_zero();
+	ok(zero, "writing 0 to every entry and TOS clears the stack");
+}
+
+/* seq_b's branches, as LBR entries: all at CPL 0 */
+static const struct lrec lbr_b[] = {
+	{ REL_JMP, 0, 0, 0, b_j1, b_t1 }, { JCC, 0, 0, 0, b_jz, b_t2 },
+	{ REL_CALL, 0, 0, 0, b_call, b_fn }, { RET, 0, 0, 0, b_fn, b_ret_to },
+	{ JCC, 0, 0, 0, b_loop, b_loop }, { JCC, 0, 0, 0, b_loop, b_loop },
+	{ JCC, 0, 0, 0, b_jecxz, b_t4 }, { IND_JMP, 0, 0, 0, b_jind, b_t5 },
+	{ IND_CALL, 0, 0, 0, b_cind, b_fn }, { RET, 0, 0, 0, b_fn, b_ret2_to },
+	{ FAR, 2, 0, 0, b_int, isr30 }, { FAR, 1, 0, 0, isr30_iret, b_after_int },
+	{ FAR, 2, 0, 0, b_ud, isr6 }, { FAR, 1, 0, 0, isr6_iret, b_after_ud },
+	{ FAR, 1, 0, 0, b_ljmp, b_t6 }, { FAR, 1, 0, 0, b_lcall, b_farfn },
+	{ FAR, 1, 0, 0, b_lret, b_after_lcall },
+};
+#define NB (int)(sizeof(lbr_b) / sizeof(lbr_b[0]))
+
+/* the same as BTS records (kind, from, to) */
+static const struct rec bts_b[] = {
+	{ 0, b_j1, b_t1 }, { 0, b_jz, b_t2 }, { 0, b_call, b_fn },
+	{ 0, b_fn, b_ret_to }, { 0, b_loop, b_loop }, { 0, b_loop, b_loop },
+	{ 0, b_jecxz, b_t4 }, { 0, b_jind, b_t5 }, { 0, b_cind, b_fn },
+	{ 0, b_fn, b_ret2_to }, { 2, b_int, isr30 },
+	{ 1, isr30_iret, b_after_int }, { 2, b_ud, isr6 },
+	{ 1, isr6_iret, b_after_ud }, { 1, b_ljmp, b_t6 },
+	{ 1, b_lcall, b_farfn }, { 1, b_lret, b_after_lcall },
+};
+
+static void test_lbr_branches(void)
+{
+	static const char *const name[] = {
+		[JCC] = "JCC", [REL_CALL] = "NEAR_REL_CALL",
+		[IND_CALL] = "NEAR_IND_CALL", [RET] = "NEAR_RET",
+		[IND_JMP] = "NEAR_IND_JMP", [REL_JMP] = "NEAR_REL_JMP",
+		[FAR] = "FAR_BRANCH",
+	};
+	struct lrec exp[NB];
+	int n, good;
+
+	lbr_reset();
+	seq_b(LBR);
+	ok(check_lbr(lbr_b, NB), "LBR: each branch kind, one entry, from and "
+	   "to exact, TOS incremented before the write");
+
+	/* each branch-type filter of LBR_SELECT suppresses its kind only */
+	for (int type = JCC; type <= FAR; type++) {
+		n = 0;
+		for (int i = 0; i < NB; i++)
+			if (lbr_b[i].type != type)
+				exp[n++] = lbr_b[i];
+		lbr_reset();
+		wrmsr_safe(LBR_SELECT, 1u << type);
+		seq_b(LBR);
+		wrmsr_safe(LBR_SELECT, 0);
+		good = n < NB && check_lbr(exp, n);
+		puts_("# LBR_SELECT ");
+		puts_(name[type]);
+		putc_('\n');
+		ok(good, "LBR_SELECT: one branch type suppressed, the rest kept");
+	}
+
+	/* BTS on, LBR off: records, no push; then all off: neither */
+	clear_buffer();
+	ds_setup((uint32_t)buffer, 64);
+	wrmsr_safe(DS_AREA, (uint32_t)ds_area);
+	lbr_reset();
+	seq_b(TR | BTS);
+	ok(check_records(bts_b, NB, 64) && lbr_all_zero(),
+	   "DEBUGCTL.LBR clear, BTS on: BTS records, no LBR push");
+	clear_buffer();
+	ds_setup((uint32_t)buffer, 64);
+	seq_b(0);
+	ok(ds_index() == (uint32_t)buffer && lbr_all_zero(),
+	   "DEBUGCTL 0: no record, no push");
+
+	/* BTS and LBR together: the same branches in both */
+	clear_buffer();
+	ds_setup((uint32_t)buffer, 64);
+	lbr_reset();
+	seq_b(TR | BTS | LBR);
+	ok(check_records(bts_b, NB, 64) && check_lbr(lbr_b, NB),
+	   "BTS and LBR together: the same branches in both");
+}
+
+static void test_lbr_wrap(void)
+{
+	struct lrec exp[40];
+
+	for (int i = 0; i < 40; i++) {
+		exp[i] = (struct lrec){ REL_JMP, 0, 0, 0, w_start + 2 * i,
+					 w_start + 2 * i + 2 };
+	}
+	ok(w_end == w_start + 80, "seq_w: 40 two-byte jumps");
+	lbr_reset();
+	seq_w(LBR);
+	ok(check_lbr(exp, 40), "40 pushes: TOS wraps mod 32, the newest 32 "
+	   "kept, the oldest 8 overwritten");
+	lbr_reset();
+	seq_w(LBR | FREEZE_LBRS_ON_PMI);
+	ok(check_lbr(exp, 40), "FREEZE_LBRS_ON_PMI: no effect (no PMI)");
+}
+
+static void test_lbr_cpl(void)
+{
+	/* iret 0->3, user jmp 3->3, int 3->0, kernel jmp 0->0 */
+	static const struct lrec all[] = {
+		{ FAR, 1, 0, 3, d_iret, d_user }, { REL_JMP, 0, 3, 3, d_uj, d_u1 },
+		{ FAR, 2, 3, 0, d_int, isr80 }, { REL_JMP, 0, 0, 0, d_kj, d_k1 },
+	};
+	static const struct lrec not_ring0[] = { all[0], all[1] };
+	static const struct lrec ring0[] = { all[2], all[3] };
+
+	lbr_reset();
+	seq_d(LBR);
+	ok(check_lbr(all, 4), "LBR_SELECT CPL filters off: all four");
+	lbr_reset();
+	wrmsr_safe(LBR_SELECT, CPL_EQ_0);
+	seq_d(LBR);
+	ok(check_lbr(not_ring0, 2), "CPL_EQ_0: branches ending in ring 0 "
+	   "suppressed: the iret to user kept, the int from user not");
+	lbr_reset();
+	wrmsr_safe(LBR_SELECT, CPL_NEQ_0);
+	seq_d(LBR);
+	ok(check_lbr(ring0, 2), "CPL_NEQ_0: branches ending in ring > 0 "
+	   "suppressed: the int from user kept, the iret to user not");
+	lbr_reset();
+	wrmsr_safe(LBR_SELECT, CPL_EQ_0 | CPL_NEQ_0);
+	seq_d(LBR);
+	ok(lbr_all_zero(), "CPL_EQ_0 | CPL_NEQ_0: none");
+	wrmsr_safe(LBR_SELECT, 0);
+}
+
+static void test_lbr_debug(void)
+{
+	static const struct lrec exp[] = { { REL_JMP, 0, 0, 0, e_j, e_1 } };
+	uint32_t db = db_count;
+
+	lbr_reset();
+	seq_e(LBR);
+	ok(db_count == db + 1, "single-step #DB delivered");
+	ok(e_debugctl == 0, "#DB clears DEBUGCTL.LBR");
+	ok(check_lbr(exp, 1), "#DB not recorded; nothing after it either; the "
+	   "stack is kept");
+}
+
+static void test_lbr(void)
+{
+	test_lbr_msrs();
+	test_lbr_branches();
+	test_lbr_wrap();
+	test_lbr_cpl();
+	test_lbr_debug();
+}
+
+/*
  * 4 MiB pages: 0-8 MiB read-write, 8-12 MiB read-only, the local APIC's
  * 4 MiB, nothing else
  */
@@ -392,12 +724,16 @@ int main(uint32_t *mbi)
 	cpuid(1, r);
 	rec_size = (r[2] & (1u << 2)) ? 24 : 12;	/* DTES64 */
 	puts_(rec_size == 24 ? "# 64-bit DS format\n" : "# 32-bit DS format\n");
-	if (*cmdline)
+	if (streq(cmdline, "lbr")) {
+		test_lbr();
+	} else if (*cmdline) {
 		fatal_mode(cmdline);
-	test_msrs();
-	test_branches();
-	test_wrap();
-	test_cpl();
+	} else {
+		test_msrs();
+		test_branches();
+		test_wrap();
+		test_cpl();
+	}
 	puts_(failures ? "FAIL\n" : "PASS\n");
 	quit(failures ? 0x11 : 0x10);
 	return 0;

@@ -1,0 +1,34 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""The LBR oracle log must hold exactly the pushes the guest expected, in
+order: index (TOS after the push), type, kind, source CPL, CPL it ended in,
+from, to; INFO 0, vCPU 0, reserved 0.
+Usage: check-lbr-log.py CONSOLE_OUTPUT LBR_LOG"""
+import importlib.util
+import os
+import sys
+spec = importlib.util.spec_from_file_location("lbrlog", os.path.join(
+    os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "lbr-log.py"))
+lbrlog = importlib.util.module_from_spec(spec); spec.loader.exec_module(lbrlog)
+exp = []
+for line in open(sys.argv[1], errors="replace"):
+    if line.startswith("lexp "):
+        tos, ty, kind, src, cpl, f, t = line.split()[1:8]
+        exp.append((int(tos, 16), int(ty), int(kind), int(src), int(cpl),
+                    int(f, 16), int(t, 16)))
+entries = lbrlog.read(sys.argv[2])
+got = [(e.tos, e.type, e.kind, e.src_cpl, e.cpl, e.frm, e.to)
+       for e in entries]
+bad = [i for i, (a, b) in enumerate(zip(exp, got)) if a != b]
+if len(exp) != len(got) or bad:
+    print("FAIL: LBR oracle log: %d entries, %d expected, first mismatch at %s"
+          % (len(got), len(exp), bad[:1]))
+    for i in bad[:3]:
+        print("  want", [hex(x) for x in exp[i]], "got", [hex(x) for x in got[i]])
+    sys.exit(1)
+if not exp:
+    print("FAIL: LBR oracle log: nothing expected (did the LBR tests run?)")
+    sys.exit(1)
+if any(e.cpu != 0 or e.info != 0 or e.reserved != 0 for e in entries):
+    print("FAIL: LBR oracle log: cpu, info or reserved not 0"); sys.exit(1)
+print("ok - LBR oracle log: %d entries, each as expected" % len(got))
