@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * btsdec: the btscrash decoder library.  Reads trace notes from ELF cores
- * (docs/format.md), orders rings, classifies branches with capstone,
+ * and rings from vmcores through format.h (the one decoder of
+ * docs/format.md, shared with crash-ext/), classifies branches with capstone,
  * symbolizes with libdwfl, builds call histories and writes reports.
  * Used by btsdump, btsdumpd and the tests; process context, not thread-safe
  * per object.  Errors: negative errno plus a message in struct btsdec_err.
@@ -15,23 +16,9 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include <linux/bts_crash.h>
-
-struct btsdec_err {
-	char msg[512];
-};
-
-/* Sets err->msg (printf style) and returns `code` (a negative errno). */
-int btsdec_fail(struct btsdec_err *err, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+#include "format.h"
 
 /* ---- Records and notes (note.c) ----------------------------------------- */
-
-struct btsdec_record {
-	uint64_t from;
-	uint64_t to;
-	uint64_t flags;
-};
 
 /* One parsed trace note (thread or CPU). */
 struct btsdec_trace {
@@ -52,37 +39,10 @@ int btsdec_note_parse(uint32_t type, const void *desc, size_t len,
 		      struct btsdec_trace *t, struct btsdec_err *err);
 void btsdec_trace_free(struct btsdec_trace *t);
 
-/* Size in bytes of a whole ELF note (header, name, descriptor, padding)
- * holding nr records; 0 if nr is too large. */
-size_t btsdec_note_size(size_t nr);
 /* Serializes t as a whole ELF note into buf.  Returns the byte count, or
  * -ENOSPC / -EINVAL. */
 ssize_t btsdec_note_write(void *buf, size_t buflen,
 			  const struct btsdec_trace *t, struct btsdec_err *err);
-
-static inline bool btsdec_is_marker(const struct btsdec_record *r)
-{
-	return (r->from & BTS_MARKER_TAG_MASK) == BTS_MARKER_TAG;
-}
-/* Checks a marker record (§1.1 of the format); 0 or -EINVAL. */
-int btsdec_marker_check(const struct btsdec_record *r, struct btsdec_err *err);
-const char *btsdec_marker_name(const struct btsdec_record *r);
-const char *btsdec_gap_reason_name(unsigned int reason);
-const char *btsdec_source_name(unsigned int source);
-/* True for an address in the kernel half of the 64-bit address space. */
-static inline bool btsdec_is_kernel_addr(uint64_t a)
-{
-	return a >= 0x0000800000000000ULL;
-}
-
-/* ---- Rings (ring.c) ------------------------------------------------------ */
-
-/* Puts the slots of a circular ring into time order (docs/format.md §4.3),
- * skipping never-written all-zero slots.  out must hold capacity records.
- * Returns the number of records, or -EINVAL for an index out of range. */
-ssize_t btsdec_ring_order(const struct btsdec_record *slots, uint64_t capacity,
-			  uint64_t index, bool wrapped,
-			  struct btsdec_record *out, struct btsdec_err *err);
 
 /* ---- Cores (core.c) ------------------------------------------------------ */
 
