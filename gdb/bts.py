@@ -87,6 +87,11 @@ class _BtsCache:
     insns = {}          # (core key, tid, flavor, sysroot) -> _BtsInsns
 
 
+# The btsdump JSON this file reads (docs/json.md).
+BTS_JSON_SCHEMA = "btscrash-core"
+BTS_JSON_VERSION = 2
+
+
 def _bts_run_btsdump(btsdump, core, exe):
     args = [btsdump, "--json", "--calls", core]
     if exe and os.path.exists(exe):
@@ -107,6 +112,11 @@ def _bts_run_btsdump(btsdump, core, exe):
         data = json.loads(p.stdout)
     except ValueError as e:
         return None, "bts: %s printed no valid JSON: %s" % (btsdump, e)
+    if (data.get("schema"), data.get("version")) != (BTS_JSON_SCHEMA, BTS_JSON_VERSION):
+        return None, ("bts: %s writes JSON schema %s version %s, this gdb/bts.py reads "
+                      "%s version %d (docs/json.md): use the btsdump of the same build"
+                      % (btsdump, data.get("schema"), data.get("version"),
+                         BTS_JSON_SCHEMA, BTS_JSON_VERSION))
     for line in err.splitlines() if p.returncode else ():
         gdb.write("warning: %s\n" % line, gdb.STDERR)
     return data, None

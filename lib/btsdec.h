@@ -16,6 +16,8 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include <json-c/json.h>
+
 #include "format.h"
 
 /* ---- Records and notes (note.c) ----------------------------------------- */
@@ -186,9 +188,69 @@ struct btsdec_decoded {
 int btsdec_decode(struct btsdec_sym *sym, struct btsdec_classifier *cls,
 		  const struct btsdec_trace *t, struct btsdec_decoded *out,
 		  struct btsdec_err *err);
+/* The same; with symbols false, branches are classified (sym still reads
+ * the code) but carry no symbols or lines, and segments split only at
+ * calls and returns. */
+int btsdec_decode_symbols(struct btsdec_sym *sym, struct btsdec_classifier *cls,
+			  const struct btsdec_trace *t, bool symbols,
+			  struct btsdec_decoded *out, struct btsdec_err *err);
 void btsdec_decoded_free(struct btsdec_decoded *d);
 
-/* ---- Reports (report.c) -------------------------------------------------- */
+/* ---- The decoded model (model.c) ----------------------------------------- */
+
+/* One thread of a core, decoded. */
+struct btsdec_model_thread {
+	pid_t tid;
+	int signo;		/* pr_cursig */
+	bool faulting;
+	bool has_trace;
+	struct btsdec_trace facts;	/* the trace's facts; recs is NULL */
+	struct btsdec_decoded d;	/* branches and call segments (empty: no trace) */
+};
+
+/* A core decoded once: what every renderer (text, JSON, journal) reads. */
+struct btsdec_model {
+	char *core;			/* the core's name */
+	char *executable;		/* as given, or NULL */
+	size_t nr_rejects;
+	char **rejects;			/* why malformed trace notes were skipped */
+	size_t nr_threads;
+	struct btsdec_model_thread *threads;	/* faulting thread first */
+};
+
+struct btsdec_model_opts {
+	bool have_tid;
+	pid_t tid;		/* only this thread */
+	bool no_symbols;	/* classify, but leave symbols and lines out (gdb) */
+	const char *executable;	/* recorded in the model, for the reports */
+};
+
+/* Decodes every (selected) thread of core: classified by cls, symbolized
+ * by sym (either may be NULL).  The model borrows symbol strings from sym:
+ * free it before closing sym.  0, or -ENOMEM / the decoder's error. */
+int btsdec_model_build(struct btsdec_core *core, struct btsdec_sym *sym,
+		       struct btsdec_classifier *cls, const struct btsdec_model_opts *o,
+		       struct btsdec_model **out, struct btsdec_err *err);
+void btsdec_model_free(struct btsdec_model *m);
+
+/* ---- Renderers of the model (report.c) ------------------------------------ */
+
+struct btsdec_render_opts {
+	bool calls;		/* call/return history instead of branch list */
+	size_t last;		/* 0 = all; else the newest N records (segments with calls) */
+};
+
+/* The text report (docs/btsdump.md) and the JSON document (docs/json.md).
+ * 0, or -EIO / -ENOMEM with err set. */
+int btsdec_render_text(FILE *out, const struct btsdec_model *m,
+		       const struct btsdec_render_opts *o, struct btsdec_err *err);
+int btsdec_render_json(FILE *out, const struct btsdec_model *m,
+		       const struct btsdec_render_opts *o, struct btsdec_err *err);
+/* One branch or marker as the text report writes it, numbered #i + 1, with
+ * the number unpadded: the journal's LAST_BRANCHES lines.  No newline. */
+void btsdec_render_branch_line(FILE *out, size_t i, const struct btsdec_branch *b);
+
+/* ---- Reports (report.c): build, render, free ------------------------------ */
 
 struct btsdec_report_opts {
 	bool json;
@@ -196,17 +258,43 @@ struct btsdec_report_opts {
 	bool have_tid;
 	pid_t tid;		/* only this thread */
 	size_t last;		/* 0 = all; else the newest N branches */
+	bool no_symbols;	/* btsdec_model_opts.no_symbols */
 	const char *executable;	/* for the header line */
 };
 
-/* Writes the report of every thread of core (text or JSON).  Returns 0,
- * or a negative errno; err says why. */
+/* Writes the report of every thread of core (text or JSON): a model built
+ * and rendered once.  Returns 0, or a negative errno; err says why. */
 int btsdec_report(FILE *out, struct btsdec_core *core, struct btsdec_sym *sym,
 		  struct btsdec_classifier *cls,
 		  const struct btsdec_report_opts *o, struct btsdec_err *err);
 
-/* JSON string escaping (report.c), exported for the tools. */
+/* ---- JSON (json.c; the documents are specified in docs/json.md) ---------- */
+
+/* Schema names and version of the documents the library writes. */
+#define BTSDEC_JSON_SCHEMA_CORE		"btscrash-core"
+#define BTSDEC_JSON_SCHEMA_VMCORE	"btscrash-vmcore"
+#define BTSDEC_JSON_SCHEMA_ERROR	"btscrash-error"
+#define BTSDEC_JSON_VERSION		2
+
+/* Pieces of the documents, shared by report.c and vmreport.c: the trace
+ * facts object, a branch object's common keys (index, from, to, flags,
+ * kind, and the marker keys for a marker), the marker keys alone. */
+struct json_object *btsdec_json_trace(const struct btsdec_trace *t);
+struct json_object *btsdec_json_record(size_t i, const struct btsdec_record *r,
+				       enum btsdec_kind kind);
+void btsdec_json_marker(struct json_object *o, const struct btsdec_record *r);
+/* A JSON string of s, always valid UTF-8 (bytes outside a valid sequence
+ * become U+00HH); NULL (JSON null) for s == NULL. */
+struct json_object *btsdec_json_str(const char *s);
+/* An address as a "0x..." string. */
+struct json_object *btsdec_json_hex(uint64_t v);
+/* Writes doc on one line, then drops the reference; -ENOMEM if doc is NULL. */
+int btsdec_json_write(FILE *out, struct json_object *doc, struct btsdec_err *err);
+/* Writes s as one JSON string literal (null for NULL). */
 void btsdec_json_string(FILE *out, const char *s);
+/* The error document btsdumpd stores when a report cannot be made:
+ * {"schema":"btscrash-error","version":N,"error":why}. */
+int btsdec_json_error(FILE *out, const char *why, struct btsdec_err *err);
 
 /* ---- Vmcores (vmcore.c) ---------------------------------------------------- */
 

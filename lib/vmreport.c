@@ -20,6 +20,7 @@ struct vmr {
 	struct btsdec_vmcore *vc;
 	struct btsdec_ksyms *ks;	/* NULL: addresses only */
 	bool first;			/* no CPU printed yet */
+	struct json_object *cpus;	/* JSON: the "cpus" array being filled */
 	struct btsdec_vmreport_result res;
 };
 
@@ -69,53 +70,56 @@ static const char *vmr_sym(const struct vmr *r, uint64_t a, char *buf, size_t le
 	return buf;
 }
 
-/* A CPU's heading line, or the opening of its JSON object. */
+/* A CPU's heading line. */
 static void vmr_cpu_head(struct vmr *r, const struct btsdec_trace *t, uint64_t cpu,
 			 bool panic, const struct btsdec_cpu_ring *ring, size_t take)
 {
-	if (r->o->json) {
-		fprintf(r->out, "%s{\"cpu\":%llu,\"panic\":%s,\"source\":\"%s\","
-			"\"capacity\":%llu,\"records\":%zu,\"wrapped\":%s,\"lost\":%llu,"
-			"\"origin\":\"%s\"", r->first ? "" : ",", (unsigned long long)cpu,
-			panic ? "true" : "false", ring ? "ring" : "note",
-			(unsigned long long)t->capacity, t->nr,
-			t->flags & BTS_NOTE_F_WRAPPED ? "true" : "false",
-			(unsigned long long)t->lost, btsdec_source_name(t->source));
-		if (ring && ring->frozen)
-			fprintf(r->out, ",\"freeze_ts_ns\":%llu",
-				(unsigned long long)ring->freeze_ts);
-		fputs(",\"branches\":[", r->out);
-	} else {
-		fprintf(r->out, "%sCPU %llu%s: %zu of %zu records (%s, ring of %llu%s), %s\n",
-			r->first ? "" : "\n", (unsigned long long)cpu,
-			panic ? " (panic CPU)" : "", take, t->nr,
-			ring ? "full ring" : "crash note", (unsigned long long)t->capacity,
-			t->flags & BTS_NOTE_F_WRAPPED ? ", wrapped" : "",
-			btsdec_source_name(t->source));
-	}
+	fprintf(r->out, "%sCPU %llu%s: %zu of %zu records (%s, ring of %llu%s), %s\n",
+		r->first ? "" : "\n", (unsigned long long)cpu,
+		panic ? " (panic CPU)" : "", take, t->nr,
+		ring ? "full ring" : "crash note", (unsigned long long)t->capacity,
+		t->flags & BTS_NOTE_F_WRAPPED ? ", wrapped" : "",
+		btsdec_source_name(t->source));
 	r->first = false;
 }
 
-static void vmr_json_record(const struct vmr *r, const struct btsdec_record *rec,
-			    size_t i, bool first)
+static struct json_object *vmr_json_record(const struct vmr *r,
+					   const struct btsdec_record *rec, size_t i)
 {
+	bool marker = btsdec_is_marker(rec);
+	struct json_object *o = btsdec_json_record(i, rec, marker ? BTSDEC_K_MARKER
+								    : BTSDEC_K_UNKNOWN);
 	char fb[256], tb[256];
-	const char *fs = vmr_sym(r, rec->from, fb, sizeof(fb));
-	const char *ts = vmr_sym(r, rec->to, tb, sizeof(tb));
 
-	fprintf(r->out, "%s{\"index\":%zu,\"from\":\"0x%llx\",\"to\":\"0x%llx\","
-		"\"flags\":%llu", first ? "" : ",", i, (unsigned long long)rec->from,
-		(unsigned long long)rec->to, (unsigned long long)rec->flags);
-	if (btsdec_is_marker(rec)) {
-		fputs(",\"kind\":\"marker\",\"marker\":", r->out);
-		btsdec_json_string(r->out, btsdec_marker_name(rec));
-	} else {
-		fputs(",\"from_symbol\":", r->out);
-		fs ? btsdec_json_string(r->out, fs) : (void)fputs("null", r->out);
-		fputs(",\"to_symbol\":", r->out);
-		ts ? btsdec_json_string(r->out, ts) : (void)fputs("null", r->out);
+	if (o && !marker) {
+		json_object_object_add(o, "from_symbol",
+				       btsdec_json_str(vmr_sym(r, rec->from, fb, sizeof(fb))));
+		json_object_object_add(o, "to_symbol",
+				       btsdec_json_str(vmr_sym(r, rec->to, tb, sizeof(tb))));
 	}
-	fputc('}', r->out);
+	return o;
+}
+
+/* One CPU's object in the "cpus" array (docs/json.md). */
+static void vmr_json_cpu(struct vmr *r, const struct btsdec_trace *t, uint64_t cpu,
+			 bool panic, const struct btsdec_cpu_ring *ring, size_t take)
+{
+	struct json_object *o = json_object_new_object(), *br;
+
+	if (!o)
+		return;
+	json_object_object_add(o, "cpu", json_object_new_uint64(cpu));
+	json_object_object_add(o, "panic", json_object_new_boolean(panic));
+	json_object_object_add(o, "copy", json_object_new_string(ring ? "ring" : "crash_note"));
+	json_object_object_add(o, "frozen", json_object_new_boolean(ring && ring->frozen));
+	if (ring && ring->frozen)
+		json_object_object_add(o, "freeze_ts_ns", json_object_new_uint64(ring->freeze_ts));
+	json_object_object_add(o, "trace", btsdec_json_trace(t));
+	br = json_object_new_array();
+	for (size_t i = t->nr - take; br && i < t->nr; i++)
+		json_object_array_add(br, vmr_json_record(r, &t->recs[i], i));
+	json_object_object_add(o, "branches", br);
+	json_object_array_add(r->cpus, o);
 }
 
 /* One text line; `nth` counts from the newest record (1). */
@@ -145,16 +149,14 @@ static void vmr_cpu(struct vmr *r, const struct btsdec_trace *t, uint64_t cpu,
 {
 	size_t take = r->o->last && r->o->last < t->nr ? r->o->last : t->nr, i;
 
-	vmr_cpu_head(r, t, cpu, panic, ring, take);
-	for (i = t->nr - take; i < t->nr; i++) {
-		if (r->o->json)
-			vmr_json_record(r, &t->recs[i], i, i == t->nr - take);
-		else
-			vmr_text_record(r, &t->recs[i], t->nr - i);
-	}
-	if (r->o->json)
-		fputs("]}", r->out);
 	r->res.cpus_shown++;
+	if (r->o->json) {
+		vmr_json_cpu(r, t, cpu, panic, ring, take);
+		return;
+	}
+	vmr_cpu_head(r, t, cpu, panic, ring, take);
+	for (i = t->nr - take; i < t->nr; i++)
+		vmr_text_record(r, &t->recs[i], t->nr - i);
 }
 
 static const struct btsdec_trace *vmr_note_of(const struct vmr *r, uint64_t cpu)
@@ -217,23 +219,46 @@ static int vmr_open_symbols(struct vmr *r, struct btsdec_err *err)
 	return btsdec_ksyms_open(r->o->symbols, kaslr, &r->ks, err);
 }
 
+/* The JSON document's head; the CPUs go into r->cpus. */
+static struct json_object *vmr_json_head(struct vmr *r, bool kdump)
+{
+	struct json_object *doc = json_object_new_object();
+
+	r->cpus = json_object_new_array();
+	if (!doc || !r->cpus) {
+		json_object_put(doc);
+		json_object_put(r->cpus);
+		r->cpus = NULL;
+		return NULL;
+	}
+	json_object_object_add(doc, "schema", json_object_new_string(BTSDEC_JSON_SCHEMA_VMCORE));
+	json_object_object_add(doc, "version", json_object_new_int(BTSDEC_JSON_VERSION));
+	json_object_object_add(doc, "vmcore", btsdec_json_str(r->path));
+	json_object_object_add(doc, "format",
+			       json_object_new_string(kdump ? "kdump-compressed" : "elf"));
+	json_object_object_add(doc, "cpus", r->cpus);
+	return doc;
+}
+
 /* The document: header, then the CPUs.  -ENODATA when none had a trace. */
 static int vmr_write(struct vmr *r, struct btsdec_err *err)
 {
 	struct btsdec_cpu_ring *rings = NULL;
+	struct json_object *doc = NULL;
 	struct btsdec_err rerr;
 	size_t nr_rings = 0;
 	bool kdump = btsdec_vmcore_is_kdump(r->vc);
-	int rret;
+	int rret, ret;
 
 	rret = btsdec_vmcore_cpu_rings(r->vc, &rings, &nr_rings, &rerr);
 	if (rret && (rret != -ENOENT || btsdec_vmcore_nr_cpu_notes(r->vc)))
 		vmr_warn(r, "%s: per-CPU rings: %s\n", r->path, rerr.msg);
 	if (r->o->json) {
-		fputs("{\"vmcore\":", r->out);
-		btsdec_json_string(r->out, r->path);
-		fprintf(r->out, ",\"format\":\"%s\",\"cpus\":[",
-			kdump ? "kdump-compressed" : "elf");
+		doc = vmr_json_head(r, kdump);
+		if (!doc) {
+			btsdec_cpu_rings_free(rings, nr_rings);
+			return btsdec_fail(err, -ENOMEM, "out of memory building the report");
+		}
 	} else {
 		fprintf(r->out, "vmcore: %s (%s)\n\n", r->path,
 			kdump ? "kdump-compressed" : "ELF");
@@ -242,9 +267,12 @@ static int vmr_write(struct vmr *r, struct btsdec_err *err)
 		vmr_rings(r, rings, nr_rings);
 	else
 		vmr_notes(r);
-	if (r->o->json)
-		fputs("]}\n", r->out);
 	btsdec_cpu_rings_free(rings, nr_rings);
+	if (doc) {
+		ret = btsdec_json_write(r->out, doc, err);
+		if (ret)
+			return ret;
+	}
 	if (r->res.cpus_shown)
 		return 0;
 	return btsdec_fail(err, -ENODATA, "%s: no branch trace in this vmcore%s", r->path,

@@ -178,6 +178,14 @@ for name, data, want in cases:
           f"{name}: TRACE={want}", f"{m.get('TRACE')} {m.get('TRACE_ERROR')}")
     check(m.get("CORE") == "stored" and
           zstd_d(os.path.join(st, e, "core.zst")) == data, f"{name}: core stored whole")
+    if want == "error" and e:
+        # no report: report.json is the error document of docs/json.md
+        try:
+            rep = json.loads(read(os.path.join(st, e, "report.json")))
+        except (OSError, ValueError) as ex:
+            rep = {"exception": repr(ex)}
+        check(rep.get("schema") == "btscrash-error" and rep.get("version") == 2 and
+              rep.get("error"), f"{name}: report.json is the error document", str(rep))
 
 st = os.path.join(tmp, "odd")
 r = handler(st, core, 999999999, comm="a b/../\n\x1b[31m")
