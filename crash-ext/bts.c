@@ -147,25 +147,16 @@ static void print_addr(uint64_t a, int user, int pad)
 		fprintf(fp, sym[0] ? "%016llx %s" : "%016llx", (ulonglong)a, sym);
 }
 
+/* A marker as btsdump prints it: lib/format.c's one description. */
 static void print_marker(const struct btsdec_record *rec)
 {
-	switch (BTS_MARKER_KIND(rec->from)) {
-	case BTS_MARK_SWITCH_OUT:
-	case BTS_MARK_SWITCH_IN:
-		fprintf(fp, "-- %s cpu %llu at %llu.%09llu s --\n", btsdec_marker_name(rec),
-			(ulonglong)rec->flags, (ulonglong)rec->to / 1000000000ULL,
-			(ulonglong)rec->to % 1000000000ULL);
-		break;
-	case BTS_MARK_GAP:
-		fprintf(fp, "-- gap of %llu ns (%s) --\n", (ulonglong)rec->flags,
-			btsdec_gap_reason_name(BTS_MARKER_SUB(rec->from)));
-		break;
-	default:
-		fprintf(fp, "-- unknown marker %llx --\n", (ulonglong)rec->from);
-	}
+	char what[128];
+
+	fprintf(fp, "-- %s --\n", btsdec_marker_describe(rec, what, sizeof(what)));
 }
 
-/* The ring's newest n records (0: all), oldest first, newest numbered 1. */
+/* The ring's newest n records (0: all), oldest first, each numbered by its
+ * position in the ring's trace from the oldest (1), as btsdump numbers them. */
 static void print_ring(const char *what, const struct bts_crash_ring *r, ulong n,
 		       int raw, int user)
 {
@@ -194,7 +185,7 @@ static void print_ring(const char *what, const struct bts_crash_ring *r, ulong n
 	for (i = nr - take; i < nr; i++) {
 		const struct btsdec_record *rec = &recs[i];
 
-		fprintf(fp, "  [%4zu] ", nr - i);
+		fprintf(fp, "  [%4zu] ", i + 1);
 		if (raw) {
 			fprintf(fp, "%016llx %016llx %016llx\n", (ulonglong)rec->from,
 				(ulonglong)rec->to, (ulonglong)rec->flags);
@@ -377,8 +368,9 @@ static char *help_bts[] = {
 	"last branches before the crash (btscrash)",
 	"[-c cpu[,cpu...]] [-n count] [-r] [-t pid | taskp]",
 	"  Shows the last taken branches each CPU's kernel recorded before it was",
-	"  frozen by the crash path (panic or kdump), oldest first, the newest",
-	"  numbered 1, symbolized with this session's symbols.  The panicking CPU",
+	"  frozen by the crash path (panic or kdump), oldest first, each numbered",
+	"  by its place in the ring from the oldest (as btsdump numbers it),",
+	"  symbolized with this session's symbols.  The panicking CPU",
 	"  is marked.  The rings are found through VMCOREINFO (BTS_CRASH_TABLE_PA)",
 	"  and need no vmlinux offsets.",
 	" ",
@@ -392,26 +384,26 @@ static char *help_bts[] = {
 	"  After \"echo EXCEPTION > /sys/kernel/debug/provoke-crash/DIRECT\" on CPU 1 of 2:\n",
 	"    %s> bts -n 6",
 	"    CPU 0: 6 of 4096 records (ring of 4096, wrapped, frozen), emulation, frozen at 6.618283 s",
-	"      [   6] ffffffff8f2a8f75 insn_get_prefixes+0x37       -> ffffffff8f2a8ea0 __insn_get_emulate_prefix.constprop.0",
-	"      [   5] ffffffff8f2a8f9b insn_get_prefixes+0x5d       -> ffffffff8f2a8021 inat_get_opcode_attribute",
-	"      [   4] ffffffff8f2a907a insn_get_prefixes+0x13c      -> ffffffff8f2a8021 inat_get_opcode_attribute",
-	"      [   3] ffffffff8f2a90b8 insn_get_prefixes+0x17a      -> ffffffff8f2a8021 inat_get_opcode_attribute",
-	"      [   2] ffffffff8f2a929a insn_get_opcode+0xd3         -> ffffffff8f2a8021 inat_get_opcode_attribute",
-	"      [   1] ffffffff8f2b21f4 irqentry_exit_to_user_mode   -> ffffffff8f096e8b exit_to_user_mode_prepare",
+	"      [4091] ffffffff8f2a8f75 insn_get_prefixes+0x37       -> ffffffff8f2a8ea0 __insn_get_emulate_prefix.constprop.0",
+	"      [4092] ffffffff8f2a8f9b insn_get_prefixes+0x5d       -> ffffffff8f2a8021 inat_get_opcode_attribute",
+	"      [4093] ffffffff8f2a907a insn_get_prefixes+0x13c      -> ffffffff8f2a8021 inat_get_opcode_attribute",
+	"      [4094] ffffffff8f2a90b8 insn_get_prefixes+0x17a      -> ffffffff8f2a8021 inat_get_opcode_attribute",
+	"      [4095] ffffffff8f2a929a insn_get_opcode+0xd3         -> ffffffff8f2a8021 inat_get_opcode_attribute",
+	"      [4096] ffffffff8f2b21f4 irqentry_exit_to_user_mode   -> ffffffff8f096e8b exit_to_user_mode_prepare",
 	"",
 	"    CPU 1 (panic CPU): 6 of 4096 records (ring of 4096, wrapped, frozen), emulation, frozen at 6.618283 s",
-	"      [   6] ffffffff8f26069b direct_entry+0xa5            -> ffffffff8f2aef79 lkdtm_do_action",
-	"      [   5] ffffffff8f26069b direct_entry+0xa5            -> ffffffff8f26089f lkdtm_EXCEPTION",
-	"      [   4] ffffffff8f2b1d28 exc_page_fault+0xbd          -> ffffffff8f03d7e1 fault_in_kernel_space",
-	"      [   3] ffffffff8f2b1e26 exc_page_fault+0x1bb         -> ffffffff8f03cfb4 page_fault_oops",
-	"      [   2] ffffffff8f03cfef page_fault_oops+0x3b         -> ffffffff8f119bc2 is_vmalloc_addr",
-	"      [   1] ffffffff8f03d04d page_fault_oops+0x99         -> ffffffff8f01ec99 oops_begin",
+	"      [4091] ffffffff8f26069b direct_entry+0xa5            -> ffffffff8f2aef79 lkdtm_do_action",
+	"      [4092] ffffffff8f26069b direct_entry+0xa5            -> ffffffff8f26089f lkdtm_EXCEPTION",
+	"      [4093] ffffffff8f2b1d28 exc_page_fault+0xbd          -> ffffffff8f03d7e1 fault_in_kernel_space",
+	"      [4094] ffffffff8f2b1e26 exc_page_fault+0x1bb         -> ffffffff8f03cfb4 page_fault_oops",
+	"      [4095] ffffffff8f03cfef page_fault_oops+0x3b         -> ffffffff8f119bc2 is_vmalloc_addr",
+	"      [4096] ffffffff8f03d04d page_fault_oops+0x99         -> ffffffff8f01ec99 oops_begin",
 	"\n  A traced process that was running at the panic:\n",
 	"    %s> bts -t 49 -n 3",
 	"    PID 49 (crasher) user branches: 3 of 4096 records (ring of 4096, wrapped), emulation",
-	"      [   3] 00000000004016de (crasher)                    -> 0000000000401680 (crasher)",
-	"      [   2] 00000000004016b9 (crasher)                    -> 00000000004016d1 (crasher)",
-	"      [   1] -- switch-out cpu 0 at 5.853773010 s --",
+	"      [4094] 00000000004016de (crasher)                    -> 0000000000401680 (crasher)",
+	"      [4095] 00000000004016b9 (crasher)                    -> 00000000004016d1 (crasher)",
+	"      [4096] -- switch-out cpu 0 at 5.853773010s --",
 	"\n  A kernel without per-CPU rings:\n",
 	"    %s> bts",
 	"    bts: this kernel keeps no branch traces (no BTS_CRASH=1 in VMCOREINFO: not a btscrash kernel, or format too new)",

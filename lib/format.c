@@ -103,6 +103,25 @@ const char *btsdec_marker_name(const struct btsdec_record *r)
 	return "invalid";
 }
 
+const char *btsdec_marker_describe(const struct btsdec_record *r, char *buf,
+				   size_t len)
+{
+	unsigned long long s = r->to / 1000000000, ns = r->to % 1000000000;
+
+	if (BTS_MARKER_KIND(r->from) == BTS_MARK_GAP)
+		snprintf(buf, len, "gap (%s), resumed at %llu.%09llus after %llu ns",
+			 btsdec_gap_reason_name(BTS_MARKER_SUB(r->from)), s, ns,
+			 (unsigned long long)r->flags);
+	else if (BTS_MARKER_KIND(r->from) == BTS_MARK_SWITCH_OUT ||
+		 BTS_MARKER_KIND(r->from) == BTS_MARK_SWITCH_IN)
+		snprintf(buf, len, "%s cpu %llu at %llu.%09llus", btsdec_marker_name(r),
+			 (unsigned long long)r->flags, s, ns);
+	else
+		snprintf(buf, len, "invalid marker 0x%016llx",
+			 (unsigned long long)r->from);
+	return buf;
+}
+
 int btsdec_marker_check(const struct btsdec_record *r, struct btsdec_err *err)
 {
 	unsigned int kind = BTS_MARKER_KIND(r->from);

@@ -57,6 +57,12 @@ const char *btsdec_marker_name(const struct btsdec_record *r);
 const char *btsdec_gap_reason_name(unsigned int reason);
 const char *btsdec_source_name(unsigned int source);
 
+/* The one description of a marker every reader prints (core and vmcore
+ * reports, crash> bts): "switch-out cpu 1 at 12.000000345s", "gap (perf),
+ * resumed at 12.000000345s after 5000 ns".  Returns buf. */
+const char *btsdec_marker_describe(const struct btsdec_record *r, char *buf,
+				   size_t len);
+
 /* Rules 6-7 of §2.2 over a note's records; 0 or -EINVAL naming the record. */
 int btsdec_records_check(uint32_t type, const struct btsdec_record *r,
 			 size_t nr, struct btsdec_err *err);

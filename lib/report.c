@@ -41,20 +41,10 @@ static size_t first_shown(size_t nr, const struct btsdec_render_opts *o)
 
 static void text_marker(FILE *out, int width, size_t i, const struct btsdec_record *r)
 {
-	unsigned int kind = BTS_MARKER_KIND(r->from);
+	char what[128];
 
-	fprintf(out, "%*zu  %-9s %s", width, i + 1, "marker", btsdec_marker_name(r));
-	if (kind == BTS_MARK_GAP)
-		fprintf(out, " (%s), resumed at %llu.%09llus after %llu ns",
-			btsdec_gap_reason_name(BTS_MARKER_SUB(r->from)),
-			(unsigned long long)r->to / 1000000000,
-			(unsigned long long)r->to % 1000000000,
-			(unsigned long long)r->flags);
-	else
-		fprintf(out, " cpu %llu at %llu.%09llus",
-			(unsigned long long)r->flags,
-			(unsigned long long)r->to / 1000000000,
-			(unsigned long long)r->to % 1000000000);
+	fprintf(out, "%*zu  %-9s %s", width, i + 1, "marker",
+		btsdec_marker_describe(r, what, sizeof(what)));
 }
 
 /* "func+0x12", or "??" like gdb when nothing is known (the address is
@@ -176,7 +166,7 @@ struct json_object *btsdec_json_record(size_t i, const struct btsdec_record *r,
 
 	if (!o)
 		return NULL;
-	ADD(o, "index", json_object_new_uint64(i));
+	ADD(o, "number", json_object_new_uint64(i + 1));
 	ADD(o, "from", btsdec_json_hex(r->from));
 	ADD(o, "to", btsdec_json_hex(r->to));
 	ADD(o, "flags", json_object_new_uint64(r->flags));
@@ -212,12 +202,12 @@ static struct json_object *json_segment(size_t i, const struct btsdec_segment *s
 
 	if (!o)
 		return NULL;
-	ADD(o, "index", json_object_new_uint64(i));
+	ADD(o, "number", json_object_new_uint64(i + 1));
 	ADD(o, "function", btsdec_json_str(s->func));
 	ADD(o, "address", btsdec_json_hex(s->addr));
 	ADD(o, "depth", json_object_new_int(s->depth));
-	ADD(o, "first_branch", json_object_new_uint64(s->first));
-	ADD(o, "last_branch", json_object_new_uint64(s->last));
+	ADD(o, "first_branch", json_object_new_uint64(s->first + 1));
+	ADD(o, "last_branch", json_object_new_uint64(s->last + 1));
 	ADD(o, "file", btsdec_json_str(s->file));
 	ADD(o, "line_min", json_object_new_int(s->line_lo));
 	ADD(o, "line_max", json_object_new_int(s->line_hi));

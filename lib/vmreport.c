@@ -122,7 +122,8 @@ static void vmr_json_cpu(struct vmr *r, const struct btsdec_trace *t, uint64_t c
 	json_object_array_add(r->cpus, o);
 }
 
-/* One text line; `nth` counts from the newest record (1). */
+/* One text line; `nth` is the record's number: its position in the trace,
+ * oldest first, from 1 (docs/json.md "Numbering"). */
 static void vmr_text_record(const struct vmr *r, const struct btsdec_record *rec,
 			    size_t nth)
 {
@@ -130,8 +131,9 @@ static void vmr_text_record(const struct vmr *r, const struct btsdec_record *rec
 	const char *fs = vmr_sym(r, rec->from, fb, sizeof(fb));
 	const char *ts = vmr_sym(r, rec->to, tb, sizeof(tb));
 
-	if (btsdec_is_marker(rec))
-		fprintf(r->out, "  [%4zu] -- %s --\n", nth, btsdec_marker_name(rec));
+	if (btsdec_is_marker(rec) && !r->o->raw)
+		fprintf(r->out, "  [%4zu] -- %s --\n", nth,
+			btsdec_marker_describe(rec, fb, sizeof(fb)));
 	else if (r->o->raw)
 		fprintf(r->out, "  [%4zu] %016llx %016llx %016llx\n", nth,
 			(unsigned long long)rec->from, (unsigned long long)rec->to,
@@ -156,7 +158,7 @@ static void vmr_cpu(struct vmr *r, const struct btsdec_trace *t, uint64_t cpu,
 	}
 	vmr_cpu_head(r, t, cpu, panic, ring, take);
 	for (i = t->nr - take; i < t->nr; i++)
-		vmr_text_record(r, &t->recs[i], t->nr - i);
+		vmr_text_record(r, &t->recs[i], i + 1);
 }
 
 static const struct btsdec_trace *vmr_note_of(const struct vmr *r, uint64_t cpu)

@@ -75,7 +75,8 @@ def test_json_shape():
     want = records("crasher-null.records")
     check([(int(b["from"], 16), int(b["to"], 16)) for b in br] == want,
           "json branches equal the recorded ones, oldest first")
-    check([b["index"] for b in br] == list(range(len(want))), "json indexes ascend")
+    check([b["number"] for b in br] == list(range(1, len(want) + 1)),
+          "json numbers ascend from 1, as the text's")
     for key in ("from", "to", "kind", "from_symbol", "to_symbol"):
         check(all(key in b for b in br), "json key %s" % key)
     check(br[-1]["kind"] == "call" and br[-1]["indirect"] and br[-1]["to"] == "0x0",
@@ -309,7 +310,7 @@ def test_json_utf8(tmp):
                        capture_output=True)
     try:
         doc = json.loads(p.stdout.decode("utf-8", errors="strict"))
-        ok = (doc["schema"] == "btscrash-core" and doc["version"] == 2 and
+        ok = (doc["schema"] == "btscrash-core" and doc["version"] == 3 and
               doc["core"].endswith("/caf\u00e9-\u00ff.core") and
               doc["threads"][0]["branches"])
     except (UnicodeDecodeError, ValueError, KeyError, IndexError) as e:

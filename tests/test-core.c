@@ -348,8 +348,8 @@ static void test_model_renderers(void)
 	json = render(m, true, 2);
 	CHECK_CONTAINS(text, "thread ");
 	CHECK_CONTAINS(json, "\"schema\":\"btscrash-core\"");
-	CHECK_CONTAINS(json, "\"index\":14,");
-	CHECK(!strstr(json, "\"index\":13,"));	/* --last 2: the newest two */
+	CHECK_CONTAINS(json, "\"number\":15,");
+	CHECK(!strstr(json, "\"number\":14,"));	/* --last 2: the newest two */
 	/* the journal line is the text report's line without its padding */
 	lf = open_memstream(&line, &len);
 	btsdec_render_branch_line(lf, 15, &t->d.br[15]);

@@ -334,7 +334,23 @@ static void test_ring_records(void)
 				     &wrapped, &err), -EINVAL);
 }
 
+/* The one marker description core, vmcore and crash> bts print. */
+static void test_marker_describe(void)
+{
+	struct btsdec_record out = { BTS_MARKER(BTS_MARK_SWITCH_OUT, 0), 12000000345ULL, 1 };
+	struct btsdec_record gap = { BTS_MARKER(BTS_MARK_GAP, BTS_GAP_PERF), 5ULL, 5000 };
+	struct btsdec_record bad = { BTS_MARKER(9, 0), 0, 0 };
+	char buf[128];
+
+	CHECK_STR(btsdec_marker_describe(&out, buf, sizeof(buf)),
+		  "switch-out cpu 1 at 12.000000345s");
+	CHECK_STR(btsdec_marker_describe(&gap, buf, sizeof(buf)),
+		  "gap (perf), resumed at 0.000000005s after 5000 ns");
+	CHECK_CONTAINS(btsdec_marker_describe(&bad, buf, sizeof(buf)), "invalid marker");
+}
+
 static const struct test_case tests[] = {
+	TEST_CASE(test_marker_describe),
 	TEST_CASE(test_struct_offsets_match_the_doc),
 	TEST_CASE(test_note_hdr_round_trip),
 	TEST_CASE(test_elf_note_walk),

@@ -63,12 +63,12 @@ with tempfile.TemporaryDirectory() as tmp:
         d = json.loads(out)
         c = d["cpus"][0]
         t = c["trace"]
-        ok = (d["schema"] == "btscrash-vmcore" and d["version"] == 2 and
+        ok = (d["schema"] == "btscrash-vmcore" and d["version"] == 3 and
               d["format"] == "elf" and c["cpu"] == 0 and c["panic"] and
               c["copy"] == "ring" and t["source"] == "emulation" and
               t["records"] == 8 and t["wrapped"] and
               [int(b["from"], 16) for b in c["branches"]] == [r[0] for r in want[-3:]] and
-              [b["index"] for b in c["branches"]] == [5, 6, 7] and
+              [b["number"] for b in c["branches"]] == [6, 7, 8] and
               c["frozen"] and c["freeze_ts_ns"] == 123456789)
     except (ValueError, KeyError, IndexError) as e:
         ok, out = False, repr(e) + out
