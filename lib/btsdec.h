@@ -376,4 +376,21 @@ int btsdec_vmcore_report(FILE *out, struct btsdec_vmcore *vc, const char *name,
 			 struct btsdec_vmreport_result *res, FILE *warn,
 			 struct btsdec_err *err);
 
+/* A vmcore's report decoded once (vmreport.c): the selected CPUs' traces
+ * (full ring, or crash note when the ring is unreadable) and the kernel
+ * symbols, rendered as often as needed.  The model reads vc, which must
+ * outlive it.  Warnings (rejected CPU notes, unreadable rings) go to warn
+ * once, at build.  Build fails only when the symbols cannot be read. */
+struct btsdec_vmmodel;
+
+int btsdec_vmmodel_build(struct btsdec_vmcore *vc, const char *name,
+			 const struct btsdec_vmreport_opts *o, FILE *warn,
+			 struct btsdec_vmmodel **out, struct btsdec_err *err);
+/* Text or JSON (docs/json.md), the newest `last` records per CPU (0: all);
+ * returns as btsdec_vmcore_report does (-ENODATA: no CPU had a trace). */
+int btsdec_vmmodel_render(FILE *out, const struct btsdec_vmmodel *m, bool json,
+			  size_t last, struct btsdec_vmreport_result *res,
+			  struct btsdec_err *err);
+void btsdec_vmmodel_free(struct btsdec_vmmodel *m);
+
 #endif /* BTSDEC_H */
