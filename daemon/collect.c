@@ -355,26 +355,29 @@ static int drop_privileges(const char *user, uint64_t core_bytes, unsigned int t
 	return 0;
 }
 
-/* Keeps the branch lines of a one-thread text report ("  NN  kind ..."). */
-static void branch_lines(const char *report, struct btsdumpd_meta *m)
+/* The journal's summary, from the model: the faulting thread and its last
+ * journal_branches records' branch lines (markers left out), newest last. */
+static void summarize(struct btsdumpd_ctx *c, const struct btsdec_model *model,
+		      size_t nr_traces, struct btsdumpd_meta *m)
 {
+	const struct btsdec_model_thread *t = model->nr_threads ? &model->threads[0] : NULL;
+	size_t n = c->cfg.journal_branches, i, len = 0;
 	char *out = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&out, &len);
-	const char *p = report, *nl;
 	bool first = true;
+	FILE *f;
 
+	btsdumpd_meta_setf(m, "TRACE_THREADS", "%zu", nr_traces);
+	if (!t || !t->has_trace || !n)
+		return;
+	btsdumpd_meta_setf(m, "FAULT_TID", "%d", (int)t->tid);
+	f = open_memstream(&out, &len);
 	if (!f)
 		return;
-	for (; p && *p; p = nl ? nl + 1 : NULL) {
-		nl = strchr(p, '\n');
-		size_t n = nl ? (size_t)(nl - p) : strlen(p);
-		size_t sp = strspn(p, " ");
-
-		if (sp < 2 || sp >= n || !(p[sp] >= '0' && p[sp] <= '9') ||
-		    memmem(p, n, "  marker ", 9))	/* branches only */
+	for (i = n < t->d.nr ? t->d.nr - n : 0; i < t->d.nr; i++) {
+		if (t->d.br[i].kind == BTSDEC_K_MARKER)
 			continue;
-		fprintf(f, "%s%.*s", first ? "" : "\n", (int)(n - sp), p + sp);
+		fputs(first ? "" : "\n", f);
+		btsdec_render_branch_line(f, i, &t->d.br[i]);
 		first = false;
 	}
 	fclose(f);
@@ -383,37 +386,41 @@ static void branch_lines(const char *report, struct btsdumpd_meta *m)
 	free(out);
 }
 
-static void summarize(struct btsdumpd_ctx *c, struct btsdec_core *core,
-		      struct btsdec_sym *sym, struct btsdec_classifier *cls,
-		      struct btsdumpd_meta *m)
+/* Decodes the core once; the text and JSON reports and the journal's
+ * summary are renderings of that one model. */
+static void report_core(struct btsdumpd_ctx *c, struct btsdec_core *core,
+			struct btsdec_sym *sym, struct btsdec_classifier *cls,
+			const char *exe, FILE *txt, FILE *json, struct btsdumpd_meta *m)
 {
-	const struct btsdec_thread *t = btsdec_core_thread(core, 0);
-	struct btsdec_report_opts o = { .have_tid = true, .last = c->cfg.journal_branches };
+	struct btsdec_model_opts mo = { .executable = exe };
+	struct btsdec_render_opts ro = { 0 };
+	struct btsdec_model *model;
 	struct btsdec_err err;
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f;
 
-	btsdumpd_meta_setf(m, "TRACE_THREADS", "%zu", btsdec_core_nr_traces(core));
-	if (!t || !t->has_trace || !c->cfg.journal_branches)
+	if (btsdec_model_build(core, sym, cls, &mo, &model, &err)) {
+		btsdumpd_meta_setf(m, "TRACE_WARNING", "report: %s", err.msg);
+		fprintf(txt, "btsdumpd: report: %s\n", err.msg);
+		btsdec_json_error(json, err.msg, NULL);
 		return;
-	btsdumpd_meta_setf(m, "FAULT_TID", "%d", (int)t->tid);
-	o.tid = t->tid;
-	f = open_memstream(&text, &len);
-	if (!f)
-		return;
-	btsdec_report(f, core, sym, cls, &o, &err);
-	fclose(f);
-	branch_lines(text, m);
-	free(text);
+	}
+	if (!btsdec_core_nr_traces(core)) {
+		fprintf(txt, "btsdumpd: no branch trace in this core (the process was not "
+			"traced, or its kernel lacks btscrash)%s\n",
+			btsdec_core_nr_rejects(core) ? "; malformed trace notes were rejected" : "");
+	} else {
+		if (btsdec_render_text(txt, model, &ro, &err))
+			fprintf(txt, "btsdumpd: report: %s\n", err.msg);
+		summarize(c, model, btsdec_core_nr_traces(core), m);
+	}
+	if (btsdec_render_json(json, model, &ro, &err))
+		btsdumpd_meta_setf(m, "TRACE_WARNING", "JSON report: %s", err.msg);
+	btsdec_model_free(model);
 }
 
 static void analysis_child(struct btsdumpd_ctx *c, int spool_fd, int txt_fd, int json_fd,
 			   int res_fd, uint64_t spool_bytes)
 {
 	const char *exe = btsdumpd_meta_get(&c->meta, "EXE");
-	struct btsdec_report_opts tro = { .executable = exe }, jro = { .json = true,
-		.executable = exe };
 	struct btsdec_symopts so = { .executable = exe };
 	struct btsdec_classifier *cls = NULL;
 	struct btsdec_sym *sym = NULL;
@@ -437,9 +444,7 @@ static void analysis_child(struct btsdumpd_ctx *c, int spool_fd, int txt_fd, int
 		btsdumpd_meta_set(&m, "TRACE", "error");
 		btsdumpd_meta_set(&m, "TRACE_ERROR", err.msg);
 		fprintf(txt, "btsdumpd: no trace report: %s\n", err.msg);
-		fputs("{\"error\":", json);
-		btsdec_json_string(json, err.msg);
-		fputs("}\n", json);
+		btsdec_json_error(json, err.msg, NULL);
 		goto out;
 	}
 	if (btsdec_sym_open_core(core, &so, &sym, &err))
@@ -450,19 +455,11 @@ static void analysis_child(struct btsdumpd_ctx *c, int spool_fd, int txt_fd, int
 		btsdumpd_meta_setf(&m, "TRACE_REJECTED", "%zu", btsdec_core_nr_rejects(core));
 		btsdumpd_meta_set(&m, "TRACE_ERROR", btsdec_core_reject(core, 0));
 	}
-	if (!btsdec_core_nr_traces(core)) {
+	if (!btsdec_core_nr_traces(core))
 		btsdumpd_meta_set(&m, "TRACE", btsdec_core_nr_rejects(core) ? "error" : "absent");
-		fprintf(txt, "btsdumpd: no branch trace in this core (the process was not "
-			"traced, or its kernel lacks btscrash)%s\n",
-			btsdec_core_nr_rejects(core) ? "; malformed trace notes were rejected" : "");
-	} else {
+	else
 		btsdumpd_meta_set(&m, "TRACE", "present");
-		if (btsdec_report(txt, core, sym, cls, &tro, &err))
-			fprintf(txt, "btsdumpd: report: %s\n", err.msg);
-		summarize(c, core, sym, cls, &m);
-	}
-	if (btsdec_report(json, core, sym, cls, &jro, &err))
-		btsdumpd_meta_setf(&m, "TRACE_WARNING", "JSON report: %s", err.msg);
+	report_core(c, core, sym, cls, exe, txt, json, &m);
 	btsdec_classifier_free(cls);
 	btsdec_sym_close(sym);
 	btsdec_core_close(core);
@@ -501,7 +498,7 @@ static int create_file(int dirfd, const char *name)
 	return openat(dirfd, name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 }
 
-/* Replaces a partial JSON report by {"error": why}. */
+/* Replaces a partial JSON report by the error document (docs/json.md). */
 static void json_error(int fd, const char *why)
 {
 	FILE *f;
@@ -511,9 +508,7 @@ static void json_error(int fd, const char *why)
 	f = fdopen(dup(fd), "w");
 	if (!f)
 		return;
-	fputs("{\"error\":", f);
-	btsdec_json_string(f, why);
-	fputs("}\n", f);
+	btsdec_json_error(f, why, NULL);
 	fclose(f);
 }
 

@@ -79,9 +79,10 @@ static int report_child(struct btsdec_vmcore *vc, const char *vmcore, const char
 {
 	struct btsdec_vmreport_opts o = { .last = REPORT_LAST, .symbols = *symbols ? symbols : NULL,
 					  .prog = "btsdumpd" };
-	struct btsdec_vmreport_result res;
+	struct btsdec_vmreport_result res = { 0 };
 	struct rlimit core = { 1, 1 }, cpu = { 300, 301 };
-	struct btsdec_err err;
+	struct btsdec_vmmodel *model;
+	struct btsdec_err err, jerr;
 	FILE *t = fdopen(txt, "w"), *j = fdopen(json, "w");
 	int ret;
 
@@ -89,12 +90,16 @@ static int report_child(struct btsdec_vmcore *vc, const char *vmcore, const char
 	setrlimit(RLIMIT_CPU, &cpu);
 	if (!t || !j)
 		_exit(10);
-	ret = btsdec_vmcore_report(t, vc, vmcore, &o, &res, t, &err);
+	/* the rings are read once; the text and JSON reports render that model */
+	ret = btsdec_vmmodel_build(vc, vmcore, &o, t, &model, &err);
+	if (!ret) {
+		ret = btsdec_vmmodel_render(t, model, false, REPORT_LAST, &res, &err);
+		if (btsdec_vmmodel_render(j, model, true, 0, NULL, &jerr) == -ENOMEM)
+			fprintf(t, "btsdumpd: JSON report: %s\n", jerr.msg);
+		btsdec_vmmodel_free(model);
+	}
 	if (ret && ret != -ENODATA)
 		fprintf(t, "btsdumpd: %s\n", err.msg);
-	o.json = true;
-	o.last = 0;
-	btsdec_vmcore_report(j, vc, vmcore, &o, &res, NULL, &err);
 	fclose(t);
 	fclose(j);
 	_exit(ret == -ENODATA ? 3 : ret ? 2 : res.rings_unreadable ? 4 : 0);

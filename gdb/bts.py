@@ -87,6 +87,11 @@ class _BtsCache:
     insns = {}          # (core key, tid, flavor, sysroot) -> _BtsInsns
 
 
+# The btsdump JSON this file reads (docs/json.md).
+BTS_JSON_SCHEMA = "btscrash-core"
+BTS_JSON_VERSION = 3
+
+
 def _bts_run_btsdump(btsdump, core, exe):
     args = [btsdump, "--json", "--calls", core]
     if exe and os.path.exists(exe):
@@ -107,6 +112,11 @@ def _bts_run_btsdump(btsdump, core, exe):
         data = json.loads(p.stdout)
     except ValueError as e:
         return None, "bts: %s printed no valid JSON: %s" % (btsdump, e)
+    if (data.get("schema"), data.get("version")) != (BTS_JSON_SCHEMA, BTS_JSON_VERSION):
+        return None, ("bts: %s writes JSON schema %s version %s, this gdb/bts.py reads "
+                      "%s version %d (docs/json.md): use the btsdump of the same build"
+                      % (btsdump, data.get("schema"), data.get("version"),
+                         BTS_JSON_SCHEMA, BTS_JSON_VERSION))
     for line in err.splitlines() if p.returncode else ():
         gdb.write("warning: %s\n" % line, gdb.STDERR)
     return data, None
@@ -469,8 +479,8 @@ def _bts_rebuild(t, arch, pc):
                 h.note("-- branch %d is a %s, but the code at 0x%x is `%s`: "
                        "it differs from the traced (for a core from another "
                        "machine, `set sysroot` before loading it) --"
-                       % (b["index"] + 1, b["kind"], frm, last.asm))
-        h.at_branch[b["index"]] = len(h.insns)
+                       % (b["number"], b["kind"], frm, last.asm))
+        h.at_branch[b["number"]] = len(h.insns)
         here = to
     if pc is None:
         if here is not None:
@@ -507,7 +517,7 @@ def _bts_at(addr):
 
 
 def _bts_branch_line(b, width, symw, mods):
-    num = "%*d  " % (width, b["index"] + 1)
+    num = "%*d  " % (width, b["number"])
     if b["kind"] == "marker":
         return num + _bts_marker_line(b)
     frm, to = int(b["from"], 16), int(b["to"], 16)
@@ -608,7 +618,7 @@ def _bts_segment_insns(h, segs, k, nbranches):
             return None
         first = prev + 1
     lb = segs[k]["last_branch"]
-    last = len(h.insns) if lb >= nbranches else h.at_branch.get(lb)
+    last = len(h.insns) if lb > nbranches else h.at_branch.get(lb)
     if last is None or last < first:
         return None
     return first, last

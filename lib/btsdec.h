@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * btsdec: the btscrash decoder library.  Reads trace notes from ELF cores
- * (docs/format.md), orders rings, classifies branches with capstone,
+ * and rings from vmcores through format.h (the one decoder of
+ * docs/format.md, shared with crash-ext/), classifies branches with capstone,
  * symbolizes with libdwfl, builds call histories and writes reports.
  * Used by btsdump, btsdumpd and the tests; process context, not thread-safe
  * per object.  Errors: negative errno plus a message in struct btsdec_err.
@@ -15,23 +16,11 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include <linux/bts_crash.h>
+#include <json-c/json.h>
 
-struct btsdec_err {
-	char msg[512];
-};
-
-/* Sets err->msg (printf style) and returns `code` (a negative errno). */
-int btsdec_fail(struct btsdec_err *err, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+#include "format.h"
 
 /* ---- Records and notes (note.c) ----------------------------------------- */
-
-struct btsdec_record {
-	uint64_t from;
-	uint64_t to;
-	uint64_t flags;
-};
 
 /* One parsed trace note (thread or CPU). */
 struct btsdec_trace {
@@ -52,37 +41,10 @@ int btsdec_note_parse(uint32_t type, const void *desc, size_t len,
 		      struct btsdec_trace *t, struct btsdec_err *err);
 void btsdec_trace_free(struct btsdec_trace *t);
 
-/* Size in bytes of a whole ELF note (header, name, descriptor, padding)
- * holding nr records; 0 if nr is too large. */
-size_t btsdec_note_size(size_t nr);
 /* Serializes t as a whole ELF note into buf.  Returns the byte count, or
  * -ENOSPC / -EINVAL. */
 ssize_t btsdec_note_write(void *buf, size_t buflen,
 			  const struct btsdec_trace *t, struct btsdec_err *err);
-
-static inline bool btsdec_is_marker(const struct btsdec_record *r)
-{
-	return (r->from & BTS_MARKER_TAG_MASK) == BTS_MARKER_TAG;
-}
-/* Checks a marker record (§1.1 of the format); 0 or -EINVAL. */
-int btsdec_marker_check(const struct btsdec_record *r, struct btsdec_err *err);
-const char *btsdec_marker_name(const struct btsdec_record *r);
-const char *btsdec_gap_reason_name(unsigned int reason);
-const char *btsdec_source_name(unsigned int source);
-/* True for an address in the kernel half of the 64-bit address space. */
-static inline bool btsdec_is_kernel_addr(uint64_t a)
-{
-	return a >= 0x0000800000000000ULL;
-}
-
-/* ---- Rings (ring.c) ------------------------------------------------------ */
-
-/* Puts the slots of a circular ring into time order (docs/format.md §4.3),
- * skipping never-written all-zero slots.  out must hold capacity records.
- * Returns the number of records, or -EINVAL for an index out of range. */
-ssize_t btsdec_ring_order(const struct btsdec_record *slots, uint64_t capacity,
-			  uint64_t index, bool wrapped,
-			  struct btsdec_record *out, struct btsdec_err *err);
 
 /* ---- Cores (core.c) ------------------------------------------------------ */
 
@@ -226,9 +188,69 @@ struct btsdec_decoded {
 int btsdec_decode(struct btsdec_sym *sym, struct btsdec_classifier *cls,
 		  const struct btsdec_trace *t, struct btsdec_decoded *out,
 		  struct btsdec_err *err);
+/* The same; with symbols false, branches are classified (sym still reads
+ * the code) but carry no symbols or lines, and segments split only at
+ * calls and returns. */
+int btsdec_decode_symbols(struct btsdec_sym *sym, struct btsdec_classifier *cls,
+			  const struct btsdec_trace *t, bool symbols,
+			  struct btsdec_decoded *out, struct btsdec_err *err);
 void btsdec_decoded_free(struct btsdec_decoded *d);
 
-/* ---- Reports (report.c) -------------------------------------------------- */
+/* ---- The decoded model (model.c) ----------------------------------------- */
+
+/* One thread of a core, decoded. */
+struct btsdec_model_thread {
+	pid_t tid;
+	int signo;		/* pr_cursig */
+	bool faulting;
+	bool has_trace;
+	struct btsdec_trace facts;	/* the trace's facts; recs is NULL */
+	struct btsdec_decoded d;	/* branches and call segments (empty: no trace) */
+};
+
+/* A core decoded once: what every renderer (text, JSON, journal) reads. */
+struct btsdec_model {
+	char *core;			/* the core's name */
+	char *executable;		/* as given, or NULL */
+	size_t nr_rejects;
+	char **rejects;			/* why malformed trace notes were skipped */
+	size_t nr_threads;
+	struct btsdec_model_thread *threads;	/* faulting thread first */
+};
+
+struct btsdec_model_opts {
+	bool have_tid;
+	pid_t tid;		/* only this thread */
+	bool no_symbols;	/* classify, but leave symbols and lines out (gdb) */
+	const char *executable;	/* recorded in the model, for the reports */
+};
+
+/* Decodes every (selected) thread of core: classified by cls, symbolized
+ * by sym (either may be NULL).  The model borrows symbol strings from sym:
+ * free it before closing sym.  0, or -ENOMEM / the decoder's error. */
+int btsdec_model_build(struct btsdec_core *core, struct btsdec_sym *sym,
+		       struct btsdec_classifier *cls, const struct btsdec_model_opts *o,
+		       struct btsdec_model **out, struct btsdec_err *err);
+void btsdec_model_free(struct btsdec_model *m);
+
+/* ---- Renderers of the model (report.c) ------------------------------------ */
+
+struct btsdec_render_opts {
+	bool calls;		/* call/return history instead of branch list */
+	size_t last;		/* 0 = all; else the newest N records (segments with calls) */
+};
+
+/* The text report (docs/btsdump.md) and the JSON document (docs/json.md).
+ * 0, or -EIO / -ENOMEM with err set. */
+int btsdec_render_text(FILE *out, const struct btsdec_model *m,
+		       const struct btsdec_render_opts *o, struct btsdec_err *err);
+int btsdec_render_json(FILE *out, const struct btsdec_model *m,
+		       const struct btsdec_render_opts *o, struct btsdec_err *err);
+/* One branch or marker as the text report writes it, numbered #i + 1, with
+ * the number unpadded: the journal's LAST_BRANCHES lines.  No newline. */
+void btsdec_render_branch_line(FILE *out, size_t i, const struct btsdec_branch *b);
+
+/* ---- Reports (report.c): build, render, free ------------------------------ */
 
 struct btsdec_report_opts {
 	bool json;
@@ -236,17 +258,43 @@ struct btsdec_report_opts {
 	bool have_tid;
 	pid_t tid;		/* only this thread */
 	size_t last;		/* 0 = all; else the newest N branches */
+	bool no_symbols;	/* btsdec_model_opts.no_symbols */
 	const char *executable;	/* for the header line */
 };
 
-/* Writes the report of every thread of core (text or JSON).  Returns 0,
- * or a negative errno; err says why. */
+/* Writes the report of every thread of core (text or JSON): a model built
+ * and rendered once.  Returns 0, or a negative errno; err says why. */
 int btsdec_report(FILE *out, struct btsdec_core *core, struct btsdec_sym *sym,
 		  struct btsdec_classifier *cls,
 		  const struct btsdec_report_opts *o, struct btsdec_err *err);
 
-/* JSON string escaping (report.c), exported for the tools. */
+/* ---- JSON (json.c; the documents are specified in docs/json.md) ---------- */
+
+/* Schema names and version of the documents the library writes. */
+#define BTSDEC_JSON_SCHEMA_CORE		"btscrash-core"
+#define BTSDEC_JSON_SCHEMA_VMCORE	"btscrash-vmcore"
+#define BTSDEC_JSON_SCHEMA_ERROR	"btscrash-error"
+#define BTSDEC_JSON_VERSION		3
+
+/* Pieces of the documents, shared by report.c and vmreport.c: the trace
+ * facts object, a branch object's common keys (index, from, to, flags,
+ * kind, and the marker keys for a marker), the marker keys alone. */
+struct json_object *btsdec_json_trace(const struct btsdec_trace *t);
+struct json_object *btsdec_json_record(size_t i, const struct btsdec_record *r,
+				       enum btsdec_kind kind);
+void btsdec_json_marker(struct json_object *o, const struct btsdec_record *r);
+/* A JSON string of s, always valid UTF-8 (bytes outside a valid sequence
+ * become U+00HH); NULL (JSON null) for s == NULL. */
+struct json_object *btsdec_json_str(const char *s);
+/* An address as a "0x..." string. */
+struct json_object *btsdec_json_hex(uint64_t v);
+/* Writes doc on one line, then drops the reference; -ENOMEM if doc is NULL. */
+int btsdec_json_write(FILE *out, struct json_object *doc, struct btsdec_err *err);
+/* Writes s as one JSON string literal (null for NULL). */
 void btsdec_json_string(FILE *out, const char *s);
+/* The error document btsdumpd stores when a report cannot be made:
+ * {"schema":"btscrash-error","version":N,"error":why}. */
+int btsdec_json_error(FILE *out, const char *why, struct btsdec_err *err);
 
 /* ---- Vmcores (vmcore.c) ---------------------------------------------------- */
 
@@ -327,5 +375,22 @@ int btsdec_vmcore_report(FILE *out, struct btsdec_vmcore *vc, const char *name,
 			 const struct btsdec_vmreport_opts *o,
 			 struct btsdec_vmreport_result *res, FILE *warn,
 			 struct btsdec_err *err);
+
+/* A vmcore's report decoded once (vmreport.c): the selected CPUs' traces
+ * (full ring, or crash note when the ring is unreadable) and the kernel
+ * symbols, rendered as often as needed.  The model reads vc, which must
+ * outlive it.  Warnings (rejected CPU notes, unreadable rings) go to warn
+ * once, at build.  Build fails only when the symbols cannot be read. */
+struct btsdec_vmmodel;
+
+int btsdec_vmmodel_build(struct btsdec_vmcore *vc, const char *name,
+			 const struct btsdec_vmreport_opts *o, FILE *warn,
+			 struct btsdec_vmmodel **out, struct btsdec_err *err);
+/* Text or JSON (docs/json.md), the newest `last` records per CPU (0: all);
+ * returns as btsdec_vmcore_report does (-ENODATA: no CPU had a trace). */
+int btsdec_vmmodel_render(FILE *out, const struct btsdec_vmmodel *m, bool json,
+			  size_t last, struct btsdec_vmreport_result *res,
+			  struct btsdec_err *err);
+void btsdec_vmmodel_free(struct btsdec_vmmodel *m);
 
 #endif /* BTSDEC_H */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Core files: opens an x86-64 ELF core with libelf, walks its PT_NOTE
- * segments with gelf_getnote, collects threads (NT_PRSTATUS) and btscrash
+ * segments with format.c's note walker, collects threads (NT_PRSTATUS) and btscrash
  * trace notes, and reads memory the core holds.  Hostile input is expected:
  * every offset is checked against the file before use.
  */
@@ -147,37 +147,32 @@ static int on_trace(struct btsdec_core *c, uint32_t type, const uint8_t *desc,
 
 static int walk_notes(struct btsdec_core *c, const GElf_Phdr *ph)
 {
-	GElf_Nhdr nh;
-	size_t off = 0, name_off, desc_off;
+	struct btsdec_elf_note n;
+	struct btsdec_err err;
+	size_t off = 0;
 	Elf_Data *data;
-	int ret = 0;
+	int ret = 0, more;
 
 	if (ph->p_offset > c->file_size || ph->p_filesz > c->file_size - ph->p_offset)
 		return -EIO;	/* note segment beyond end of file */
-	data = elf_getdata_rawchunk(c->elf, ph->p_offset, ph->p_filesz,
-				    ELF_T_NHDR);
+	data = elf_getdata_rawchunk(c->elf, ph->p_offset, ph->p_filesz, ELF_T_BYTE);
 	if (!data)
 		return -EIO;
-	while (data->d_size - off >= sizeof(Elf64_Nhdr)) {
-		const uint8_t *base = data->d_buf;
-		size_t next = gelf_getnote(data, off, &nh, &name_off, &desc_off);
-
-		if (!next)	/* sizes run off the segment: nothing after is safe */
-			return add_reject(c, ph->p_offset + off,
-					  "malformed note header; the notes after it are unreadable");
-		off = next;
-
-		if (nh.n_namesz == 5 && !memcmp(base + name_off, "CORE", 5) &&
-		    nh.n_type == NT_PRSTATUS)
-			ret = on_prstatus(c, base + desc_off, nh.n_descsz);
-		else if (nh.n_namesz == BTS_CRASH_NOTE_NAMESZ &&
-			 !memcmp(base + name_off, BTS_CRASH_NOTE_NAME,
-				 BTS_CRASH_NOTE_NAMESZ))
-			ret = on_trace(c, nh.n_type, base + desc_off, nh.n_descsz,
-				       ph->p_offset + desc_off);
+	while ((more = btsdec_elf_note_next(data->d_buf, data->d_size, &off, &n,
+					    &err)) > 0) {
+		if (btsdec_elf_note_owner(&n, "CORE", sizeof("CORE")) &&
+		    n.type == NT_PRSTATUS)
+			ret = on_prstatus(c, n.desc, n.descsz);
+		else if (btsdec_elf_note_owner(&n, BTS_CRASH_NOTE_NAME,
+					       BTS_CRASH_NOTE_NAMESZ))
+			ret = on_trace(c, n.type, n.desc, n.descsz,
+				       ph->p_offset + n.desc_off);
 		if (ret)
 			return ret;
 	}
+	if (more < 0)	/* sizes run off the segment: nothing after is safe */
+		return add_reject(c, ph->p_offset + off,
+				  "malformed note header; the notes after it are unreadable");
 	return 0;
 }
 

@@ -14,7 +14,8 @@
 #define MAX_INSN	16
 
 static void decode_one(struct btsdec_sym *sym, struct btsdec_classifier *cls,
-		       const struct btsdec_record *r, struct btsdec_branch *b)
+		       bool symbols, const struct btsdec_record *r,
+		       struct btsdec_branch *b)
 {
 	uint8_t code[MAX_INSN];
 	size_t n = 0;
@@ -25,11 +26,12 @@ static void decode_one(struct btsdec_sym *sym, struct btsdec_classifier *cls,
 		b->kind = BTSDEC_K_MARKER;
 		return;
 	}
-	if (sym) {
+	if (sym && symbols) {
 		btsdec_sym_lookup(sym, r->from, &b->from_loc);
 		btsdec_sym_lookup(sym, r->to, &b->to_loc);
-		n = btsdec_sym_read_code(sym, r->from, code, sizeof(code));
 	}
+	if (sym)	/* the code comes from the core or the module file */
+		n = btsdec_sym_read_code(sym, r->from, code, sizeof(code));
 	b->kind = cls ? btsdec_classify(cls, code, n, r->from, &b->indirect)
 		      : BTSDEC_K_UNKNOWN;
 }
@@ -113,6 +115,13 @@ int btsdec_decode(struct btsdec_sym *sym, struct btsdec_classifier *cls,
 		  const struct btsdec_trace *t, struct btsdec_decoded *out,
 		  struct btsdec_err *err)
 {
+	return btsdec_decode_symbols(sym, cls, t, true, out, err);
+}
+
+int btsdec_decode_symbols(struct btsdec_sym *sym, struct btsdec_classifier *cls,
+			  const struct btsdec_trace *t, bool symbols,
+			  struct btsdec_decoded *out, struct btsdec_err *err)
+{
 	struct btsdec_decoded d = { .nr = t->nr };
 
 	if (t->nr) {
@@ -126,7 +135,7 @@ int btsdec_decode(struct btsdec_sym *sym, struct btsdec_classifier *cls,
 		}
 	}
 	for (size_t i = 0; i < t->nr; i++)
-		decode_one(sym, cls, &t->recs[i], &d.br[i]);
+		decode_one(sym, cls, symbols, &t->recs[i], &d.br[i]);
 	build_history(&d);
 	*out = d;
 	return 0;

@@ -1,32 +1,16 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * Reports: the per-thread branch list or call history of a core, as text
- * for people or JSON for programs (the same facts in both).  Collect first
- * (btsdec_decode), print after.  Used by btsdump and btsdumpd.
+ * Renderers of the decoded model (model.c): the per-thread branch list or
+ * call history of a core as text for people or JSON for programs (the same
+ * facts in both), and the text line of one branch for btsdumpd's journal.
+ * They only read the model: nothing is decoded or symbolized here.  Used by
+ * btsdump and btsdumpd.
  */
 #include <errno.h>
 #include <signal.h>
 #include <string.h>
 
 #include "btsdec.h"
-
-void btsdec_json_string(FILE *out, const char *s)
-{
-	if (!s) {
-		fputs("null", out);
-		return;
-	}
-	fputc('"', out);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		if (*p == '"' || *p == '\\')
-			fprintf(out, "\\%c", *p);
-		else if (*p < 0x20 || *p == 0x7f)
-			fprintf(out, "\\u%04x", *p);
-		else
-			fputc(*p, out);
-	}
-	fputc('"', out);
-}
 
 static const char *signal_name(int sig, char *buf, size_t len)
 {
@@ -48,30 +32,19 @@ static const char *line_of(const struct btsdec_loc *l, char *buf, size_t len)
 }
 
 /* First branch index to show for --last. */
-static size_t first_shown(size_t nr, const struct btsdec_report_opts *o)
+static size_t first_shown(size_t nr, const struct btsdec_render_opts *o)
 {
 	return o->last && o->last < nr ? nr - o->last : 0;
 }
 
 /* ---- text ---------------------------------------------------------------- */
 
-static void text_marker(FILE *out, size_t i, const struct btsdec_record *r)
+static void text_marker(FILE *out, int width, size_t i, const struct btsdec_record *r)
 {
-	unsigned int kind = BTS_MARKER_KIND(r->from);
+	char what[128];
 
-	fprintf(out, "%7zu  %-9s %s", i + 1, "marker", btsdec_marker_name(r));
-	if (kind == BTS_MARK_GAP)
-		fprintf(out, " (%s), resumed at %llu.%09llus after %llu ns",
-			btsdec_gap_reason_name(BTS_MARKER_SUB(r->from)),
-			(unsigned long long)r->to / 1000000000,
-			(unsigned long long)r->to % 1000000000,
-			(unsigned long long)r->flags);
-	else
-		fprintf(out, " cpu %llu at %llu.%09llus",
-			(unsigned long long)r->flags,
-			(unsigned long long)r->to / 1000000000,
-			(unsigned long long)r->to % 1000000000);
-	fputc('\n', out);
+	fprintf(out, "%*zu  %-9s %s", width, i + 1, "marker",
+		btsdec_marker_describe(r, what, sizeof(what)));
 }
 
 /* "func+0x12", or "??" like gdb when nothing is known (the address is
@@ -81,18 +54,19 @@ static const char *text_symbol(const struct btsdec_loc *l, char *buf, size_t len
 	return l->func ? btsdec_loc_format(l, 0, buf, len) : "??";
 }
 
-static void text_branch(FILE *out, size_t i, const struct btsdec_branch *b)
+/* One branch line without its newline; the number right-aligned in width. */
+static void text_branch(FILE *out, int width, size_t i, const struct btsdec_branch *b)
 {
 	char fs[256], ts[256], fl[256], tl[256];
 	const char *fline, *tline;
 
 	if (b->kind == BTSDEC_K_MARKER) {
-		text_marker(out, i, &b->rec);
+		text_marker(out, width, i, &b->rec);
 		return;
 	}
 	fline = line_of(&b->from_loc, fl, sizeof(fl));
 	tline = line_of(&b->to_loc, tl, sizeof(tl));
-	fprintf(out, "%7zu  %-9s 0x%012llx %-28s -> 0x%012llx %s", i + 1,
+	fprintf(out, "%*zu  %-9s 0x%012llx %-28s -> 0x%012llx %s", width, i + 1,
 		btsdec_kind_name(b->kind), (unsigned long long)b->rec.from,
 		text_symbol(&b->from_loc, fs, sizeof(fs)),
 		(unsigned long long)b->rec.to,
@@ -100,7 +74,11 @@ static void text_branch(FILE *out, size_t i, const struct btsdec_branch *b)
 	if (fline || tline)
 		fprintf(out, "  [%s -> %s]", fline ? fline : "?",
 			tline ? tline : "?");
-	fputc('\n', out);
+}
+
+void btsdec_render_branch_line(FILE *out, size_t i, const struct btsdec_branch *b)
+{
+	text_branch(out, 0, i, b);
 }
 
 static void text_segment(FILE *out, size_t i, const struct btsdec_segment *s)
@@ -118,9 +96,9 @@ static void text_segment(FILE *out, size_t i, const struct btsdec_segment *s)
 	fputc('\n', out);
 }
 
-static void text_thread_head(FILE *out, const struct btsdec_thread *th)
+static void text_thread_head(FILE *out, const struct btsdec_model_thread *th)
 {
-	const struct btsdec_trace *t = &th->trace;
+	const struct btsdec_trace *t = &th->facts;
 	char sig[32];
 
 	fprintf(out, "thread %d", th->tid);
@@ -140,10 +118,10 @@ static void text_thread_head(FILE *out, const struct btsdec_thread *th)
 		(unsigned long long)t->lost, t->nr_gaps);
 }
 
-static void text_thread(FILE *out, const struct btsdec_thread *th,
-			const struct btsdec_decoded *d,
-			const struct btsdec_report_opts *o)
+static void text_thread(FILE *out, const struct btsdec_model_thread *th,
+			const struct btsdec_render_opts *o)
 {
+	const struct btsdec_decoded *d = &th->d;
 	size_t i;
 
 	text_thread_head(out, th);
@@ -155,178 +133,211 @@ static void text_thread(FILE *out, const struct btsdec_thread *th,
 		for (i = first_shown(d->nr_seg, o); i < d->nr_seg; i++)
 			text_segment(out, i, &d->seg[i]);
 	} else {
-		for (i = first_shown(d->nr, o); i < d->nr; i++)
-			text_branch(out, i, &d->br[i]);
+		for (i = first_shown(d->nr, o); i < d->nr; i++) {
+			text_branch(out, 7, i, &d->br[i]);
+			fputc('\n', out);
+		}
 	}
 	fputc('\n', out);
 }
 
-/* ---- JSON ---------------------------------------------------------------- */
+/* ---- JSON (docs/json.md) ---------------------------------------------------- */
 
-static void json_hex(FILE *out, const char *key, uint64_t v)
-{
-	fprintf(out, "\"%s\":\"0x%llx\"", key, (unsigned long long)v);
-}
+#define ADD(obj, key, val)	json_object_object_add(obj, key, val)
 
-static void json_marker(FILE *out, const struct btsdec_record *r)
+/* The marker keys of a branch object (shared with vmreport.c). */
+void btsdec_json_marker(struct json_object *o, const struct btsdec_record *r)
 {
-	fputs(",\"marker\":", out);
-	btsdec_json_string(out, btsdec_marker_name(r));
-	fprintf(out, ",\"timestamp_ns\":%llu", (unsigned long long)r->to);
+	ADD(o, "marker", btsdec_json_str(btsdec_marker_name(r)));
+	ADD(o, "timestamp_ns", json_object_new_uint64(r->to));
 	if (BTS_MARKER_KIND(r->from) == BTS_MARK_GAP) {
-		fprintf(out, ",\"gap_ns\":%llu,\"reason\":", (unsigned long long)r->flags);
-		btsdec_json_string(out, btsdec_gap_reason_name(BTS_MARKER_SUB(r->from)));
+		ADD(o, "gap_ns", json_object_new_uint64(r->flags));
+		ADD(o, "reason", btsdec_json_str(btsdec_gap_reason_name(BTS_MARKER_SUB(r->from))));
 	} else {
-		fprintf(out, ",\"cpu\":%llu", (unsigned long long)r->flags);
+		ADD(o, "cpu", json_object_new_uint64(r->flags));
 	}
 }
 
-static void json_branch(FILE *out, size_t i, const struct btsdec_branch *b)
+/* The keys every branch object has, core or vmcore. */
+struct json_object *btsdec_json_record(size_t i, const struct btsdec_record *r,
+				       enum btsdec_kind kind)
 {
+	struct json_object *o = json_object_new_object();
+
+	if (!o)
+		return NULL;
+	ADD(o, "number", json_object_new_uint64(i + 1));
+	ADD(o, "from", btsdec_json_hex(r->from));
+	ADD(o, "to", btsdec_json_hex(r->to));
+	ADD(o, "flags", json_object_new_uint64(r->flags));
+	ADD(o, "kind", btsdec_json_str(btsdec_kind_name(kind)));
+	if (kind == BTSDEC_K_MARKER)
+		btsdec_json_marker(o, r);
+	return o;
+}
+
+static struct json_object *json_branch(size_t i, const struct btsdec_branch *b)
+{
+	struct json_object *o = btsdec_json_record(i, &b->rec, b->kind);
 	char buf[256];
 
-	fprintf(out, "{\"index\":%zu,", i);
-	json_hex(out, "from", b->rec.from);
-	fputc(',', out);
-	json_hex(out, "to", b->rec.to);
-	fprintf(out, ",\"flags\":%llu,\"kind\":\"%s\"",
-		(unsigned long long)b->rec.flags, btsdec_kind_name(b->kind));
-	if (b->kind == BTSDEC_K_MARKER) {
-		json_marker(out, &b->rec);
-		fputc('}', out);
-		return;
-	}
-	fprintf(out, ",\"indirect\":%s,\"depth\":%d,\"from_symbol\":",
-		b->indirect ? "true" : "false", b->depth);
-	btsdec_json_string(out, btsdec_loc_format(&b->from_loc, b->rec.from,
-						  buf, sizeof(buf)));
-	fputs(",\"to_symbol\":", out);
-	btsdec_json_string(out, btsdec_loc_format(&b->to_loc, b->rec.to, buf,
-						  sizeof(buf)));
-	fputs(",\"from_line\":", out);
-	btsdec_json_string(out, line_of(&b->from_loc, buf, sizeof(buf)));
-	fputs(",\"to_line\":", out);
-	btsdec_json_string(out, line_of(&b->to_loc, buf, sizeof(buf)));
-	fputs(",\"from_module\":", out);
-	btsdec_json_string(out, b->from_loc.module);
-	fputs(",\"to_module\":", out);
-	btsdec_json_string(out, b->to_loc.module);
-	fputc('}', out);
+	if (!o || b->kind == BTSDEC_K_MARKER)
+		return o;
+	ADD(o, "indirect", json_object_new_boolean(b->indirect));
+	ADD(o, "depth", json_object_new_int(b->depth));
+	ADD(o, "from_symbol", btsdec_json_str(btsdec_loc_format(&b->from_loc, b->rec.from,
+								 buf, sizeof(buf))));
+	ADD(o, "to_symbol", btsdec_json_str(btsdec_loc_format(&b->to_loc, b->rec.to,
+							       buf, sizeof(buf))));
+	ADD(o, "from_line", btsdec_json_str(line_of(&b->from_loc, buf, sizeof(buf))));
+	ADD(o, "to_line", btsdec_json_str(line_of(&b->to_loc, buf, sizeof(buf))));
+	ADD(o, "from_module", btsdec_json_str(b->from_loc.module));
+	ADD(o, "to_module", btsdec_json_str(b->to_loc.module));
+	return o;
 }
 
-static void json_segment(FILE *out, size_t i, const struct btsdec_segment *s)
+static struct json_object *json_segment(size_t i, const struct btsdec_segment *s)
 {
-	fprintf(out, "{\"index\":%zu,\"function\":", i);
-	btsdec_json_string(out, s->func);
-	fputc(',', out);
-	json_hex(out, "address", s->addr);
-	fprintf(out, ",\"depth\":%d,\"first_branch\":%zu,\"last_branch\":%zu,\"file\":",
-		s->depth, s->first, s->last);
-	btsdec_json_string(out, s->file);
-	fprintf(out, ",\"line_min\":%d,\"line_max\":%d}", s->line_lo, s->line_hi);
+	struct json_object *o = json_object_new_object();
+
+	if (!o)
+		return NULL;
+	ADD(o, "number", json_object_new_uint64(i + 1));
+	ADD(o, "function", btsdec_json_str(s->func));
+	ADD(o, "address", btsdec_json_hex(s->addr));
+	ADD(o, "depth", json_object_new_int(s->depth));
+	ADD(o, "first_branch", json_object_new_uint64(s->first + 1));
+	ADD(o, "last_branch", json_object_new_uint64(s->last + 1));
+	ADD(o, "file", btsdec_json_str(s->file));
+	ADD(o, "line_min", json_object_new_int(s->line_lo));
+	ADD(o, "line_max", json_object_new_int(s->line_hi));
+	return o;
 }
 
-static void json_trace(FILE *out, const struct btsdec_trace *t)
+/* The trace facts object, the same for a thread note, a CPU note or ring. */
+struct json_object *btsdec_json_trace(const struct btsdec_trace *t)
 {
-	fprintf(out, "{\"source\":\"%s\",\"capacity\":%llu,\"records\":%zu,"
-		"\"wrapped\":%s,\"truncated\":%s,\"lost\":%llu,\"lost_exact\":%s,\"gaps\":%u}",
-		btsdec_source_name(t->source), (unsigned long long)t->capacity,
-		t->nr, t->flags & BTS_NOTE_F_WRAPPED ? "true" : "false",
-		t->flags & BTS_NOTE_F_TRUNCATED ? "true" : "false",
-		(unsigned long long)t->lost,
-		t->flags & BTS_NOTE_F_LOST_EXACT ? "true" : "false", t->nr_gaps);
+	struct json_object *o = json_object_new_object();
+
+	if (!o)
+		return NULL;
+	ADD(o, "source", btsdec_json_str(btsdec_source_name(t->source)));
+	ADD(o, "capacity", json_object_new_uint64(t->capacity));
+	ADD(o, "records", json_object_new_uint64(t->nr));
+	ADD(o, "wrapped", json_object_new_boolean(t->flags & BTS_NOTE_F_WRAPPED));
+	ADD(o, "truncated", json_object_new_boolean(t->flags & BTS_NOTE_F_TRUNCATED));
+	ADD(o, "lost", json_object_new_uint64(t->lost));
+	ADD(o, "lost_exact", json_object_new_boolean(t->flags & BTS_NOTE_F_LOST_EXACT));
+	ADD(o, "gaps", json_object_new_uint64(t->nr_gaps));
+	return o;
 }
 
-static void json_thread(FILE *out, const struct btsdec_thread *th,
-			const struct btsdec_decoded *d,
-			const struct btsdec_report_opts *o)
+static struct json_object *json_list(size_t first, size_t n, const void *items,
+				     struct json_object *(*one)(size_t, const void *))
 {
+	struct json_object *a = json_object_new_array();
+
+	for (size_t i = first; a && i < n; i++)
+		json_object_array_add(a, one(i, items));
+	return a;
+}
+
+static struct json_object *one_branch(size_t i, const void *br)
+{
+	return json_branch(i, &((const struct btsdec_branch *)br)[i]);
+}
+
+static struct json_object *one_segment(size_t i, const void *seg)
+{
+	return json_segment(i, &((const struct btsdec_segment *)seg)[i]);
+}
+
+static struct json_object *json_thread(const struct btsdec_model_thread *th,
+				       const struct btsdec_render_opts *o)
+{
+	const struct btsdec_decoded *d = &th->d;
+	struct json_object *j = json_object_new_object();
 	char sig[32];
-	size_t i, first;
 
-	fprintf(out, "{\"tid\":%d,\"faulting\":%s,\"signal\":%d,\"signal_name\":",
-		th->tid, th->faulting ? "true" : "false", th->signo);
-	btsdec_json_string(out, th->signo ? signal_name(th->signo, sig, sizeof(sig))
-					  : NULL);
-	fputs(",\"trace\":", out);
-	if (th->has_trace)
-		json_trace(out, &th->trace);
-	else
-		fputs("null", out);
-	fputs(",\"branches\":[", out);
-	first = first_shown(d->nr, o);
-	for (i = first; i < d->nr; i++) {
-		fputs(i > first ? "," : "", out);
-		json_branch(out, i, &d->br[i]);
-	}
-	fputc(']', out);
-	if (o->calls) {
-		fputs(",\"calls\":[", out);
-		first = first_shown(d->nr_seg, o);
-		for (i = first; i < d->nr_seg; i++) {
-			fputs(i > first ? "," : "", out);
-			json_segment(out, i, &d->seg[i]);
-		}
-		fputc(']', out);
-	}
-	fputc('}', out);
+	if (!j)
+		return NULL;
+	ADD(j, "tid", json_object_new_int(th->tid));
+	ADD(j, "faulting", json_object_new_boolean(th->faulting));
+	ADD(j, "signal", json_object_new_int(th->signo));
+	ADD(j, "signal_name", th->signo ? btsdec_json_str(signal_name(th->signo, sig,
+								      sizeof(sig))) : NULL);
+	ADD(j, "trace", th->has_trace ? btsdec_json_trace(&th->facts) : NULL);
+	ADD(j, "branches", json_list(first_shown(d->nr, o), d->nr, d->br, one_branch));
+	if (o->calls)
+		ADD(j, "calls", json_list(first_shown(d->nr_seg, o), d->nr_seg, d->seg,
+					  one_segment));
+	return j;
 }
 
 /* ---- driver -------------------------------------------------------------- */
 
-static void report_head(FILE *out, struct btsdec_core *core,
-			const struct btsdec_report_opts *o)
+static struct json_object *json_doc(const struct btsdec_model *m,
+				    const struct btsdec_render_opts *o)
 {
-	if (o->json) {
-		fputs("{\"core\":", out);
-		btsdec_json_string(out, btsdec_core_path(core));
-		fputs(",\"executable\":", out);
-		btsdec_json_string(out, o->executable);
-		fputs(",\"rejected\":[", out);
-		for (size_t i = 0; i < btsdec_core_nr_rejects(core); i++) {
-			fputs(i ? "," : "", out);
-			btsdec_json_string(out, btsdec_core_reject(core, i));
-		}
-		fputs("],\"threads\":[", out);
-		return;
-	}
-	fprintf(out, "core: %s\n", btsdec_core_path(core));
-	if (o->executable)
-		fprintf(out, "executable: %s\n", o->executable);
+	struct json_object *doc = json_object_new_object(), *rej, *thr;
+
+	if (!doc)
+		return NULL;
+	ADD(doc, "schema", json_object_new_string(BTSDEC_JSON_SCHEMA_CORE));
+	ADD(doc, "version", json_object_new_int(BTSDEC_JSON_VERSION));
+	ADD(doc, "core", btsdec_json_str(m->core));
+	ADD(doc, "executable", btsdec_json_str(m->executable));
+	rej = json_object_new_array();
+	for (size_t i = 0; rej && i < m->nr_rejects; i++)
+		json_object_array_add(rej, btsdec_json_str(m->rejects[i]));
+	ADD(doc, "rejected", rej);
+	thr = json_object_new_array();
+	for (size_t i = 0; thr && i < m->nr_threads; i++)
+		json_object_array_add(thr, json_thread(&m->threads[i], o));
+	ADD(doc, "threads", thr);
+	return doc;
+}
+
+int btsdec_render_json(FILE *out, const struct btsdec_model *m,
+		       const struct btsdec_render_opts *o, struct btsdec_err *err)
+{
+	int ret = btsdec_json_write(out, json_doc(m, o), err);
+
+	if (!ret && (fflush(out) || ferror(out)))
+		return btsdec_fail(err, -EIO, "writing the report: %m");
+	return ret;
+}
+
+int btsdec_render_text(FILE *out, const struct btsdec_model *m,
+		       const struct btsdec_render_opts *o, struct btsdec_err *err)
+{
+	fprintf(out, "core: %s\n", m->core);
+	if (m->executable)
+		fprintf(out, "executable: %s\n", m->executable);
 	fputc('\n', out);
+	for (size_t i = 0; i < m->nr_threads; i++)
+		text_thread(out, &m->threads[i], o);
+	if (fflush(out) || ferror(out))
+		return btsdec_fail(err, -EIO, "writing the report: %m");
+	return 0;
 }
 
 int btsdec_report(FILE *out, struct btsdec_core *core, struct btsdec_sym *sym,
 		  struct btsdec_classifier *cls,
 		  const struct btsdec_report_opts *o, struct btsdec_err *err)
 {
-	size_t i, shown = 0;
+	struct btsdec_model_opts mo = { .have_tid = o->have_tid, .tid = o->tid,
+					.no_symbols = o->no_symbols,
+					.executable = o->executable };
+	struct btsdec_render_opts ro = { .calls = o->calls, .last = o->last };
+	struct btsdec_model *m;
 	int ret;
 
-	report_head(out, core, o);
-	for (i = 0; i < btsdec_core_nr_threads(core); i++) {
-		const struct btsdec_thread *th = btsdec_core_thread(core, i);
-		struct btsdec_decoded d = { 0 };
-
-		if (o->have_tid && th->tid != o->tid)
-			continue;
-		if (th->has_trace) {
-			ret = btsdec_decode(sym, cls, &th->trace, &d, err);
-			if (ret)
-				return ret;
-		}
-		if (o->json) {
-			fputs(shown ? "," : "", out);
-			json_thread(out, th, &d, o);
-		} else {
-			text_thread(out, th, &d, o);
-		}
-		shown++;
-		btsdec_decoded_free(&d);
-	}
-	if (o->json)
-		fputs("]}\n", out);
-	if (fflush(out) || ferror(out))
-		return btsdec_fail(err, -EIO, "writing the report: %m");
-	return 0;
+	ret = btsdec_model_build(core, sym, cls, &mo, &m, err);
+	if (ret)
+		return ret;
+	ret = o->json ? btsdec_render_json(out, m, &ro, err)
+		      : btsdec_render_text(out, m, &ro, err);
+	btsdec_model_free(m);
+	return ret;
 }

@@ -3,8 +3,9 @@
  * Vmcores without vmlinux: the ELF form (/proc/vmcore, makedumpfile -E) and
  * makedumpfile's kdump-compressed form.  Reads VMCOREINFO, the CPU trace
  * notes (NT_BTSCRASH_CPU) and physical memory, then finds every CPU's full
- * ring through VMCOREINFO alone (docs/format.md §3-4).  Hostile input:
- * every offset, size and count is checked against the file before use.
+ * ring through VMCOREINFO alone (docs/format.md §3-4); the notes, table and
+ * rings are decoded by format.c.  Hostile input: every offset, size and
+ * count is checked against the file before use.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -97,51 +98,52 @@ static int pread_all(const struct btsdec_vmcore *vc, void *buf, size_t len, uint
 	return 0;
 }
 
+/* One NT_BTSCRASH_CPU note: kept when valid, else its reason listed. */
+static int take_cpu_note(struct btsdec_vmcore *vc, const struct btsdec_elf_note *n)
+{
+	struct btsdec_trace t, *nt;
+	struct btsdec_err e;
+	int ret;
+
+	ret = btsdec_note_parse(n->type, n->desc, n->descsz, &t, &e);
+	if (ret == -ENOMEM)
+		return ret;
+	if (ret)
+		return add_reject(vc, e.msg);
+	nt = realloc(vc->notes, (vc->nr_notes + 1) * sizeof(*nt));
+	if (!nt) {
+		btsdec_trace_free(&t);
+		return -ENOMEM;
+	}
+	vc->notes = nt;
+	vc->notes[vc->nr_notes++] = t;
+	return 0;
+}
+
 /* Walks a buffer of ELF notes; keeps VMCOREINFO and the CPU trace notes. */
 static int take_notes(struct btsdec_vmcore *vc, const uint8_t *p, size_t len,
 		      struct btsdec_err *err)
 {
+	struct btsdec_elf_note n;
 	size_t off = 0;
+	int more;
 
-	while (off + 12 <= len) {
-		uint32_t namesz, descsz, type;
-		size_t name_off, desc_off;
-
-		memcpy(&namesz, p + off, 4);
-		memcpy(&descsz, p + off + 4, 4);
-		memcpy(&type, p + off + 8, 4);
-		if (!namesz && !descsz)
-			break;
-		name_off = off + 12;
-		desc_off = name_off + (((size_t)namesz + 3) & ~(size_t)3);
-		if (namesz > len || descsz > len || desc_off > len || descsz > len - desc_off)
-			return btsdec_fail(err, -EINVAL, "malformed note at offset %zu of the "
-					   "dump's notes", off);
-		if (namesz == sizeof("VMCOREINFO") &&
-		    !memcmp(p + name_off, "VMCOREINFO", namesz) && !vc->info) {
-			vc->info = strndup((const char *)p + desc_off, descsz);
-			if (!vc->info)
+	while ((more = btsdec_elf_note_next(p, len, &off, &n, err)) > 0) {
+		if (!n.namesz && !n.descsz)
+			break;	/* the zero note that ends the crash notes */
+		if (btsdec_elf_note_owner(&n, "VMCOREINFO", sizeof("VMCOREINFO"))) {
+			if (!vc->info && !(vc->info = strndup((const char *)n.desc, n.descsz)))
 				return -ENOMEM;
-		} else if (namesz == BTS_CRASH_NOTE_NAMESZ && type == NT_BTSCRASH_CPU &&
-			   !memcmp(p + name_off, BTS_CRASH_NOTE_NAME, namesz)) {
-			struct btsdec_trace t, *n;
-			struct btsdec_err e;
+		} else if (n.type == NT_BTSCRASH_CPU &&
+			   btsdec_elf_note_owner(&n, BTS_CRASH_NOTE_NAME,
+						 BTS_CRASH_NOTE_NAMESZ)) {
+			int ret = take_cpu_note(vc, &n);
 
-			if (btsdec_note_parse(type, p + desc_off, descsz, &t, &e) == 0) {
-				n = realloc(vc->notes, (vc->nr_notes + 1) * sizeof(*n));
-				if (!n) {
-					btsdec_trace_free(&t);
-					return -ENOMEM;
-				}
-				vc->notes = n;
-				vc->notes[vc->nr_notes++] = t;
-			} else if (add_reject(vc, e.msg)) {
-				return -ENOMEM;
-			}
+			if (ret)
+				return ret;
 		}
-		off = desc_off + (((size_t)descsz + 3) & ~(size_t)3);
 	}
-	return 0;
+	return more < 0 ? -EINVAL : 0;
 }
 
 static int open_elf(struct btsdec_vmcore *vc, struct btsdec_err *err)
@@ -474,164 +476,80 @@ static uint64_t dump_bytes(const struct btsdec_vmcore *vc)
 	return sum;
 }
 
-static bool info_num(const struct btsdec_vmcore *vc, const char *key, int base,
-		     uint64_t *v)
+/* format.c's callbacks: physical memory and VMCOREINFO of this dump. */
+static int read_phys_cb(void *ctx, uint64_t pa, void *buf, size_t len,
+			struct btsdec_err *err)
 {
-	char buf[64], *end;
-
-	if (!btsdec_vmcore_info(vc, key, buf, sizeof(buf)) || !buf[0])
-		return false;
-	*v = strtoull(buf, &end, base);
-	return !*end;
+	return btsdec_vmcore_read_phys(ctx, pa, buf, len, err);
 }
 
-#define RING_FIELDS(X) X(flags) X(id) X(capacity) X(index) X(records_pa) X(lost) \
-	X(nr_gaps) X(source) X(freeze_ts)
-
-struct ring_layout {
-	uint64_t size;
-#define X(f) uint64_t f;
-	RING_FIELDS(X)
-#undef X
-};
-
-static int ring_layout(const struct btsdec_vmcore *vc, struct ring_layout *l,
-		       struct btsdec_err *err)
+static bool info_cb(void *ctx, const char *key, char *buf, size_t len)
 {
-	if (!info_num(vc, "SIZE(bts_crash_ring)", 10, &l->size) || l->size < 72 ||
-	    l->size > 4096)
-		return btsdec_fail(err, -EINVAL, "VMCOREINFO: no usable SIZE(bts_crash_ring)");
-#define X(f) if (!info_num(vc, "OFFSET(bts_crash_ring." #f ")", 10, &l->f) || \
-		 l->f > l->size - 8) \
-		return btsdec_fail(err, -EINVAL, "VMCOREINFO: no usable OFFSET(bts_crash_ring." #f ")");
-	RING_FIELDS(X)
-#undef X
-	return 0;
-}
-
-static uint64_t get_u(const uint8_t *p, uint64_t off, size_t n)
-{
-	uint64_t v = 0;
-
-	memcpy(&v, p + off, n);
-	return v;
+	return btsdec_vmcore_info(ctx, key, buf, len);
 }
 
 /* One CPU's ring: descriptor at pa, checked, records ordered. */
-static int read_cpu_ring(struct btsdec_vmcore *vc, const struct ring_layout *l,
+static int read_cpu_ring(struct btsdec_vmcore *vc, const struct btsdec_ring_layout *l,
 			 uint64_t pa, struct btsdec_cpu_ring *r)
 {
-	struct btsdec_err *err = &r->err;
-	uint8_t d[4096];
-	uint64_t capacity, index, bytes;
-	struct btsdec_record *slots;
-	uint32_t flags;
-	ssize_t n;
+	struct bts_crash_ring d;
+	bool wrapped;
 	int ret;
 
-	ret = btsdec_vmcore_read_phys(vc, pa, d, l->size, err);
+	ret = btsdec_ring_desc_load(read_phys_cb, vc, l, pa, &d, &r->err);
+	if (!ret)
+		ret = btsdec_ring_records(read_phys_cb, vc, &d, dump_bytes(vc),
+					  &r->trace.recs, &r->trace.nr, &wrapped, &r->err);
 	if (ret)
 		return ret;
-	if (get_u(d, 0, 4) != BTS_CRASH_RING_MAGIC || get_u(d, 4, 2) != BTS_CRASH_RING_VERSION ||
-	    get_u(d, 8, 4) != BTS_RECORD_SIZE)
-		return btsdec_fail(err, -EINVAL, "not a ring descriptor (magic %#" PRIx64
-				   ", version %" PRIu64 ")", get_u(d, 0, 4), get_u(d, 4, 2));
-	flags = get_u(d, l->flags, 4);
-	capacity = get_u(d, l->capacity, 8);
-	index = get_u(d, l->index, 8);
-	if (!capacity || capacity > (1ULL << 24) || index >= capacity)
-		return btsdec_fail(err, -EINVAL, "corrupt ring (capacity %" PRIu64 ", index %"
-				   PRIu64 ")", capacity, index);
-	bytes = capacity * BTS_RECORD_SIZE;
-	if (bytes > dump_bytes(vc))
-		return btsdec_fail(err, -EINVAL, "ring of %" PRIu64 " records is larger than "
-				   "the dump", capacity);
-	slots = malloc(bytes);
-	r->trace.recs = malloc(bytes);
-	if (!slots || !r->trace.recs) {
-		free(slots);
-		return -ENOMEM;
-	}
-	ret = btsdec_vmcore_read_phys(vc, get_u(d, l->records_pa, 8), slots, bytes, err);
-	if (!ret) {
-		bool wrapped = flags & BTS_RING_F_WRAPPED;
-
-		/* format.md §4.3: a written slot at index means it wrapped */
-		if (slots[index].from || slots[index].to)
-			wrapped = true;
-		n = btsdec_ring_order(slots, capacity, index, wrapped, r->trace.recs, err);
-		if (n < 0) {
-			ret = n;
-		} else {
-			r->trace.nr = n;
-			r->trace.type = NT_BTSCRASH_CPU;
-			r->trace.id = get_u(d, l->id, 8);
-			r->trace.capacity = capacity;
-			r->trace.lost = get_u(d, l->lost, 8);
-			r->trace.nr_gaps = get_u(d, l->nr_gaps, 4);
-			r->trace.source = get_u(d, l->source, 2);
-			r->trace.flags = (wrapped ? BTS_NOTE_F_WRAPPED : 0) |
-					 (flags & BTS_RING_F_LOST_EXACT ? BTS_NOTE_F_LOST_EXACT : 0);
-			r->frozen = flags & BTS_RING_F_FROZEN;
-			r->freeze_ts = get_u(d, l->freeze_ts, 8);
-		}
-	}
-	free(slots);
-	return ret;
+	r->trace.type = NT_BTSCRASH_CPU;
+	r->trace.id = d.id;
+	r->trace.capacity = d.capacity;
+	r->trace.lost = d.lost;
+	r->trace.nr_gaps = d.nr_gaps;
+	r->trace.source = d.source;
+	r->trace.flags = (wrapped ? BTS_NOTE_F_WRAPPED : 0) |
+			 (d.flags & BTS_RING_F_LOST_EXACT ? BTS_NOTE_F_LOST_EXACT : 0);
+	r->frozen = d.flags & BTS_RING_F_FROZEN;
+	r->freeze_ts = d.freeze_ts;
+	return 0;
 }
 
 int btsdec_vmcore_cpu_rings(struct btsdec_vmcore *vc, struct btsdec_cpu_ring **out,
 			    size_t *nr, struct btsdec_err *err)
 {
-	uint64_t table_pa, version, panic_cpu, *entries;
+	struct btsdec_ring_layout l;
 	struct btsdec_cpu_ring *rings;
-	struct ring_layout l;
-	uint32_t hdr[4];
-	size_t i, n = 0;
+	struct btsdec_table t;
+	uint64_t table_pa;
+	size_t n = 0;
 	int ret;
 
 	*out = NULL;
 	*nr = 0;
-	if (!info_num(vc, "BTS_CRASH", 10, &version) || version != 1)
-		return btsdec_fail(err, -ENOENT, "no BTS_CRASH=1 in VMCOREINFO: the kernel kept "
-				   "no branch traces (not a btscrash kernel, or format too new)");
-	/* BTS_CRASH=1 alone: a btscrash kernel whose per-CPU rings were off */
-	if (!info_num(vc, "BTS_CRASH_TABLE_PA", 16, &table_pa))
-		return btsdec_fail(err, -ENOENT, "no BTS_CRASH_TABLE_PA in VMCOREINFO: per-CPU "
-				   "rings were off (per-task rings: crash's `bts -t`)");
-	ret = ring_layout(vc, &l, err);
-	if (ret)
-		return ret;
-	ret = btsdec_vmcore_read_phys(vc, table_pa, hdr, sizeof(hdr), err);
+	ret = btsdec_vmcoreinfo_rings(info_cb, vc, &table_pa, &l, err);
+	if (!ret && !table_pa)
+		ret = btsdec_fail(err, -ENOENT, "no BTS_CRASH_TABLE_PA in VMCOREINFO: per-CPU "
+				  "rings were off (per-task rings: crash's `bts -t`)");
 	if (!ret)
-		ret = btsdec_vmcore_read_phys(vc, table_pa + 16, &panic_cpu, 8, err);
+		ret = btsdec_table_load(read_phys_cb, vc, table_pa, &t, err);
 	if (ret)
 		return ret;
-	if (hdr[0] != BTS_CRASH_TABLE_MAGIC || (hdr[1] & 0xffff) != BTS_CRASH_RING_VERSION ||
-	    (hdr[1] >> 16) < 24 || hdr[3] != 8 || !hdr[2] || hdr[2] > 65536)
-		return btsdec_fail(err, -EINVAL, "corrupt ring table at physical %#" PRIx64,
-				   table_pa);
-	entries = calloc(hdr[2], 8);
-	rings = calloc(hdr[2], sizeof(*rings));
-	if (!entries || !rings) {
-		free(entries);
-		free(rings);
-		return -ENOMEM;
+	rings = calloc(t.nr_entries, sizeof(*rings));
+	if (!rings) {
+		btsdec_table_free(&t);
+		return btsdec_fail(err, -ENOMEM, "out of memory for %u CPU rings",
+				   t.nr_entries);
 	}
-	ret = btsdec_vmcore_read_phys(vc, table_pa + (hdr[1] >> 16), entries, hdr[2] * 8ULL, err);
-	for (i = 0; !ret && i < hdr[2]; i++) {
-		if (!entries[i])
+	for (uint32_t i = 0; i < t.nr_entries; i++) {
+		if (!t.entries[i])
 			continue;
 		rings[n].cpu = i;
-		rings[n].panic = i == panic_cpu;
-		rings[n].status = read_cpu_ring(vc, &l, entries[i], &rings[n]);
+		rings[n].panic = i == t.panic_cpu;
+		rings[n].status = read_cpu_ring(vc, &l, t.entries[i], &rings[n]);
 		n++;
 	}
-	free(entries);
-	if (ret) {
-		free(rings);
-		return ret;
-	}
+	btsdec_table_free(&t);
 	*out = rings;
 	*nr = n;
 	return 0;

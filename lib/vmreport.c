@@ -2,8 +2,11 @@
 /*
  * Vmcore reports: each CPU's last kernel branches from a kernel dump, its
  * full ring (found through VMCOREINFO) or, when that is unreadable, its
- * crash-note copy; text for people or JSON for programs.  Used by `btsdump
- * vmcore` and btsdumpd's kdump harvest; process context.
+ * crash-note copy.  btsdec_vmmodel_build reads the rings once into a model
+ * (the selected CPUs, where each trace comes from, the kernel symbols);
+ * btsdec_vmmodel_render writes it as text for people or JSON for programs,
+ * as often as asked.  Used by `btsdump vmcore` and btsdumpd's kdump
+ * harvest (one model, text and JSON reports); process context.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -12,34 +15,52 @@
 
 #include "btsdec.h"
 
-/* One report being written. */
-struct vmr {
-	FILE *out, *warn;
-	const struct btsdec_vmreport_opts *o;
-	const char *path;
-	struct btsdec_vmcore *vc;
-	struct btsdec_ksyms *ks;	/* NULL: addresses only */
-	bool first;			/* no CPU printed yet */
-	struct btsdec_vmreport_result res;
+/* One CPU of the model. */
+struct vm_cpu {
+	uint64_t cpu;
+	bool panic;
+	const struct btsdec_cpu_ring *ring;	/* NULL: the trace is the crash note */
+	const struct btsdec_trace *t;		/* points into rings or the vmcore */
 };
 
-static void vmr_warn(const struct vmr *r, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+struct btsdec_vmmodel {
+	struct btsdec_vmcore *vc;
+	char *path;
+	bool raw;			/* no symbols */
+	struct btsdec_ksyms *ks;	/* NULL: addresses only */
+	struct btsdec_cpu_ring *rings;
+	size_t nr_rings;
+	int rings_status;		/* btsdec_vmcore_cpu_rings's result */
+	struct btsdec_err rings_err;	/* and why, when it failed */
+	struct vm_cpu *cpus;
+	size_t nr_cpus;
+	size_t rings_unreadable;
+};
 
-static void vmr_warn(const struct vmr *r, const char *fmt, ...)
+/* One rendering in progress. */
+struct vmr {
+	FILE *out;
+	const struct btsdec_vmmodel *m;
+	struct json_object *cpus;	/* JSON: the "cpus" array being filled */
+};
+
+static void vm_warn(FILE *warn, const char *prog, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void vm_warn(FILE *warn, const char *prog, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (!r->warn)
+	if (!warn)
 		return;
-	if (r->o->prog)
-		fprintf(r->warn, "%s: ", r->o->prog);
+	if (prog)
+		fprintf(warn, "%s: ", prog);
 	va_start(ap, fmt);
-	vfprintf(r->warn, fmt, ap);
+	vfprintf(warn, fmt, ap);
 	va_end(ap);
 }
 
-static bool vmr_cpu_selected(const char *list, uint64_t cpu)
+static bool vm_cpu_selected(const char *list, uint64_t cpu)
 {
 	char buf[256], *tok, *save = NULL;
 
@@ -52,14 +73,125 @@ static bool vmr_cpu_selected(const char *list, uint64_t cpu)
 	return false;
 }
 
+/* ---- building the model -------------------------------------------------- */
+
+static const struct btsdec_trace *vm_note_of(struct btsdec_vmcore *vc, uint64_t cpu)
+{
+	for (size_t i = 0; i < btsdec_vmcore_nr_cpu_notes(vc); i++)
+		if (btsdec_vmcore_cpu_note(vc, i)->id == cpu)
+			return btsdec_vmcore_cpu_note(vc, i);
+	return NULL;
+}
+
+static void vm_add(struct btsdec_vmmodel *m, uint64_t cpu, bool panic,
+		   const struct btsdec_cpu_ring *ring, const struct btsdec_trace *t)
+{
+	m->cpus[m->nr_cpus++] = (struct vm_cpu){ cpu, panic, ring, t };
+}
+
+/* Every selected CPU with a ring (an unreadable ring falls back to the
+ * CPU's crash note), or, without rings, what the crash notes carry. */
+static int vm_select(struct btsdec_vmmodel *m, const struct btsdec_vmreport_opts *o,
+		     FILE *warn)
+{
+	size_t n = m->nr_rings + btsdec_vmcore_nr_cpu_notes(m->vc);
+	const struct btsdec_trace *note;
+
+	m->cpus = calloc(n ? n : 1, sizeof(*m->cpus));
+	if (!m->cpus)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->nr_rings; i++) {
+		const struct btsdec_cpu_ring *ring = &m->rings[i];
+
+		if (!vm_cpu_selected(o->cpus, ring->cpu))
+			continue;
+		if (!ring->status) {
+			vm_add(m, ring->cpu, ring->panic, ring, &ring->trace);
+			continue;
+		}
+		vm_warn(warn, o->prog, "CPU %llu: ring unreadable: %s\n",
+			(unsigned long long)ring->cpu, ring->err.msg);
+		m->rings_unreadable++;
+		note = vm_note_of(m->vc, ring->cpu);
+		if (note)
+			vm_add(m, ring->cpu, ring->panic, NULL, note);
+	}
+	for (size_t i = 0; !m->nr_rings && i < btsdec_vmcore_nr_cpu_notes(m->vc); i++) {
+		note = btsdec_vmcore_cpu_note(m->vc, i);
+		if (vm_cpu_selected(o->cpus, note->id))
+			vm_add(m, note->id, false, NULL, note);
+	}
+	return 0;
+}
+
+static int vm_open_symbols(struct btsdec_vmmodel *m, const struct btsdec_vmreport_opts *o,
+			   struct btsdec_err *err)
+{
+	uint64_t kaslr = 0;
+	char buf[64];
+
+	if (!o->symbols || o->raw)
+		return 0;
+	if (btsdec_vmcore_info(m->vc, "KERNELOFFSET", buf, sizeof(buf)))
+		kaslr = strtoull(buf, NULL, 16);
+	return btsdec_ksyms_open(o->symbols, kaslr, &m->ks, err);
+}
+
+int btsdec_vmmodel_build(struct btsdec_vmcore *vc, const char *name,
+			 const struct btsdec_vmreport_opts *o, FILE *warn,
+			 struct btsdec_vmmodel **out, struct btsdec_err *err)
+{
+	struct btsdec_vmmodel *m = calloc(1, sizeof(*m));
+	int ret;
+
+	if (!m || !(m->path = strdup(name))) {
+		free(m);
+		return btsdec_fail(err, -ENOMEM, "out of memory reading %s", name);
+	}
+	m->vc = vc;
+	m->raw = o->raw;
+	for (size_t i = 0; i < btsdec_vmcore_nr_rejects(vc); i++)
+		vm_warn(warn, o->prog, "warning: CPU note skipped: %s\n",
+			btsdec_vmcore_reject(vc, i));
+	ret = vm_open_symbols(m, o, err);
+	if (ret)
+		goto fail;
+	m->rings_status = btsdec_vmcore_cpu_rings(vc, &m->rings, &m->nr_rings, &m->rings_err);
+	if (m->rings_status && (m->rings_status != -ENOENT || btsdec_vmcore_nr_cpu_notes(vc)))
+		vm_warn(warn, o->prog, "%s: per-CPU rings: %s\n", name, m->rings_err.msg);
+	ret = vm_select(m, o, warn);
+	if (ret) {
+		ret = btsdec_fail(err, ret, "out of memory reading %s", name);
+		goto fail;
+	}
+	*out = m;
+	return 0;
+fail:
+	btsdec_vmmodel_free(m);
+	return ret;
+}
+
+void btsdec_vmmodel_free(struct btsdec_vmmodel *m)
+{
+	if (!m)
+		return;
+	btsdec_ksyms_close(m->ks);
+	btsdec_cpu_rings_free(m->rings, m->nr_rings);
+	free(m->cpus);
+	free(m->path);
+	free(m);
+}
+
+/* ---- rendering ------------------------------------------------------------- */
+
 static const char *vmr_sym(const struct vmr *r, uint64_t a, char *buf, size_t len)
 {
 	uint64_t off;
 	const char *name;
 
-	if (r->o->raw || !r->ks)
+	if (r->m->raw || !r->m->ks)
 		return NULL;
-	name = btsdec_ksyms_lookup(r->ks, a, &off);
+	name = btsdec_ksyms_lookup(r->m->ks, a, &off);
 	if (!name)
 		return NULL;
 	if (off)
@@ -69,56 +201,49 @@ static const char *vmr_sym(const struct vmr *r, uint64_t a, char *buf, size_t le
 	return buf;
 }
 
-/* A CPU's heading line, or the opening of its JSON object. */
-static void vmr_cpu_head(struct vmr *r, const struct btsdec_trace *t, uint64_t cpu,
-			 bool panic, const struct btsdec_cpu_ring *ring, size_t take)
+static struct json_object *vmr_json_record(const struct vmr *r,
+					   const struct btsdec_record *rec, size_t i)
 {
-	if (r->o->json) {
-		fprintf(r->out, "%s{\"cpu\":%llu,\"panic\":%s,\"source\":\"%s\","
-			"\"capacity\":%llu,\"records\":%zu,\"wrapped\":%s,\"lost\":%llu,"
-			"\"origin\":\"%s\"", r->first ? "" : ",", (unsigned long long)cpu,
-			panic ? "true" : "false", ring ? "ring" : "note",
-			(unsigned long long)t->capacity, t->nr,
-			t->flags & BTS_NOTE_F_WRAPPED ? "true" : "false",
-			(unsigned long long)t->lost, btsdec_source_name(t->source));
-		if (ring && ring->frozen)
-			fprintf(r->out, ",\"freeze_ts_ns\":%llu",
-				(unsigned long long)ring->freeze_ts);
-		fputs(",\"branches\":[", r->out);
-	} else {
-		fprintf(r->out, "%sCPU %llu%s: %zu of %zu records (%s, ring of %llu%s), %s\n",
-			r->first ? "" : "\n", (unsigned long long)cpu,
-			panic ? " (panic CPU)" : "", take, t->nr,
-			ring ? "full ring" : "crash note", (unsigned long long)t->capacity,
-			t->flags & BTS_NOTE_F_WRAPPED ? ", wrapped" : "",
-			btsdec_source_name(t->source));
-	}
-	r->first = false;
-}
-
-static void vmr_json_record(const struct vmr *r, const struct btsdec_record *rec,
-			    size_t i, bool first)
-{
+	bool marker = btsdec_is_marker(rec);
+	struct json_object *o = btsdec_json_record(i, rec, marker ? BTSDEC_K_MARKER
+								    : BTSDEC_K_UNKNOWN);
 	char fb[256], tb[256];
-	const char *fs = vmr_sym(r, rec->from, fb, sizeof(fb));
-	const char *ts = vmr_sym(r, rec->to, tb, sizeof(tb));
 
-	fprintf(r->out, "%s{\"index\":%zu,\"from\":\"0x%llx\",\"to\":\"0x%llx\","
-		"\"flags\":%llu", first ? "" : ",", i, (unsigned long long)rec->from,
-		(unsigned long long)rec->to, (unsigned long long)rec->flags);
-	if (btsdec_is_marker(rec)) {
-		fputs(",\"kind\":\"marker\",\"marker\":", r->out);
-		btsdec_json_string(r->out, btsdec_marker_name(rec));
-	} else {
-		fputs(",\"from_symbol\":", r->out);
-		fs ? btsdec_json_string(r->out, fs) : (void)fputs("null", r->out);
-		fputs(",\"to_symbol\":", r->out);
-		ts ? btsdec_json_string(r->out, ts) : (void)fputs("null", r->out);
+	if (o && !marker) {
+		json_object_object_add(o, "from_symbol",
+				       btsdec_json_str(vmr_sym(r, rec->from, fb, sizeof(fb))));
+		json_object_object_add(o, "to_symbol",
+				       btsdec_json_str(vmr_sym(r, rec->to, tb, sizeof(tb))));
 	}
-	fputc('}', r->out);
+	return o;
 }
 
-/* One text line; `nth` counts from the newest record (1). */
+/* One CPU's object in the "cpus" array (docs/json.md). */
+static void vmr_json_cpu(struct vmr *r, const struct vm_cpu *c, size_t take)
+{
+	const struct btsdec_trace *t = c->t;
+	struct json_object *o = json_object_new_object(), *br;
+	bool frozen = c->ring && c->ring->frozen;
+
+	if (!o)
+		return;
+	json_object_object_add(o, "cpu", json_object_new_uint64(c->cpu));
+	json_object_object_add(o, "panic", json_object_new_boolean(c->panic));
+	json_object_object_add(o, "copy", json_object_new_string(c->ring ? "ring" : "crash_note"));
+	json_object_object_add(o, "frozen", json_object_new_boolean(frozen));
+	if (frozen)
+		json_object_object_add(o, "freeze_ts_ns",
+				       json_object_new_uint64(c->ring->freeze_ts));
+	json_object_object_add(o, "trace", btsdec_json_trace(t));
+	br = json_object_new_array();
+	for (size_t i = t->nr - take; br && i < t->nr; i++)
+		json_object_array_add(br, vmr_json_record(r, &t->recs[i], i));
+	json_object_object_add(o, "branches", br);
+	json_object_array_add(r->cpus, o);
+}
+
+/* One text line; `nth` is the record's number: its position in the trace,
+ * oldest first, from 1 (docs/json.md "Numbering"). */
 static void vmr_text_record(const struct vmr *r, const struct btsdec_record *rec,
 			    size_t nth)
 {
@@ -126,9 +251,10 @@ static void vmr_text_record(const struct vmr *r, const struct btsdec_record *rec
 	const char *fs = vmr_sym(r, rec->from, fb, sizeof(fb));
 	const char *ts = vmr_sym(r, rec->to, tb, sizeof(tb));
 
-	if (btsdec_is_marker(rec))
-		fprintf(r->out, "  [%4zu] -- %s --\n", nth, btsdec_marker_name(rec));
-	else if (r->o->raw)
+	if (btsdec_is_marker(rec) && !r->m->raw)
+		fprintf(r->out, "  [%4zu] -- %s --\n", nth,
+			btsdec_marker_describe(rec, fb, sizeof(fb)));
+	else if (r->m->raw)
 		fprintf(r->out, "  [%4zu] %016llx %016llx %016llx\n", nth,
 			(unsigned long long)rec->from, (unsigned long long)rec->to,
 			(unsigned long long)rec->flags);
@@ -138,118 +264,83 @@ static void vmr_text_record(const struct vmr *r, const struct btsdec_record *rec
 			(unsigned long long)rec->to, ts ? " " : "", ts ? ts : "");
 }
 
-/* One CPU's trace, its newest o->last records (0 = all), oldest first.
- * ring is NULL when t is the CPU's crash note. */
-static void vmr_cpu(struct vmr *r, const struct btsdec_trace *t, uint64_t cpu,
-		    bool panic, const struct btsdec_cpu_ring *ring)
+/* One CPU's heading and its newest `take` records, oldest first. */
+static void vmr_text_cpu(struct vmr *r, const struct vm_cpu *c, size_t take, bool first)
 {
-	size_t take = r->o->last && r->o->last < t->nr ? r->o->last : t->nr, i;
+	const struct btsdec_trace *t = c->t;
 
-	vmr_cpu_head(r, t, cpu, panic, ring, take);
-	for (i = t->nr - take; i < t->nr; i++) {
-		if (r->o->json)
-			vmr_json_record(r, &t->recs[i], i, i == t->nr - take);
-		else
-			vmr_text_record(r, &t->recs[i], t->nr - i);
+	fprintf(r->out, "%sCPU %llu%s: %zu of %zu records (%s, ring of %llu%s), %s%s\n",
+		first ? "" : "\n", (unsigned long long)c->cpu,
+		c->panic ? " (panic CPU)" : "", take, t->nr,
+		c->ring ? "full ring" : "crash note", (unsigned long long)t->capacity,
+		t->flags & BTS_NOTE_F_WRAPPED ? ", wrapped" : "",
+		btsdec_source_name(t->source),
+		/* the emulation's kernel rings: function entries, not branches */
+		t->source == BTS_SOURCE_EMUL ?
+		"; kernel function entries (ftrace), each from its reconstructed call site" : "");
+	for (size_t i = t->nr - take; i < t->nr; i++)
+		vmr_text_record(r, &t->recs[i], i + 1);
+}
+
+/* The JSON document's head; the CPUs go into r->cpus. */
+static struct json_object *vmr_json_head(struct vmr *r, bool kdump)
+{
+	struct json_object *doc = json_object_new_object();
+
+	r->cpus = json_object_new_array();
+	if (!doc || !r->cpus) {
+		json_object_put(doc);
+		json_object_put(r->cpus);
+		r->cpus = NULL;
+		return NULL;
 	}
-	if (r->o->json)
-		fputs("]}", r->out);
-	r->res.cpus_shown++;
+	json_object_object_add(doc, "schema", json_object_new_string(BTSDEC_JSON_SCHEMA_VMCORE));
+	json_object_object_add(doc, "version", json_object_new_int(BTSDEC_JSON_VERSION));
+	json_object_object_add(doc, "vmcore", btsdec_json_str(r->m->path));
+	json_object_object_add(doc, "format",
+			       json_object_new_string(kdump ? "kdump-compressed" : "elf"));
+	json_object_object_add(doc, "cpus", r->cpus);
+	return doc;
 }
 
-static const struct btsdec_trace *vmr_note_of(const struct vmr *r, uint64_t cpu)
+int btsdec_vmmodel_render(FILE *out, const struct btsdec_vmmodel *m, bool json,
+			  size_t last, struct btsdec_vmreport_result *res,
+			  struct btsdec_err *err)
 {
-	size_t i;
+	bool kdump = btsdec_vmcore_is_kdump(m->vc);
+	struct vmr r = { .out = out, .m = m };
+	struct json_object *doc = NULL;
+	int ret;
 
-	for (i = 0; i < btsdec_vmcore_nr_cpu_notes(r->vc); i++)
-		if (btsdec_vmcore_cpu_note(r->vc, i)->id == cpu)
-			return btsdec_vmcore_cpu_note(r->vc, i);
-	return NULL;
-}
-
-/* Every selected CPU with a ring; an unreadable ring falls back to the
- * CPU's crash note. */
-static void vmr_rings(struct vmr *r, const struct btsdec_cpu_ring *rings, size_t n)
-{
-	const struct btsdec_trace *note;
-	size_t i;
-
-	for (i = 0; i < n; i++) {
-		const struct btsdec_cpu_ring *ring = &rings[i];
-
-		if (!vmr_cpu_selected(r->o->cpus, ring->cpu))
-			continue;
-		if (!ring->status) {
-			vmr_cpu(r, &ring->trace, ring->cpu, ring->panic, ring);
-			continue;
-		}
-		vmr_warn(r, "CPU %llu: ring unreadable: %s\n",
-			 (unsigned long long)ring->cpu, ring->err.msg);
-		r->res.rings_unreadable++;
-		note = vmr_note_of(r, ring->cpu);
-		if (note)
-			vmr_cpu(r, note, ring->cpu, ring->panic, NULL);
-	}
-}
-
-/* No rings to follow: what the crash notes carry. */
-static void vmr_notes(struct vmr *r)
-{
-	size_t i;
-
-	for (i = 0; i < btsdec_vmcore_nr_cpu_notes(r->vc); i++) {
-		const struct btsdec_trace *n = btsdec_vmcore_cpu_note(r->vc, i);
-
-		if (vmr_cpu_selected(r->o->cpus, n->id))
-			vmr_cpu(r, n, n->id, false, NULL);
-	}
-}
-
-static int vmr_open_symbols(struct vmr *r, struct btsdec_err *err)
-{
-	uint64_t kaslr = 0;
-	char buf[64];
-
-	if (!r->o->symbols || r->o->raw)
-		return 0;
-	if (btsdec_vmcore_info(r->vc, "KERNELOFFSET", buf, sizeof(buf)))
-		kaslr = strtoull(buf, NULL, 16);
-	return btsdec_ksyms_open(r->o->symbols, kaslr, &r->ks, err);
-}
-
-/* The document: header, then the CPUs.  -ENODATA when none had a trace. */
-static int vmr_write(struct vmr *r, struct btsdec_err *err)
-{
-	struct btsdec_cpu_ring *rings = NULL;
-	struct btsdec_err rerr;
-	size_t nr_rings = 0;
-	bool kdump = btsdec_vmcore_is_kdump(r->vc);
-	int rret;
-
-	rret = btsdec_vmcore_cpu_rings(r->vc, &rings, &nr_rings, &rerr);
-	if (rret && (rret != -ENOENT || btsdec_vmcore_nr_cpu_notes(r->vc)))
-		vmr_warn(r, "%s: per-CPU rings: %s\n", r->path, rerr.msg);
-	if (r->o->json) {
-		fputs("{\"vmcore\":", r->out);
-		btsdec_json_string(r->out, r->path);
-		fprintf(r->out, ",\"format\":\"%s\",\"cpus\":[",
-			kdump ? "kdump-compressed" : "elf");
+	if (res)
+		*res = (struct btsdec_vmreport_result){ m->nr_cpus, m->rings_unreadable };
+	if (json) {
+		doc = vmr_json_head(&r, kdump);
+		if (!doc)
+			return btsdec_fail(err, -ENOMEM, "out of memory building the report");
 	} else {
-		fprintf(r->out, "vmcore: %s (%s)\n\n", r->path,
-			kdump ? "kdump-compressed" : "ELF");
+		fprintf(out, "vmcore: %s (%s)\n\n", m->path, kdump ? "kdump-compressed" : "ELF");
 	}
-	if (nr_rings)
-		vmr_rings(r, rings, nr_rings);
-	else
-		vmr_notes(r);
-	if (r->o->json)
-		fputs("]}\n", r->out);
-	btsdec_cpu_rings_free(rings, nr_rings);
-	if (r->res.cpus_shown)
+	for (size_t i = 0; i < m->nr_cpus; i++) {
+		const struct vm_cpu *c = &m->cpus[i];
+		size_t take = last && last < c->t->nr ? last : c->t->nr;
+
+		if (json)
+			vmr_json_cpu(&r, c, take);
+		else
+			vmr_text_cpu(&r, c, take, i == 0);
+	}
+	if (doc) {
+		ret = btsdec_json_write(out, doc, err);
+		if (ret)
+			return ret;
+	}
+	if (m->nr_cpus)
 		return 0;
-	return btsdec_fail(err, -ENODATA, "%s: no branch trace in this vmcore%s%s%s", r->path,
-			   rret == -ENOENT ? " (" : "", rret == -ENOENT ? rerr.msg : "",
-			   rret == -ENOENT ? ")" : "");
+	if (m->rings_status == -ENOENT)
+		return btsdec_fail(err, -ENODATA, "%s: no branch trace in this vmcore (%s)",
+				   m->path, m->rings_err.msg);
+	return btsdec_fail(err, -ENODATA, "%s: no branch trace in this vmcore", m->path);
 }
 
 int btsdec_vmcore_report(FILE *out, struct btsdec_vmcore *vc, const char *name,
@@ -257,18 +348,15 @@ int btsdec_vmcore_report(FILE *out, struct btsdec_vmcore *vc, const char *name,
 			 struct btsdec_vmreport_result *res, FILE *warn,
 			 struct btsdec_err *err)
 {
-	struct vmr r = { .out = out, .warn = warn, .o = o, .path = name, .vc = vc,
-			 .first = true };
+	struct btsdec_vmmodel *m;
 	int ret;
 
-	for (size_t i = 0; i < btsdec_vmcore_nr_rejects(vc); i++)
-		vmr_warn(&r, "warning: CPU note skipped: %s\n", btsdec_vmcore_reject(vc, i));
-	ret = vmr_open_symbols(&r, err);
-	if (!ret) {
-		ret = vmr_write(&r, err);
-		btsdec_ksyms_close(r.ks);
-	}
 	if (res)
-		*res = r.res;
+		*res = (struct btsdec_vmreport_result){ 0 };
+	ret = btsdec_vmmodel_build(vc, name, o, warn, &m, err);
+	if (ret)
+		return ret;
+	ret = btsdec_vmmodel_render(out, m, o->json, o->last, res, err);
+	btsdec_vmmodel_free(m);
 	return ret;
 }

@@ -75,7 +75,8 @@ def test_json_shape():
     want = records("crasher-null.records")
     check([(int(b["from"], 16), int(b["to"], 16)) for b in br] == want,
           "json branches equal the recorded ones, oldest first")
-    check([b["index"] for b in br] == list(range(len(want))), "json indexes ascend")
+    check([b["number"] for b in br] == list(range(1, len(want) + 1)),
+          "json numbers ascend from 1, as the text's")
     for key in ("from", "to", "kind", "from_symbol", "to_symbol"):
         check(all(key in b for b in br), "json key %s" % key)
     check(br[-1]["kind"] == "call" and br[-1]["indirect"] and br[-1]["to"] == "0x0",
@@ -87,6 +88,21 @@ def test_json_shape():
           "json call history")
     rc, out, _ = run("--json", "--last", "3", FIX + "/crasher-null.core")
     check(len(json.loads(out)["threads"][0]["branches"]) == 3, "--last 3 in json")
+
+
+def test_no_symbols():
+    """--no-symbols: the same branches, kinds and depths from the one
+    model, without symbols or lines (what gdb, which symbolizes itself,
+    asks for)."""
+    args = [FIX + "/crasher-null.core", FIX + "/crasher"]
+    full = json.loads(run("--json", *args)[1])["threads"][0]["branches"]
+    rc, out, _ = run("--json", "--no-symbols", *args)
+    bare = json.loads(out)["threads"][0]["branches"] if rc == 0 else []
+    check(len(bare) == len(full) and
+          all((a["from"], a["kind"], a["indirect"], a["depth"]) ==
+              (b["from"], b["kind"], b["indirect"], b["depth"]) for a, b in zip(bare, full)) and
+          all(b["from_symbol"] == b["from"] and b["from_line"] is None for b in bare),
+          "--no-symbols: same branches and kinds, addresses for symbols: %s" % out[:300])
 
 
 def test_abort_through_libc():
@@ -283,9 +299,30 @@ def test_separate_debuginfo(tmp):
           "separate debuginfo by build-id: %s %s" % (b, err))
 
 
+def test_json_utf8(tmp):
+    """A core whose path is not UTF-8 (byte 0xE9, Latin-1 e-acute) still
+    gives valid UTF-8 JSON: the byte is written as U+00E9 (docs/json.md),
+    and the document carries its schema and version."""
+    name = os.fsencode(tmp) + b"/caf\xe9-\xff.core"
+    shutil.copy(os.path.join(SRC, FIX, "crasher-null.core"), name)
+    p = subprocess.run([os.fsencode(BTSDUMP), b"--json", name,
+                        os.fsencode(os.path.join(SRC, FIX, "crasher"))],
+                       capture_output=True)
+    try:
+        doc = json.loads(p.stdout.decode("utf-8", errors="strict"))
+        ok = (doc["schema"] == "btscrash-core" and doc["version"] == 3 and
+              doc["core"].endswith("/caf\u00e9-\u00ff.core") and
+              doc["threads"][0]["branches"])
+    except (UnicodeDecodeError, ValueError, KeyError, IndexError) as e:
+        ok, p.stdout = False, repr(e).encode() + p.stdout[:300]
+    check(p.returncode == 0 and ok,
+          "non-UTF-8 core path: valid UTF-8 JSON: %r" % p.stdout[:300])
+
+
 def main():
     test_golden()
     test_json_shape()
+    test_no_symbols()
     test_abort_through_libc()
     test_threads()
     test_exit_codes()
@@ -294,6 +331,7 @@ def main():
         test_add_note(tmp)
         test_kernel_layout(tmp)
         test_separate_debuginfo(tmp)
+        test_json_utf8(tmp)
     if failures:
         print("%d failure(s)" % len(failures))
         return 1

@@ -19,6 +19,7 @@ the kdump harvest of synthetic vmcores, and btsdumpctl on the result.
 import ctypes
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -178,6 +179,14 @@ for name, data, want in cases:
           f"{name}: TRACE={want}", f"{m.get('TRACE')} {m.get('TRACE_ERROR')}")
     check(m.get("CORE") == "stored" and
           zstd_d(os.path.join(st, e, "core.zst")) == data, f"{name}: core stored whole")
+    if want == "error" and e:
+        # no report: report.json is the error document of docs/json.md
+        try:
+            rep = json.loads(read(os.path.join(st, e, "report.json")))
+        except (OSError, ValueError) as ex:
+            rep = {"exception": repr(ex)}
+        check(rep.get("schema") == "btscrash-error" and rep.get("version") == 3 and
+              rep.get("error"), f"{name}: report.json is the error document", str(rep))
 
 st = os.path.join(tmp, "odd")
 r = handler(st, core, 999999999, comm="a b/../\n\x1b[31m")
@@ -437,6 +446,18 @@ check(os.stat(st).st_mode & 0o777 == 0o755, "harvest creates the store 0755, lik
       oct(os.stat(st).st_mode))
 txt = read(os.path.join(st, es[0], "report.txt")) if es else ""
 check("CPU 0" in txt and "ffffffff82000007" in txt, "harvest report: CPU 0's newest branch")
+# report.json renders the same model as report.txt: the whole ring, numbered alike
+try:
+    hj = json.loads(read(os.path.join(st, es[0], "report.json")))
+    c0 = hj["cpus"][0]
+    nums = re.findall(r"^  \[ *(\d+)\] ", txt, re.M)
+    ok = (hj["schema"] == "btscrash-vmcore" and c0["cpu"] == 0 and
+          len(c0["branches"]) == c0["trace"]["records"] and nums and
+          c0["branches"][-1]["number"] == int(nums[-1]) and
+          int(c0["branches"][-1]["from"], 16) == int(txt.split("[%4s]" % nums[-1])[1].split()[0], 16))
+except (OSError, ValueError, KeyError, IndexError) as ex:
+    ok, hj = False, repr(ex)
+check(ok, "harvest report.json: the whole ring, same numbers as report.txt", str(hj)[:400])
 r = subprocess.run([daemon, "--store", st, "--config", "/nonexistent", "--log", "stderr",
                     "--harvest", crash], capture_output=True, timeout=120)
 check(len(entries(st)) == 2, "harvest again: nothing new")

@@ -305,18 +305,101 @@ static void test_core_read(void)
 	btsdec_core_close(c);
 }
 
-static void test_json_string(void)
+static char *render(const struct btsdec_model *m, bool json, size_t last)
+{
+	struct btsdec_render_opts ro = { .last = last };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (json)
+		CHECK_EQ(btsdec_render_json(f, m, &ro, NULL), 0);
+	else
+		CHECK_EQ(btsdec_render_text(f, m, &ro, NULL), 0);
+	fclose(f);
+	return buf;
+}
+
+/* One model, decoded once, rendered as text, JSON and journal lines: the
+ * renderers agree on every branch; the no-symbols model keeps the kinds. */
+static void test_model_renderers(void)
+{
+	struct btsdec_model_opts mo = { .executable = FIX "crasher" };
+	struct decoded_fixture f;
+	struct btsdec_model *m = NULL, *bare = NULL;
+	const struct btsdec_model_thread *t;
+	char *text, *json, *line = NULL;
+	size_t len = 0;
+	FILE *lf;
+
+	if (decode_fixture(FIX "crasher-null.core", &f)) {
+		release_fixture(&f);
+		REQUIRE(!"decoding crasher-null.core");
+	}
+	REQUIRE(btsdec_model_build(f.core, f.sym, f.cls, &mo, &m, NULL) == 0);
+	REQUIRE(m->nr_threads == 1);
+	t = &m->threads[0];
+	CHECK(t->faulting && t->has_trace && !t->facts.recs);
+	CHECK_EQ(t->d.nr, f.d.nr);
+	CHECK_EQ(t->d.nr_seg, f.d.nr_seg);
+	REQUIRE(t->d.nr == 16);
+	CHECK_STR(t->d.br[15].from_loc.func, "dispatch");
+	text = render(m, false, 0);
+	json = render(m, true, 2);
+	CHECK_CONTAINS(text, "thread ");
+	CHECK_CONTAINS(json, "\"schema\":\"btscrash-core\"");
+	CHECK_CONTAINS(json, "\"number\":15,");
+	CHECK(!strstr(json, "\"number\":14,"));	/* --last 2: the newest two */
+	/* the journal line is the text report's line without its padding */
+	lf = open_memstream(&line, &len);
+	btsdec_render_branch_line(lf, 15, &t->d.br[15]);
+	fclose(lf);
+	CHECK(!strncmp(line, "16  call ", 9));
+	CHECK_CONTAINS(text, line);
+	/* gdb's mode: classified, not symbolized */
+	mo.no_symbols = true;
+	REQUIRE(btsdec_model_build(f.core, f.sym, f.cls, &mo, &bare, NULL) == 0);
+	CHECK_EQ(bare->threads[0].d.br[15].kind, BTSDEC_K_CALL);
+	CHECK(bare->threads[0].d.br[15].indirect);
+	CHECK(!bare->threads[0].d.br[15].from_loc.func);
+	free(text);
+	free(json);
+	free(line);
+	btsdec_model_free(bare);
+	btsdec_model_free(m);
+	release_fixture(&f);
+}
+
+static char *json_of(const char *s)
 {
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
 
-	btsdec_json_string(f, "a\"b\\c\n\x01" "d");
-	fputc(' ', f);
-	btsdec_json_string(f, NULL);
+	btsdec_json_string(f, s);
 	fclose(f);
-	CHECK_STR(buf, "\"a\\\"b\\\\c\\u000a\\u0001d\" null");
-	free(buf);
+	return buf;
+}
+
+static void expect_json(const char *in, const char *want)
+{
+	char *got = json_of(in);
+
+	CHECK_STR(got, want);
+	free(got);
+}
+
+static void test_json_string(void)
+{
+	expect_json("a\"b\\c\n\x01" "d/e", "\"a\\\"b\\\\c\\n\\u0001d/e\"");
+	expect_json(NULL, "null");
+	/* valid UTF-8 passes through; other bytes become U+00HH */
+	expect_json("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x90\xa7", "\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x90\xa7\"");
+	expect_json("/tmp/caf\xe9.core", "\"/tmp/caf\xc3\xa9.core\"");
+	expect_json("\xc0\xaf", "\"\xc3\x80\xc2\xaf\"");		/* overlong */
+	expect_json("\xed\xa0\x80", "\"\xc3\xad\xc2\xa0\xc2\x80\"");	/* surrogate */
+	expect_json("x\xe2\x82", "\"x\xc3\xa2\xc2\x82\"");		/* cut short */
+	expect_json("\xf4\x90\x80\x80", "\"\xc3\xb4\xc2\x90\xc2\x80\xc2\x80\""); /* > U+10FFFF */
 }
 
 static const struct test_case tests[] = {
@@ -331,6 +414,7 @@ static const struct test_case tests[] = {
 	TEST_CASE(test_writer_refuses_bad_input),
 	TEST_CASE(test_core_read),
 	TEST_CASE(test_json_string),
+	TEST_CASE(test_model_renderers),
 };
 
 int main(void)

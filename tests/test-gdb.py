@@ -171,7 +171,7 @@ def test_cross_check():
         for text, what in ((out, "bts list 100"), (raw, "bts list /r 100")):
             got = {tid: [branch_fields(l) for l in ls]
                    for tid, ls in btsgdb.by_thread(text).items()}
-            exp = {t["tid"]: [(b["index"] + 1, b["kind"], int(b["from"], 16),
+            exp = {t["tid"]: [(b["number"], b["kind"], int(b["from"], 16),
                                int(b["to"], 16)) for b in t["branches"]][-100:]
                    for t in want["threads"]}
             check(got == exp, "%s: %s equals btsdump --json" % (name, what),
@@ -289,7 +289,7 @@ def test_instruction_history():
     for x in f:
         by_addr.setdefault(x[2], x)
     kinds = {"call": "call", "return": "ret", "jump": "jmp", "cond": "j"}
-    bad = [(b["index"] + 1, b["kind"], by_addr.get(int(b["from"], 16)))
+    bad = [(b["number"], b["kind"], by_addr.get(int(b["from"], 16)))
            for b in want["branches"]
            if not (by_addr.get(int(b["from"], 16)) and
                    by_addr[int(b["from"], 16)][4].startswith(kinds[b["kind"]]))]
@@ -475,7 +475,7 @@ def test_made_cores(tmp):
           "and so does a pc the last branch does not lead to", hist)
     diff, = gdb(fix("crasher-null.core"), "python "
                 "t = {'trace': {'wrapped': False, 'lost': 0, 'lost_exact': True}, "
-                "'branches': [{'index': 0, 'kind': 'return', 'from': hex(gdb."
+                "'branches': [{'number': 1, 'kind': 'return', 'from': hex(gdb."
                 "parse_and_eval('&dispatch')), 'to': '0x0'}]}; "
                 "h = _bts_rebuild(t, gdb.selected_inferior().architecture(), 0); "
                 "print(h.broken, h.notes)")

@@ -15,13 +15,14 @@ BUILD = sys.argv[1]
 # test name -> the Debian package(s) without which meson would drop it or
 # it would skip.  Parts added to meson.build are added here.
 TESTS = {
-    "note": "", "ring": "", "classify": "", "core": "", "store": "",
+    "note": "", "ring": "", "format": "", "classify": "", "core": "", "store": "",
     "btsdump": "", "vmcore": "", "btsdumpctl": "zstd gdb",
     "btsdumpd": "", "journal": "systemd", "units": "systemd",
     "gdb": "gdb", "fixtures-remade": "gdb",
     "fuzz-note": "clang libclang-rt-14-dev",
     "fuzz-core": "clang libclang-rt-14-dev",
     "fuzz-vmcore": "clang libclang-rt-14-dev",
+    "fuzz-ring": "clang libclang-rt-14-dev",
     "fuzz-meta": "clang libclang-rt-14-dev",
     "vm-default": "", "vm-pti": "", "vm-hw": "", "vm-hw-pti": "", "qemu-model": "", "kernel-patches": "",
     "kdump-EXCEPTION": "crash", "kdump-PANIC": "crash", "kdump-BUG": "crash",
@@ -35,6 +36,7 @@ TARGETS = {
     "fuzz-note": "clang libclang-rt-14-dev",
     "fuzz-core": "clang libclang-rt-14-dev",
     "fuzz-vmcore": "clang libclang-rt-14-dev",
+    "fuzz-ring": "clang libclang-rt-14-dev",
     "fuzz-meta": "clang libclang-rt-14-dev",
 }
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Unit tests of ring ordering (lib/ring.c): a circular BTS ring as the
+ * Unit tests of ring ordering (lib/format.c): a circular BTS ring as the
  * hardware leaves it, before and after wrapping, with a lagging WRAPPED
  * flag, and with out-of-range descriptors.
  */

@@ -62,10 +62,14 @@ with tempfile.TemporaryDirectory() as tmp:
     try:
         d = json.loads(out)
         c = d["cpus"][0]
-        ok = (d["format"] == "elf" and c["cpu"] == 0 and c["panic"] and
-              c["source"] == "ring" and c["records"] == 8 and c["wrapped"] and
+        t = c["trace"]
+        ok = (d["schema"] == "btscrash-vmcore" and d["version"] == 3 and
+              d["format"] == "elf" and c["cpu"] == 0 and c["panic"] and
+              c["copy"] == "ring" and t["source"] == "emulation" and
+              t["records"] == 8 and t["wrapped"] and
               [int(b["from"], 16) for b in c["branches"]] == [r[0] for r in want[-3:]] and
-              c["freeze_ts_ns"] == 123456789)
+              [b["number"] for b in c["branches"]] == [6, 7, 8] and
+              c["frozen"] and c["freeze_ts_ns"] == 123456789)
     except (ValueError, KeyError, IndexError) as e:
         ok, out = False, repr(e) + out
     check(ok, "JSON: one object per CPU, newest branches last", out)
@@ -79,6 +83,15 @@ with tempfile.TemporaryDirectory() as tmp:
     check(rc == 4 and "corrupt ring" in err and rows(out) == want[-4:] and
           "crash note" in out, "corrupt index: says so, shows the crash note (exit 4)",
           out + err)
+    rc, out, err = run("-j", "-n", "0", write("badindex", bad))
+    try:
+        c = json.loads(out)["cpus"][0]
+        ok = (rc == 4 and c["copy"] == "crash_note" and not c["frozen"] and
+              c["trace"]["source"] == "emulation" and c["trace"]["truncated"] and
+              len(c["branches"]) == 4)
+    except (ValueError, KeyError, IndexError) as e:
+        ok, out = False, repr(e) + out
+    check(ok, "JSON of the fallback: copy is crash_note, source still the backend", out)
 
     # a ring page missing from a kdump dump (cleared in bitmap2)
     k = bytearray(mv.kdump())

@@ -34,6 +34,8 @@ static void usage(FILE *out)
 	      "  -n, --last N              only the newest N branches (segments with --calls)\n"
 	      "  -c, --calls               call/return history, indented by call depth\n"
 	      "  -j, --json                JSON instead of text\n"
+	      "  -S, --no-symbols          classify, but leave symbols and source lines out\n"
+	      "                            (for readers that symbolize themselves: gdb)\n"
 	      "  -d, --debuginfo-path P    where to look for separate debuginfo\n"
 	      "                            (libdwfl syntax, default :.debug:/usr/lib/debug)\n"
 	      "  -h, --help                this text\n"
@@ -276,6 +278,7 @@ static int parse_dump_args(int argc, char **argv, struct dump_args *a)
 		{ "last", required_argument, NULL, 'n' },
 		{ "calls", no_argument, NULL, 'c' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "no-symbols", no_argument, NULL, 'S' },
 		{ "debuginfo-path", required_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
@@ -283,7 +286,7 @@ static int parse_dump_args(int argc, char **argv, struct dump_args *a)
 	uint64_t v;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "t:n:cjd:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "t:n:cjSd:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 't':
 			if (parse_u64(optarg, &v) || v > INT32_MAX)
@@ -301,6 +304,9 @@ static int parse_dump_args(int argc, char **argv, struct dump_args *a)
 			break;
 		case 'j':
 			a->ro.json = true;
+			break;
+		case 'S':
+			a->ro.no_symbols = true;
 			break;
 		case 'd':
 			a->debuginfo_path = optarg;

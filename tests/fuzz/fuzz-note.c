@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * libFuzzer target for the note parser (lib/note.c) and ring ordering
- * (lib/ring.c): hostile descriptors must be rejected cleanly, whatever is
+ * (lib/format.c): hostile descriptors must be rejected cleanly, whatever is
  * accepted must obey docs/format.md §2.2 and survive a write/parse round
  * trip unchanged.  Input: one selector byte, then the descriptor.
  */

@@ -4,6 +4,8 @@
 # (bit 0: CPU note; bits 1-7: ring wrap flag and index for fuzz-note) then a
 # note descriptor per docs/format.md.  corpus-core/: small x86-64 ELF cores
 # (PT_NOTE with NT_PRSTATUS and btscrash notes, one PT_LOAD) for fuzz-core.
+# corpus-ring/: physical memory images (ring table at 0, descriptors,
+# slots) for fuzz-ring.
 # Regression seeds found by fuzzing are committed beside these, not made here.
 import os
 import struct
@@ -92,7 +94,34 @@ core_seeds = {
                       load_size=0x1000),
 }
 
-for sub, seeds in (("corpus-note", note_seeds), ("corpus-core", core_seeds)):
+
+
+def image(cap, n, flags=0, nr_cpus=2):
+    """Physical memory for fuzz-ring: ring table at 0, one descriptor at
+    0x100 for CPU 0, cap slots at 0x200 of which n were written."""
+    mem = bytearray(0x200 + cap * 24)
+    struct.pack_into("<IHHIIQ", mem, 0, 0x54535442, 1, 24, nr_cpus, 8, 0)
+    struct.pack_into("<Q", mem, 24, 0x100)
+    struct.pack_into("<IHHIIQQQQQIHHQ", mem, 0x100, 0x52535442, 1, 72, 24, flags,
+                     0, cap, n % cap, 0x200, max(0, n - cap), 0, 2, 0, 12345)
+    for i in range(1, n + 1):
+        struct.pack_into("<QQQ", mem, 0x200 + ((i - 1) % cap) * 24,
+                         0xffffffff81000000 + i, 0xffffffff82000000 + i, 0)
+    return bytes(mem)
+
+
+ring_seeds = {
+    "empty": image(8, 0),
+    "partial": image(8, 3, flags=2),
+    "wrapped": image(8, 13, flags=3),
+    "wrap-flag-lags": image(8, 13, flags=2),
+    "markers": image(4, 2) [:0x200] + struct.pack("<QQQ", MARK | 1, 5, 0) +
+    struct.pack("<QQQ", MARK | 2, 6, 1) + b"\0" * 48,
+    "notes": note(b"BTSCRASH", NT_CPU, desc(BR, tid=0, flags=0)) + image(4, 1)[16:],
+}
+
+for sub, seeds in (("corpus-note", note_seeds), ("corpus-core", core_seeds),
+                   ("corpus-ring", ring_seeds)):
     out = os.path.join(here, sub)
     os.makedirs(out, exist_ok=True)
     for name, data in seeds.items():
