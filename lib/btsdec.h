@@ -52,6 +52,14 @@ struct btsdec_thread {
 	pid_t tid;
 	int signo;		/* pr_cursig of NT_PRSTATUS */
 	bool faulting;		/* the thread that took the signal */
+	bool has_prstatus;	/* its NT_PRSTATUS was read (matched by pr_pid) */
+	bool has_regs;		/* that note held the registers: pc is valid */
+	uint64_t pc;		/* rip from pr_reg */
+	bool has_siginfo;	/* the NT_SIGINFO written after its NT_PRSTATUS */
+	int si_signo, si_code;
+	bool has_addr;		/* addr is valid: a kernel-sent SIGSEGV, SIGBUS,
+				 * SIGILL, SIGFPE or SIGTRAP */
+	uint64_t addr;		/* si_addr */
 	bool has_trace;
 	struct btsdec_trace trace;
 };
@@ -79,6 +87,9 @@ const char *btsdec_core_reject(const struct btsdec_core *core, size_t i);
 /* The size the core should have when it is shorter (cut by RLIMIT_CORE, a
  * full disk, a copy): memory beyond the end reads as absent.  0 if whole. */
 uint64_t btsdec_core_truncated(const struct btsdec_core *core);
+/* Whether addr lies in a mapping of the process (a PT_LOAD's p_memsz),
+ * dumped or not. */
+bool btsdec_core_mapped(const struct btsdec_core *core, uint64_t addr);
 /* Reads memory the core holds at a virtual address; returns bytes read. */
 size_t btsdec_core_read(const struct btsdec_core *core, uint64_t addr,
 			void *buf, size_t len);

@@ -1,18 +1,21 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Core files: opens an x86-64 ELF core with libelf, walks its PT_NOTE
- * segments with format.c's note walker, collects threads (NT_PRSTATUS) and btscrash
- * trace notes, and reads memory the core holds.  Hostile input is expected:
+ * segments with format.c's note walker, collects threads (NT_PRSTATUS:
+ * pid, signal, rip; NT_SIGINFO: si_addr) and btscrash trace notes, and
+ * reads memory the core holds.  Hostile input is expected:
  * every offset is checked against the file before use.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/procfs.h>
 #include <sys/stat.h>
+#include <sys/user.h>
 #include <unistd.h>
 
 #include "btsdec.h"
@@ -25,6 +28,8 @@ struct btsdec_core {
 	uint64_t want_size;	/* file size the program headers call for */
 	size_t nr_threads;
 	struct btsdec_thread *threads;
+	size_t nr_prstatus;
+	ssize_t last_prstatus;	/* thread of the last NT_PRSTATUS, for NT_SIGINFO */
 	size_t nr_traces;
 	size_t nr_rejects;
 	char **rejects;
@@ -88,25 +93,81 @@ static struct btsdec_thread *add_thread(struct btsdec_core *c, pid_t tid)
 	return t;
 }
 
+/* NT_PRSTATUS: matched to its thread by pr_pid (a trace note may have
+ * named the thread first), never by position.  The first one is the
+ * thread that took the signal (Linux and gdb both write it first). */
 static int on_prstatus(struct btsdec_core *c, const uint8_t *desc, size_t len)
 {
+	const size_t rip = offsetof(struct elf_prstatus, pr_reg) +
+			   offsetof(struct user_regs_struct, rip);
 	struct btsdec_thread *t;
 	int32_t pid;
 	int16_t sig;
 
+	c->last_prstatus = -1;
 	if (len < offsetof(struct elf_prstatus, pr_ppid))
 		return 0;	/* not ours to judge; the thread is unknown */
 	memcpy(&pid, desc + offsetof(struct elf_prstatus, pr_pid), sizeof(pid));
 	memcpy(&sig, desc + offsetof(struct elf_prstatus, pr_cursig), sizeof(sig));
-	if (find_thread(c, pid))
-		return 0;
-	t = add_thread(c, pid);
-	if (!t)
+	t = find_thread(c, pid);
+	if (t && t->has_prstatus)
+		return 0;	/* a second one for the same thread: the first counts */
+	if (!t && !(t = add_thread(c, pid)))
 		return -ENOMEM;
+	t->has_prstatus = true;
 	t->signo = sig;
-	/* Linux and gdb both write the thread that took the signal first. */
-	t->faulting = c->nr_threads == 1;
+	t->faulting = c->nr_prstatus++ == 0;
+	if (len >= rip + sizeof(t->pc)) {
+		memcpy(&t->pc, desc + rip, sizeof(t->pc));
+		t->has_regs = true;
+	}
+	c->last_prstatus = t - c->threads;
 	return 0;
+}
+
+/* si_addr is the faulting address only for these, sent by the kernel. */
+static bool siginfo_has_addr(int signo, int code)
+{
+	return code > 0 && (signo == SIGSEGV || signo == SIGBUS || signo == SIGILL ||
+			    signo == SIGFPE || signo == SIGTRAP);
+}
+
+/* NT_SIGINFO belongs to the thread of the NT_PRSTATUS before it: Linux
+ * writes one, after the dumping thread's; gdb one after each thread's. */
+static void on_siginfo(struct btsdec_core *c, const uint8_t *desc, size_t len)
+{
+	struct btsdec_thread *t;
+	int32_t signo, code;
+
+	if (c->last_prstatus < 0 ||
+	    len < offsetof(siginfo_t, si_addr) + sizeof(t->addr))
+		return;
+	t = &c->threads[c->last_prstatus];
+	c->last_prstatus = -1;
+	memcpy(&signo, desc + offsetof(siginfo_t, si_signo), sizeof(signo));
+	memcpy(&code, desc + offsetof(siginfo_t, si_code), sizeof(code));
+	t->has_siginfo = true;
+	t->si_signo = signo;
+	t->si_code = code;
+	t->has_addr = siginfo_has_addr(signo, code);
+	if (t->has_addr)
+		memcpy(&t->addr, desc + offsetof(siginfo_t, si_addr),
+		       sizeof(t->addr));
+}
+
+/* The faulting thread first, the others in note order. */
+static void faulting_first(struct btsdec_core *c)
+{
+	struct btsdec_thread f;
+
+	for (size_t i = 1; i < c->nr_threads; i++) {
+		if (!c->threads[i].faulting)
+			continue;
+		f = c->threads[i];
+		memmove(&c->threads[1], &c->threads[0], i * sizeof(f));
+		c->threads[0] = f;
+		return;
+	}
 }
 
 static int on_trace(struct btsdec_core *c, uint32_t type, const uint8_t *desc,
@@ -163,6 +224,9 @@ static int walk_notes(struct btsdec_core *c, const GElf_Phdr *ph)
 		if (btsdec_elf_note_owner(&n, "CORE", sizeof("CORE")) &&
 		    n.type == NT_PRSTATUS)
 			ret = on_prstatus(c, n.desc, n.descsz);
+		else if (btsdec_elf_note_owner(&n, "CORE", sizeof("CORE")) &&
+			 n.type == NT_SIGINFO)
+			on_siginfo(c, n.desc, n.descsz);
 		else if (btsdec_elf_note_owner(&n, BTS_CRASH_NOTE_NAME,
 					       BTS_CRASH_NOTE_NAMESZ))
 			ret = on_trace(c, n.type, n.desc, n.descsz,
@@ -222,6 +286,7 @@ static int read_notes(struct btsdec_core *c, struct btsdec_err *err)
 	if (!seen)
 		return btsdec_fail(err, -ENOEXEC, "%s: core has no note segment",
 				   c->path);
+	faulting_first(c);
 	return 0;
 }
 
@@ -250,6 +315,7 @@ int btsdec_core_open_fd(int fd, const char *name, struct btsdec_core **out,
 		return btsdec_fail(err, -ENOMEM, "out of memory");
 	}
 	c->fd = fd;
+	c->last_prstatus = -1;
 	if (fstat(c->fd, &st) || !S_ISREG(st.st_mode)) {
 		ret = btsdec_fail(err, -EINVAL, "%s: not a regular file", name);
 		goto err_free;
@@ -320,4 +386,18 @@ size_t btsdec_core_read(const struct btsdec_core *c, uint64_t addr, void *buf,
 		return got > 0 ? (size_t)got : 0;
 	}
 	return 0;
+}
+
+bool btsdec_core_mapped(const struct btsdec_core *c, uint64_t addr)
+{
+	size_t nph, i;
+	GElf_Phdr ph;
+
+	if (elf_getphdrnum(c->elf, &nph))
+		return false;
+	for (i = 0; i < nph; i++)
+		if (gelf_getphdr(c->elf, i, &ph) && ph.p_type == PT_LOAD &&
+		    addr >= ph.p_vaddr && addr - ph.p_vaddr < ph.p_memsz)
+			return true;
+	return false;
 }

@@ -88,6 +88,43 @@ static void test_open_null_core(void)
 	btsdec_core_close(c);
 }
 
+/* The fault: rip from NT_PRSTATUS and si_addr from NT_SIGINFO, each
+ * matched to its thread by pr_pid. */
+static void test_fault_registers(void)
+{
+	const struct btsdec_thread *t, *w, *m;
+	struct btsdec_core *c;
+
+	REQUIRE(btsdec_core_open(FIX "crasher-null.core", &c, NULL) == 0);
+	t = btsdec_core_thread(c, 0);
+	CHECK(t->has_regs && t->has_siginfo);
+	CHECK_EQ(t->pc, t->trace.recs[t->trace.nr - 1].to);	/* called NULL */
+	CHECK_EQ(t->si_signo, 11);
+	CHECK(t->has_addr);
+	CHECK_EQ(t->addr, 0);
+	btsdec_core_close(c);
+
+	/* SIGABRT comes from tgkill: si_code SI_TKILL, no fault address */
+	REQUIRE(btsdec_core_open(FIX "crasher-abort.core", &c, NULL) == 0);
+	t = btsdec_core_thread(c, 0);
+	CHECK(t->has_regs && t->has_siginfo && !t->has_addr);
+	CHECK_EQ(t->si_signo, 6);
+	CHECK(t->si_code < 0);
+	btsdec_core_close(c);
+
+	/* gdb wrote one NT_SIGINFO per thread, after its NT_PRSTATUS */
+	REQUIRE(btsdec_core_open(FIX "crasher-threads.core", &c, NULL) == 0);
+	REQUIRE(btsdec_core_nr_threads(c) == 2);
+	w = btsdec_core_thread(c, 0);
+	m = btsdec_core_thread(c, 1);
+	CHECK(w->faulting && !m->faulting);
+	CHECK_EQ(w->pc, w->trace.recs[w->trace.nr - 1].to);
+	CHECK_EQ(w->si_signo, 11);
+	CHECK(m->has_regs && m->pc != 0);
+	CHECK_EQ(m->si_signo, 19);	/* gdb's SIGSTOP of the other thread */
+	btsdec_core_close(c);
+}
+
 static void test_core_without_trace(void)
 {
 	struct btsdec_core *c;
@@ -404,6 +441,7 @@ static void test_json_string(void)
 
 static const struct test_case tests[] = {
 	TEST_CASE(test_open_null_core),
+	TEST_CASE(test_fault_registers),
 	TEST_CASE(test_core_without_trace),
 	TEST_CASE(test_not_a_core),
 	TEST_CASE(test_truncated_core),
