@@ -134,6 +134,9 @@ void btsdec_sym_lookup(struct btsdec_sym *sym, uint64_t addr,
  * Returns bytes read (0 when nothing is known there). */
 size_t btsdec_sym_read_code(struct btsdec_sym *sym, uint64_t addr,
 			    uint8_t *buf, size_t len);
+/* Whether addr lies in a mapping of the process: a module libdwfl knows
+ * or a segment of the core. */
+bool btsdec_sym_mapped(struct btsdec_sym *sym, uint64_t addr);
 /* Formats "func+0xoff" (or "func", or "0xaddr") into buf. */
 const char *btsdec_loc_format(const struct btsdec_loc *loc, uint64_t addr,
 			      char *buf, size_t len);
@@ -164,6 +167,10 @@ void btsdec_classifier_free(struct btsdec_classifier *c);
 enum btsdec_kind btsdec_classify(struct btsdec_classifier *c,
 				 const uint8_t *code, size_t len, uint64_t addr,
 				 bool *indirect);
+/* The same, with the instruction's length: 0 when it does not decode. */
+enum btsdec_kind btsdec_classify_insn(struct btsdec_classifier *c,
+				      const uint8_t *code, size_t len, uint64_t addr,
+				      bool *indirect, size_t *size);
 
 /* ---- Decoding and histories (decode.c) ----------------------------------- */
 
@@ -171,6 +178,8 @@ struct btsdec_branch {
 	struct btsdec_record rec;
 	enum btsdec_kind kind;
 	bool indirect;
+	bool smashed;		/* a return the rule of btsdec_ret_smashed() flags */
+	uint8_t size;		/* length of the instruction at `from`, 0 unknown */
 	int depth;		/* call depth after normalization, >= 0 */
 	struct btsdec_loc from_loc;
 	struct btsdec_loc to_loc;
@@ -207,6 +216,41 @@ int btsdec_decode_symbols(struct btsdec_sym *sym, struct btsdec_classifier *cls,
 			  struct btsdec_decoded *out, struct btsdec_err *err);
 void btsdec_decoded_free(struct btsdec_decoded *d);
 
+/* How the faulting thread's pc relates to the newest branch of its trail. */
+enum btsdec_fault_rel {
+	BTSDEC_FAULT_NO_TRAIL,	/* the trace holds no branch (or no trace) */
+	BTSDEC_FAULT_TARGET,	/* pc is the newest branch's `to` */
+	BTSDEC_FAULT_RUN,	/* pc lies in the straight-line code after `to`:
+				 * no call, jump or return between them */
+	BTSDEC_FAULT_UNRELATED,	/* the code after `to` branches away before pc,
+				 * or pc lies before `to` or too far after it */
+	BTSDEC_FAULT_UNKNOWN,	/* the code after `to` cannot be read */
+	BTSDEC_FAULT__MAX,
+};
+
+/* "target", "run", "unrelated", "unknown", "no_trail" (docs/json.md). */
+const char *btsdec_fault_rel_name(enum btsdec_fault_rel r);
+
+/* The fault of a thread (NT_PRSTATUS, NT_SIGINFO) tied to its trail. */
+struct btsdec_fault {
+	uint64_t pc;		/* rip */
+	struct btsdec_loc loc;	/* pc symbolized (empty without symbols) */
+	int signo;		/* pr_cursig */
+	bool has_siginfo;
+	int si_code;
+	bool has_addr;		/* addr is si_addr (btsdec_thread.has_addr) */
+	uint64_t addr;
+	enum btsdec_fault_rel rel;
+	size_t branch;		/* index of the newest branch (not NO_TRAIL) */
+	uint64_t run;		/* RUN: bytes from that branch's `to` to pc */
+};
+
+/* Relates f->pc to the newest branch of d: fills rel, branch and run.
+ * Reads the code after the branch's `to` through sym (may be NULL:
+ * only TARGET or UNKNOWN then). */
+void btsdec_fault_relate(struct btsdec_sym *sym, struct btsdec_classifier *cls,
+			 const struct btsdec_decoded *d, struct btsdec_fault *f);
+
 /* ---- The decoded model (model.c) ----------------------------------------- */
 
 /* One thread of a core, decoded. */
@@ -217,6 +261,8 @@ struct btsdec_model_thread {
 	bool has_trace;
 	struct btsdec_trace facts;	/* the trace's facts; recs is NULL */
 	struct btsdec_decoded d;	/* branches and call segments (empty: no trace) */
+	bool has_fault;		/* the faulting thread, with its registers */
+	struct btsdec_fault fault;	/* its pc tied to the trail */
 };
 
 /* A core decoded once: what every renderer (text, JSON, journal) reads. */
@@ -285,7 +331,7 @@ int btsdec_report(FILE *out, struct btsdec_core *core, struct btsdec_sym *sym,
 #define BTSDEC_JSON_SCHEMA_CORE		"btscrash-core"
 #define BTSDEC_JSON_SCHEMA_VMCORE	"btscrash-vmcore"
 #define BTSDEC_JSON_SCHEMA_ERROR	"btscrash-error"
-#define BTSDEC_JSON_VERSION		3
+#define BTSDEC_JSON_VERSION		4
 
 /* Pieces of the documents, shared by report.c and vmreport.c: the trace
  * facts object, a branch object's common keys (index, from, to, flags,

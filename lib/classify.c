@@ -98,17 +98,28 @@ static enum btsdec_kind kind_of(unsigned int id)
 	return BTSDEC_K_INTERRUPT;
 }
 
-enum btsdec_kind btsdec_classify(struct btsdec_classifier *c,
-				 const uint8_t *code, size_t len, uint64_t addr,
-				 bool *indirect)
+enum btsdec_kind btsdec_classify_insn(struct btsdec_classifier *c,
+				      const uint8_t *code, size_t len, uint64_t addr,
+				      bool *indirect, size_t *size)
 {
 	enum btsdec_kind k;
 
 	*indirect = false;
+	*size = 0;
 	if (!len || !cs_disasm_iter(c->cs, &code, &len, &addr, c->insn))
 		return BTSDEC_K_UNKNOWN;
+	*size = c->insn->size;
 	k = kind_of(c->insn->id);
 	if (k == BTSDEC_K_CALL || k == BTSDEC_K_JUMP)
 		*indirect = operand_indirect(c->insn);
 	return k;
+}
+
+enum btsdec_kind btsdec_classify(struct btsdec_classifier *c,
+				 const uint8_t *code, size_t len, uint64_t addr,
+				 bool *indirect)
+{
+	size_t size;
+
+	return btsdec_classify_insn(c, code, len, addr, indirect, &size);
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * The decoded model of a core: every selected thread with its trace facts,
- * its classified and symbolized branches and its call segments, decoded
+ * its classified and symbolized branches and its call segments, and the
+ * faulting thread's pc tied to its trail (btsdec_fault_relate), decoded
  * once (btsdec_decode) and then handed to every renderer (report.c: text,
  * JSON; btsdumpd: the journal).  Symbol strings are borrowed from the
  * symbolizer, which must outlive the model.  Process context.
@@ -31,6 +32,23 @@ static int model_copy_head(struct btsdec_model *m, struct btsdec_core *core,
 	return 0;
 }
 
+/* The faulting thread's pc, symbolized and tied to its trail. */
+static void model_fault(struct btsdec_model_thread *mt, const struct btsdec_thread *th,
+			struct btsdec_sym *sym, struct btsdec_classifier *cls,
+			bool symbols)
+{
+	struct btsdec_fault *f = &mt->fault;
+
+	*f = (struct btsdec_fault){
+		.pc = th->pc, .signo = th->signo, .has_siginfo = th->has_siginfo,
+		.si_code = th->si_code, .has_addr = th->has_addr, .addr = th->addr,
+	};
+	if (sym && symbols)
+		btsdec_sym_lookup(sym, f->pc, &f->loc);
+	btsdec_fault_relate(sym, cls, &mt->d, f);
+	mt->has_fault = true;
+}
+
 int btsdec_model_build(struct btsdec_core *core, struct btsdec_sym *sym,
 		       struct btsdec_classifier *cls, const struct btsdec_model_opts *o,
 		       struct btsdec_model **out, struct btsdec_err *err)
@@ -55,6 +73,8 @@ int btsdec_model_build(struct btsdec_core *core, struct btsdec_sym *sym,
 			if (ret)
 				break;
 		}
+		if (th->faulting && th->has_regs)
+			model_fault(mt, th, sym, cls, !(o && o->no_symbols));
 		m->nr_threads++;
 	}
 	if (ret) {

@@ -54,10 +54,17 @@ static const char *text_symbol(const struct btsdec_loc *l, char *buf, size_t len
 	return l->func ? btsdec_loc_format(l, 0, buf, len) : "??";
 }
 
+/* The kind column: "call*", "jump*" for an indirect call or jump. */
+static const char *text_kind(const struct btsdec_branch *b, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s%s", btsdec_kind_name(b->kind), b->indirect ? "*" : "");
+	return buf;
+}
+
 /* One branch line without its newline; the number right-aligned in width. */
 static void text_branch(FILE *out, int width, size_t i, const struct btsdec_branch *b)
 {
-	char fs[256], ts[256], fl[256], tl[256];
+	char fs[256], ts[256], fl[256], tl[256], kind[16];
 	const char *fline, *tline;
 
 	if (b->kind == BTSDEC_K_MARKER) {
@@ -67,13 +74,66 @@ static void text_branch(FILE *out, int width, size_t i, const struct btsdec_bran
 	fline = line_of(&b->from_loc, fl, sizeof(fl));
 	tline = line_of(&b->to_loc, tl, sizeof(tl));
 	fprintf(out, "%*zu  %-9s 0x%012llx %-28s -> 0x%012llx %s", width, i + 1,
-		btsdec_kind_name(b->kind), (unsigned long long)b->rec.from,
+		text_kind(b, kind, sizeof(kind)), (unsigned long long)b->rec.from,
 		text_symbol(&b->from_loc, fs, sizeof(fs)),
 		(unsigned long long)b->rec.to,
 		text_symbol(&b->to_loc, ts, sizeof(ts)));
 	if (fline || tline)
 		fprintf(out, "  [%s -> %s]", fline ? fline : "?",
 			tline ? tline : "?");
+	if (b->smashed)
+		fputs("  <- smashed stack? no call returns here", out);
+}
+
+/* "indirect call in dispatch", "return at crasher+0x12e0", ... */
+static void text_branch_what(FILE *out, const struct btsdec_branch *b)
+{
+	char buf[256];
+
+	fprintf(out, "%s%s", b->indirect ? "indirect " : "", btsdec_kind_name(b->kind));
+	if (b->from_loc.func)
+		fprintf(out, " in %s", b->from_loc.func);
+	else
+		fprintf(out, " at %s", text_symbol(&b->from_loc, buf, sizeof(buf)));
+}
+
+/* The line that ties the fault to the trail (ends a thread's report). */
+static void text_fault(FILE *out, const struct btsdec_model_thread *th)
+{
+	const struct btsdec_fault *f = &th->fault;
+	const struct btsdec_branch *b = &th->d.br[f->branch];
+	char sym[256];
+
+	fprintf(out, "  faulted at 0x%llx", (unsigned long long)f->pc);
+	if (f->loc.func || f->loc.module)
+		fprintf(out, " %s", text_symbol(&f->loc, sym, sizeof(sym)));
+	switch (f->rel) {
+	case BTSDEC_FAULT_TARGET:
+		fprintf(out, " = target of #%zu (", f->branch + 1);
+		break;
+	case BTSDEC_FAULT_RUN:
+		fprintf(out, " = 0x%llx bytes into the straight-line run after #%zu (",
+			(unsigned long long)f->run, f->branch + 1);
+		break;
+	case BTSDEC_FAULT_UNRELATED:
+		fprintf(out, ": not reached by straight-line code from the target of #%zu (",
+			f->branch + 1);
+		break;
+	case BTSDEC_FAULT_UNKNOWN:
+		fprintf(out, ": the code after the target of #%zu cannot be read to relate it (",
+			f->branch + 1);
+		break;
+	default:
+		fputs(": no branch in the trace to tie it to", out);
+		b = NULL;
+	}
+	if (b) {
+		text_branch_what(out, b);
+		fputc(')', out);
+	}
+	if (f->has_addr && f->addr != f->pc)
+		fprintf(out, "; fault address 0x%llx", (unsigned long long)f->addr);
+	fputc('\n', out);
 }
 
 void btsdec_render_branch_line(FILE *out, size_t i, const struct btsdec_branch *b)
@@ -106,10 +166,10 @@ static void text_thread_head(FILE *out, const struct btsdec_model_thread *th)
 		fprintf(out, " (faulting thread, %s)",
 			signal_name(th->signo, sig, sizeof(sig)));
 	fputc('\n', out);
-	if (!th->has_trace) {
-		fputs("  no branch trace for this thread\n\n", out);
+	if (!th->has_trace)
+		fputs("  no branch trace for this thread\n", out);
+	if (!th->has_trace)
 		return;
-	}
 	fprintf(out, "  trace: %s, %zu records in a ring of %llu, %s, %s%llu lost, %u gaps\n",
 		btsdec_source_name(t->source), t->nr,
 		(unsigned long long)t->capacity,
@@ -126,7 +186,7 @@ static void text_thread(FILE *out, const struct btsdec_model_thread *th,
 
 	text_thread_head(out, th);
 	if (!th->has_trace)
-		return;
+		goto end;
 	if (!d->nr)
 		fputs("  (the trace is empty)\n", out);
 	if (o->calls) {
@@ -138,6 +198,9 @@ static void text_thread(FILE *out, const struct btsdec_model_thread *th,
 			fputc('\n', out);
 		}
 	}
+end:
+	if (th->has_fault)
+		text_fault(out, th);
 	fputc('\n', out);
 }
 
@@ -184,6 +247,7 @@ static struct json_object *json_branch(size_t i, const struct btsdec_branch *b)
 	if (!o || b->kind == BTSDEC_K_MARKER)
 		return o;
 	ADD(o, "indirect", json_object_new_boolean(b->indirect));
+	ADD(o, "smashed_stack", json_object_new_boolean(b->smashed));
 	ADD(o, "depth", json_object_new_int(b->depth));
 	ADD(o, "from_symbol", btsdec_json_str(btsdec_loc_format(&b->from_loc, b->rec.from,
 								 buf, sizeof(buf))));
@@ -252,6 +316,28 @@ static struct json_object *one_segment(size_t i, const void *seg)
 	return json_segment(i, &((const struct btsdec_segment *)seg)[i]);
 }
 
+static struct json_object *json_fault(const struct btsdec_model_thread *th)
+{
+	const struct btsdec_fault *f = &th->fault;
+	struct json_object *o;
+	bool br = f->rel != BTSDEC_FAULT_NO_TRAIL;
+	char buf[256];
+
+	if (!th->has_fault || !(o = json_object_new_object()))
+		return NULL;
+	ADD(o, "pc", btsdec_json_hex(f->pc));
+	ADD(o, "symbol", btsdec_json_str(btsdec_loc_format(&f->loc, f->pc, buf,
+							   sizeof(buf))));
+	ADD(o, "line", btsdec_json_str(line_of(&f->loc, buf, sizeof(buf))));
+	ADD(o, "module", btsdec_json_str(f->loc.module));
+	ADD(o, "si_code", f->has_siginfo ? json_object_new_int(f->si_code) : NULL);
+	ADD(o, "address", f->has_addr ? btsdec_json_hex(f->addr) : NULL);
+	ADD(o, "relation", btsdec_json_str(btsdec_fault_rel_name(f->rel)));
+	ADD(o, "branch", br ? json_object_new_uint64(f->branch + 1) : NULL);
+	ADD(o, "run_bytes", json_object_new_uint64(f->run));
+	return o;
+}
+
 static struct json_object *json_thread(const struct btsdec_model_thread *th,
 				       const struct btsdec_render_opts *o)
 {
@@ -267,6 +353,7 @@ static struct json_object *json_thread(const struct btsdec_model_thread *th,
 	ADD(j, "signal_name", th->signo ? btsdec_json_str(signal_name(th->signo, sig,
 								      sizeof(sig))) : NULL);
 	ADD(j, "trace", th->has_trace ? btsdec_json_trace(&th->facts) : NULL);
+	ADD(j, "fault", json_fault(th));
 	ADD(j, "branches", json_list(first_shown(d->nr, o), d->nr, d->br, one_branch));
 	if (o->calls)
 		ADD(j, "calls", json_list(first_shown(d->nr_seg, o), d->nr_seg, d->seg,

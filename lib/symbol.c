@@ -314,6 +314,11 @@ size_t btsdec_sym_read_code(struct btsdec_sym *s, uint64_t addr, uint8_t *buf,
 	return m ? read_module(m, addr, buf, len) : 0;
 }
 
+bool btsdec_sym_mapped(struct btsdec_sym *s, uint64_t addr)
+{
+	return btsdec_core_mapped(s->core, addr) || dwfl_addrmodule(s->dwfl, addr);
+}
+
 const char *btsdec_loc_format(const struct btsdec_loc *loc, uint64_t addr,
 			      char *buf, size_t len)
 {

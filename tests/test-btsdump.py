@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # End-to-end tests of the btsdump CLI on the real gdb cores in
 # tests/fixtures: golden text/JSON output, exit codes, hostile and truncated
-# notes, and `btsdump add-note` producing cores that readelf, eu-readelf and
+# notes, the fault tied to the trail, smashed stacks, indirect branches,
+# and `btsdump add-note` producing cores that readelf, eu-readelf and
 # gdb still read.  Usage: test-btsdump.py BTSDUMP [--update-golden]
 import json
 import os
@@ -231,29 +232,112 @@ def test_add_note(tmp):
     check(rc == 1 and "cannot parse" in err, "bad records file: %d %s" % (rc, err))
 
 
-def kernel_style_core(path, tid, recs, cut=None):
-    """A core laid out as Linux's binfmt_elf writes it (notes first, then
-    page-aligned loads), with a trace note built from docs/format.md alone:
-    an independent writer of the format."""
-    def note(name, ntype, desc):
-        n = name.encode() + b"\0"
-        pad = lambda b: b + b"\0" * (-len(b) % 4)
-        return struct.pack("<III", len(n), len(desc), ntype) + pad(n) + pad(desc)
-    prstatus = bytearray(336)
-    struct.pack_into("<h", prstatus, 12, 11)          # pr_cursig = SIGSEGV
-    struct.pack_into("<i", prstatus, 32, tid)         # pr_pid
+def elf_note(name, ntype, desc):
+    n = name.encode() + b"\0"
+    pad = lambda b: b + b"\0" * (-len(b) % 4)
+    return struct.pack("<III", len(n), len(desc), ntype) + pad(n) + pad(desc)
+
+
+def prstatus_note(tid, rip=0, sig=11):
+    """NT_PRSTATUS as Linux lays out struct elf_prstatus on x86-64:
+    pr_cursig at 12, pr_pid at 32, pr_reg at 112 (user_regs_struct, rip
+    its 17th word)."""
+    p = bytearray(336)
+    struct.pack_into("<h", p, 12, sig)                # pr_cursig
+    struct.pack_into("<i", p, 32, tid)                # pr_pid
+    struct.pack_into("<Q", p, 112 + 16 * 8, rip)      # pr_reg.rip
+    return elf_note("CORE", 1, bytes(p))
+
+
+def trace_note(tid, recs):
     hdr = struct.pack("<IHHIIQQQQIHHQ", 0x4e535442, 1, 64, 24, 4 | 2, tid,
                       64, len(recs), 0, 0, 2, 0, 0)
     body = b"".join(struct.pack("<QQQ", f, t, 0) for f, t in recs)
-    notes = note("CORE", 1, bytes(prstatus)) + note("BTSCRASH", 0x42540001, hdr + body)
+    return elf_note("BTSCRASH", 0x42540001, hdr + body)
+
+
+def kernel_style_core(path, tid, recs, cut=None, notes=None):
+    """A core laid out as Linux's binfmt_elf writes it (notes first, then
+    page-aligned loads: 8 KiB of nops at 0x400000), with a trace note built
+    from docs/format.md alone: an independent writer of the format."""
+    if notes is None:
+        notes = prstatus_note(tid) + trace_note(tid, recs)
     ehdr = struct.pack("<16sHHIQQQIHHHHHH", b"\x7fELF\x02\x01\x01" + b"\0" * 9,
                        4, 62, 1, 0, 64, 0, 0, 64, 56, 2, 0, 0, 0)
-    note_off, load_off = 64 + 2 * 56, 0x1000
+    note_off, load_off = 64 + 2 * 56, 0x1000 * (1 + (64 + 2 * 56 + len(notes)) // 0x1000)
     ph = struct.pack("<IIQQQQQQ", 4, 0, note_off, 0, 0, len(notes), 0, 4)
     ph += struct.pack("<IIQQQQQQ", 1, 5, load_off, 0x400000, 0, 0x2000, 0x2000, 0x1000)
     data = ehdr + ph + notes
     data += b"\0" * (load_off - len(data)) + b"\x90" * 0x2000
     open(path, "wb").write(data[:cut] if cut else data)
+
+
+def test_fault_by_tid(tmp):
+    """Each thread's NT_PRSTATUS is matched by pr_pid, also when the trace
+    notes named the threads first; the first NT_PRSTATUS is the faulting
+    thread, reported first, its pc tied to its trail."""
+    core = os.path.join(tmp, "order.core")
+    a, b = [(0x401000, 0x401100)], [(0x401200, 0x401300), (0x401305, 0x401500)]
+    kernel_style_core(core, 0, [], notes=trace_note(77, a) + trace_note(78, b) +
+                      prstatus_note(78, rip=0x401510) + prstatus_note(77, rip=0x401100, sig=0))
+    rc, out, err = run("--json", core)
+    th = json.loads(out)["threads"] if rc == 0 else []
+    check(len(th) == 2 and th[0]["tid"] == 78 and th[0]["faulting"] and
+          th[0]["signal"] == 11 and not th[1]["faulting"] and th[1]["fault"] is None,
+          "PRSTATUS matched by TID after the trace notes: %d %s %s" % (rc, err, out))
+    f = th[0].get("fault") or {} if th else {}
+    check(f.get("pc") == "0x401510" and f.get("relation") == "run" and
+          f.get("branch") == 2 and f.get("run_bytes") == 0x10 and f.get("si_code") is None,
+          "faulting pc 0x10 bytes into the nops after #2: %s" % f)
+    rc, out, _ = run(core)
+    check("faulted at 0x401510 = 0x10 bytes into the straight-line run after #2" in out,
+          "fault line in text:\n" + out)
+
+
+def test_fault_and_smash():
+    """The fault object and the smashed-stack flag on the fixtures."""
+    def doc(name):
+        rc, out, err = run("--json", "%s/crasher-%s.core" % (FIX, name), FIX + "/crasher")
+        check(rc == 0, "%s: exit %d %s" % (name, rc, err))
+        return json.loads(out)["threads"][0] if rc == 0 else {"branches": [], "fault": {}}
+    null, smash, abort = doc("null"), doc("smash"), doc("abort")
+    check(not any(b.get("smashed_stack") for b in null["branches"]),
+          "null core: no smashed stack")
+    check([b["number"] for b in smash["branches"] if b.get("smashed_stack")] ==
+          [len(smash["branches"])] and smash["branches"][-1]["to"] == "0x414141414141",
+          "smash core: the ret into 0x414141414141, and only it, is flagged")
+    for t, rel in ((null, "target"), (smash, "target"), (abort, "run")):
+        f, last = t["fault"] or {}, t["branches"][-1] if t["branches"] else {}
+        check(f.get("relation") == rel and f.get("branch") == last.get("number"),
+              "fault relation %s: %s" % (rel, f))
+    f, last = abort["fault"] or {}, abort["branches"][-1]
+    check(int(f["pc"], 16) - int(last["to"], 16) == f["run_bytes"] > 0 and
+          f["address"] is None and f["si_code"] < 0,
+          "abort: pc in the run after the newest branch, no si_addr (tgkill): %s" % f)
+    check(null["fault"]["address"] == "0x0" and null["fault"]["pc"] == "0x0",
+          "null: pc and si_addr 0: %s" % null["fault"])
+    rc, out, _ = run(FIX + "/crasher-smash.core", FIX + "/crasher")
+    lines = out.splitlines()
+    check([l for l in lines if "smashed stack" in l] ==
+          [l for l in lines if "0x414141414141 ??" in l] and
+          any("faulted at 0x414141414141 = target of #11 (return in smash_victim)" in l
+              for l in lines), "smash text:\n" + out)
+    rc, out, _ = run(FIX + "/crasher-null.core", FIX + "/crasher")
+    check("smashed stack" not in out, "null text: no smashed-stack marker")
+
+
+def test_indirect_without_symbols(tmp):
+    """call* / jump* come from the instruction bytes: a stripped executable
+    (no symbols at all) still has them."""
+    exe = os.path.join(tmp, "stripped")
+    subprocess.run(["objcopy", "--strip-all", os.path.join(SRC, FIX, "crasher"), exe],
+                   check=True)
+    rc, out, _ = run(FIX + "/crasher-null.core", exe)
+    last = [l for l in out.splitlines() if l.strip().startswith("16 ")]
+    check(rc == 0 and "dispatch" not in out and last and " call* " in last[0],
+          "indirect call marked without symbols:\n" + out)
+    rc, out, _ = run("--no-symbols", FIX + "/crasher-null.core", FIX + "/crasher")
+    check(rc == 0 and " jump* " in out and " call* " in out, "--no-symbols: marked:\n" + out)
 
 
 def test_kernel_layout(tmp):
@@ -310,7 +394,7 @@ def test_json_utf8(tmp):
                        capture_output=True)
     try:
         doc = json.loads(p.stdout.decode("utf-8", errors="strict"))
-        ok = (doc["schema"] == "btscrash-core" and doc["version"] == 3 and
+        ok = (doc["schema"] == "btscrash-core" and doc["version"] == 4 and
               doc["core"].endswith("/caf\u00e9-\u00ff.core") and
               doc["threads"][0]["branches"])
     except (UnicodeDecodeError, ValueError, KeyError, IndexError) as e:
@@ -326,10 +410,13 @@ def main():
     test_abort_through_libc()
     test_threads()
     test_exit_codes()
+    test_fault_and_smash()
     with tempfile.TemporaryDirectory() as tmp:
         test_hostile_notes(tmp)
         test_add_note(tmp)
         test_kernel_layout(tmp)
+        test_fault_by_tid(tmp)
+        test_indirect_without_symbols(tmp)
         test_separate_debuginfo(tmp)
         test_json_utf8(tmp)
     if failures:

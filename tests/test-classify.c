@@ -60,6 +60,27 @@ static void test_encodings(void)
 	btsdec_classifier_free(c);
 }
 
+/* The length decode.c needs for a call's return address: every encoding
+ * above is one whole instruction. */
+static void test_sizes(void)
+{
+	struct btsdec_classifier *c;
+
+	REQUIRE(btsdec_classifier_new(&c, NULL) == 0);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t size = 99;
+		bool ind;
+
+		btsdec_classify_insn(c, cases[i].bytes, cases[i].len, 0x401000, &ind, &size);
+		if (size != (cases[i].kind == BTSDEC_K_UNKNOWN ? 0 : cases[i].len)) {
+			fprintf(stderr, "%s: size %zu, expected %zu\n", cases[i].what, size,
+				cases[i].kind == BTSDEC_K_UNKNOWN ? 0 : cases[i].len);
+			test_failures++;
+		}
+	}
+	btsdec_classifier_free(c);
+}
+
 static void test_names(void)
 {
 	CHECK_STR(btsdec_kind_name(BTSDEC_K_COND), "cond");
@@ -71,6 +92,7 @@ static void test_names(void)
 
 static const struct test_case tests[] = {
 	TEST_CASE(test_encodings),
+	TEST_CASE(test_sizes),
 	TEST_CASE(test_names),
 };
 

@@ -252,7 +252,73 @@ static void test_decode_smash(void)
 	CHECK_EQ(last->rec.to, 0x414141414141ULL);
 	CHECK_STR(d->br[d->nr - 2].from_loc.func, "fill");
 	CHECK_EQ(d->br[d->nr - 2].kind, BTSDEC_K_RETURN);
+	/* the ret into 0x414141414141 smashed the stack; fill's ret did not */
+	CHECK(last->smashed);
+	for (size_t i = 0; i + 1 < d->nr; i++)
+		CHECK(!d->br[i].smashed);
 	release_fixture(&f);
+}
+
+/* Returns into frames entered before the trail began follow a call in
+ * the code: not flagged, though no call of the trail returns there. */
+static void test_smash_rule_spares_older_frames(void)
+{
+	struct decoded_fixture f;
+	struct btsdec_trace cut;
+	size_t nret = 0;
+
+	if (decode_fixture(FIX "crasher-null.core", &f)) {
+		release_fixture(&f);
+		REQUIRE(!"decoding crasher-null.core");
+	}
+	btsdec_decoded_free(&f.d);
+	/* the trail from checksum's return on: its call (#5) is cut off */
+	cut = btsdec_core_thread(f.core, 0)->trace;
+	REQUIRE(cut.nr > 12);
+	cut.recs += 12;
+	cut.nr -= 12;
+	REQUIRE(btsdec_decode(f.sym, f.cls, &cut, &f.d, NULL) == 0);
+	for (size_t i = 0; i < f.d.nr; i++) {
+		nret += f.d.br[i].kind == BTSDEC_K_RETURN;
+		CHECK(!f.d.br[i].smashed);
+	}
+	CHECK_EQ(nret, 1);
+	release_fixture(&f);
+}
+
+/* The faulting pc against the newest branch: its target (null, smash) or
+ * inside the straight-line code after it (abort: tgkill's syscall). */
+static void test_fault_relation(void)
+{
+	static const struct { const char *core; enum btsdec_fault_rel rel; } c[] = {
+		{ FIX "crasher-null.core", BTSDEC_FAULT_TARGET },
+		{ FIX "crasher-smash.core", BTSDEC_FAULT_TARGET },
+		{ FIX "crasher-abort.core", BTSDEC_FAULT_RUN },
+	};
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		struct decoded_fixture f;
+		const struct btsdec_thread *t;
+		struct btsdec_fault fault;
+
+		if (decode_fixture(c[i].core, &f)) {
+			release_fixture(&f);
+			REQUIRE(!"decoding a fixture");
+		}
+		t = btsdec_core_thread(f.core, 0);
+		fault = (struct btsdec_fault){ .pc = t->pc };
+		btsdec_fault_relate(f.sym, f.cls, &f.d, &fault);
+		CHECK_EQ(fault.rel, c[i].rel);
+		CHECK_EQ(fault.branch, f.d.nr - 1);
+		CHECK_EQ(fault.run, t->pc - f.d.br[f.d.nr - 1].rec.to);
+		if (c[i].rel == BTSDEC_FAULT_RUN)
+			CHECK(fault.run > 0);
+		/* a pc before the newest target, or past a branch: unrelated */
+		fault.pc = f.d.br[f.d.nr - 1].rec.to - 1;
+		btsdec_fault_relate(f.sym, f.cls, &f.d, &fault);
+		CHECK_EQ(fault.rel, BTSDEC_FAULT_UNRELATED);
+		release_fixture(&f);
+	}
 }
 
 static void test_decode_without_symbols(void)
@@ -391,7 +457,12 @@ static void test_model_renderers(void)
 	lf = open_memstream(&line, &len);
 	btsdec_render_branch_line(lf, 15, &t->d.br[15]);
 	fclose(lf);
-	CHECK(!strncmp(line, "16  call ", 9));
+	CHECK(!strncmp(line, "16  call*", 9));	/* indirect: through NULL */
+	/* the fault tied to the trail: pc 0 is the target of #16 */
+	REQUIRE(t->has_fault);
+	CHECK_EQ(t->fault.rel, BTSDEC_FAULT_TARGET);
+	CHECK_EQ(t->fault.branch, 15);
+	CHECK_CONTAINS(text, "faulted at 0x0 = target of #16 (indirect call in dispatch)");
 	CHECK_CONTAINS(text, line);
 	/* gdb's mode: classified, not symbolized */
 	mo.no_symbols = true;
@@ -447,6 +518,8 @@ static const struct test_case tests[] = {
 	TEST_CASE(test_truncated_core),
 	TEST_CASE(test_decode_null_call),
 	TEST_CASE(test_decode_smash),
+	TEST_CASE(test_smash_rule_spares_older_frames),
+	TEST_CASE(test_fault_relation),
 	TEST_CASE(test_decode_without_symbols),
 	TEST_CASE(test_write_and_read_back),
 	TEST_CASE(test_writer_refuses_bad_input),
