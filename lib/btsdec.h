@@ -114,6 +114,10 @@ struct btsdec_loc {
 	const char *file;	/* basename of the source file, or NULL */
 	int line;
 	const char *module;	/* basename of the module, or NULL */
+	const char *path;	/* the module's file as the core names it (NT_FILE) */
+	uint64_t mod_off;	/* addr - the module's load address (module known) */
+	const char *missing;	/* the module's file was not found: its build-id in
+				 * hex ("" when unknown); NULL when found */
 };
 
 struct btsdec_symopts {
@@ -265,10 +269,19 @@ struct btsdec_model_thread {
 	struct btsdec_fault fault;	/* its pc tied to the trail */
 };
 
+/* A module the trail or the fault touches whose file was not found. */
+struct btsdec_missing {
+	const char *path;	/* as the core names it (NT_FILE) */
+	const char *module;	/* its basename */
+	const char *build_id;	/* hex, "" when unknown */
+};
+
 /* A core decoded once: what every renderer (text, JSON, journal) reads. */
 struct btsdec_model {
 	char *core;			/* the core's name */
 	char *executable;		/* as given, or NULL */
+	size_t nr_missing;
+	struct btsdec_missing *missing;	/* modules not found, strings borrowed */
 	size_t nr_rejects;
 	char **rejects;			/* why malformed trace notes were skipped */
 	size_t nr_threads;

@@ -2,7 +2,8 @@
 /*
  * The decoded model of a core: every selected thread with its trace facts,
  * its classified and symbolized branches and its call segments, and the
- * faulting thread's pc tied to its trail (btsdec_fault_relate), decoded
+ * faulting thread's pc tied to its trail (btsdec_fault_relate), and the
+ * modules whose file was not found (with their build-id), decoded
  * once (btsdec_decode) and then handed to every renderer (report.c: text,
  * JSON; btsdumpd: the journal).  Symbol strings are borrowed from the
  * symbolizer, which must outlive the model.  Process context.
@@ -49,6 +50,45 @@ static void model_fault(struct btsdec_model_thread *mt, const struct btsdec_thre
 	mt->has_fault = true;
 }
 
+static int note_missing(struct btsdec_model *m, const struct btsdec_loc *l)
+{
+	struct btsdec_missing *n;
+
+	if (!l->missing)
+		return 0;
+	for (size_t i = 0; i < m->nr_missing; i++)
+		if (!strcmp(m->missing[i].path, l->path))
+			return 0;
+	n = realloc(m->missing, (m->nr_missing + 1) * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	m->missing = n;
+	m->missing[m->nr_missing++] = (struct btsdec_missing){
+		.path = l->path, .module = l->module, .build_id = l->missing,
+	};
+	return 0;
+}
+
+/* The modules whose file was not found, as the branches and faults met
+ * them: named once each, with their build-id, like eu-stack -b. */
+static int model_missing(struct btsdec_model *m)
+{
+	int ret = 0;
+
+	for (size_t i = 0; !ret && i < m->nr_threads; i++) {
+		const struct btsdec_model_thread *t = &m->threads[i];
+
+		for (size_t j = 0; !ret && j < t->d.nr; j++) {
+			ret = note_missing(m, &t->d.br[j].from_loc);
+			if (!ret)
+				ret = note_missing(m, &t->d.br[j].to_loc);
+		}
+		if (!ret && t->has_fault)
+			ret = note_missing(m, &t->fault.loc);
+	}
+	return ret;
+}
+
 int btsdec_model_build(struct btsdec_core *core, struct btsdec_sym *sym,
 		       struct btsdec_classifier *cls, const struct btsdec_model_opts *o,
 		       struct btsdec_model **out, struct btsdec_err *err)
@@ -77,6 +117,8 @@ int btsdec_model_build(struct btsdec_core *core, struct btsdec_sym *sym,
 			model_fault(mt, th, sym, cls, !(o && o->no_symbols));
 		m->nr_threads++;
 	}
+	if (!ret)
+		ret = model_missing(m);
 	if (ret) {
 		btsdec_model_free(m);
 		return ret == -ENOMEM ? btsdec_fail(err, ret, "out of memory decoding %s",
@@ -95,6 +137,7 @@ void btsdec_model_free(struct btsdec_model *m)
 	for (size_t i = 0; i < m->nr_rejects; i++)
 		free(m->rejects[i]);
 	free(m->rejects);
+	free(m->missing);
 	free(m->threads);
 	free(m->executable);
 	free(m->core);

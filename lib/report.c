@@ -47,11 +47,17 @@ static void text_marker(FILE *out, int width, size_t i, const struct btsdec_reco
 		btsdec_marker_describe(r, what, sizeof(what)));
 }
 
-/* "func+0x12", or "??" like gdb when nothing is known (the address is
- * printed beside it anyway). */
+/* "func+0x12"; "module+0x1234" (from the module's load address) in a
+ * module without a symbol there or whose file is missing; "??" like gdb
+ * when nothing is known (the address is printed beside it anyway). */
 static const char *text_symbol(const struct btsdec_loc *l, char *buf, size_t len)
 {
-	return l->func ? btsdec_loc_format(l, 0, buf, len) : "??";
+	if (l->func)
+		return btsdec_loc_format(l, 0, buf, len);
+	if (!l->module)
+		return "??";
+	snprintf(buf, len, "%s+0x%llx", l->module, (unsigned long long)l->mod_off);
+	return buf;
 }
 
 /* The kind column: "call*", "jump*" for an indirect call or jump. */
@@ -239,6 +245,11 @@ struct json_object *btsdec_json_record(size_t i, const struct btsdec_record *r,
 	return o;
 }
 
+static struct json_object *json_module_offset(const struct btsdec_loc *l)
+{
+	return l->module ? btsdec_json_hex(l->mod_off) : NULL;
+}
+
 static struct json_object *json_branch(size_t i, const struct btsdec_branch *b)
 {
 	struct json_object *o = btsdec_json_record(i, &b->rec, b->kind);
@@ -257,6 +268,8 @@ static struct json_object *json_branch(size_t i, const struct btsdec_branch *b)
 	ADD(o, "to_line", btsdec_json_str(line_of(&b->to_loc, buf, sizeof(buf))));
 	ADD(o, "from_module", btsdec_json_str(b->from_loc.module));
 	ADD(o, "to_module", btsdec_json_str(b->to_loc.module));
+	ADD(o, "from_module_offset", json_module_offset(&b->from_loc));
+	ADD(o, "to_module_offset", json_module_offset(&b->to_loc));
 	return o;
 }
 
@@ -330,6 +343,7 @@ static struct json_object *json_fault(const struct btsdec_model_thread *th)
 							   sizeof(buf))));
 	ADD(o, "line", btsdec_json_str(line_of(&f->loc, buf, sizeof(buf))));
 	ADD(o, "module", btsdec_json_str(f->loc.module));
+	ADD(o, "module_offset", json_module_offset(&f->loc));
 	ADD(o, "si_code", f->has_siginfo ? json_object_new_int(f->si_code) : NULL);
 	ADD(o, "address", f->has_addr ? btsdec_json_hex(f->addr) : NULL);
 	ADD(o, "relation", btsdec_json_str(btsdec_fault_rel_name(f->rel)));
@@ -363,6 +377,23 @@ static struct json_object *json_thread(const struct btsdec_model_thread *th,
 
 /* ---- driver -------------------------------------------------------------- */
 
+static struct json_object *json_missing(const struct btsdec_model *m)
+{
+	struct json_object *a = json_object_new_array(), *o;
+
+	for (size_t i = 0; a && i < m->nr_missing; i++) {
+		const struct btsdec_missing *mm = &m->missing[i];
+
+		if (!(o = json_object_new_object()))
+			break;
+		ADD(o, "module", btsdec_json_str(mm->module));
+		ADD(o, "path", btsdec_json_str(mm->path));
+		ADD(o, "build_id", *mm->build_id ? btsdec_json_str(mm->build_id) : NULL);
+		json_object_array_add(a, o);
+	}
+	return a;
+}
+
 static struct json_object *json_doc(const struct btsdec_model *m,
 				    const struct btsdec_render_opts *o)
 {
@@ -378,6 +409,7 @@ static struct json_object *json_doc(const struct btsdec_model *m,
 	for (size_t i = 0; rej && i < m->nr_rejects; i++)
 		json_object_array_add(rej, btsdec_json_str(m->rejects[i]));
 	ADD(doc, "rejected", rej);
+	ADD(doc, "missing_modules", json_missing(m));
 	thr = json_object_new_array();
 	for (size_t i = 0; thr && i < m->nr_threads; i++)
 		json_object_array_add(thr, json_thread(&m->threads[i], o));
@@ -401,6 +433,10 @@ int btsdec_render_text(FILE *out, const struct btsdec_model *m,
 	fprintf(out, "core: %s\n", m->core);
 	if (m->executable)
 		fprintf(out, "executable: %s\n", m->executable);
+	for (size_t i = 0; i < m->nr_missing; i++)
+		fprintf(out, "missing: %s, build-id %s (addresses in it as %s+OFFSET)\n",
+			m->missing[i].path, *m->missing[i].build_id ?
+			m->missing[i].build_id : "unknown", m->missing[i].module);
 	fputc('\n', out);
 	for (size_t i = 0; i < m->nr_threads; i++)
 		text_thread(out, &m->threads[i], o);

@@ -3,7 +3,9 @@
  * Symbolization with libdwfl, the way eu-stack does it for cores:
  * dwfl_core_file_report finds the executable and shared libraries at their
  * load addresses (build-id lookup, separate debuginfo through the standard
- * paths or --debuginfo-path).  Lookups are cached: a trace repeats addresses.
+ * paths or --debuginfo-path); a module whose file is not found still has its
+ * NT_FILE name, load address and build-id.  Lookups are cached: a trace
+ * repeats addresses.
  */
 #include <elfutils/libdwfl.h>
 #include <errno.h>
@@ -190,10 +192,33 @@ static const char *plt_name(struct btsdec_sym *s, Dwfl_Module *m,
 	return pool_name(s, name, "@plt");
 }
 
+/* The build-id of a module whose file was not found, as hex ("" when
+ * unknown: the core lacks the page holding it); kept in the module's
+ * userdata. */
+static const char *missing_build_id(struct btsdec_sym *s, Dwfl_Module *m,
+				    void **userdata)
+{
+	const unsigned char *bits;
+	char hex[2 * 64 + 1] = "";
+	GElf_Addr vaddr;
+	int n;
+
+	if (*userdata)
+		return *userdata;
+	n = dwfl_module_build_id(m, &bits, &vaddr);
+	for (int i = 0; i < n && i < 64; i++)
+		snprintf(hex + 2 * i, 3, "%02x", bits[i]);
+	*userdata = (void *)pool_name(s, hex, "");
+	return *userdata ? *userdata : "";
+}
+
 static void resolve(struct btsdec_sym *s, uint64_t addr, struct btsdec_loc *loc)
 {
 	Dwfl_Module *m = dwfl_addrmodule(s->dwfl, addr);
 	const char *name, *src;
+	void **userdata;
+	Dwarf_Addr start;
+	GElf_Addr bias;
 	GElf_Off off = 0;
 	GElf_Sym sym;
 	Dwfl_Line *l;
@@ -202,8 +227,13 @@ static void resolve(struct btsdec_sym *s, uint64_t addr, struct btsdec_loc *loc)
 	memset(loc, 0, sizeof(*loc));
 	if (!m)
 		return;
-	loc->module = base_name(dwfl_module_info(m, NULL, NULL, NULL, NULL,
-						 NULL, NULL, NULL));
+	loc->path = dwfl_module_info(m, &userdata, &start, NULL, NULL, NULL, NULL, NULL);
+	loc->module = base_name(loc->path);
+	loc->mod_off = addr - start;
+	if (!dwfl_module_getelf(m, &bias)) {
+		loc->missing = missing_build_id(s, m, userdata);
+		return;
+	}
 	name = dwfl_module_addrinfo(m, addr, &off, &sym, NULL, NULL, NULL);
 	if (!name || !*name)
 		name = plt_name(s, m, addr, &off);

@@ -3,7 +3,7 @@
 # End-to-end tests of the btsdump CLI on the real gdb cores in
 # tests/fixtures: golden text/JSON output, exit codes, hostile and truncated
 # notes, the fault tied to the trail, smashed stacks, indirect branches,
-# and `btsdump add-note` producing cores that readelf, eu-readelf and
+# an executable not found (module+offset, its build-id), and `btsdump add-note` producing cores that readelf, eu-readelf and
 # gdb still read.  Usage: test-btsdump.py BTSDUMP [--update-golden]
 import json
 import os
@@ -383,6 +383,45 @@ def test_separate_debuginfo(tmp):
           "separate debuginfo by build-id: %s %s" % (b, err))
 
 
+def test_missing_module(tmp):
+    """The executable found neither where the core's NT_FILE says nor where
+    the command line says: its addresses print as module+offset, and one
+    line names its path and build-id (the build-id readelf reads from the
+    executable itself)."""
+    data = open(os.path.join(SRC, FIX, "crasher-null.core"), "rb").read()
+    # the mapped files' directory (docs: fixtures made in /work/main),
+    # renamed to one that does not exist, the length kept
+    old, new = b"/work/main/build-d/tests/crasher", b"/nonexistent/dir/tests/crasher"
+    new = new.replace(b"dir", b"d" * (3 + len(old) - len(new)))
+    check(data.count(old) > 0 and len(new) == len(old), "fixture core names %s" % old)
+    core = os.path.join(tmp, "hidden.core")
+    open(core, "wb").write(data.replace(old, new))
+    new = new.decode()
+    notes = subprocess.run(["readelf", "-n", os.path.join(SRC, FIX, "crasher")],
+                           capture_output=True, text=True).stdout
+    bid = notes.split("Build ID:")[1].split()[0]
+    rc, out, err = run(core, os.path.join(tmp, "no-such-exe"))
+    missing = [l for l in out.splitlines() if l.startswith("missing:")]
+    check(rc == 0 and missing == ["missing: %s, build-id %s "
+                                  "(addresses in it as crasher+OFFSET)" % (new, bid)],
+          "one line names the missing module and its build-id: %d %s\n%s" % (rc, err, out))
+    found = json.loads(run("--json", FIX + "/crasher-null.core", FIX + "/crasher")[1])
+    doc = json.loads(run("--json", core)[1])
+    br, want = doc["threads"][0]["branches"], found["threads"][0]["branches"]
+    check([(b["from_module"], b["from_module_offset"]) for b in br] ==
+          [(b["from_module"], b["from_module_offset"]) for b in want] and
+          all(b["from_symbol"] == b["from"] for b in br),
+          "module offsets as with the executable found, no symbols: %s" % br[-1])
+    check(doc["missing_modules"] == [{"module": "crasher", "path": new,
+                                      "build_id": bid}] and found["missing_modules"] == [],
+          "json missing_modules: %s" % doc["missing_modules"])
+    last = [l for l in out.splitlines() if l.strip().startswith("16 ")]
+    off = int(want[-1]["from_module_offset"], 16)
+    check(last and "crasher+0x%x" % off in last[0] and "??" not in last[0].split("->")[0] and
+          "(indirect call at crasher+0x%x)" % off in out,
+          "module+offset instead of ??:\n" + out)
+
+
 def test_json_utf8(tmp):
     """A core whose path is not UTF-8 (byte 0xE9, Latin-1 e-acute) still
     gives valid UTF-8 JSON: the byte is written as U+00E9 (docs/json.md),
@@ -417,6 +456,7 @@ def main():
         test_kernel_layout(tmp)
         test_fault_by_tid(tmp)
         test_indirect_without_symbols(tmp)
+        test_missing_module(tmp)
         test_separate_debuginfo(tmp)
         test_json_utf8(tmp)
     if failures:
