@@ -2,7 +2,8 @@
 /*
  * Renderers of the decoded model (model.c): the per-thread branch list or
  * call history of a core as text for people or JSON for programs (the same
- * facts in both), and the text line of one branch for btsdumpd's journal.
+ * facts in both: indirect and smashed-stack marks, the fault line, missing
+ * modules), and the text line of one branch for btsdumpd's journal.
  * They only read the model: nothing is decoded or symbolized here.  Used by
  * btsdump and btsdumpd.
  */
@@ -107,7 +108,8 @@ static void text_branch_what(FILE *out, const struct btsdec_branch *b)
 static void text_fault(FILE *out, const struct btsdec_model_thread *th)
 {
 	const struct btsdec_fault *f = &th->fault;
-	const struct btsdec_branch *b = &th->d.br[f->branch];
+	const struct btsdec_branch *b = f->rel == BTSDEC_FAULT_NO_TRAIL ? NULL
+					: &th->d.br[f->branch];
 	char sym[256];
 
 	fprintf(out, "  faulted at 0x%llx", (unsigned long long)f->pc);
@@ -131,7 +133,6 @@ static void text_fault(FILE *out, const struct btsdec_model_thread *th)
 		break;
 	default:
 		fputs(": no branch in the trace to tie it to", out);
-		b = NULL;
 	}
 	if (b) {
 		text_branch_what(out, b);
@@ -172,10 +173,10 @@ static void text_thread_head(FILE *out, const struct btsdec_model_thread *th)
 		fprintf(out, " (faulting thread, %s)",
 			signal_name(th->signo, sig, sizeof(sig)));
 	fputc('\n', out);
-	if (!th->has_trace)
+	if (!th->has_trace) {
 		fputs("  no branch trace for this thread\n", out);
-	if (!th->has_trace)
 		return;
+	}
 	fprintf(out, "  trace: %s, %zu records in a ring of %llu, %s, %s%llu lost, %u gaps\n",
 		btsdec_source_name(t->source), t->nr,
 		(unsigned long long)t->capacity,
