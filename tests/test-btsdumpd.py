@@ -90,6 +90,22 @@ def zstd_d(path):
     return subprocess.run(["zstd", "-dc", path], capture_output=True, check=True).stdout
 
 
+def can_read(uid, path):
+    """Whether uid (gid = uid, no supplementary groups) can open path."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setgroups([])
+            os.setresgid(uid, uid, uid)
+            os.setresuid(uid, uid, uid)
+            with open(path, "rb") as f:
+                f.read(1)
+            os._exit(0)
+        except OSError:
+            os._exit(1)
+    return os.waitpid(pid, 0)[1] == 0
+
+
 def one_entry(store, label):
     es = entries(store)
     check(len(es) == 1, f"{label}: one entry in the store", str(es))
@@ -143,6 +159,14 @@ if e:
               "ACL: user 1000 may read and search the entry")
     except OSError as ex:
         check(m.get("ACL") == "unsupported", "no ACL support: meta says so", str(ex))
+    if os.geteuid() == 0 and m.get("ACL") == "set":
+        check(can_read(1000, os.path.join(d, "report.txt")) and
+              can_read(1000, os.path.join(d, "meta")),
+              "the crashing user (1000) reads the entry through its ACL")
+        check(not can_read(1001, os.path.join(d, "report.txt")),
+              "another user (1001) cannot read the entry")
+    else:
+        tap.skip("who may read the entry (needs root and ACLs)")
     check(not any(n.startswith(".#") for n in os.listdir(st)), "no temporary entry left")
     out = subprocess.run([ctl, "--store", st, "--json", "list"], capture_output=True)
     lst = json.loads(out.stdout or b"[]")

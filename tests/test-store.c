@@ -2,11 +2,14 @@
 /*
  * Unit tests of btsdumpd's store code (daemon/store.c): meta escaping round
  * trip and malformed input, store listing order and skips, zstd round trip
- * and corrupt/truncated/oversized input, the raw ACL xattr on tmpfs.
+ * and corrupt/truncated/oversized input, the ACL on tmpfs (its xattr bytes,
+ * and read back through libacl).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
+#include <acl/libacl.h>
+#include <sys/acl.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -228,6 +231,22 @@ static void test_zstd_content(void)
 	close(ofd);
 }
 
+/* The ACL of fd as getfacl prints it (numeric IDs, one entry a line), or
+ * NULL; free() it. */
+static char *acl_text(int fd)
+{
+	acl_t acl = acl_get_fd(fd);
+	char *t, *out;
+
+	if (!acl)
+		return NULL;
+	t = acl_to_any_text(acl, NULL, '\n', TEXT_NUMERIC_IDS);
+	out = t ? strdup(t) : NULL;
+	acl_free(t);
+	acl_free(acl);
+	return out;
+}
+
 static void test_acl(void)
 {
 	static const uint8_t want_file[] = {
@@ -241,6 +260,7 @@ static void test_acl(void)
 	char path[] = "/dev/shm/test-store-acl-XXXXXX", dpath[64];
 	uint8_t got[64];
 	struct stat st;
+	char *text;
 	int fd, dfd, r;
 	ssize_t n;
 
@@ -260,6 +280,9 @@ static void test_acl(void)
 	CHECK_EQ(n, sizeof(want_file));
 	CHECK(n == sizeof(want_file) && !memcmp(got, want_file, n));
 	CHECK(fstat(fd, &st) == 0 && (st.st_mode & 0777) == 0640);
+	text = acl_text(fd);
+	CHECK_STR(text, "user::rw-\nuser:1000:r--\ngroup::---\nmask::r--\nother::---");
+	free(text);
 	snprintf(dpath, sizeof(dpath), "%s.d", path);
 	REQUIRE(mkdir(dpath, 0750) == 0);
 	dfd = open(dpath, O_RDONLY | O_DIRECTORY);
@@ -267,6 +290,9 @@ static void test_acl(void)
 	n = fgetxattr(dfd, "system.posix_acl_access", got, sizeof(got));
 	CHECK(n == sizeof(want_file) && got[6] == 7 && got[14] == 5 && got[30] == 5);
 	CHECK(fstat(dfd, &st) == 0 && (st.st_mode & 0777) == 0750);
+	text = acl_text(dfd);
+	CHECK_STR(text, "user::rwx\nuser:1000:r-x\ngroup::---\nmask::r-x\nother::---");
+	free(text);
 	close(dfd);
 	rmdir(dpath);
 out:
