@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """Host tests of btsdumpd, the core_pattern handler (docs/btsdumpd.md).
 
-Usage: test-btsdumpd.py BTSDUMPD BTSDUMP BTSDUMPCTL
+Usage: test-btsdumpd.py BTSDUMPD BTSDUMP BTSDUMPCTL TEST_SHIM
 
 Feeds real cores (tests/fixtures, made with gdb; see their README) into
 btsdumpd on stdin with the arguments the kernel passes (%P %u %g %s %t %e),
@@ -11,7 +11,8 @@ crasher binary, so /proc/PID/exe names it as it would for a real crash.
 Checks the store (entry, meta, report, zstd core, permissions and ACL), that
 the stored report's branches are btsdump's, the limits (ProcessSizeMax,
 ExternalSizeMax, Storage=none, KeepFree, a full disk, MaxUse vacuum), the
-rate limit under a storm of 100 crashes, hostile input (garbage, empty,
+rate limit under a storm of 100 crashes, the analysis's wall-clock timeout
+and a kernel without pidfds (TEST_SHIM, tests/test-shim.c), hostile input (garbage, empty,
 truncated, odd names), bad configuration, the socket hand-off to a
 socket-activated service instance (systemd-socket-activate, LISTEN_FDS),
 the kdump harvest of synthetic vmcores, and btsdumpctl on the result.
@@ -32,7 +33,7 @@ sys.path.insert(0, os.path.join(SRC, "tests"))
 sys.path.insert(0, os.path.join(SRC, "tests", "vm"))
 from tap import Tap  # noqa: E402
 
-daemon, btsdump, ctl = sys.argv[1:4]
+daemon, btsdump, ctl, shim = sys.argv[1:5]
 tap = Tap()
 check = tap.check
 NULL_CORE = os.path.join(FIX, "crasher-null.core")
@@ -274,6 +275,31 @@ if os.geteuid() == 0:
 else:
     tap.skip("capabilities (needs root)")
     tap.skip("capabilities without CAP_SETPCAP (needs root)")
+
+# --- the analysis child: a wall-clock timeout, and no pidfds -----------------
+def shimmed(label, what, conf=""):
+    env = dict(os.environ, LD_PRELOAD=os.path.realpath(shim), BTSDUMPD_TEST_SHIM=what,
+               ASAN_OPTIONS=os.environ.get("ASAN_OPTIONS", "") + ":verify_asan_link_order=0")
+    st = os.path.join(tmp, label)
+    with open(st + ".conf", "w") as f:
+        f.write("[Store]\n" + conf)
+    t0 = time.monotonic()
+    r = subprocess.run([daemon, "--store", st, "--config", st + ".conf", "--direct",
+                        "--log", "stderr", str(pid), "1000", "1000", "11", str(TS), "crasher"],
+                       input=core, capture_output=True, timeout=120, env=env)
+    es = entries(st)
+    return r, time.monotonic() - t0, meta(st, es[0]) if len(es) == 1 else {}
+
+
+r, took, m = shimmed("timeout", "slow-analysis", "AnalyzeTimeoutSec=1\n")
+check(r.returncode == 0 and m.get("TRACE") == "error" and
+      "timed out after 1 s" in m.get("TRACE_ERROR", "") and m.get("CORE") == "stored" and
+      took < 20, "AnalyzeTimeoutSec=1: a hung analysis is killed after 1 s, core stored",
+      f"{took:.1f} s {m} {r.stderr.decode()}")
+r, took, m = shimmed("nopidfd", "no-pidfd")
+check(r.returncode == 0 and m.get("TRACE") == "error" and
+      "pidfd_open needs Linux 5.3" in m.get("TRACE_ERROR", "") and m.get("CORE") == "stored",
+      "no pidfd_open: the analysis fails saying so, core stored", f"{m} {r.stderr.decode()}")
 
 # --- dump mode 2: a process that changed credentials stays root-only -------
 st = os.path.join(tmp, "suid")
