@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * btsdumpd's store (docs/btsdumpd.md "The store"): the `meta` file (escaped
- * KEY=VALUE lines, read with a size cap), listing complete entries, zstd
- * streaming with bounded memory, and the POSIX ACL (libacl) that lets the
- * crashing user read an entry.  Used by btsdumpd (writer, as root) and
+ * KEY=VALUE lines, parsed from a buffer, read with a size cap), listing
+ * complete entries, zstd streaming with bounded memory, and the POSIX ACL
+ * (libacl) that lets the crashing user read an entry.  Used by btsdumpd (writer, as root) and
  * btsdumpctl (reader, any user); process context.  Errors: negative errno.
  */
 #include <dirent.h>
@@ -170,17 +170,15 @@ static void escape_to(FILE *f, const char *s)
 	}
 }
 
-int btsdumpd_meta_write_fd(int fd, const struct btsdumpd_meta *m)
+int btsdumpd_meta_format(const struct btsdumpd_meta *m, char **buf, size_t *len)
 {
-	char *buf = NULL;
-	size_t len = 0;
 	FILE *f;
-	int r;
 
 	for (size_t i = 0; i < m->n; i++)
 		if (!key_valid(m->keys[i]))
 			return -EINVAL;
-	f = open_memstream(&buf, &len);
+	*buf = NULL;
+	f = open_memstream(buf, len);
 	if (!f)
 		return -ENOMEM;
 	for (size_t i = 0; i < m->n; i++) {
@@ -189,9 +187,22 @@ int btsdumpd_meta_write_fd(int fd, const struct btsdumpd_meta *m)
 		fputc('\n', f);
 	}
 	if (fclose(f)) {
-		free(buf);
+		free(*buf);
+		*buf = NULL;
 		return -ENOMEM;
 	}
+	return 0;
+}
+
+int btsdumpd_meta_write_fd(int fd, const struct btsdumpd_meta *m)
+{
+	char *buf;
+	size_t len;
+	int r;
+
+	r = btsdumpd_meta_format(m, &buf, &len);
+	if (r)
+		return r;
 	r = btsdumpd_write_all(fd, buf, len);
 	free(buf);
 	return r;
@@ -250,21 +261,46 @@ bad:
 }
 
 /* One line (without its '\n'); malformed lines are ignored. */
-static int meta_parse_line(struct btsdumpd_meta *m, char *line, size_t len)
+static int meta_parse_line(struct btsdumpd_meta *m, const char *line, size_t len)
 {
-	char *eq = memchr(line, '=', len);
+	const char *eq = memchr(line, '=', len);
 	bool nomem = false;
-	char *val;
+	char *key, *val;
+	int r;
 
 	if (!eq || memchr(line, 0, len))
 		return 0;
-	*eq = 0;
-	if (!key_valid(line))
+	key = strndup(line, eq - line);
+	if (!key)
+		return -ENOMEM;
+	if (!key_valid(key)) {
+		free(key);
 		return 0;
+	}
 	val = unescape(eq + 1, len - (eq + 1 - line), &nomem);
-	if (!val)
-		return nomem ? -ENOMEM : 0;
-	return meta_set_owned(m, line, val);
+	r = val ? meta_set_owned(m, key, val) : nomem ? -ENOMEM : 0;
+	free(key);
+	return r;
+}
+
+int btsdumpd_meta_parse(const char *buf, size_t len, struct btsdumpd_meta *m)
+{
+	size_t pos = 0;
+	int r = 0;
+
+	memset(m, 0, sizeof(*m));
+	if (len > META_MAX)
+		return -EFBIG;
+	while (pos < len && r >= 0) {
+		const char *nl = memchr(buf + pos, '\n', len - pos);
+		size_t l = nl ? (size_t)(nl - buf) - pos : len - pos;
+
+		r = meta_parse_line(m, buf + pos, l);
+		pos += l + 1;
+	}
+	if (r < 0)
+		btsdumpd_meta_free(m);
+	return r;
 }
 
 /* Reads a regular file of at most META_MAX bytes; *buf is NUL-terminated. */
@@ -308,7 +344,7 @@ static int slurp_at(int dirfd, const char *name, char **buf, size_t *len)
 
 int btsdumpd_meta_read_at(int dirfd, const char *name, struct btsdumpd_meta *m)
 {
-	size_t len = 0, pos = 0;
+	size_t len = 0;
 	char *buf = NULL;
 	int r;
 
@@ -316,16 +352,8 @@ int btsdumpd_meta_read_at(int dirfd, const char *name, struct btsdumpd_meta *m)
 	r = slurp_at(dirfd, name, &buf, &len);
 	if (r < 0)
 		return r;
-	while (pos < len && r >= 0) {
-		char *nl = memchr(buf + pos, '\n', len - pos);
-		size_t l = nl ? (size_t)(nl - buf) - pos : len - pos;
-
-		r = meta_parse_line(m, buf + pos, l);
-		pos += l + 1;
-	}
+	r = btsdumpd_meta_parse(buf, len, m);
 	free(buf);
-	if (r < 0)
-		btsdumpd_meta_free(m);
 	return r;
 }
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Unit tests of btsdumpd's store code (daemon/store.c): meta escaping round
- * trip and malformed input, store listing order and skips, zstd round trip
+ * trip and malformed input, from files and from memory buffers, store listing order and skips, zstd round trip
  * and corrupt/truncated/oversized input, the ACL on tmpfs (its xattr bytes,
  * and read back through libacl).
  */
@@ -108,6 +108,40 @@ static void test_meta_malformed(void)
 	CHECK_EQ(btsdumpd_meta_read_at(dirfd, "nonexistent", &m), -ENOENT);
 	free(big);
 	close(dirfd);
+}
+
+/* The parser takes a buffer: no NUL needed at its end, its length rules. */
+static void test_meta_parse_buffer(void)
+{
+	static const char text[] = "A=1\nB=x\\ty\nC=cut here";
+	struct btsdumpd_meta m, back;
+	size_t len;
+	char *buf, *big;
+
+	CHECK_EQ(btsdumpd_meta_parse(text, sizeof(text) - 1 - 5, &m), 0);	/* "C=cut" */
+	CHECK_EQ(m.n, 3);
+	CHECK_STR(btsdumpd_meta_get(&m, "B"), "x\ty");
+	CHECK_STR(btsdumpd_meta_get(&m, "C"), "cut");
+	REQUIRE(btsdumpd_meta_format(&m, &buf, &len) == 0);
+	CHECK_EQ(len, strlen("A=1\nB=x\\ty\nC=cut\n"));
+	CHECK(len == strlen("A=1\nB=x\\ty\nC=cut\n") && !memcmp(buf, "A=1\nB=x\\ty\nC=cut\n", len));
+	CHECK_EQ(btsdumpd_meta_parse(buf, len, &back), 0);
+	CHECK_EQ(back.n, 3);
+	CHECK_STR(btsdumpd_meta_get(&back, "C"), "cut");
+	free(buf);
+	btsdumpd_meta_free(&back);
+	btsdumpd_meta_free(&m);
+	CHECK_EQ(btsdumpd_meta_parse("K=a\0b\nL=c", 9, &m), 0);	/* a NUL: line skipped */
+	CHECK_EQ(m.n, 1);
+	CHECK_STR(btsdumpd_meta_get(&m, "L"), "c");
+	btsdumpd_meta_free(&m);
+	CHECK_EQ(btsdumpd_meta_parse("", 0, &m), 0);
+	CHECK_EQ(m.n, 0);
+	big = calloc(1, 1024 * 1024 + 1);
+	REQUIRE(big);
+	CHECK_EQ(btsdumpd_meta_parse(big, 1024 * 1024 + 1, &m), -EFBIG);
+	CHECK_EQ(m.n, 0);
+	free(big);
 }
 
 static void make_entry(const char *name, const char *ts)
@@ -349,6 +383,7 @@ static void test_handoff(void)
 static const struct test_case tests[] = {
 	TEST_CASE(test_meta_round_trip),
 	TEST_CASE(test_meta_malformed),
+	TEST_CASE(test_meta_parse_buffer),
 	TEST_CASE(test_store_list),
 	TEST_CASE(test_zstd),
 	TEST_CASE(test_zstd_content),
