@@ -13,16 +13,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/capability.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
-#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/un.h>
 #include <syslog.h>
 #include <unistd.h>
 
+#include <cap-ng.h>
 #include <systemd/sd-daemon.h>
 
 #include "btsdumpd.h"
@@ -215,24 +213,29 @@ static int handoff(struct btsdumpd_ctx *c)
 
 /* Once /proc/PID is read, root keeps only CAP_SETUID and CAP_SETGID (to
  * start the analysis as AnalyzeUser): the store is root's own, so writing
- * it needs no capability; the bounding set is cut too where CAP_SETPCAP
- * allows (not in the service, whose unit bounds it already). */
+ * it needs no capability.  The bounding set is cut too where CAP_SETPCAP
+ * allows (not in the service, whose unit bounds it already; asked for only
+ * then, as libcap-ng versions differ on whether trying is an error);
+ * inheritable and ambient sets end up empty. */
 static void drop_capabilities(void)
 {
-	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
-	struct __user_cap_data_struct d[2] = { { 0 } };
-	const uint32_t keep = 1U << CAP_SETUID | 1U << CAP_SETGID;
-	unsigned long cap;
+	capng_select_t set = CAPNG_SELECT_CAPS;
+	int r;
 
 	if (geteuid() != 0)
 		return;
-	for (cap = 0; cap < 64; cap++)
-		if (cap != CAP_SETUID && cap != CAP_SETGID &&
-		    prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) && errno != EINVAL)
-			break;		/* no CAP_SETPCAP: the bounding set stays */
-	d[0].effective = d[0].permitted = keep;
-	if (syscall(SYS_capset, &h, d))
-		btsdumpd_log(LOG_WARNING, "dropping capabilities: %m");
+	if (capng_get_caps_process()) {
+		btsdumpd_log(LOG_WARNING, "dropping capabilities: capng_get_caps_process failed");
+		return;
+	}
+	if (capng_have_capability(CAPNG_EFFECTIVE, CAP_SETPCAP))
+		set = CAPNG_SELECT_BOTH;
+	capng_clear(CAPNG_SELECT_BOTH);
+	capng_updatev(CAPNG_ADD, CAPNG_EFFECTIVE | CAPNG_PERMITTED | CAPNG_BOUNDING_SET,
+		      CAP_SETUID, CAP_SETGID, -1);
+	r = capng_apply(set);
+	if (r)
+		btsdumpd_log(LOG_WARNING, "dropping capabilities: capng_apply: error %d: %m", r);
 }
 
 static int run_handler(struct btsdumpd_ctx *c, char **pos, int npos)

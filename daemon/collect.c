@@ -11,12 +11,14 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <limits.h>
+#include <poll.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/pidfd.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -324,26 +326,39 @@ static void spool_core(struct btsdumpd_ctx *c, int in, int out, struct spool *s)
 
 /* ---- Analysis, in an unprivileged child ----------------------------------- */
 
-static int drop_privileges(const char *user, uint64_t core_bytes, unsigned int timeout)
+/* The analysis runs as AnalyzeUser (its uid and gid here), or as the
+ * caller when that is not root; "nobody" need not be in the user database. */
+struct analyzer {
+	uid_t uid;
+	gid_t gid;
+};
+
+static int analyzer_resolve(const char *user, struct analyzer *a)
 {
-	uid_t uid = NOBODY;
-	gid_t gid = NOBODY;
 	struct passwd *pw;
+
+	*a = (struct analyzer){ getuid(), getgid() };
+	if (geteuid() != 0)
+		return 0;
+	pw = getpwnam(user);
+	if (pw)
+		*a = (struct analyzer){ pw->pw_uid, pw->pw_gid };
+	else if (!strcmp(user, "nobody"))
+		*a = (struct analyzer){ NOBODY, NOBODY };
+	else
+		return -ENOENT;
+	return 0;
+}
+
+static int drop_privileges(const struct analyzer *a, uint64_t core_bytes, unsigned int timeout)
+{
 	struct rlimit as = { .rlim_cur = core_bytes + (1ULL << 30) };
 	struct rlimit cpu = { .rlim_cur = timeout, .rlim_max = timeout + 1 };
 	struct rlimit core = { 1, 1 };	/* a pipe core_pattern never dumps at 1 */
 
-	if (geteuid() == 0) {
-		pw = getpwnam(user);
-		if (pw) {
-			uid = pw->pw_uid;
-			gid = pw->pw_gid;
-		} else if (strcmp(user, "nobody")) {
-			return -ENOENT;
-		}
-		if (setgroups(0, NULL) || setresgid(gid, gid, gid) || setresuid(uid, uid, uid))
-			return -errno;
-	}
+	if (geteuid() == 0 && (setgroups(0, NULL) || setresgid(a->gid, a->gid, a->gid) ||
+			       setresuid(a->uid, a->uid, a->uid)))
+		return -errno;
 	as.rlim_max = as.rlim_cur;
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) ||
 	    setrlimit(RLIMIT_CORE, &core) || setrlimit(RLIMIT_CPU, &cpu))
@@ -417,8 +432,8 @@ static void report_core(struct btsdumpd_ctx *c, struct btsdec_core *core,
 	btsdec_model_free(model);
 }
 
-static void analysis_child(struct btsdumpd_ctx *c, int spool_fd, int txt_fd, int json_fd,
-			   int res_fd, uint64_t spool_bytes)
+static void analysis_child(struct btsdumpd_ctx *c, const struct analyzer *a, int spool_fd,
+			   int txt_fd, int json_fd, int res_fd, uint64_t spool_bytes)
 {
 	const char *exe = btsdumpd_meta_get(&c->meta, "EXE");
 	struct btsdec_symopts so = { .executable = exe };
@@ -430,7 +445,7 @@ static void analysis_child(struct btsdumpd_ctx *c, int spool_fd, int txt_fd, int
 	FILE *txt = fdopen(txt_fd, "w"), *json = fdopen(json_fd, "w");
 	int ret;
 
-	ret = drop_privileges(c->cfg.analyze_user, spool_bytes, c->cfg.analyze_timeout_sec);
+	ret = drop_privileges(a, spool_bytes, c->cfg.analyze_timeout_sec);
 	if (ret || !txt || !json) {
 		btsdumpd_meta_set(&m, "TRACE", "error");
 		btsdumpd_meta_setf(&m, "TRACE_ERROR", "analysis: dropping privileges to %s: %s",
@@ -471,26 +486,77 @@ out:
 	_exit(btsdumpd_meta_write_fd(res_fd, &m) ? 1 : 0);
 }
 
-/* Waits for the analysis child at most timeout seconds, then kills it. */
-static int wait_child(pid_t pid, unsigned int timeout, int *status)
+/* Reaps pid into *status; 0 or -errno. */
+static int reap(pid_t pid, int *status)
 {
-	struct timespec tick = { 0, 20 * 1000 * 1000 };
-	unsigned long waited = 0, limit = timeout * 50UL;
-	pid_t r;
-
-	for (;;) {
-		r = waitpid(pid, status, WNOHANG);
-		if (r == pid)
-			return 0;
-		if (r < 0 && errno != EINTR)
+	while (waitpid(pid, status, 0) < 0)
+		if (errno != EINTR)
 			return -errno;
-		if (waited++ >= limit) {
-			kill(pid, SIGKILL);
-			waitpid(pid, status, 0);
-			return -ETIMEDOUT;
-		}
-		nanosleep(&tick, NULL);
+	return 0;
+}
+
+/* Milliseconds left until end (CLOCK_MONOTONIC), 0 once past it. */
+static int ms_left(const struct timespec *end)
+{
+	struct timespec now;
+	long long ms;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	ms = (end->tv_sec - now.tv_sec) * 1000LL + (end->tv_nsec - now.tv_nsec) / 1000000;
+	return ms > 0 ? (int)ms : 0;
+}
+
+/* SIGKILL to the analysis child, which runs as a->uid.  The handler keeps
+ * no CAP_KILL, so as root it takes that uid as its effective uid for the
+ * kill(2), then 0 again (allowed and giving its capabilities back: its real
+ * and saved uids stay 0). */
+static void kill_child(pid_t pid, const struct analyzer *a)
+{
+	if (!kill(pid, SIGKILL) || errno != EPERM || geteuid() != 0)
+		return;
+	if (setresuid(-1, a->uid, -1)) {
+		btsdumpd_warn("analysis: killing it as uid %u: %m", (unsigned int)a->uid);
+		return;
 	}
+	if (kill(pid, SIGKILL))
+		btsdumpd_warn("analysis: killing it: %m");
+	if (setresuid(-1, 0, -1))
+		btsdumpd_warn("analysis: back to uid 0: %m");
+}
+
+/* Waits for the analysis child at most timeout seconds (wall clock), then
+ * kills it.  Its pidfd turns readable when it exits: one poll(), no
+ * polling loop.  pidfd_open() needs Linux 5.3 (btscrash's kernel is 6.1);
+ * there is no fallback: without it (ENOSYS, or a seccomp filter's EPERM)
+ * the child is killed and the error returned, so the entry says the
+ * analysis failed and why, and the core is stored all the same. */
+static int wait_child(pid_t pid, const struct analyzer *a, unsigned int timeout, int *status)
+{
+	struct pollfd p = { .fd = pidfd_open(pid, 0), .events = POLLIN };
+	struct timespec end;
+	int ret = 0, n;
+
+	if (p.fd < 0) {
+		ret = -errno;
+		goto kill;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += timeout;
+	do {
+		n = ms_left(&end);
+		n = n ? poll(&p, 1, n) : 0;
+	} while (n < 0 && errno == EINTR);
+	if (n < 0)
+		ret = -errno;
+	else if (n == 0)
+		ret = -ETIMEDOUT;
+	close(p.fd);
+	if (!ret)
+		return reap(pid, status);
+kill:
+	kill_child(pid, a);	/* not reaped yet: pid still names the child */
+	reap(pid, status);
+	return ret;
 }
 
 static int create_file(int dirfd, const char *name)
@@ -519,6 +585,7 @@ static void analyze(struct btsdumpd_ctx *c, int dirfd, int spool_fd, uint64_t by
 	int json = create_file(dirfd, BTSDUMPD_REPORT_JSON);
 	int res = create_file(dirfd, ANALYSIS_NAME);
 	struct btsdumpd_meta m = { 0 };
+	struct analyzer a;
 	char why[160] = "";
 	int status = 0, ret;
 	pid_t pid;
@@ -528,18 +595,27 @@ static void analyze(struct btsdumpd_ctx *c, int dirfd, int spool_fd, uint64_t by
 		snprintf(why, sizeof(why), "analysis: creating the report: %s", strerror(errno));
 		goto fail;
 	}
+	ret = analyzer_resolve(c->cfg.analyze_user, &a);
+	if (ret) {
+		snprintf(why, sizeof(why), "analysis: dropping privileges to %s: %s",
+			 c->cfg.analyze_user, strerror(-ret));
+		goto fail;
+	}
 	pid = fork();
 	if (pid < 0) {
 		snprintf(why, sizeof(why), "analysis: fork: %s", strerror(errno));
 		goto fail;
 	}
 	if (!pid)
-		analysis_child(c, spool_fd, txt, json, res, bytes);
-	ret = wait_child(pid, c->cfg.analyze_timeout_sec, &status);
+		analysis_child(c, &a, spool_fd, txt, json, res, bytes);
+	ret = wait_child(pid, &a, c->cfg.analyze_timeout_sec, &status);
 	if (ret == -ETIMEDOUT)
 		snprintf(why, sizeof(why), "analysis timed out after %u s (AnalyzeTimeoutSec)",
 			 c->cfg.analyze_timeout_sec);
-	else if (ret || !WIFEXITED(status))
+	else if (ret)
+		snprintf(why, sizeof(why), "analysis: waiting for it: %s%s", strerror(-ret),
+			 ret == -ENOSYS ? " (pidfd_open needs Linux 5.3)" : "");
+	else if (!WIFEXITED(status))
 		snprintf(why, sizeof(why), "analysis failed: %s",
 			 WIFSIGNALED(status) ? strsignal(WTERMSIG(status)) : "no exit status");
 	else if (btsdumpd_meta_read_at(dirfd, ANALYSIS_NAME, &m) || !btsdumpd_meta_get(&m, "TRACE"))

@@ -3,6 +3,7 @@
  * btsdumpd's configuration: defaults, the key table, btsdumpd.conf and its
  * drop-in directory (docs/btsdumpd.md "Configuration").  A bad value is
  * warned about and the default kept, so a typo never stops crash collection.
+ * The parser takes a file's text as a buffer (fuzz-meta runs it in memory).
  * Called once per crash by btsdumpd (handler, service, harvest).
  */
 #include <ctype.h>
@@ -17,6 +18,8 @@
 #include "config.h"
 
 #define GiB (1024ULL * 1024 * 1024)
+#define LINE_MAX_	1022		/* longer lines are ignored, with a warning */
+#define FILE_MAX	(64 * 1024)	/* a larger file is not read: -EFBIG */
 
 void btsdumpd_config_defaults(struct btsdumpd_config *c)
 {
@@ -207,28 +210,66 @@ static void parse_line(struct btsdumpd_config *c, const char *file, int lineno,
 	warn("%s:%d: unknown key %s, ignored", file, lineno, k);
 }
 
-static int load_file(struct btsdumpd_config *c, const char *path, btsdumpd_warn_fn warn)
+void btsdumpd_config_parse(struct btsdumpd_config *c, const char *name, const char *buf,
+			   size_t len, btsdumpd_warn_fn warn)
 {
-	char line[1024];
+	char line[LINE_MAX_ + 2];
 	bool in_store = false;
 	int lineno = 0;
+	size_t pos = 0;
+
+	while (pos < len) {
+		const char *nl = memchr(buf + pos, '\n', len - pos);
+		size_t l = nl ? (size_t)(nl - buf) - pos : len - pos;
+
+		lineno++;
+		if (l > LINE_MAX_) {
+			warn("%s:%d: line too long, ignored", name, lineno);
+		} else {
+			memcpy(line, buf + pos, l);	/* a NUL inside ends it */
+			line[l] = '\0';
+			parse_line(c, name, lineno, line, &in_store, warn);
+		}
+		pos += l + 1;
+	}
+}
+
+/* Reads a file of at most FILE_MAX bytes into a new buffer; 0 or -errno
+ * (-EFBIG past the limit). */
+static int read_file(const char *path, char **buf, size_t *len)
+{
 	FILE *f = fopen(path, "re");
+	char *b = NULL;
+	size_t n = 0;
+	int r;
 
 	if (!f)
-		return errno == ENOENT ? 0 : -errno;
-	while (fgets(line, sizeof(line), f)) {
-		lineno++;
-		if (!strchr(line, '\n') && !feof(f)) {
-			int ch;
-
-			warn("%s:%d: line too long, ignored", path, lineno);
-			while ((ch = fgetc(f)) != EOF && ch != '\n')
-				;
-			continue;
-		}
-		parse_line(c, path, lineno, line, &in_store, warn);
-	}
+		return -errno;
+	b = malloc(FILE_MAX + 1);
+	errno = 0;
+	if (b)
+		n = fread(b, 1, FILE_MAX + 1, f);
+	r = !b ? -ENOMEM : ferror(f) ? (errno ? -errno : -EIO) : n > FILE_MAX ? -EFBIG : 0;
 	fclose(f);
+	if (r) {
+		free(b);
+		return r;
+	}
+	*buf = b;
+	*len = n;
+	return 0;
+}
+
+static int load_file(struct btsdumpd_config *c, const char *path, btsdumpd_warn_fn warn)
+{
+	size_t len = 0;
+	char *buf = NULL;
+	int r = read_file(path, &buf, &len);
+
+	if (r)
+		return r == -ENOENT ? 0 : r;
+	btsdumpd_config_parse(c, path, buf, len, warn);
+	free(buf);
 	return 0;
 }
 

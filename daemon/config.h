@@ -8,6 +8,7 @@
 #define BTSDUMPD_CONFIG_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define BTSDUMPD_CONFIG_DEFAULT	"/etc/btsdumpd.conf"
@@ -44,9 +45,15 @@ typedef void (*btsdumpd_warn_fn)(const char *fmt, ...)
 void btsdumpd_config_defaults(struct btsdumpd_config *c);
 /* Reads path (absent is fine), then path.d/ *.conf in lexical order.  Bad
  * values and unknown keys are warned about and leave the default.  0 or
- * -errno when a file exists but cannot be read (defaults stay). */
+ * -errno when a file exists but cannot be read or is over 64 KiB (-EFBIG;
+ * the file is then ignored and the values before it stay). */
 int btsdumpd_config_load(struct btsdumpd_config *c, const char *path,
 			 btsdumpd_warn_fn warn);
+/* Parses len bytes of one file's text (name is for warnings; need not end
+ * in a NUL) into c, as btsdumpd_config_load does each file: lines over
+ * 1022 bytes, bad values and unknown keys are warned about and skipped. */
+void btsdumpd_config_parse(struct btsdumpd_config *c, const char *name, const char *buf,
+			   size_t len, btsdumpd_warn_fn warn);
 /* Resolves a size against the filesystem of size fs_bytes. */
 uint64_t btsdumpd_size_resolve(const struct btsdumpd_size *s, uint64_t fs_bytes);
 /* Parses "123", "4K", "2G", "10%"; 0 or -EINVAL. */

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * btsdumpd's store (docs/btsdumpd.md "The store"): the `meta` file (escaped
- * KEY=VALUE lines, read with a size cap), listing complete entries, zstd
- * streaming with bounded memory, and the raw POSIX ACL xattr that lets the
- * crashing user read an entry.  Used by btsdumpd (writer, as root) and
+ * KEY=VALUE lines, parsed from a buffer, read with a size cap), listing
+ * complete entries, zstd streaming with bounded memory, and the POSIX ACL
+ * (libacl) that lets the crashing user read an entry.  Used by btsdumpd (writer, as root) and
  * btsdumpctl (reader, any user); process context.  Errors: negative errno.
  */
 #include <dirent.h>
@@ -14,8 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/acl.h>
 #include <sys/stat.h>
-#include <sys/xattr.h>
 #include <unistd.h>
 #include <zstd.h>
 
@@ -23,19 +23,6 @@
 
 #define META_MAX	(1024 * 1024)	/* a larger meta is refused: -EFBIG */
 #define IO_CHUNK	(64 * 1024)	/* zstd streaming buffers */
-
-/* include/uapi/linux/posix_acl_xattr.h and posix_acl.h */
-#define ACL_XATTR_NAME		"system.posix_acl_access"
-#define ACL_XATTR_VERSION	0x0002
-#define ACL_USER_OBJ		0x01
-#define ACL_USER		0x02
-#define ACL_GROUP_OBJ		0x04
-#define ACL_MASK		0x10
-#define ACL_OTHER		0x20
-#define ACL_UNDEFINED_ID	0xffffffffu
-#define ACL_PERM_R		0x04
-#define ACL_PERM_W		0x02
-#define ACL_PERM_X		0x01
 
 /* ---- meta: in memory ---- */
 
@@ -183,17 +170,15 @@ static void escape_to(FILE *f, const char *s)
 	}
 }
 
-int btsdumpd_meta_write_fd(int fd, const struct btsdumpd_meta *m)
+int btsdumpd_meta_format(const struct btsdumpd_meta *m, char **buf, size_t *len)
 {
-	char *buf = NULL;
-	size_t len = 0;
 	FILE *f;
-	int r;
 
 	for (size_t i = 0; i < m->n; i++)
 		if (!key_valid(m->keys[i]))
 			return -EINVAL;
-	f = open_memstream(&buf, &len);
+	*buf = NULL;
+	f = open_memstream(buf, len);
 	if (!f)
 		return -ENOMEM;
 	for (size_t i = 0; i < m->n; i++) {
@@ -202,9 +187,22 @@ int btsdumpd_meta_write_fd(int fd, const struct btsdumpd_meta *m)
 		fputc('\n', f);
 	}
 	if (fclose(f)) {
-		free(buf);
+		free(*buf);
+		*buf = NULL;
 		return -ENOMEM;
 	}
+	return 0;
+}
+
+int btsdumpd_meta_write_fd(int fd, const struct btsdumpd_meta *m)
+{
+	char *buf;
+	size_t len;
+	int r;
+
+	r = btsdumpd_meta_format(m, &buf, &len);
+	if (r)
+		return r;
 	r = btsdumpd_write_all(fd, buf, len);
 	free(buf);
 	return r;
@@ -263,21 +261,46 @@ bad:
 }
 
 /* One line (without its '\n'); malformed lines are ignored. */
-static int meta_parse_line(struct btsdumpd_meta *m, char *line, size_t len)
+static int meta_parse_line(struct btsdumpd_meta *m, const char *line, size_t len)
 {
-	char *eq = memchr(line, '=', len);
+	const char *eq = memchr(line, '=', len);
 	bool nomem = false;
-	char *val;
+	char *key, *val;
+	int r;
 
 	if (!eq || memchr(line, 0, len))
 		return 0;
-	*eq = 0;
-	if (!key_valid(line))
+	key = strndup(line, eq - line);
+	if (!key)
+		return -ENOMEM;
+	if (!key_valid(key)) {
+		free(key);
 		return 0;
+	}
 	val = unescape(eq + 1, len - (eq + 1 - line), &nomem);
-	if (!val)
-		return nomem ? -ENOMEM : 0;
-	return meta_set_owned(m, line, val);
+	r = val ? meta_set_owned(m, key, val) : nomem ? -ENOMEM : 0;
+	free(key);
+	return r;
+}
+
+int btsdumpd_meta_parse(const char *buf, size_t len, struct btsdumpd_meta *m)
+{
+	size_t pos = 0;
+	int r = 0;
+
+	memset(m, 0, sizeof(*m));
+	if (len > META_MAX)
+		return -EFBIG;
+	while (pos < len && r >= 0) {
+		const char *nl = memchr(buf + pos, '\n', len - pos);
+		size_t l = nl ? (size_t)(nl - buf) - pos : len - pos;
+
+		r = meta_parse_line(m, buf + pos, l);
+		pos += l + 1;
+	}
+	if (r < 0)
+		btsdumpd_meta_free(m);
+	return r;
 }
 
 /* Reads a regular file of at most META_MAX bytes; *buf is NUL-terminated. */
@@ -321,7 +344,7 @@ static int slurp_at(int dirfd, const char *name, char **buf, size_t *len)
 
 int btsdumpd_meta_read_at(int dirfd, const char *name, struct btsdumpd_meta *m)
 {
-	size_t len = 0, pos = 0;
+	size_t len = 0;
 	char *buf = NULL;
 	int r;
 
@@ -329,16 +352,8 @@ int btsdumpd_meta_read_at(int dirfd, const char *name, struct btsdumpd_meta *m)
 	r = slurp_at(dirfd, name, &buf, &len);
 	if (r < 0)
 		return r;
-	while (pos < len && r >= 0) {
-		char *nl = memchr(buf + pos, '\n', len - pos);
-		size_t l = nl ? (size_t)(nl - buf) - pos : len - pos;
-
-		r = meta_parse_line(m, buf + pos, l);
-		pos += l + 1;
-	}
+	r = btsdumpd_meta_parse(buf, len, m);
 	free(buf);
-	if (r < 0)
-		btsdumpd_meta_free(m);
 	return r;
 }
 
@@ -608,33 +623,48 @@ out:
 
 /* ---- ACL ---- */
 
-static void acl_entry(uint8_t *p, uint16_t tag, uint16_t perm, uint32_t id)
+/* Adds one entry to *acl: tag, its user (ACL_USER only) and permissions,
+ * a mask of ACL_READ, ACL_WRITE and ACL_EXECUTE.  0 or -errno. */
+static int acl_add(acl_t *acl, acl_tag_t tag, const uid_t *uid, unsigned int perms)
 {
-	p[0] = tag & 0xff;
-	p[1] = tag >> 8;
-	p[2] = perm & 0xff;
-	p[3] = perm >> 8;
-	p[4] = id & 0xff;
-	p[5] = id >> 8 & 0xff;
-	p[6] = id >> 16 & 0xff;
-	p[7] = id >> 24;
+	static const acl_perm_t bits[] = { ACL_READ, ACL_WRITE, ACL_EXECUTE };
+	acl_permset_t ps;
+	acl_entry_t e;
+	size_t i;
+
+	if (acl_create_entry(acl, &e) || acl_set_tag_type(e, tag) ||
+	    (uid && acl_set_qualifier(e, uid)) || acl_get_permset(e, &ps) ||
+	    acl_clear_perms(ps))
+		return -errno;
+	for (i = 0; i < sizeof(bits) / sizeof(bits[0]); i++)
+		if ((perms & bits[i]) && acl_add_perm(ps, bits[i]))
+			return -errno;
+	return acl_set_permset(e, ps) ? -errno : 0;
 }
 
 int btsdumpd_acl_grant_user(int fd, uid_t uid, bool dir)
 {
-	uint16_t x = dir ? ACL_PERM_X : 0;
-	uint8_t buf[4 + 5 * 8];
+	unsigned int x = dir ? ACL_EXECUTE : 0;
+	acl_t acl = acl_init(5);
+	int r;
 
-	buf[0] = ACL_XATTR_VERSION;
-	buf[1] = buf[2] = buf[3] = 0;
-	acl_entry(buf + 4, ACL_USER_OBJ, ACL_PERM_R | ACL_PERM_W | x, ACL_UNDEFINED_ID);
-	acl_entry(buf + 12, ACL_USER, ACL_PERM_R | x, uid);
-	acl_entry(buf + 20, ACL_GROUP_OBJ, 0, ACL_UNDEFINED_ID);
-	acl_entry(buf + 28, ACL_MASK, ACL_PERM_R | x, ACL_UNDEFINED_ID);
-	acl_entry(buf + 36, ACL_OTHER, 0, ACL_UNDEFINED_ID);
-	if (fsetxattr(fd, ACL_XATTR_NAME, buf, sizeof(buf), 0) < 0)
-		return errno == ENOTSUP || errno == EOPNOTSUPP ? -EOPNOTSUPP : -errno;
-	return 0;
+	if (!acl)
+		return -errno;
+	r = acl_add(&acl, ACL_USER_OBJ, NULL, ACL_READ | ACL_WRITE | x);
+	if (!r)
+		r = acl_add(&acl, ACL_USER, &uid, ACL_READ | x);
+	if (!r)
+		r = acl_add(&acl, ACL_GROUP_OBJ, NULL, 0);
+	if (!r)
+		r = acl_add(&acl, ACL_MASK, NULL, ACL_READ | x);
+	if (!r)
+		r = acl_add(&acl, ACL_OTHER, NULL, 0);
+	if (!r && acl_valid(acl))
+		r = -errno;
+	if (!r && acl_set_fd(fd, acl))
+		r = errno == ENOTSUP || errno == EOPNOTSUPP ? -EOPNOTSUPP : -errno;
+	acl_free(acl);
+	return r;
 }
 
 void btsdumpd_sanitize_comm(const char *comm, char *out)

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """Host tests of btsdumpd, the core_pattern handler (docs/btsdumpd.md).
 
-Usage: test-btsdumpd.py BTSDUMPD BTSDUMP BTSDUMPCTL
+Usage: test-btsdumpd.py BTSDUMPD BTSDUMP BTSDUMPCTL TEST_SHIM
 
 Feeds real cores (tests/fixtures, made with gdb; see their README) into
 btsdumpd on stdin with the arguments the kernel passes (%P %u %g %s %t %e),
@@ -11,7 +11,8 @@ crasher binary, so /proc/PID/exe names it as it would for a real crash.
 Checks the store (entry, meta, report, zstd core, permissions and ACL), that
 the stored report's branches are btsdump's, the limits (ProcessSizeMax,
 ExternalSizeMax, Storage=none, KeepFree, a full disk, MaxUse vacuum), the
-rate limit under a storm of 100 crashes, hostile input (garbage, empty,
+rate limit under a storm of 100 crashes, the analysis's wall-clock timeout
+and a kernel without pidfds (TEST_SHIM, tests/test-shim.c), hostile input (garbage, empty,
 truncated, odd names), bad configuration, the socket hand-off to a
 socket-activated service instance (systemd-socket-activate, LISTEN_FDS),
 the kdump harvest of synthetic vmcores, and btsdumpctl on the result.
@@ -32,7 +33,7 @@ sys.path.insert(0, os.path.join(SRC, "tests"))
 sys.path.insert(0, os.path.join(SRC, "tests", "vm"))
 from tap import Tap  # noqa: E402
 
-daemon, btsdump, ctl = sys.argv[1:4]
+daemon, btsdump, ctl, shim = sys.argv[1:5]
 tap = Tap()
 check = tap.check
 NULL_CORE = os.path.join(FIX, "crasher-null.core")
@@ -90,6 +91,22 @@ def zstd_d(path):
     return subprocess.run(["zstd", "-dc", path], capture_output=True, check=True).stdout
 
 
+def can_read(uid, path):
+    """Whether uid (gid = uid, no supplementary groups) can open path."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setgroups([])
+            os.setresgid(uid, uid, uid)
+            os.setresuid(uid, uid, uid)
+            with open(path, "rb") as f:
+                f.read(1)
+            os._exit(0)
+        except OSError:
+            os._exit(1)
+    return os.waitpid(pid, 0)[1] == 0
+
+
 def one_entry(store, label):
     es = entries(store)
     check(len(es) == 1, f"{label}: one entry in the store", str(es))
@@ -143,6 +160,14 @@ if e:
               "ACL: user 1000 may read and search the entry")
     except OSError as ex:
         check(m.get("ACL") == "unsupported", "no ACL support: meta says so", str(ex))
+    if os.geteuid() == 0 and m.get("ACL") == "set":
+        check(can_read(1000, os.path.join(d, "report.txt")) and
+              can_read(1000, os.path.join(d, "meta")),
+              "the crashing user (1000) reads the entry through its ACL")
+        check(not can_read(1001, os.path.join(d, "report.txt")),
+              "another user (1001) cannot read the entry")
+    else:
+        tap.skip("who may read the entry (needs root and ACLs)")
     check(not any(n.startswith(".#") for n in os.listdir(st)), "no temporary entry left")
     out = subprocess.run([ctl, "--store", st, "--json", "list"], capture_output=True)
     lst = json.loads(out.stdout or b"[]")
@@ -202,32 +227,79 @@ check(r.returncode == 1, "bad arguments: exit 1")
 
 # --- privileges: while it reads the core, the handler (root) holds only
 # CAP_SETUID and CAP_SETGID, for the analysis child
-if os.geteuid() == 0:
-    st = os.path.join(tmp, "caps")
+def caps_while_reading(label, wrapper=()):
+    """Runs the handler (under wrapper) on the core, stopped half-way; its
+    capability sets while it reads the pipe, its stderr, and its entry."""
+    st = os.path.join(tmp, label)
     with open(st + ".conf", "w") as f:
         f.write("[Store]\n")
-    p = subprocess.Popen([daemon, "--store", st, "--config", st + ".conf", "--direct",
-                          "--log", "stderr", str(pid), "1000", "1000", "11", str(TS), "crasher"],
-                         stdin=subprocess.PIPE, stderr=subprocess.PIPE)
+    p = subprocess.Popen([*wrapper, daemon, "--store", st, "--config", st + ".conf",
+                          "--direct", "--log", "stderr", str(pid), "1000", "1000", "11",
+                          str(TS), "crasher"], stdin=subprocess.PIPE, stderr=subprocess.PIPE)
     p.stdin.write(core[:4096])
     p.stdin.flush()
-    status = ""
+    caps = {}
     for _ in range(100):          # until it has dropped them, reading the pipe
         status = read(f"/proc/{p.pid}/status")
-        caps = dict(x.split(":\t") for x in status.splitlines() if x.startswith("Cap"))
-        if int(caps.get("CapEff", "0"), 16) == 0xc0:
+        caps = {k: int(v, 16) for k, v in (x.split(":\t") for x in status.splitlines()
+                                           if x.startswith("Cap"))}
+        if caps.get("CapEff") == 0xc0:
             break
         time.sleep(0.05)
     p.stdin.write(core[4096:])
-    p.communicate(timeout=60)
-    check(int(caps.get("CapEff", "0"), 16) == 0xc0 and int(caps.get("CapPrm", "0"), 16) == 0xc0
-          and int(caps.get("CapBnd", "0"), 16) == 0xc0,
+    err = p.communicate(timeout=60)[1].decode()
+    es = entries(st)
+    m = meta(st, es[0]) if p.returncode == 0 and es else {}
+    return caps, err, m
+
+
+if os.geteuid() == 0:
+    caps, err, m = caps_while_reading("caps")
+    check(caps.get("CapEff") == 0xc0 and caps.get("CapPrm") == 0xc0 and
+          caps.get("CapBnd") == 0xc0 and caps.get("CapInh") == 0 and caps.get("CapAmb") == 0,
           "the handler keeps only CAP_SETUID|CAP_SETGID (effective, permitted, bounding)",
           str(caps))
-    check(p.returncode == 0 and meta(st, entries(st)[0]).get("TRACE") == "present",
-          "and still stores the crash with its trace")
+    check(m.get("TRACE") == "present" and "capabilities" not in err,
+          "and still stores the crash with its trace", err)
+    # without CAP_SETPCAP the bounding set cannot shrink: it stays, the
+    # rest is still dropped, without a warning
+    bnd = int(dict(x.split(":\t") for x in read("/proc/self/status").splitlines()
+                   if x.startswith("Cap"))["CapBnd"], 16) & ~(1 << 8)
+    caps, err, m = caps_while_reading("caps-nosetpcap",
+                                      ("setpriv", "--bounding-set=-setpcap"))
+    check(caps.get("CapEff") == 0xc0 and caps.get("CapPrm") == 0xc0 and
+          caps.get("CapBnd") == bnd and m.get("TRACE") == "present" and
+          "capabilities" not in err,
+          "without CAP_SETPCAP: only CAP_SETUID|CAP_SETGID kept, bounding set as it was",
+          str(caps) + "\n" + err)
 else:
     tap.skip("capabilities (needs root)")
+    tap.skip("capabilities without CAP_SETPCAP (needs root)")
+
+# --- the analysis child: a wall-clock timeout, and no pidfds -----------------
+def shimmed(label, what, conf=""):
+    env = dict(os.environ, LD_PRELOAD=os.path.realpath(shim), BTSDUMPD_TEST_SHIM=what,
+               ASAN_OPTIONS=os.environ.get("ASAN_OPTIONS", "") + ":verify_asan_link_order=0")
+    st = os.path.join(tmp, label)
+    with open(st + ".conf", "w") as f:
+        f.write("[Store]\n" + conf)
+    t0 = time.monotonic()
+    r = subprocess.run([daemon, "--store", st, "--config", st + ".conf", "--direct",
+                        "--log", "stderr", str(pid), "1000", "1000", "11", str(TS), "crasher"],
+                       input=core, capture_output=True, timeout=120, env=env)
+    es = entries(st)
+    return r, time.monotonic() - t0, meta(st, es[0]) if len(es) == 1 else {}
+
+
+r, took, m = shimmed("timeout", "slow-analysis", "AnalyzeTimeoutSec=1\n")
+check(r.returncode == 0 and m.get("TRACE") == "error" and
+      "timed out after 1 s" in m.get("TRACE_ERROR", "") and m.get("CORE") == "stored" and
+      took < 20, "AnalyzeTimeoutSec=1: a hung analysis is killed after 1 s, core stored",
+      f"{took:.1f} s {m} {r.stderr.decode()}")
+r, took, m = shimmed("nopidfd", "no-pidfd")
+check(r.returncode == 0 and m.get("TRACE") == "error" and
+      "pidfd_open needs Linux 5.3" in m.get("TRACE_ERROR", "") and m.get("CORE") == "stored",
+      "no pidfd_open: the analysis fails saying so, core stored", f"{m} {r.stderr.decode()}")
 
 # --- dump mode 2: a process that changed credentials stays root-only -------
 st = os.path.join(tmp, "suid")

@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Unit tests of btsdumpd's store code (daemon/store.c): meta escaping round
- * trip and malformed input, store listing order and skips, zstd round trip
- * and corrupt/truncated/oversized input, the raw ACL xattr on tmpfs.
+ * trip and malformed input, from files and from memory buffers, store listing order and skips, zstd round trip
+ * and corrupt/truncated/oversized input, the ACL on tmpfs (its xattr bytes,
+ * and read back through libacl).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
+#include <acl/libacl.h>
+#include <sys/acl.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
 #include <unistd.h>
@@ -105,6 +108,40 @@ static void test_meta_malformed(void)
 	CHECK_EQ(btsdumpd_meta_read_at(dirfd, "nonexistent", &m), -ENOENT);
 	free(big);
 	close(dirfd);
+}
+
+/* The parser takes a buffer: no NUL needed at its end, its length rules. */
+static void test_meta_parse_buffer(void)
+{
+	static const char text[] = "A=1\nB=x\\ty\nC=cut here";
+	struct btsdumpd_meta m, back;
+	size_t len;
+	char *buf, *big;
+
+	CHECK_EQ(btsdumpd_meta_parse(text, sizeof(text) - 1 - 5, &m), 0);	/* "C=cut" */
+	CHECK_EQ(m.n, 3);
+	CHECK_STR(btsdumpd_meta_get(&m, "B"), "x\ty");
+	CHECK_STR(btsdumpd_meta_get(&m, "C"), "cut");
+	REQUIRE(btsdumpd_meta_format(&m, &buf, &len) == 0);
+	CHECK_EQ(len, strlen("A=1\nB=x\\ty\nC=cut\n"));
+	CHECK(len == strlen("A=1\nB=x\\ty\nC=cut\n") && !memcmp(buf, "A=1\nB=x\\ty\nC=cut\n", len));
+	CHECK_EQ(btsdumpd_meta_parse(buf, len, &back), 0);
+	CHECK_EQ(back.n, 3);
+	CHECK_STR(btsdumpd_meta_get(&back, "C"), "cut");
+	free(buf);
+	btsdumpd_meta_free(&back);
+	btsdumpd_meta_free(&m);
+	CHECK_EQ(btsdumpd_meta_parse("K=a\0b\nL=c", 9, &m), 0);	/* a NUL: line skipped */
+	CHECK_EQ(m.n, 1);
+	CHECK_STR(btsdumpd_meta_get(&m, "L"), "c");
+	btsdumpd_meta_free(&m);
+	CHECK_EQ(btsdumpd_meta_parse("", 0, &m), 0);
+	CHECK_EQ(m.n, 0);
+	big = calloc(1, 1024 * 1024 + 1);
+	REQUIRE(big);
+	CHECK_EQ(btsdumpd_meta_parse(big, 1024 * 1024 + 1, &m), -EFBIG);
+	CHECK_EQ(m.n, 0);
+	free(big);
 }
 
 static void make_entry(const char *name, const char *ts)
@@ -228,6 +265,22 @@ static void test_zstd_content(void)
 	close(ofd);
 }
 
+/* The ACL of fd as getfacl prints it (numeric IDs, one entry a line), or
+ * NULL; free() it. */
+static char *acl_text(int fd)
+{
+	acl_t acl = acl_get_fd(fd);
+	char *t, *out;
+
+	if (!acl)
+		return NULL;
+	t = acl_to_any_text(acl, NULL, '\n', TEXT_NUMERIC_IDS);
+	out = t ? strdup(t) : NULL;
+	acl_free(t);
+	acl_free(acl);
+	return out;
+}
+
 static void test_acl(void)
 {
 	static const uint8_t want_file[] = {
@@ -241,6 +294,7 @@ static void test_acl(void)
 	char path[] = "/dev/shm/test-store-acl-XXXXXX", dpath[64];
 	uint8_t got[64];
 	struct stat st;
+	char *text;
 	int fd, dfd, r;
 	ssize_t n;
 
@@ -260,6 +314,9 @@ static void test_acl(void)
 	CHECK_EQ(n, sizeof(want_file));
 	CHECK(n == sizeof(want_file) && !memcmp(got, want_file, n));
 	CHECK(fstat(fd, &st) == 0 && (st.st_mode & 0777) == 0640);
+	text = acl_text(fd);
+	CHECK_STR(text, "user::rw-\nuser:1000:r--\ngroup::---\nmask::r--\nother::---");
+	free(text);
 	snprintf(dpath, sizeof(dpath), "%s.d", path);
 	REQUIRE(mkdir(dpath, 0750) == 0);
 	dfd = open(dpath, O_RDONLY | O_DIRECTORY);
@@ -267,6 +324,9 @@ static void test_acl(void)
 	n = fgetxattr(dfd, "system.posix_acl_access", got, sizeof(got));
 	CHECK(n == sizeof(want_file) && got[6] == 7 && got[14] == 5 && got[30] == 5);
 	CHECK(fstat(dfd, &st) == 0 && (st.st_mode & 0777) == 0750);
+	text = acl_text(dfd);
+	CHECK_STR(text, "user::rwx\nuser:1000:r-x\ngroup::---\nmask::r-x\nother::---");
+	free(text);
 	close(dfd);
 	rmdir(dpath);
 out:
@@ -323,6 +383,7 @@ static void test_handoff(void)
 static const struct test_case tests[] = {
 	TEST_CASE(test_meta_round_trip),
 	TEST_CASE(test_meta_malformed),
+	TEST_CASE(test_meta_parse_buffer),
 	TEST_CASE(test_store_list),
 	TEST_CASE(test_zstd),
 	TEST_CASE(test_zstd_content),

@@ -2,63 +2,54 @@
 /*
  * libFuzzer target for btsdumpd's text parsers: the store's `meta`
  * (daemon/store.c, read by btsdumpctl), btsdumpd.conf (daemon/config.c) and
- * the hand-off's datagrams (daemon/store.c, read by the service).
- * meta: whatever parses must survive a write/read round trip unchanged and
- * hold no raw control character once written; config: values stay in range;
- * hand-off: only the handler's keys get in, and what got in is written and
- * read back unchanged.
+ * the hand-off's datagrams (daemon/store.c, read by the service).  All in
+ * memory: the file readers only hand these parsers a buffer.
+ * meta: whatever parses must survive a format/parse round trip unchanged
+ * and hold no raw control character once formatted; config: values stay in
+ * range; hand-off: only the handler's keys get in, and what got in is
+ * formatted and parsed back unchanged.
  * Input: one selector byte (mod 3: 0 meta, 1 config, 2 hand-off), then the
  * file, or the datagrams, each a 2-byte little-endian length and its bytes.
  */
-#include <fcntl.h>
 #include <stdbool.h>
-#include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "config.h"
 #include "store.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static int dirfd_ = -1;
-static char dir[64];
-
-static int put(const char *name, const uint8_t *data, size_t size)
+/* m formatted, then parsed back: the same pairs, no raw control byte. */
+static void check_round_trip(const struct btsdumpd_meta *m)
 {
-	int fd = openat(dirfd_, name, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-	int ok = fd >= 0 && write(fd, data, size) == (ssize_t)size;
+	struct btsdumpd_meta back = { 0 };
+	size_t len;
+	char *buf;
 
-	if (fd >= 0)
-		close(fd);
-	return ok ? 0 : -1;
-}
-
-static void check_meta(void)
-{
-	struct btsdumpd_meta m = { 0 }, back = { 0 };
-	char buf[1 << 16];
-	ssize_t n;
-	int fd;
-
-	if (btsdumpd_meta_read_at(dirfd_, "meta", &m))
-		return;
-	fd = openat(dirfd_, "meta2", O_RDWR | O_CREAT | O_TRUNC, 0600);
-	if (fd < 0 || btsdumpd_meta_write_fd(fd, &m))
+	if (btsdumpd_meta_format(m, &buf, &len))
 		__builtin_trap();
-	n = pread(fd, buf, sizeof(buf), 0);
-	for (ssize_t i = 0; i < n; i++)
+	for (size_t i = 0; i < len; i++)
 		if ((unsigned char)buf[i] < 0x20 && buf[i] != '\n')
 			__builtin_trap();
-	close(fd);
-	if (btsdumpd_meta_read_at(dirfd_, "meta2", &back) || back.n != m.n)
+	if (btsdumpd_meta_parse(buf, len, &back) || back.n != m->n)
 		__builtin_trap();
-	for (size_t i = 0; i < m.n; i++)
-		if (strcmp(m.keys[i], back.keys[i]) || strcmp(m.vals[i], back.vals[i]))
+	for (size_t i = 0; i < m->n; i++)
+		if (strcmp(m->keys[i], back.keys[i]) || strcmp(m->vals[i], back.vals[i]))
 			__builtin_trap();
-	btsdumpd_meta_free(&m);
+	free(buf);
 	btsdumpd_meta_free(&back);
+}
+
+static void check_meta(const uint8_t *data, size_t size)
+{
+	struct btsdumpd_meta m;
+
+	if (btsdumpd_meta_parse((const char *)data, size, &m))
+		return;
+	check_round_trip(&m);
+	btsdumpd_meta_free(&m);
 }
 
 static void quiet(const char *fmt, ...)
@@ -66,14 +57,12 @@ static void quiet(const char *fmt, ...)
 	(void)fmt;
 }
 
-static void check_config(void)
+static void check_config(const uint8_t *data, size_t size)
 {
 	struct btsdumpd_config c;
-	char path[128];
 
-	snprintf(path, sizeof(path), "%s/conf", dir);
 	btsdumpd_config_defaults(&c);
-	btsdumpd_config_load(&c, path, quiet);
+	btsdumpd_config_parse(&c, "fuzz.conf", (const char *)data, size, quiet);
 	if (c.analyze_timeout_sec < 1 || c.analyze_timeout_sec > 3600 ||
 	    c.journal_branches > 256 || c.max_use.percent > 100 ||
 	    c.keep_free.percent > 100 || !memchr(c.analyze_user, 0, sizeof(c.analyze_user)))
@@ -96,7 +85,6 @@ static void check_handoff(const uint8_t *data, size_t size)
 {
 	struct btsdumpd_meta m = { 0 };
 	const char *missing;
-	int fd;
 
 	while (size >= 2) {
 		size_t len = data[0] | (size_t)data[1] << 8;
@@ -115,31 +103,20 @@ static void check_handoff(const uint8_t *data, size_t size)
 	missing = btsdumpd_handoff_missing(&m);
 	if (missing && !handoff_key(missing))
 		__builtin_trap();
-	fd = openat(dirfd_, "meta", O_RDWR | O_CREAT | O_TRUNC, 0600);
-	if (fd < 0 || btsdumpd_meta_write_fd(fd, &m))
-		__builtin_trap();
-	close(fd);
+	check_round_trip(&m);	/* what the service would store reads back */
 	btsdumpd_meta_free(&m);
-	check_meta();		/* what the service would store reads back */
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	if (dirfd_ < 0) {
-		snprintf(dir, sizeof(dir), "/tmp/fuzz-meta.XXXXXX");
-		if (!mkdtemp(dir) || (dirfd_ = open(dir, O_RDONLY | O_DIRECTORY)) < 0)
-			abort();
-	}
 	if (!size || size > (1 << 15))
 		return 0;
 	switch (data[0] % 3) {
 	case 0:
-		if (!put("meta", data + 1, size - 1))
-			check_meta();
+		check_meta(data + 1, size - 1);
 		break;
 	case 1:
-		if (!put("conf", data + 1, size - 1))
-			check_config();
+		check_config(data + 1, size - 1);
 		break;
 	default:
 		check_handoff(data + 1, size - 1);
