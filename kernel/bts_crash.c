@@ -29,6 +29,7 @@
 #include <linux/slab.h>
 #include <linux/sizes.h>
 #include <linux/sysctl.h>
+#include <linux/task_work.h>
 #include <asm/ds.h>
 #include <asm/io.h>
 
@@ -296,6 +297,191 @@ void bts_crash_free(struct task_struct *tsk)
 	}
 }
 
+/* ---- process-wide ENABLE and DISABLE ---------------------------------- */
+
+/*
+ * ENABLE and DISABLE act on every thread of the calling process, as
+ * seccomp's TSYNC does: the caller allocates and charges a ring for every
+ * other thread first (any failure leaves the process as it was), then,
+ * under sighand->siglock, leaves each thread its new ring (or
+ * &bts_crash_off) in ->bts_crash_next and queues bts_crash_work on it.
+ * The thread installs it itself, before it runs user code again: only a
+ * task itself (or a child not yet running) may load or unload its ring.
+ * A later change replaces a hand-over not yet taken; the work is queued
+ * once.  A fork in flight restarts (bts_crash_fork_stale()), so a thread
+ * created meanwhile cannot keep the old setting.
+ */
+static struct bts_crash_task bts_crash_off;	/* hand-over: no ring */
+
+static void bts_crash_work_fn(struct callback_head *head);
+
+/*
+ * current's hand-over, if any, taken out of its queued work: under
+ * siglock, ->bts_crash_next is set if and only if the work is queued (or
+ * running, before it took it), so a later hand-over queues it again only
+ * once it is off the list.
+ */
+static struct bts_crash_task *bts_crash_take_next(void)
+{
+	struct bts_crash_task *next;
+
+	if (!READ_ONCE(current->bts_crash_next))
+		return NULL;
+	spin_lock_irq(&current->sighand->siglock);
+	next = current->bts_crash_next;
+	if (next) {
+		current->bts_crash_next = NULL;
+		task_work_cancel(current, &current->bts_crash_work);
+	}
+	spin_unlock_irq(&current->sighand->siglock);
+	return next;
+}
+
+static void bts_crash_put_next(struct bts_crash_task *next)
+{
+	if (next && next != &bts_crash_off)
+		bts_crash_release(next);
+}
+
+/* Exit, or tracing ended for good (non-dumpable): a hand-over is void. */
+static void bts_crash_drop_next(void)
+{
+	bts_crash_put_next(bts_crash_take_next());
+}
+
+static int bts_crash_install(struct task_struct *task, struct bts_crash_task *bt);
+static void bts_crash_detach(struct task_struct *task);
+
+/* current applies what a process-wide ENABLE/DISABLE left it. */
+static void bts_crash_apply_next(void)
+{
+	struct bts_crash_task *next = bts_crash_take_next();
+
+	if (!next)
+		return;
+	if (current->flags & PF_EXITING) {	/* exit_task_work() */
+		bts_crash_put_next(next);
+		return;
+	}
+	bts_crash_detach(current);
+	if (next != &bts_crash_off)
+		bts_crash_install(current, next);	/* on error, untraced */
+}
+
+static void bts_crash_work_fn(struct callback_head *head)
+{
+	bts_crash_apply_next();
+}
+
+/*
+ * copy_process() under siglock: current has a hand-over to take first
+ * (io_uring retries its workers' creation; they never get a ring anyway).
+ */
+bool bts_crash_fork_stale(struct task_struct *child)
+{
+	return current->bts_crash_next &&
+	       !(child->flags & (PF_KTHREAD | PF_IO_WORKER));
+}
+
+static bool bts_crash_handover_target(struct task_struct *t)
+{
+	return t != current && !(t->flags & (PF_EXITING | PF_IO_WORKER));
+}
+
+/*
+ * Leaves next[0..) to the other threads (siglock held); what a hand-over
+ * replaces, and what could not be handed over, stays in next[] for the
+ * caller to free.  -EAGAIN, with *need, when n slots are too few now.
+ */
+static int bts_crash_handover(struct bts_crash_task **next, unsigned int n,
+			      unsigned int *need)
+{
+	struct task_struct *t;
+	unsigned int i = 0;
+
+	lockdep_assert_held(&current->sighand->siglock);
+	for_each_thread(current, t)
+		i += bts_crash_handover_target(t);
+	if (i > n) {
+		*need = i;
+		return -EAGAIN;
+	}
+	i = 0;
+	for_each_thread(current, t) {
+		struct bts_crash_task *old;
+
+		if (!bts_crash_handover_target(t))
+			continue;
+		old = t->bts_crash_next;
+		t->bts_crash_next = next[i];
+		if (old) {
+			next[i] = old;		/* its work is still queued */
+			i++;
+			continue;
+		}
+		init_task_work(&t->bts_crash_work, bts_crash_work_fn);
+		if (task_work_add(t, &t->bts_crash_work,
+					 TWA_SIGNAL_NO_IPI)) {
+			t->bts_crash_next = NULL;	/* past exit_task_work() */
+		} else {
+			next[i] = NULL;
+			/* a thread in user mode takes it at once, a sleeping
+			 * one when it wakes (no spurious wake-up) */
+			kick_process(t);
+		}
+		i++;
+	}
+	return 0;
+}
+
+/*
+ * Every thread but current gets a ring of `records` (0: none), allocated
+ * and charged here first: on any error nothing has changed.
+ */
+static int bts_crash_set_others(unsigned long records)
+{
+	struct bts_crash_task **next = NULL;
+	unsigned int n = 0, need = READ_ONCE(current->signal->nr_threads) - 1;
+	int ret;
+
+	for (;;) {
+		if (need > n) {
+			struct bts_crash_task **grown;
+
+			grown = krealloc_array(next, need, sizeof(*next),
+					       GFP_KERNEL | __GFP_ZERO);
+			if (!grown) {
+				ret = -ENOMEM;
+				goto out;
+			}
+			next = grown;
+			for (; n < need; n++) {
+				next[n] = records ? bts_crash_alloc(current, records)
+						  : &bts_crash_off;
+				if (IS_ERR(next[n])) {
+					ret = PTR_ERR(next[n]);
+					next[n] = NULL;
+					goto out;
+				}
+			}
+		}
+		spin_lock_irq(&current->sighand->siglock);
+		ret = bts_crash_handover(next, n, &need);
+		spin_unlock_irq(&current->sighand->siglock);
+		if (ret != -EAGAIN)
+			break;
+		if (fatal_signal_pending(current)) {	/* threads keep coming */
+			ret = -EINTR;
+			break;
+		}
+	}
+out:
+	while (n)
+		bts_crash_put_next(next[--n]);
+	kfree(next);
+	return ret;
+}
+
 /*
  * do_exit(), after the core dump (coredump_task_exit()): the ring and its
  * charge go now, not when the last reference to the task_struct does
@@ -303,6 +489,7 @@ void bts_crash_free(struct task_struct *tsk)
  */
 void bts_crash_exit(struct task_struct *tsk)
 {
+	bts_crash_drop_next();	/* tsk is current */
 	bts_crash_detach(tsk);
 }
 
@@ -316,6 +503,7 @@ void bts_crash_exit(struct task_struct *tsk)
  */
 void bts_crash_nondumpable(void)
 {
+	bts_crash_drop_next();
 	bts_crash_detach(current);
 }
 
@@ -365,12 +553,29 @@ static int bts_crash_enable(unsigned long records)
 	bt = bts_crash_alloc(current, records);
 	if (IS_ERR(bt))
 		return PTR_ERR(bt);
+	ret = bts_crash_set_others(records);
+	if (ret) {
+		bts_crash_release(bt);
+		return ret;
+	}
 	bts_crash_detach(current);
 	return bts_crash_install(current, bt);
 }
 
+static int bts_crash_disable(void)
+{
+	int ret = bts_crash_set_others(0);
+
+	if (ret)
+		return ret;
+	bts_crash_detach(current);
+	return 0;
+}
+
 long bts_crash_prctl(unsigned long op, unsigned long arg)
 {
+	/* a hand-over from another thread's ENABLE/DISABLE comes first */
+	bts_crash_apply_next();
 	switch (op) {
 	case PR_BTS_CRASH_ENABLE:
 		return bts_crash_enable(arg);
@@ -379,8 +584,7 @@ long bts_crash_prctl(unsigned long op, unsigned long arg)
 	case PR_BTS_CRASH_DISABLE:
 		if (arg)
 			return -EINVAL;
-		bts_crash_detach(current);
-		return 0;
+		return bts_crash_disable();
 	case PR_BTS_CRASH_GET:
 		if (arg)
 			return -EINVAL;

@@ -23,6 +23,8 @@ struct coredump_params;
 #ifdef CONFIG_BTS_CRASH
 int bts_crash_fork(struct task_struct *child, unsigned long clone_flags);
 void bts_crash_free(struct task_struct *tsk);
+/* copy_process(), siglock held: a process-wide change awaits current */
+bool bts_crash_fork_stale(struct task_struct *child);
 /* do_exit(), after the core dump: the ring and its charge go */
 void bts_crash_exit(struct task_struct *tsk);
 void bts_crash_exec(struct pt_regs *regs);
@@ -72,6 +74,7 @@ static inline void bts_crash_oops_end(bool fatal) { }
 static inline u32 *bts_crash_cpu_note(u32 *buf, int cpu) { return buf; }
 static inline int bts_crash_fork(struct task_struct *c, unsigned long f) { return 0; }
 static inline void bts_crash_free(struct task_struct *tsk) { }
+static inline bool bts_crash_fork_stale(struct task_struct *c) { return false; }
 static inline void bts_crash_exit(struct task_struct *tsk) { }
 static inline void bts_crash_nondumpable(void) { }
 static inline void bts_crash_exec(struct pt_regs *regs) { }

@@ -3,7 +3,7 @@
  * btsabi: the recorder's user-visible contract, checked from inside the
  * test VM (run as root by tests/vm/init.sh, results read by
  * tests/vm/check-vm.py): prctl arguments, ENABLE leaving the caller as it
- * was on any error, the sysctl's bounds, what a ring is charged to
+ * was on any error, ENABLE and DISABLE for every thread of the process, the sysctl's bounds, what a ring is charged to
  * (VmPin, mlock()ed pages, release at exit, none for io_uring workers),
  * that a secure exec or a credential change ends tracing, and that the
  * emulation's TF stays out of the way of the program's own, a ptracer's
@@ -12,6 +12,7 @@
  * Usage: btsabi            (all checks; needs /bin/btsabi-suid, mode 4755)
  *        btsabi probe      (prints "GET=<ring size> EUID=<euid>")
  *        btsabi movss      (a load of SS, then a call through NULL)
+ *        btsabi late-enable (a spinning thread crashes after ENABLE)
  */
 #define _GNU_SOURCE		/* REG_EFL */
 #include <errno.h>
@@ -170,44 +171,198 @@ static void enable_keeps_on_enomem(void)
 	      "ret %ld, GET %ld", r, get());
 }
 
-/* ---- per thread ------------------------------------------------------------ */
+/* ---- per process ---------------------------------------------------------- */
 
 static pthread_barrier_t bar;
 static long seen_get;
 
-static void *early_thread(void *arg)
+/* Sleeps in the kernel (futex) while main changes tracing; then GET. */
+static void *waiting_thread(void *arg)
 {
 	(void)arg;
-	pthread_barrier_wait(&bar);	/* main enables */
+	pthread_barrier_wait(&bar);	/* main changes tracing */
 	pthread_barrier_wait(&bar);
 	seen_get = get();
+	pthread_barrier_wait(&bar);
 	return NULL;
 }
 
-static void *late_thread(void *arg)
+static void *get_thread(void *arg)
 {
 	(void)arg;
 	seen_get = get();
 	return NULL;
 }
 
-/* docs/kernel.md: ENABLE is per thread, inherited by threads made after. */
-static void per_thread(void)
+/* Runs op(arg) on a thread of its own; its result. */
+struct op_arg { unsigned long op, arg; long ret; };
+
+static void *op_thread(void *p)
 {
+	struct op_arg *o = p;
+
+	o->ret = bts(o->op, o->arg);
+	return NULL;
+}
+
+/*
+ * docs/kernel.md: ENABLE and DISABLE act on the whole process, threads
+ * that already run included (charged at once to the caller), all or
+ * nothing; threads created afterwards inherit the ring size.
+ */
+static void per_process(void)
+{
+	struct op_arg o = { PR_BTS_CRASH_ENABLE, 512, -1 };
+	long base = vmpin(), pin;
 	pthread_t t;
 
 	pthread_barrier_init(&bar, NULL, 2);
-	pthread_create(&t, NULL, early_thread, NULL);
+	pthread_create(&t, NULL, waiting_thread, NULL);
 	pthread_barrier_wait(&bar);
 	bts(PR_BTS_CRASH_ENABLE, 512);
+	pin = vmpin();
 	pthread_barrier_wait(&bar);
-	pthread_join(t, NULL);
-	check(seen_get == 0, "threads: a thread running before ENABLE stays untraced",
+	pthread_barrier_wait(&bar);
+	check(seen_get == 512, "process: a thread running before ENABLE gets the ring too",
 	      "GET %ld", seen_get);
-	pthread_create(&t, NULL, late_thread, NULL);
+	check(pin - base == 2 * 12, "process: ENABLE charges both threads' rings at once",
+	      "VmPin %ld -> %ld kB", base, pin);
 	pthread_join(t, NULL);
-	check(seen_get == 512, "threads: a thread created after ENABLE inherits the ring size",
+
+	pthread_create(&t, NULL, get_thread, NULL);
+	pthread_join(t, NULL);
+	check(seen_get == 512, "process: a thread created after ENABLE inherits the ring size",
 	      "GET %ld", seen_get);
+
+	pthread_create(&t, NULL, waiting_thread, NULL);
+	pthread_barrier_wait(&bar);
+	bts(PR_BTS_CRASH_DISABLE, 0);
+	pthread_barrier_wait(&bar);
+	pthread_barrier_wait(&bar);
+	check(seen_get == 0 && get() == 0, "process: DISABLE ends tracing in every thread",
+	      "other thread's GET %ld, ours %ld", seen_get, get());
+	pthread_join(t, NULL);
+
+	pthread_create(&t, NULL, op_thread, &o);
+	pthread_join(t, NULL);
+	check(o.ret == 0 && get() == 512, "process: ENABLE from another thread reaches the main thread",
+	      "ENABLE %ld, main's GET %ld", o.ret, get());
+	bts(PR_BTS_CRASH_DISABLE, 0);
+	pin = vmpin();
+	check(pin == base, "process: every ring's charge returns after DISABLE",
+	      "VmPin %ld -> %ld kB", base, pin);
+}
+
+/* Over the limit for all threads: nothing changes, in any thread. */
+static void per_process_all_or_nothing(void)
+{
+	long base, r;
+	pthread_t t;
+
+	become_user(40);	/* one ring of 1024 records (24 kB), not two */
+	base = vmpin();
+	pthread_barrier_init(&bar, NULL, 2);
+	pthread_create(&t, NULL, waiting_thread, NULL);
+	pthread_barrier_wait(&bar);
+	r = bts(PR_BTS_CRASH_ENABLE, 1024);
+	pthread_barrier_wait(&bar);
+	pthread_barrier_wait(&bar);
+	check(r == -ENOMEM && get() == 0 && seen_get == 0 && vmpin() == base,
+	      "process: ENABLE over RLIMIT_MEMLOCK for its two threads changes neither",
+	      "ret %ld, GETs %ld/%ld, VmPin %ld -> %ld kB", r, get(), seen_get, base, vmpin());
+	pthread_join(t, NULL);
+}
+
+/*
+ * Threads created while another thread enables: each one that asks after
+ * ENABLE returned has the ring (none slips through a fork in flight).
+ */
+#define RACE_THREADS 200
+static volatile int enabled;
+static volatile int race_misses, race_late;
+
+static void *race_child(void *arg)
+{
+	int after = enabled;
+	long g = get();
+
+	(void)arg;
+	if (after) {
+		race_late++;
+		if (g != 64)
+			race_misses++;
+	}
+	return NULL;
+}
+
+static void *race_maker(void *arg)
+{
+	pthread_t t;
+	int i, after = 0;
+
+	(void)arg;
+	/* until RACE_THREADS threads were made after ENABLE returned */
+	for (i = 0; i < 100000 && after < RACE_THREADS; i++) {
+		after += enabled;
+		if (pthread_create(&t, NULL, race_child, NULL))
+			break;
+		pthread_join(t, NULL);
+	}
+	return NULL;
+}
+
+static void per_process_fork_race(void)
+{
+	pthread_t m;
+	long r;
+
+	pthread_create(&m, NULL, race_maker, NULL);
+	usleep(20000);
+	r = bts(PR_BTS_CRASH_ENABLE, 64);
+	enabled = 1;
+	pthread_join(m, NULL);
+	check(r == 0 && race_late > 0 && race_misses == 0,
+	      "process: threads created during ENABLE all get the ring",
+	      "ret %ld, %d of %d later threads untraced", r, race_misses, race_late);
+}
+
+/*
+ * `btsabi late-enable`: a thread spinning in user mode (no system call)
+ * when main enables tracing for the process; it then crashes, and its
+ * core's trace note shows its calls after ENABLE (tests/vm/check-vm.py).
+ */
+static volatile int go;
+
+static __attribute__((noinline)) int late_leaf(int i)
+{
+	return i * 3 + 1;
+}
+
+static void *late_spinner(void *arg)
+{
+	int i, acc = 0;
+
+	(void)arg;
+	while (!go)
+		;
+	for (i = 0; i < 100; i++)
+		acc += late_leaf(i);
+	if (acc)
+		((void (*)(void))0)();
+	return NULL;
+}
+
+static void late_enable_then_crash(void)
+{
+	pthread_t t;
+
+	pthread_create(&t, NULL, late_spinner, NULL);
+	usleep(10000);
+	if (bts(PR_BTS_CRASH_ENABLE, 4096))
+		exit(2);
+	go = 1;
+	pthread_join(t, NULL);
+	exit(1);
 }
 
 /* ---- sysctl --------------------------------------------------------------- */
@@ -494,13 +649,19 @@ int main(int argc, char **argv)
 		printf("GET=%ld EUID=%ld\n", get(), (long)geteuid());
 		return 0;
 	}
+	if (argc > 1 && !strcmp(argv[1], "late-enable")) {
+		late_enable_then_crash();
+		return 1;
+	}
 	if (argc > 1 && !strcmp(argv[1], "movss")) {
 		movss_then_crash();
 		return 1;
 	}
 	in_child(enable_keeps_on_einval);
 	in_child(enable_keeps_on_enomem);
-	in_child(per_thread);
+	in_child(per_process);
+	in_child(per_process_all_or_nothing);
+	in_child(per_process_fork_race);
 	sysctl_bounds();
 	in_child(pinned_shows);
 	in_child(mlock_shares_limit);

@@ -55,17 +55,29 @@ def status(res, name):
 
 
 def elf_notes(path):
-    """(type, name, desc) of every note in the PT_NOTE segments of a core."""
+    """(type, name, desc) of every note in the PT_NOTE segments of a core
+    (ELF64, or ELF32 for a 32-bit program's core)."""
     with open(path, "rb") as f:
         data = f.read()
-    if data[:4] != b"\x7fELF" or data[4] != 2:
-        raise ValueError(f"{path}: not an ELF64 file")
-    phoff, = struct.unpack_from("<Q", data, 0x20)
-    phentsize, phnum = struct.unpack_from("<HH", data, 0x36)
+    if data[:4] != b"\x7fELF" or data[4] not in (1, 2):
+        raise ValueError(f"{path}: not an ELF file")
+    if data[4] == 2:
+        phoff, = struct.unpack_from("<Q", data, 0x20)
+        phentsize, phnum = struct.unpack_from("<HH", data, 0x36)
+
+        def phdr(at):   # p_type, p_flags, p_offset, p_vaddr, p_paddr, p_filesz
+            t, _, off, _, _, size = struct.unpack_from("<IIQQQQ", data, at)
+            return t, off, size
+    else:
+        phoff, = struct.unpack_from("<I", data, 0x1c)
+        phentsize, phnum = struct.unpack_from("<HH", data, 0x2a)
+
+        def phdr(at):   # p_type, p_offset, p_vaddr, p_paddr, p_filesz
+            t, off, _, _, size = struct.unpack_from("<IIIII", data, at)
+            return t, off, size
     notes = []
     for i in range(phnum):
-        p_type, _, p_offset, _, _, p_filesz = struct.unpack_from(
-            "<IIQQQQ", data, phoff + i * phentsize)
+        p_type, p_offset, p_filesz = phdr(phoff + i * phentsize)
         if p_type != 4:
             continue
         off, end = p_offset, p_offset + p_filesz
@@ -197,6 +209,78 @@ def check_movss(res):
     near = [(hex(f), hex(t)) for f, t, _ in recs if f == at]
     check(recs and recs[-1][1] == 0 and not near,
           f"{name}: no branch recorded at the mov to SS, the call to 0 is last", near)
+
+
+def check_late_enable(res):
+    """ENABLE reaches a thread already running in user mode without a
+    system call (tests/vm/btsabi.c late-enable): its core note holds its
+    100 calls after ENABLE and ends at its call to 0, raw from the core."""
+    name = "lateenable"
+    check(status(res, name) == 139, f"{name}: the program crashed", status(res, name))
+    notes = [d for t, n, d in elf_notes(os.path.join(res, name + ".core"))
+             if n == "BTSCRASH" and t == NT_BTSCRASH_THREAD]
+    # branches only: markers (switch, gap) carry a non-canonical `from`
+    recs = [[r for r in trace_records(d) if r[0] < 1 << 47] for d in notes]
+    fault = [r for r in recs if r and r[-1][1] == 0]
+    check(len(notes) == 2 and len(fault) == 1 and len(fault[0]) >= 200,
+          f"{name}: both threads traced; the spinning one's trail holds its calls "
+          "made after ENABLE and ends at the call to 0",
+          [len(r) for r in recs])
+
+
+def branch_insns(exe, bits):
+    """Address -> mnemonic of every instruction of exe's code (objdump)."""
+    p = subprocess.run(["objdump", "-d", "--no-show-raw-insn", "-M",
+                        "i386" if bits == 32 else "x86-64", exe],
+                       capture_output=True, text=True, check=True)
+    insns = {}
+    for line in p.stdout.splitlines():
+        m = re.match(r"\s*([0-9a-f]+):\s+(\S+)", line)
+        if m:
+            insns[int(m.group(1), 16)] = m.group(2)
+    return insns
+
+
+def check_null32(tool, res):
+    """A 32-bit program (compat task), traced from exec: its ELF32 core's
+    trace note holds its branches, every one recorded at a branch
+    instruction of its code as a 32-bit disassembler reads it (a 64-bit
+    decode of its code would not), main -> serve -> parse_request ->
+    checksum -> dispatch, ending with dispatch's call to 0.  btsdump reads
+    x86-64 cores only and says so."""
+    name, exe = "null32", os.path.join(res, "crasher32")
+    core = os.path.join(res, name + ".core")
+    check(status(res, name) == 139, f"{name}: the 32-bit program crashed", status(res, name))
+    with open(core, "rb") as f:
+        cls = f.read(5)[4:]
+    notes = [d for t, n, d in elf_notes(core) if n == "BTSCRASH" and t == NT_BTSCRASH_THREAD]
+    check(cls == b"\x01" and len(notes) == 1, f"{name}: an ELF32 core with one trace note",
+          (cls, len(notes)))
+    if not notes:
+        return
+    recs = [r for r in trace_records(notes[0]) if r[0] < 1 << 47]
+    syms = {}
+    for line in subprocess.run(["nm", exe], capture_output=True, text=True).stdout.splitlines():
+        f = line.split()
+        if len(f) == 3 and f[1] in "tT":
+            syms[int(f[0], 16)] = f[2]
+    insns = branch_insns(exe, 32)
+    lo, hi = min(insns), max(insns)
+    ours = [(f, t) for f, t, _ in recs if lo <= f <= hi]
+    bad = [(hex(f), hex(t), insns.get(f)) for f, t in ours
+           if not re.match(r"(j|call|ret|loop|iret|int|sysenter|syscall)", insns.get(f, "?"))]
+    check(recs and len(ours) > 50 and not bad,
+          f"{name}: each of its branches is recorded at a branch instruction "
+          "(decoded in 32-bit mode)", f"{len(ours)} in its code, wrong: {bad[:5]}")
+    calls = [syms[t] for f, t in ours if t in syms]
+    dispatch = [a for a, n in syms.items() if n == "dispatch"]
+    check(subsequence(["serve", "parse_request", "checksum", "dispatch"], calls) and
+          recs[-1][1] == 0 and dispatch and 0 < recs[-1][0] - dispatch[0] < 0x100,
+          f"{name}: the trail goes serve -> parse_request -> checksum -> dispatch "
+          "and ends with dispatch's call to 0", (calls[-8:], hex(recs[-1][0]), hex(recs[-1][1])))
+    rc, out, err = btsdump(tool, core, exe)
+    check(rc != 0 and "not an x86-64" in err,
+          f"{name}: btsdump refuses a 32-bit core with a clear error", (rc, err))
 
 
 def check_smash(tool, res, exe):
@@ -656,6 +740,8 @@ def main():
              lambda: check_panic_on_oops(console),
              lambda: check_abi(res),
              lambda: check_movss(res),
+             lambda: check_late_enable(res),
+             lambda: check_null32(tool, res),
              lambda: check_uprobe(tool, res, exe),
              lambda: check_gdb(tool, res, exe),
              lambda: check_daemon(tool, res, exe, read(os.path.join(res, "dmesg"))),

@@ -81,6 +81,8 @@ run smash   /bin/btsrun 4096 /bin/crasher smash
 run threads /bin/btsrun 4096 /bin/crasher threads
 run handler /bin/btsrun 4096 /bin/crasher handler
 run notrace /bin/crasher null
+# a 32-bit program (compat task), traced from exec: an ELF32 core
+run null32  /bin/btsrun 4096 /bin/crasher32 null
 # a ring far smaller than the trail: it wraps, the newest 256 stay
 run wrap    /bin/btsrun 256 /bin/crasher null
 # 1 page of locked memory allowed; 4096 records need 24 pages: refused
@@ -99,6 +101,8 @@ cp /bin/btsabi /bin/btsabi-suid && chmod 4755 /bin/btsabi-suid
 run abi /bin/btsabi
 # A load of SS delays the step trap (the emulation must not see a branch).
 run movss /bin/btsrun 4096 /bin/btsabi movss
+# ENABLE reaches a thread that spins in user mode (no system call).
+run lateenable /bin/btsabi late-enable
 # A uprobe in the traced crasher's call chain (tracefs): the program runs
 # and crashes as without it, its trail intact.
 mkdir -p /sys/kernel/tracing

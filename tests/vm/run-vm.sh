@@ -26,6 +26,7 @@ fi
 mkdir -p "$out"
 vm_machine "$out" 3	# user cores are checked: log user-mode branches
 cp "$root/bin/crasher" "$out/crasher"	# the exact binary, for symbols
+cp "$root/bin/crasher32" "$out/crasher32"
 vm_pack "$root" "$work/initrd.gz"
 truncate -s 64M "$work/results.img"
 # shellcheck disable=SC2086

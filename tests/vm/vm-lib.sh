@@ -17,6 +17,10 @@ vm_root() {
 	# -O0 and frame pointers: the trails are the source's call chain
 	gcc -static -g -O0 -fno-omit-frame-pointer -fno-stack-protector \
 		-fcf-protection=none -pthread -o "$1/bin/crasher" "$src/tests/crasher.c"
+	# the same as a 32-bit program (IA32_EMULATION; gcc-multilib): the
+	# emulation decodes it in its mode (smash's 64-bit pattern truncates)
+	gcc -m32 -static -g -O0 -fno-omit-frame-pointer -fno-stack-protector \
+		-fcf-protection=none -Wno-overflow -o "$1/bin/crasher32" "$src/tests/crasher.c"
 	for prog in btsrun btsabi vmbench; do
 		gcc -static -O2 -Wall -pthread -I"$src/include/uapi/linux" \
 			-o "$1/bin/$prog" "$src/tests/vm/$prog.c"

@@ -163,14 +163,17 @@ struct bts_crash_table {
 /* ---- prctl ------------------------------------------------------------- */
 
 /*
- * prctl(PR_BTS_CRASH, op, arg, 0, 0): per-thread tracing (docs/kernel.md).
- * ENABLE replaces the calling thread's ring by one of arg records
- * (1..65536) and returns 0; threads and children created afterwards
- * inherit it, and it survives exec, except an exec or credential change
- * that makes the task non-dumpable (setuid and the like), which ends it.
- * The new ring is allocated and charged before it replaces the old one:
- * on any error the caller is untouched.  DISABLE and GET take no
- * argument (0); arguments 4 and 5 are always 0.
+ * prctl(PR_BTS_CRASH, op, arg, 0, 0): tracing of the calling process
+ * (docs/kernel.md).  ENABLE gives every thread of the process a ring of
+ * arg records (1..65536) and returns 0: the caller's at once, each other
+ * thread's before it runs user code again; threads and children created
+ * afterwards inherit it, and it survives exec, except an exec or
+ * credential change that makes the task non-dumpable (setuid and the
+ * like), which ends it.  All new rings are allocated and charged before
+ * any replaces an old one: on any error the process is untouched.
+ * DISABLE ends tracing in every thread the same way; GET returns the
+ * calling thread's ring size.  DISABLE and GET take no argument (0);
+ * arguments 4 and 5 are always 0.
  * Errors: EINVAL (size, or a non-zero unused argument), ENOMEM (over
  * RLIMIT_MEMLOCK without CAP_IPC_LOCK, counting the process's mlock()ed
  * pages, or no memory), EOPNOTSUPP (no BTS and no ds.emulate=1).
