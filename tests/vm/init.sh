@@ -54,22 +54,6 @@ run() {	# name, command...: runs it; NAME.out, NAME.status, NAME.core
 	echo "$?" > "$R/$name.status"
 	cat "$R/$name.out"
 }
-if grep -qw bts_crash.source=lbr /proc/cmdline; then
-	# The LBR source on the LBR model (tests/vm/check-lbr.py): programs
-	# nobody chose to trace crash and their cores carry their last user
-	# branches.  The model logs every entry it pushes (lbr.log).
-	run lbr-null /bin/crasher null
-	run lbr-smash /bin/crasher smash
-	run lbr-threads /bin/crasher threads
-	# two processes alternating on CPU 0 (the other linked at 0x20000000)
-	run lbr-pingpong /bin/btsabi lbr-pingpong
-	cat /proc/cmdline > "$R/cmdline"
-	dmesg > "$R/dmesg"
-	tar -cf /dev/vda -C "$R" .
-	sync
-	echo BTSCRASH-VM-DONE
-	reboot -f
-fi
 if grep -qw btscrash.bench /proc/cmdline; then
 	# bench/vm-bench.sh: untraced first, while the switch hook's static
 	# key is still off; then again with it on; then traced.
@@ -87,6 +71,22 @@ if grep -qw btscrash.bench /proc/cmdline; then
 		vmbench branches traced 200000 5
 		vmbench coredump traced 48 5
 	} 2>&1 | tee "$R/bench.out"
+	tar -cf /dev/vda -C "$R" .
+	sync
+	echo BTSCRASH-VM-DONE
+	reboot -f
+fi
+if grep -qw bts_crash.source=lbr /proc/cmdline; then
+	# The LBR source on the LBR model (tests/vm/check-lbr.py): programs
+	# nobody chose to trace crash and their cores carry their last user
+	# branches.  The model logs every entry it pushes (lbr.log).
+	run lbr-null /bin/crasher null
+	run lbr-smash /bin/crasher smash
+	run lbr-threads /bin/crasher threads
+	# two processes alternating on CPU 0 (the other linked at 0x20000000)
+	run lbr-pingpong /bin/btsabi lbr-pingpong
+	cat /proc/cmdline > "$R/cmdline"
+	dmesg > "$R/dmesg"
 	tar -cf /dev/vda -C "$R" .
 	sync
 	echo BTSCRASH-VM-DONE
