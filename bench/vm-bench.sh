@@ -6,6 +6,10 @@
 #   hw       the hardware backend on the BTS model (tests/qemu/), pti=off
 #   hw-pti   the same with page-table isolation (the ring window mapped at
 #            each traced switch)
+#   lbr      the LBR source on the LBR model (bts_crash.source=lbr): its
+#            "untraced" rows are every task's cost (the switch hook reads
+#            the TOS and one FROM); compared with hw's untraced-key-off,
+#            the same kernel with nothing recording
 # QEMU runs with -icount shift=0,sleep=off: the guest's clock advances one
 # nanosecond per guest instruction, so vmbench's "ns" are guest
 # instructions, repeatable and independent of the host's load.  What they
@@ -25,7 +29,7 @@ QEMU=$("$src/scripts/qemu-build.sh" 2>/dev/null | tail -n 1)
 # one vCPU: with -icount, QEMU 7.2 hangs bringing up a second one
 export QEMU VM_QEMU_EXTRA="-icount shift=0,sleep=off" VM_SMP=1
 rm -rf "$out"
-for run in emul:emul:pti=off hw:hw:pti=off hw-pti:hw:pti=on; do
+for run in emul:emul:pti=off hw:hw:pti=off hw-pti:hw:pti=on lbr:lbr:pti=off; do
 	name=${run%%:*} rest=${run#*:}
 	BTSCRASH_BACKEND=${rest%%:*} "$src/tests/vm/run-vm.sh" "$obj" "$out/$name" \
 		bts_crash.cpu_records=0 btscrash.bench "${rest#*:}" >/dev/null
@@ -50,5 +54,12 @@ END {
 			printf "%-7s %-9s %-17s %16.1f %8.2f\n", bes[i], bs[j], vs[k], t[key], t[key] / base
 		}
 	}
+	# the LBR source against nothing recording (hw, switch hook off)
+	for (j = 1; j <= 3; j++) {
+		base = t["hw/" bs[j] "/untraced-key-off"]
+		key = "lbr/" bs[j] "/untraced"
+		if (!(key in t) || !base) { printf "%-7s %-9s %-17s missing\n", "lbr", bs[j], "untraced"; bad = 1; continue }
+		printf "%-7s %-9s %-17s %16.1f %8.2f  (vs hw untraced-key-off)\n", "lbr", bs[j], "every task", t[key], t[key] / base
+	}
 	exit bad
-}' "$out"/emul/bench.out "$out"/hw/bench.out "$out"/hw-pti/bench.out
+}' "$out"/emul/bench.out "$out"/hw/bench.out "$out"/hw-pti/bench.out "$out"/lbr/bench.out

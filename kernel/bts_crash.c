@@ -7,7 +7,9 @@
  * RLIMIT_MEMLOCK; one NT_BTSCRASH_THREAD note per traced thread in ELF
  * cores, bounded in total (docs/format.md); per-CPU kernel rings,
  * stopped and written into the crash notes by the crash path (NMI
- * included).  Knows no MSR: the recording is arch/x86/kernel/ds.c's.
+ * included); with bts_crash.source=lbr, the last user branches of every
+ * dumping thread without a ring, from the CPU's LBR stack.  Knows no MSR:
+ * the recording is arch/x86/kernel/ds.c's.
  * Process context, except the switch hook (IRQs off) and the crash path.
  */
 #include <linux/bts_crash.h>
@@ -267,6 +269,7 @@ void notrace __bts_crash_switch(struct task_struct *prev, struct task_struct *ne
 			       local_clock(), smp_processor_id());
 	if (p)
 		desc_sync(&p->desc, &p->trace.ring);
+	ds_lbr_switch_in(next);
 }
 
 int bts_crash_fork(struct task_struct *child, unsigned long clone_flags)
@@ -491,6 +494,8 @@ void bts_crash_exit(struct task_struct *tsk)
 {
 	bts_crash_drop_next();	/* tsk is current */
 	bts_crash_detach(tsk);
+	kfree(tsk->bts_crash_lbr);	/* a dump that did not write it */
+	tsk->bts_crash_lbr = NULL;
 }
 
 /*
@@ -512,6 +517,7 @@ void bts_crash_exec(struct pt_regs *regs)
 	unsigned int def = READ_ONCE(bts_crash_task_records);
 	int ret;
 
+	ds_lbr_exec();
 	if (current->bts_crash) {
 		bts_crash_recharge_mm(current->bts_crash, current->mm);
 		ds_task_trace_exec(regs, &current->bts_crash->trace);
@@ -685,6 +691,103 @@ static size_t plan_note(struct bts_crash_task *bt, size_t used)
 #define for_each_dumped_thread(ct) \
 	for (ct = &current->signal->core_state->dumper; ct; ct = ct->next)
 
+/* ---- the LBR source -------------------------------------------------------- */
+
+/*
+ * bts_crash.source=lbr: every task's user branches go into its CPU's LBR
+ * stack (arch/x86/kernel/ds.c, no memory per task, two MSR reads per
+ * context switch).  A thread that dumps core without a ring of its own
+ * gets a thread note of its last user branches since its switch-in,
+ * snapshot at the fault (bts_crash_user_fault()) or else first thing in
+ * do_coredump() (source BTS_SOURCE_LBR, capacity the stack's depth).  Only the dumping thread: the other threads' entries
+ * went with their last switch-out.
+ */
+static char bts_crash_source[8] = "bts";
+module_param_string(source, bts_crash_source, sizeof(bts_crash_source), 0444);
+MODULE_PARM_DESC(source, "lbr: the last user branches of every dumping thread from the LBR stack (Intel, Skylake format); bts (default): rings of traced tasks only");
+
+struct bts_crash_lbr {
+	unsigned int n;			/* user records in rec[] */
+	bool wrapped;
+	struct bts_record rec[];
+};
+
+static void lbr_snapshot(gfp_t gfp)
+{
+	unsigned int depth = ds_lbr_capacity(), n, i, user = 0;
+	struct bts_crash_lbr *l;
+
+	if (!depth || current->bts_crash || current->bts_crash_lbr)
+		return;
+	l = kmalloc(struct_size(l, rec, depth), gfp);
+	if (!l)
+		return;
+	n = ds_lbr_read(l->rec, &l->wrapped);
+	/* the returns to user mode start in the kernel: never in a user core */
+	for (i = 0; i < n; i++)
+		if (rec_is_user(&l->rec[i]))
+			l->rec[user++] = l->rec[i];
+	l->n = user;
+	current->bts_crash_lbr = l;
+}
+
+/*
+ * A user fault or trap about to raise sig (x86 fault.c, traps.c), before
+ * its "segfault at" printk, which may let another task run on this CPU:
+ * when the signal will dump core, the stack is read now.  Programs that
+ * handle the signal (a JIT's null checks) pay nothing.
+ */
+void bts_crash_user_fault(int sig)
+{
+	if (ds_lbr_capacity() && sig_kernel_coredump(sig) && unhandled_signal(current, sig))
+		lbr_snapshot(GFP_NOWAIT | __GFP_NOWARN);
+}
+
+/* do_coredump(): abort() and other signals sent, not raised by a fault. */
+void bts_crash_coredump_start(void)
+{
+	lbr_snapshot(GFP_KERNEL);
+}
+
+static size_t lbr_note_size(struct task_struct *t)
+{
+	return t == current && t->bts_crash_lbr ? note_bytes(t->bts_crash_lbr->n) : 0;
+}
+
+static int write_lbr_note(struct coredump_params *cprm)
+{
+	struct bts_crash_lbr *l = current->bts_crash_lbr;
+	char name[NOTE_NAME_PADDED] = BTS_CRASH_NOTE_NAME;
+	struct bts_crash_note_hdr h = {
+		.magic = BTS_CRASH_NOTE_MAGIC, .version = BTS_CRASH_NOTE_VERSION,
+		.hdr_size = sizeof(h), .record_size = BTS_RECORD_SIZE,
+		.flags = BTS_NOTE_F_USER_ONLY | (l->wrapped ? BTS_NOTE_F_WRAPPED : 0),
+		.id = task_pid_vnr(current), .capacity = ds_lbr_capacity(),
+		.nr_records = l->n, .source = BTS_SOURCE_LBR,
+	};
+	struct elf_note en = {
+		.n_namesz = BTS_CRASH_NOTE_NAMESZ,
+		.n_descsz = sizeof(h) + l->n * BTS_RECORD_SIZE,
+		.n_type = NT_BTSCRASH_THREAD,
+	};
+
+	if (!dump_emit(cprm, &en, sizeof(en)) || !dump_emit(cprm, name, sizeof(name)) ||
+	    !dump_emit(cprm, &h, sizeof(h)) ||
+	    !dump_emit(cprm, l->rec, l->n * sizeof(l->rec[0])))
+		return -EIO;
+	return 0;
+}
+
+static int __init bts_crash_lbr_init(void)
+{
+	if (strcmp(bts_crash_source, "lbr"))
+		return 0;
+	if (ds_lbr_start())
+		return -EOPNOTSUPP;
+	static_branch_enable(&bts_crash_switch_key);
+	return 0;
+}
+
 int bts_crash_core_notes_size(void)
 {
 	struct core_thread *ct;
@@ -694,6 +797,8 @@ int bts_crash_core_notes_size(void)
 	for_each_dumped_thread(ct)
 		if (ct->task->bts_crash)
 			sz = plan_note(ct->task->bts_crash, sz);
+		else
+			sz += lbr_note_size(ct->task);	/* at most 1 KiB */
 	return sz;
 }
 
@@ -752,6 +857,11 @@ int bts_crash_core_notes_write(struct coredump_params *cprm)
 	int ret;
 
 	for_each_dumped_thread(ct) {
+		if (!ct->task->bts_crash && lbr_note_size(ct->task)) {
+			ret = write_lbr_note(cprm);
+			if (ret)
+				return ret;
+		}
 		if (!ct->task->bts_crash || ct->task->bts_crash->snap_skip)
 			continue;
 		ret = write_note(cprm, ct->task);
@@ -1119,6 +1229,7 @@ static int __init bts_crash_init(void)
 	register_sysctl("kernel", bts_crash_sysctls);
 	ret = bts_crash_cpu_init();
 	bts_crash_vmcoreinfo();
+	bts_crash_lbr_init();
 	return ret;
 }
 late_initcall(bts_crash_init);

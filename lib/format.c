@@ -74,6 +74,8 @@ const char *btsdec_source_name(unsigned int source)
 		return "hardware";
 	case BTS_SOURCE_EMUL:
 		return "emulation";
+	case BTS_SOURCE_LBR:
+		return "lbr";
 	}
 	return "unknown";
 }
@@ -251,7 +253,8 @@ static int note_hdr_check(uint32_t type, const struct bts_crash_note_hdr *h,
 	if (h->record_size != BTS_RECORD_SIZE)
 		return btsdec_fail(err, -EINVAL, "record size %u, expected %u",
 				   h->record_size, BTS_RECORD_SIZE);
-	if (h->source != BTS_SOURCE_HW && h->source != BTS_SOURCE_EMUL)
+	if (h->source != BTS_SOURCE_HW && h->source != BTS_SOURCE_EMUL &&
+	    h->source != BTS_SOURCE_LBR)
 		return btsdec_fail(err, -EINVAL, "unknown source %u", h->source);
 	if (h->reserved0 || h->reserved1 || (h->flags & ~BTS_NOTE_F_KNOWN))
 		return btsdec_fail(err, -EINVAL,

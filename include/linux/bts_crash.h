@@ -37,6 +37,10 @@ void bts_crash_signal(struct pt_regs *regs, bool handler);
 bool bts_crash_owns_tf(struct task_struct *task);
 long bts_crash_prctl(unsigned long op, unsigned long arg);
 int bts_crash_core_notes_size(void);
+/* do_coredump(), once dumping is decided: the LBR source's snapshot */
+void bts_crash_coredump_start(void);
+/* x86 user fault/trap about to raise sig (before its printk) */
+void bts_crash_user_fault(int sig);
 int bts_crash_core_notes_write(struct coredump_params *cprm);
 
 /*
@@ -74,6 +78,8 @@ static inline void bts_crash_oops_end(bool fatal) { }
 static inline u32 *bts_crash_cpu_note(u32 *buf, int cpu) { return buf; }
 static inline int bts_crash_fork(struct task_struct *c, unsigned long f) { return 0; }
 static inline void bts_crash_free(struct task_struct *tsk) { }
+static inline void bts_crash_coredump_start(void) { }
+static inline void bts_crash_user_fault(int sig) { }
 static inline bool bts_crash_fork_stale(struct task_struct *c) { return false; }
 static inline void bts_crash_exit(struct task_struct *tsk) { }
 static inline void bts_crash_nondumpable(void) { }

@@ -13,8 +13,10 @@
  *        btsabi probe      (prints "GET=<ring size> EUID=<euid>")
  *        btsabi movss      (a load of SS, then a call through NULL)
  *        btsabi late-enable (a spinning thread crashes after ENABLE)
+ *        btsabi lbr-pingpong (with btsabi-hi lbr-pong on CPU 0, then a
+ *                          call through NULL: the LBR source's test)
  */
-#define _GNU_SOURCE		/* REG_EFL */
+#define _GNU_SOURCE		/* REG_EFL, CPU_SET */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -24,6 +26,7 @@
 #include <dirent.h>
 #include <linux/io_uring.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/ptrace.h>
@@ -643,12 +646,76 @@ static void setuid_drops(void)
 	      "enable %ld, GET %ld", r, get());
 }
 
+/* ---- the LBR source: two processes on one CPU ---------------------------- */
+
+static void pin_cpu0(void)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+}
+
+static __attribute__((noinline)) int pong_work(int x)
+{
+	int i;
+
+	for (i = 0; i < 50; i++)	/* more branches than the LBR holds */
+		x = late_leaf(x + i);
+	return x;
+}
+
+/* `btsabi-hi lbr-pong`: answers each byte on stdin after 100+ branches. */
+static void lbr_pong(void)
+{
+	char c;
+
+	while (read(0, &c, 1) == 1) {
+		c += pong_work(c) & 1;
+		if (write(1, &c, 1) != 1)
+			break;
+	}
+	exit(0);
+}
+
+/*
+ * `btsabi lbr-pingpong`: on CPU 0 with btsabi-hi (linked at 0x20000000)
+ * as its partner, 20 round trips; after the last it crashes within a few
+ * branches: with the LBR source its core's note may hold only its own.
+ */
+static void lbr_pingpong(void)
+{
+	int to[2], from[2], i;
+	char c = 1;
+	pid_t pid;
+
+	pin_cpu0();
+	if (pipe(to) || pipe(from))
+		exit(2);
+	pid = fork();
+	if (pid == 0) {
+		dup2(to[0], 0);
+		dup2(from[1], 1);
+		execl("/bin/btsabi-hi", "btsabi-hi", "lbr-pong", (char *)NULL);
+		_exit(127);
+	}
+	for (i = 0; i < 20; i++)
+		if (write(to[1], &c, 1) != 1 || read(from[0], &c, 1) != 1)
+			exit(3);
+	((void (*)(void))0)();
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "probe")) {
 		printf("GET=%ld EUID=%ld\n", get(), (long)geteuid());
 		return 0;
 	}
+	if (argc > 1 && !strcmp(argv[1], "lbr-pingpong"))
+		lbr_pingpong();
+	if (argc > 1 && !strcmp(argv[1], "lbr-pong"))
+		lbr_pong();
 	if (argc > 1 && !strcmp(argv[1], "late-enable")) {
 		late_enable_then_crash();
 		return 1;

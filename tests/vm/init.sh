@@ -46,6 +46,14 @@ if [ -n "$kd" ]; then
 	echo "BTSCRASH-KDUMP-FAILED: no panic"
 	reboot -f
 fi
+run() {	# name, command...: runs it; NAME.out, NAME.status, NAME.core
+	name=$1; shift
+	echo "$R/$name.core" > /proc/sys/kernel/core_pattern
+	echo "== $name: $*"
+	"$@" > "$R/$name.out" 2>&1
+	echo "$?" > "$R/$name.status"
+	cat "$R/$name.out"
+}
 if grep -qw btscrash.bench /proc/cmdline; then
 	# bench/vm-bench.sh: untraced first, while the switch hook's static
 	# key is still off; then again with it on; then traced.
@@ -68,14 +76,22 @@ if grep -qw btscrash.bench /proc/cmdline; then
 	echo BTSCRASH-VM-DONE
 	reboot -f
 fi
-run() {	# name, command...: runs it; NAME.out, NAME.status, NAME.core
-	name=$1; shift
-	echo "$R/$name.core" > /proc/sys/kernel/core_pattern
-	echo "== $name: $*"
-	"$@" > "$R/$name.out" 2>&1
-	echo "$?" > "$R/$name.status"
-	cat "$R/$name.out"
-}
+if grep -qw bts_crash.source=lbr /proc/cmdline; then
+	# The LBR source on the LBR model (tests/vm/check-lbr.py): programs
+	# nobody chose to trace crash and their cores carry their last user
+	# branches.  The model logs every entry it pushes (lbr.log).
+	run lbr-null /bin/crasher null
+	run lbr-smash /bin/crasher smash
+	run lbr-threads /bin/crasher threads
+	# two processes alternating on CPU 0 (the other linked at 0x20000000)
+	run lbr-pingpong /bin/btsabi lbr-pingpong
+	cat /proc/cmdline > "$R/cmdline"
+	dmesg > "$R/dmesg"
+	tar -cf /dev/vda -C "$R" .
+	sync
+	echo BTSCRASH-VM-DONE
+	reboot -f
+fi
 run null    /bin/btsrun 4096 /bin/crasher null
 run smash   /bin/btsrun 4096 /bin/crasher smash
 run threads /bin/btsrun 4096 /bin/crasher threads

@@ -27,6 +27,7 @@ mkdir -p "$out"
 vm_machine "$out" 3	# user cores are checked: log user-mode branches
 cp "$root/bin/crasher" "$out/crasher"	# the exact binary, for symbols
 cp "$root/bin/crasher32" "$out/crasher32"
+cp "$root/bin/btsabi" "$root/bin/btsabi-hi" "$out/"
 vm_pack "$root" "$work/initrd.gz"
 truncate -s 64M "$work/results.img"
 # shellcheck disable=SC2086

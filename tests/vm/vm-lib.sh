@@ -25,6 +25,10 @@ vm_root() {
 		gcc -static -O2 -Wall -pthread -I"$src/include/uapi/linux" \
 			-o "$1/bin/$prog" "$src/tests/vm/$prog.c"
 	done
+	# btsabi linked elsewhere: its branches are told from btsabi's by
+	# address (the LBR source's two processes on one CPU)
+	gcc -static -O2 -Wall -pthread -I"$src/include/uapi/linux" \
+		-Wl,-Ttext-segment=0x20000000 -o "$1/bin/btsabi-hi" "$src/tests/vm/btsabi.c"
 	# file offset of crasher's checksum(), for a uprobe (init.sh)
 	mkdir -p "$1/etc"
 	set -- "$1" $(readelf -lW "$1/bin/crasher" | awk '$1 == "LOAD" && ($7 ~ /E/ || $8 ~ /E/) { print $2, $3; exit }') \
@@ -72,6 +76,15 @@ vm_machine() {
 		# kernel rings are off by default without BTS hardware
 		vm_backend_args="ds.emulate=1 bts_crash.cpu_records=4096"
 		;;
+	lbr)
+		[ -x "${QEMU:-}" ] || { echo "vm_machine: QEMU (the LBR model) not set" >&2; return 1; }
+		# Skylake-SP with the model's LBR (tests/qemu/ L1-L9), every
+		# entry pushed logged to OUTDIR/lbr.log; no BTS
+		rm -f "$1/lbr.log"
+		vm_qemu="$QEMU -L /usr/share/seabios -L /usr/share/qemu -nic none
+			-accel tcg,thread=single -cpu max,vendor=GenuineIntel,family=6,model=85,stepping=4,lbr=on,lbr-log=$1/lbr.log"
+		vm_backend_args="bts_crash.source=lbr"
+		;;
 	hw)
 		[ -x "${QEMU:-}" ] || { echo "vm_machine: QEMU (the BTS model) not set" >&2; return 1; }
 		# an Intel CPU (Linux sets X86_FEATURE_BTS only on Intel) with
@@ -85,7 +98,7 @@ vm_machine() {
 		vm_backend_args="bts_crash.print_records=128"
 		;;
 	*)
-		echo "vm_machine: BTSCRASH_BACKEND is emul or hw" >&2
+		echo "vm_machine: BTSCRASH_BACKEND is emul, hw or lbr" >&2
 		return 1
 		;;
 	esac

@@ -15,7 +15,7 @@ obj=$("$src/scripts/kernel-build.sh" 2>"$out.kernel-build.log" | tail -n 1) || {
 	echo "vm-test: the kernel did not build (log: $out.kernel-build.log)" >&2
 	exit 1
 }
-if [ "${BTSCRASH_BACKEND:-emul}" = hw ]; then
+if [ "${BTSCRASH_BACKEND:-emul}" != emul ]; then
 	QEMU=$("$src/scripts/qemu-build.sh" 2>"$out.qemu-build.log" | tail -n 1) || {
 		tail -n 40 "$out.qemu-build.log" >&2
 		echo "vm-test: the BTS model (QEMU) did not build (log: $out.qemu-build.log)" >&2
@@ -25,4 +25,7 @@ if [ "${BTSCRASH_BACKEND:-emul}" = hw ]; then
 fi
 rm -rf "$out"
 "$src/tests/vm/run-vm.sh" "$obj" "$out" "$@"
-exec python3 "$src/tests/vm/check-vm.py" "$btsdump" "$out"
+# the LBR source's VM runs its own scenarios (tests/vm/init.sh)
+check=check-vm.py
+[ "${BTSCRASH_BACKEND:-emul}" = lbr ] && check=check-lbr.py
+exec python3 "$src/tests/vm/$check" "$btsdump" "$out"

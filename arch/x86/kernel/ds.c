@@ -13,7 +13,12 @@
  *  - emulation (ds.emulate=1, any CPU): a traced task runs with EFLAGS.TF
  *    and the #DB notifier records each taken branch (IRQs off); kernel
  *    rings get function entries from ftrace.
- * Runs on the BTS model of tests/qemu/ in the VM suite.
+ * Also the LBR source (bts_crash.source=lbr): each CPU's model-specific
+ * Last Branch Record stack kept on, user-ending branches only, the TOS
+ * noted at every switch-in so that a dumping task reads back only its own
+ * entries (ds_lbr_*, below; Intel SDM "Last Branch Recording Overview",
+ * "LBR Stack", "Filtering of Last Branch Records").
+ * Runs on the BTS and LBR models of tests/qemu/ in the VM suite.
  * SDM references are to Intel 64 and IA-32 SDM Vol. 3B, chapter "Debug,
  * Branch Profile, TSC, and Intel Resource Director Technology", section
  * "Branch Trace Store (BTS)" and its subsections, cited by title because
@@ -35,6 +40,7 @@
 #include <asm/debugreg.h>
 #include <asm/ds.h>
 #include <asm/insn.h>
+#include <asm/intel-family.h>
 #include <asm/io.h>
 #include <asm/intel_ds.h>
 #include <asm/msr.h>
@@ -1062,6 +1068,202 @@ int __init ds_kernel_trace_start(struct ds_trace *(*trace_of)(unsigned int cpu))
 #else
 	return -EOPNOTSUPP;
 #endif
+}
+
+/* ---- the LBR source ------------------------------------------------------ */
+
+/*
+ * Model-specific LBR in the Skylake format (IA32_PERF_CAPABILITIES.LBR_FMT
+ * = 5, LBR_FORMAT_INFO: 64-bit FROM_IP/TO_IP, flags in MSR_LBR_INFO_x), the
+ * depth from the CPU model as perf's intel_pmu_lbr_init_skl() takes it (the
+ * format does not enumerate it).  Architectural LBR (Alder Lake, Sapphire
+ * Rapids) and AMD's LbrExtV2 are not supported: docs/kernel.md's table.
+ */
+#define DS_LBR_FMT_INFO		5
+#define DS_LBR_SEL_CPL_EQ_0	BIT_ULL(0)	/* "do not capture branches ending in ring 0" */
+#define DS_LBR_INFO_MISPRED	BIT_ULL(63)
+
+static unsigned int ds_lbr_depth;	/* 0: the LBR source is off */
+
+/* Where this CPU's stack stood when its current task was switched in. */
+struct ds_lbr_mark {
+	struct task_struct *task;
+	u64 from;			/* FROM_IP[tos] then */
+	u8 tos;
+};
+static DEFINE_PER_CPU(struct ds_lbr_mark, ds_lbr_mark);
+
+static unsigned int __init ds_lbr_probe(void)
+{
+	u64 caps;
+
+	if (boot_cpu_data.x86_vendor != X86_VENDOR_INTEL || boot_cpu_data.x86 != 6 ||
+	    !boot_cpu_has(X86_FEATURE_PDCM) ||
+	    rdmsrl_safe(MSR_IA32_PERF_CAPABILITIES, &caps) ||
+	    (caps & 0x3f) != DS_LBR_FMT_INFO)
+		return 0;
+	switch (boot_cpu_data.x86_model) {
+	case INTEL_FAM6_SKYLAKE_L: case INTEL_FAM6_SKYLAKE:
+	case INTEL_FAM6_SKYLAKE_X: case INTEL_FAM6_KABYLAKE_L:
+	case INTEL_FAM6_KABYLAKE: case INTEL_FAM6_COMETLAKE:
+	case INTEL_FAM6_COMETLAKE_L: case INTEL_FAM6_ICELAKE_X:
+	case INTEL_FAM6_ICELAKE_D: case INTEL_FAM6_ICELAKE:
+	case INTEL_FAM6_ICELAKE_L: case INTEL_FAM6_TIGERLAKE_L:
+	case INTEL_FAM6_TIGERLAKE:
+		return 32;
+	}
+	return 0;
+}
+
+static void notrace ds_lbr_mark_now(struct task_struct *task)
+{
+	struct ds_lbr_mark *m = this_cpu_ptr(&ds_lbr_mark);
+	u64 tos;
+
+	rdmsrl(MSR_LBR_TOS, tos);
+	m->tos = tos % ds_lbr_depth;
+	rdmsrl(MSR_LBR_NHM_FROM + m->tos, m->from);
+	m->task = task;
+}
+
+/* Context switch (IRQs off): two MSR reads, nothing saved or restored. */
+void notrace ds_lbr_switch_in(struct task_struct *next)
+{
+	if (ds_lbr_depth)
+		ds_lbr_mark_now(next);
+}
+
+/* execve: the old image's branches are not the new program's. */
+void ds_lbr_exec(void)
+{
+	if (!ds_lbr_depth)
+		return;
+	preempt_disable();
+	ds_lbr_mark_now(current);
+	preempt_enable();
+}
+
+unsigned int ds_lbr_capacity(void)
+{
+	return ds_lbr_depth;
+}
+
+/*
+ * current's entries pushed since its switch-in on this CPU, oldest first,
+ * into out[ds_lbr_capacity()]; *wrapped when older ones were overwritten.
+ * The stack is per CPU: an entry from before the switch-in is another
+ * task's (or this task's before it last left), and is never returned.
+ * The entry at the switch-in TOS tells whether the stack went round since:
+ * when it still holds what it held then, only the entries after it count
+ * (a loop that wrote the same branch into that slot is undercounted,
+ * never overcounted).
+ */
+unsigned int ds_lbr_read(struct bts_record *out, bool *wrapped)
+{
+	struct ds_lbr_mark *m;
+	unsigned int n, i, depth = ds_lbr_depth;
+	u64 tos, from;
+
+	*wrapped = false;
+	if (!depth)
+		return 0;
+	preempt_disable();
+	m = this_cpu_ptr(&ds_lbr_mark);
+	if (m->task != current) {
+		preempt_enable();
+		return 0;
+	}
+	rdmsrl(MSR_LBR_TOS, tos);
+	tos %= depth;
+	n = (tos + depth - m->tos) % depth;
+	rdmsrl(MSR_LBR_NHM_FROM + m->tos, from);
+	if (from != m->from) {
+		n = depth;
+		*wrapped = true;
+	}
+	for (i = 0; i < n; i++) {
+		unsigned int idx = (tos + depth - (n - 1 - i)) % depth;
+		u64 info;
+
+		rdmsrl(MSR_LBR_NHM_FROM + idx, out[i].from);
+		rdmsrl(MSR_LBR_NHM_TO + idx, out[i].to);
+		rdmsrl(MSR_LBR_INFO_0 + idx, info);
+		/* BTS's flags word: bit 4 = predicted (docs/format.md) */
+		out[i].flags = info & DS_LBR_INFO_MISPRED ? 0 : BTS_REC_F_PREDICTED;
+	}
+	preempt_enable();
+	return n;
+}
+
+/* User-ending branches only, every type; then DEBUGCTL.LBR (SDM "LBR Stack"). */
+static void ds_lbr_cpu_on(void)
+{
+	u64 dbg;
+
+	wrmsrl(MSR_LBR_SELECT, DS_LBR_SEL_CPL_EQ_0);
+	rdmsrl(MSR_IA32_DEBUGCTLMSR, dbg);
+	if (!(dbg & DEBUGCTLMSR_LBR))
+		wrmsrl(MSR_IA32_DEBUGCTLMSR, dbg | DEBUGCTLMSR_LBR);
+}
+
+static int ds_lbr_cpu_online(unsigned int cpu)
+{
+	ds_lbr_cpu_on();
+	ds_lbr_mark_now(current);
+	return 0;
+}
+
+static int ds_lbr_cpu_offline(unsigned int cpu)
+{
+	u64 dbg;
+
+	rdmsrl(MSR_IA32_DEBUGCTLMSR, dbg);
+	wrmsrl(MSR_IA32_DEBUGCTLMSR, dbg & ~DEBUGCTLMSR_LBR);
+	return 0;
+}
+
+/*
+ * A debug exception clears DEBUGCTL.LBR ("Monitoring Branches, Exceptions,
+ * and Interrupts": the handler must set it again): a debugger's single
+ * step or breakpoint would otherwise end recording on that CPU for good.
+ */
+static int ds_lbr_notify(struct notifier_block *nb, unsigned long val, void *data)
+{
+	if (val == DIE_DEBUG)
+		ds_lbr_cpu_on();
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block ds_lbr_nb = { .notifier_call = ds_lbr_notify };
+
+static void ds_lbr_resume(void)
+{
+	ds_lbr_cpu_on();
+}
+
+static struct syscore_ops ds_lbr_syscore_ops = { .resume = ds_lbr_resume };
+
+/* bts_crash.source=lbr: every CPU records its tasks' user branches. */
+int __init ds_lbr_start(void)
+{
+	int ret;
+
+	ds_lbr_depth = ds_lbr_probe();
+	if (!ds_lbr_depth) {
+		pr_info("ds: no model-specific LBR in the Skylake format on this CPU: LBR source off\n");
+		return -EOPNOTSUPP;
+	}
+	ret = cpuhp_setup_state(CPUHP_AP_ONLINE_DYN, "x86/ds_lbr:online",
+				ds_lbr_cpu_online, ds_lbr_cpu_offline);
+	if (ret < 0) {
+		ds_lbr_depth = 0;
+		return ret;
+	}
+	register_syscore_ops(&ds_lbr_syscore_ops);
+	register_die_notifier(&ds_lbr_nb);
+	pr_info("ds: LBR source on: %u entries per CPU, user branches of every task\n",
+		ds_lbr_depth);
+	return 0;
 }
 
 static int __init ds_init(void)

@@ -151,6 +151,13 @@ void ds_kernel_trace_hold(bool hold);
 unsigned long ds_call_site(unsigned long ret);
 
 /* How the emulation finds the current task's trace (bts_crash owns it). */
+/* The LBR source (bts_crash.source=lbr): user branches of every task. */
+int ds_lbr_start(void);
+unsigned int ds_lbr_capacity(void);		/* 0: off */
+void ds_lbr_switch_in(struct task_struct *next);
+void ds_lbr_exec(void);
+unsigned int ds_lbr_read(struct bts_record *out, bool *wrapped);
+
 void ds_emul_set_lookup(struct ds_trace *(*lookup)(struct task_struct *));
 
 #endif /* _ASM_X86_DS_H */

@@ -1,0 +1,156 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Checks of the LBR source's VM run (BTSCRASH_BACKEND=lbr, tests/vm/init.sh
+with bts_crash.source=lbr on the LBR model): programs nobody chose to trace
+crash, and each core carries its dumping thread's last user branches, read
+back by btsdump and compared entry for entry with the model's log of every
+entry it pushed (tests/qemu/lbr-log.py, lbr.log).  TAP on stdout.
+Usage: check-lbr.py BTSDUMP RESULTS_DIR"""
+
+import collections
+import importlib.util
+import os
+import struct
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def load(name, path):
+    spec = importlib.util.spec_from_file_location(name, path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+cv = load("checkvm", os.path.join(HERE, "check-vm.py"))
+lbrlog = load("lbrlog", os.path.join(os.path.dirname(HERE), "qemu", "lbr-log.py"))
+check = cv.check
+SOURCE_LBR, DEPTH = 3, 32
+HI_LO, HI_HI = 0x20000000, 0x30000000      # btsabi-hi's code (vm-lib.sh)
+
+
+def user(a):
+    return a < cv.TASK_SIZE_MAX
+
+
+def lbr_notes(res, name):
+    """(header fields, records) of each BTSCRASH thread note of NAME's core."""
+    out = []
+    for t, n, d in cv.elf_notes(os.path.join(res, name + ".core")):
+        if n != "BTSCRASH" or t != cv.NT_BTSCRASH_THREAD:
+            continue
+        flags, = struct.unpack_from("<I", d, 12)
+        tid, capacity = struct.unpack_from("<QQ", d, 16)
+        source, = struct.unpack_from("<H", d, 52)
+        out.append(({"flags": flags, "tid": tid, "capacity": capacity,
+                     "source": source}, [(f, to) for f, to, _ in cv.trace_records(d)]))
+    return out
+
+
+def windows(log_path, ends):
+    """For each (from, to) in ENDS: the windows of the DEPTH entries the
+    model pushed on one vCPU up to and including such an entry."""
+    found = collections.defaultdict(list)
+    last = collections.defaultdict(lambda: collections.deque(maxlen=DEPTH))
+    with open(log_path, "rb") as f:
+        data = f.read()
+    for frm, to, info, cpu, *_ in lbrlog.ENTRY.iter_unpack(data):
+        w = last[cpu]
+        w.append((frm, to))
+        if (frm, to) in ends:
+            found[(frm, to)].append((cpu, list(w)))
+    return found
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit("usage: check-lbr.py BTSDUMP RESULTS_DIR")
+    tool, res = sys.argv[1:]
+    console = cv.read(os.path.join(res, "console.log"))
+    check("ds: LBR source on: 32 entries per CPU" in console,
+          "lbr: the kernel found the model's LBR (Skylake format, 32 entries)",
+          "\n".join(line for line in console.splitlines() if "ds:" in line))
+    cv.check_no_warnings(console)
+    exe = os.path.join(res, "crasher")
+    notes = {}
+    for name in ("lbr-null", "lbr-smash", "lbr-threads", "lbr-pingpong"):
+        check(cv.status(res, name) == 139, f"{name}: crashed (SIGSEGV)",
+              cv.status(res, name))
+        try:
+            notes[name] = lbr_notes(res, name)
+        except (OSError, ValueError) as e:
+            check(False, f"{name}: its core is readable", repr(e))
+            notes[name] = []
+    for name, ns in notes.items():
+        check(len(ns) == 1 and ns[0][0]["source"] == SOURCE_LBR and
+              ns[0][0]["capacity"] == DEPTH and 0 < len(ns[0][1]) <= DEPTH,
+              f"{name}: one LBR thread note (the dumping thread's), at most 32 "
+              "records, though nobody traced the program",
+              [(h, len(r)) for h, r in ns])
+        kernel = [(hex(f), hex(t)) for h, r in ns for f, t in r
+                  if not user(f) or not user(t)]
+        check(not kernel, f"{name}: no kernel address", kernel[:4])
+    null = notes["lbr-null"][0][1] if notes["lbr-null"] else []
+    check(null and null[-1][1] == 0, "lbr-null: the last record is the call to 0",
+          null[-3:])
+    # btsdump renders it as any trace, source "lbr"
+    try:
+        d = cv.branches_json(tool, os.path.join(res, "lbr-null.core"), exe)
+        th = d["threads"][0]
+        br = cv.real(th["branches"])
+        check(th["trace"]["source"] == "lbr" and br and br[-1]["kind"] == "call" and
+              cv.sym(br[-1].get("from_symbol")) == "dispatch",
+              "lbr-null: btsdump reads it (source lbr), ending with dispatch's call to 0",
+              (th["trace"], br[-2:]))
+        check(len(br) == len(null) and
+              cv.subsequence(["checksum", "dispatch"], [cv.sym(b.get("from_symbol"))
+                                                       for b in br]),
+              "lbr-null: its records are the end of the trail: checksum, then dispatch",
+              [cv.sym(b.get("from_symbol")) for b in br])
+    except (RuntimeError, KeyError, IndexError, ValueError) as e:
+        check(False, "lbr-null: btsdump reads it", repr(e))
+
+    # the oracle: each note is what the model pushed, oldest first, the
+    # user entries of the 32 ending at the fault (more than 32 branches
+    # since the switch-in: the stack went round)
+    log = os.path.join(res, "lbr.log")
+    ends = {ns[0][1][-1] for ns in notes.values() if ns and ns[0][1]}
+    found = windows(log, ends) if os.path.exists(log) else {}
+    check(found, "lbr: the model logged the entries it pushed (oracle)", log)
+    for name in ("lbr-null", "lbr-smash", "lbr-threads"):
+        if not notes[name]:
+            continue
+        hdr, recs = notes[name][0]
+        if not recs:
+            check(False, f"{name}: its records are the model's last pushes", "no record")
+            continue
+        # wrapped: all 32 pushes are the thread's; else those since its
+        # switch-in, the newest of them
+        ok = [cpu for cpu, w in found.get(recs[-1], [])
+              if [e for e in w if user(e[0])][-len(recs):] == recs and
+              (not hdr["flags"] & 1 or [e for e in w if user(e[0])] == recs)]
+        check(ok, f"{name}: its {len(recs)} records are the model's newest pushes "
+              "before the fault (user ones)" +
+              (", all 32 (wrapped)" if hdr["flags"] & 1 else ", since its switch-in"),
+              "no window of the log matches")
+    # two processes alternating on CPU 0: only the dumping one's entries
+    if notes["lbr-pingpong"]:
+        hdr, recs = notes["lbr-pingpong"][0]
+        recs = recs or [(0, -1)]
+        foreign = [(hex(f), hex(t)) for f, t in recs
+                   if HI_LO <= f < HI_HI or HI_LO <= t < HI_HI]
+        check(recs and recs[-1][1] == 0 and not foreign and len(recs) < DEPTH and
+              not hdr["flags"] & 1,
+              "lbr-pingpong: only its own branches since its switch-in, none of "
+              "the partner that ran on the CPU before it", (len(recs), foreign[:4]))
+        w = [w for cpu, w in found.get(recs[-1], [])]
+        held = [e for e in (w[-1] if w else []) if HI_LO <= e[0] < HI_HI]
+        check(held, "lbr-pingpong: the CPU's stack did hold the partner's "
+              "branches then (the model's log): the kernel left them out",
+              "no partner entry among the 32 before the fault")
+    sys.exit(cv.tap.done())
+
+
+if __name__ == "__main__":
+    main()
