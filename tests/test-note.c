@@ -178,7 +178,7 @@ static void test_rejects_header(void)
 	expect_reject(NT_BTSCRASH_THREAD, len, "version");
 	len = make(2, 16, 0); put32(8, 16);
 	expect_reject(NT_BTSCRASH_THREAD, len, "record size");
-	len = make(2, 16, 0); put16(52, 3);
+	len = make(2, 16, 0); put16(52, 4);	/* 1-3: hw, emul, lbr */
 	expect_reject(NT_BTSCRASH_THREAD, len, "source");
 	len = make(2, 16, 0); put16(54, 1);
 	expect_reject(NT_BTSCRASH_THREAD, len, "reserved");

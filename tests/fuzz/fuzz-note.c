@@ -30,7 +30,8 @@ static void check_accepted(uint32_t type, const struct btsdec_trace *t)
 	if (t->type != type || !t->capacity ||
 	    t->capacity > BTS_CRASH_MAX_CAPACITY || t->nr > t->capacity ||
 	    (t->flags & ~BTS_NOTE_F_KNOWN) ||
-	    (t->source != BTS_SOURCE_HW && t->source != BTS_SOURCE_EMUL) ||
+	    (t->source != BTS_SOURCE_HW && t->source != BTS_SOURCE_EMUL &&
+	     t->source != BTS_SOURCE_LBR) ||
 	    (t->nr && !t->recs))
 		__builtin_trap();
 	if (type == NT_BTSCRASH_THREAD && !(t->flags & BTS_NOTE_F_USER_ONLY))

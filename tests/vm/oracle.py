@@ -118,6 +118,11 @@ class Oracle:
             s = (p - base) // 24
             if s <= slot and not (slot >= capacity - 8 and s < 8):
                 break           # a new life: the pages hold another ring
+            if s > slot + 8:
+                # the ring is written in order, with at most a few kernel
+                # markers (not in the log) between two records: a write
+                # further on is another, smaller ring's life in these pages
+                break
             slot = s
             if keep(log, i):
                 out.append(i)
