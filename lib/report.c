@@ -144,6 +144,7 @@ static void text_thread(FILE *out, const struct btsdec_model_thread *th,
 /* ---- JSON (docs/json.md) ---------------------------------------------------- */
 
 #define ADD(obj, key, val)	json_object_object_add(obj, key, val)
+#define JSON_FLAGS	(JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
 
 /* The marker keys of a branch object (shared with vmreport.c). */
 void btsdec_json_marker(struct json_object *o, const struct btsdec_record *r)
@@ -232,14 +233,46 @@ struct json_object *btsdec_json_trace(const struct btsdec_trace *t)
 	return o;
 }
 
-static struct json_object *json_list(size_t first, size_t n, const void *items,
-				     struct json_object *(*one)(size_t, const void *))
+/* Writes o's members without its closing brace (o is an object with at
+ * least one key: json-c writes it on one line, keys in insertion order), so
+ * that the large arrays can follow as streamed members; drops o.  The
+ * document stays byte for byte what one json-c tree would write. */
+static int json_open(FILE *out, struct json_object *o)
 {
-	struct json_object *a = json_object_new_array();
+	const char *s = o ? json_object_to_json_string_ext(o, JSON_FLAGS) : NULL;
+	size_t n = s ? strlen(s) : 0;
 
-	for (size_t i = first; a && i < n; i++)
-		json_object_array_add(a, one(i, items));
-	return a;
+	if (n < 2 || s[n - 1] != '}') {
+		json_object_put(o);
+		return -ENOMEM;
+	}
+	fwrite(s, 1, n - 1, out);
+	json_object_put(o);
+	return 0;
+}
+
+/* ,"key":[item,item,...]: one json-c object per item, written and freed,
+ * so memory does not grow with the trace. */
+static int json_array(FILE *out, const char *key, size_t first, size_t n,
+		      const void *items,
+		      struct json_object *(*one)(size_t, const void *))
+{
+	fprintf(out, ",\"%s\":[", key);
+	for (size_t i = first; i < n; i++) {
+		struct json_object *o = one(i, items);
+		const char *s = o ? json_object_to_json_string_ext(o, JSON_FLAGS) : NULL;
+
+		if (!s) {
+			json_object_put(o);
+			return -ENOMEM;
+		}
+		if (i > first)
+			fputc(',', out);
+		fputs(s, out);
+		json_object_put(o);
+	}
+	fputc(']', out);
+	return 0;
 }
 
 static struct json_object *one_branch(size_t i, const void *br)
@@ -252,34 +285,40 @@ static struct json_object *one_segment(size_t i, const void *seg)
 	return json_segment(i, &((const struct btsdec_segment *)seg)[i]);
 }
 
-static struct json_object *json_thread(const struct btsdec_model_thread *th,
-				       const struct btsdec_render_opts *o)
+/* The thread object; its "branches" and "calls" arrays streamed. */
+static int json_thread(FILE *out, const struct btsdec_model_thread *th,
+		       const struct btsdec_render_opts *o)
 {
 	const struct btsdec_decoded *d = &th->d;
 	struct json_object *j = json_object_new_object();
 	char sig[32];
+	int ret;
 
 	if (!j)
-		return NULL;
+		return -ENOMEM;
 	ADD(j, "tid", json_object_new_int(th->tid));
 	ADD(j, "faulting", json_object_new_boolean(th->faulting));
 	ADD(j, "signal", json_object_new_int(th->signo));
 	ADD(j, "signal_name", th->signo ? btsdec_json_str(signal_name(th->signo, sig,
 								      sizeof(sig))) : NULL);
 	ADD(j, "trace", th->has_trace ? btsdec_json_trace(&th->facts) : NULL);
-	ADD(j, "branches", json_list(first_shown(d->nr, o), d->nr, d->br, one_branch));
-	if (o->calls)
-		ADD(j, "calls", json_list(first_shown(d->nr_seg, o), d->nr_seg, d->seg,
-					  one_segment));
-	return j;
+	ret = json_open(out, j);
+	if (!ret)
+		ret = json_array(out, "branches", first_shown(d->nr, o), d->nr, d->br,
+				 one_branch);
+	if (!ret && o->calls)
+		ret = json_array(out, "calls", first_shown(d->nr_seg, o), d->nr_seg,
+				 d->seg, one_segment);
+	fputc('}', out);
+	return ret;
 }
 
 /* ---- driver -------------------------------------------------------------- */
 
-static struct json_object *json_doc(const struct btsdec_model *m,
-				    const struct btsdec_render_opts *o)
+/* The document head: every key before "threads". */
+static struct json_object *json_head(const struct btsdec_model *m)
 {
-	struct json_object *doc = json_object_new_object(), *rej, *thr;
+	struct json_object *doc = json_object_new_object(), *rej;
 
 	if (!doc)
 		return NULL;
@@ -291,21 +330,30 @@ static struct json_object *json_doc(const struct btsdec_model *m,
 	for (size_t i = 0; rej && i < m->nr_rejects; i++)
 		json_object_array_add(rej, btsdec_json_str(m->rejects[i]));
 	ADD(doc, "rejected", rej);
-	thr = json_object_new_array();
-	for (size_t i = 0; thr && i < m->nr_threads; i++)
-		json_object_array_add(thr, json_thread(&m->threads[i], o));
-	ADD(doc, "threads", thr);
 	return doc;
 }
 
+/* The document is written as it is made: the head and each thread's facts
+ * as json-c objects, each branch and segment as a json-c object written and
+ * freed, so memory stays flat however long the trace (issue 16). */
 int btsdec_render_json(FILE *out, const struct btsdec_model *m,
 		       const struct btsdec_render_opts *o, struct btsdec_err *err)
 {
-	int ret = btsdec_json_write(out, json_doc(m, o), err);
+	int ret = json_open(out, json_head(m));
 
-	if (!ret && (fflush(out) || ferror(out)))
+	if (!ret)
+		fputs(",\"threads\":[", out);
+	for (size_t i = 0; !ret && i < m->nr_threads; i++) {
+		if (i)
+			fputc(',', out);
+		ret = json_thread(out, &m->threads[i], o);
+	}
+	if (ret)
+		return btsdec_fail(err, ret, "out of memory writing the JSON document");
+	fputs("]}\n", out);
+	if (fflush(out) || ferror(out))
 		return btsdec_fail(err, -EIO, "writing the report: %m");
-	return ret;
+	return 0;
 }
 
 int btsdec_render_text(FILE *out, const struct btsdec_model *m,
