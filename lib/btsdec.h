@@ -156,6 +156,9 @@ enum btsdec_kind btsdec_classify(struct btsdec_classifier *c,
 
 /* ---- Decoding and histories (decode.c) ----------------------------------- */
 
+/* One branch as the renderers see it, made on demand from the decoded
+ * trace (btsdec_decoded_branch): the symbol strings point into the
+ * symbolizer. */
 struct btsdec_branch {
 	struct btsdec_record rec;
 	enum btsdec_kind kind;
@@ -176,11 +179,19 @@ struct btsdec_segment {
 	int line_lo, line_hi;
 };
 
+/* A decoded trace, compact (issue 16): the trace's records (borrowed: the
+ * trace must outlive it), one byte of kind per record and a call depth
+ * every 64 records; symbols stay in the symbolizer (one entry per distinct
+ * address), which must outlive it too.  About 25 bytes per record in all,
+ * 24 of them the records themselves. */
 struct btsdec_decoded {
 	size_t nr;
-	struct btsdec_branch *br;
-	size_t nr_seg;
-	struct btsdec_segment *seg;
+	const struct btsdec_record *recs;	/* borrowed, oldest first */
+	uint8_t *info;		/* per record: kind, 0x80 = indirect */
+	int32_t *depth_at;	/* normalized depth before records 0, 64, 128, ... */
+	size_t nr_seg;		/* segments of the call history */
+	struct btsdec_sym *sym;	/* borrowed; NULL = addresses only */
+	bool symbols;		/* false: classified, not symbolized */
 };
 
 /* Classifies and symbolizes every record of a trace and builds its call
@@ -195,6 +206,15 @@ int btsdec_decode_symbols(struct btsdec_sym *sym, struct btsdec_classifier *cls,
 			  const struct btsdec_trace *t, bool symbols,
 			  struct btsdec_decoded *out, struct btsdec_err *err);
 void btsdec_decoded_free(struct btsdec_decoded *d);
+/* Branch i (< d->nr) with its kind, depth and locations. */
+void btsdec_decoded_branch(const struct btsdec_decoded *d, size_t i,
+			   struct btsdec_branch *b);
+/* Calls fn for every segment numbered first (0-based) and later, in order;
+ * stops at fn's first nonzero return and returns it, else 0.  The segment
+ * is valid during the call only. */
+typedef int (*btsdec_segment_fn)(void *arg, size_t i, const struct btsdec_segment *s);
+int btsdec_decoded_segments(const struct btsdec_decoded *d, size_t first,
+			    btsdec_segment_fn fn, void *arg);
 
 /* ---- The decoded model (model.c) ----------------------------------------- */
 
@@ -226,8 +246,8 @@ struct btsdec_model_opts {
 };
 
 /* Decodes every (selected) thread of core: classified by cls, symbolized
- * by sym (either may be NULL).  The model borrows symbol strings from sym:
- * free it before closing sym.  0, or -ENOMEM / the decoder's error. */
+ * by sym (either may be NULL).  The model borrows the records from core
+ * and the symbols from sym: free it before closing either.  0, or -ENOMEM / the decoder's error. */
 int btsdec_model_build(struct btsdec_core *core, struct btsdec_sym *sym,
 		       struct btsdec_classifier *cls, const struct btsdec_model_opts *o,
 		       struct btsdec_model **out, struct btsdec_err *err);

@@ -3,8 +3,9 @@
  * The decoded model of a core: every selected thread with its trace facts,
  * its classified and symbolized branches and its call segments, decoded
  * once (btsdec_decode) and then handed to every renderer (report.c: text,
- * JSON; btsdumpd: the journal).  Symbol strings are borrowed from the
- * symbolizer, which must outlive the model.  Process context.
+ * JSON; btsdumpd: the journal).  The records are borrowed from the core and
+ * the symbol strings from the symbolizer, which must both outlive the model;
+ * per record it holds one byte more (decode.c).  Process context.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -48,7 +49,7 @@ int btsdec_model_build(struct btsdec_core *core, struct btsdec_sym *sym,
 			.tid = th->tid, .signo = th->signo, .faulting = th->faulting,
 			.has_trace = th->has_trace, .facts = th->trace,
 		};
-		mt->facts.recs = NULL;	/* the branches hold the records */
+		mt->facts.recs = NULL;	/* mt->d holds (borrows) the records */
 		if (th->has_trace) {
 			ret = btsdec_decode_symbols(sym, cls, &th->trace,
 						    !(o && o->no_symbols), &mt->d, err);

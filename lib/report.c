@@ -118,10 +118,17 @@ static void text_thread_head(FILE *out, const struct btsdec_model_thread *th)
 		(unsigned long long)t->lost, t->nr_gaps);
 }
 
+static int text_segment_fn(void *out, size_t i, const struct btsdec_segment *s)
+{
+	text_segment(out, i, s);
+	return 0;
+}
+
 static void text_thread(FILE *out, const struct btsdec_model_thread *th,
 			const struct btsdec_render_opts *o)
 {
 	const struct btsdec_decoded *d = &th->d;
+	struct btsdec_branch b;
 	size_t i;
 
 	text_thread_head(out, th);
@@ -130,11 +137,11 @@ static void text_thread(FILE *out, const struct btsdec_model_thread *th,
 	if (!d->nr)
 		fputs("  (the trace is empty)\n", out);
 	if (o->calls) {
-		for (i = first_shown(d->nr_seg, o); i < d->nr_seg; i++)
-			text_segment(out, i, &d->seg[i]);
+		btsdec_decoded_segments(d, first_shown(d->nr_seg, o), text_segment_fn, out);
 	} else {
 		for (i = first_shown(d->nr, o); i < d->nr; i++) {
-			text_branch(out, 7, i, &d->br[i]);
+			btsdec_decoded_branch(d, i, &b);
+			text_branch(out, 7, i, &b);
 			fputc('\n', out);
 		}
 	}
@@ -251,38 +258,59 @@ static int json_open(FILE *out, struct json_object *o)
 	return 0;
 }
 
-/* ,"key":[item,item,...]: one json-c object per item, written and freed,
- * so memory does not grow with the trace. */
-static int json_array(FILE *out, const char *key, size_t first, size_t n,
-		      const void *items,
-		      struct json_object *(*one)(size_t, const void *))
+/* Writes o as the next item of an array (a comma before all but the
+ * first), then drops it. */
+static int json_item(FILE *out, bool first, struct json_object *o)
 {
-	fprintf(out, ",\"%s\":[", key);
-	for (size_t i = first; i < n; i++) {
-		struct json_object *o = one(i, items);
-		const char *s = o ? json_object_to_json_string_ext(o, JSON_FLAGS) : NULL;
+	const char *s = o ? json_object_to_json_string_ext(o, JSON_FLAGS) : NULL;
 
-		if (!s) {
-			json_object_put(o);
-			return -ENOMEM;
-		}
-		if (i > first)
+	if (s) {
+		if (!first)
 			fputc(',', out);
 		fputs(s, out);
-		json_object_put(o);
+	}
+	json_object_put(o);
+	return s ? 0 : -ENOMEM;
+}
+
+/* ,"branches":[...]: one json-c object per branch, written and freed, so
+ * memory does not grow with the trace. */
+static int json_branches(FILE *out, const struct btsdec_decoded *d, size_t first)
+{
+	struct btsdec_branch b;
+	int ret = 0;
+
+	fputs(",\"branches\":[", out);
+	for (size_t i = first; !ret && i < d->nr; i++) {
+		btsdec_decoded_branch(d, i, &b);
+		ret = json_item(out, i == first, json_branch(i, &b));
 	}
 	fputc(']', out);
-	return 0;
+	return ret;
 }
 
-static struct json_object *one_branch(size_t i, const void *br)
+struct json_seg_ctx {
+	FILE *out;
+	size_t first;
+};
+
+static int json_segment_fn(void *arg, size_t i, const struct btsdec_segment *s)
 {
-	return json_branch(i, &((const struct btsdec_branch *)br)[i]);
+	struct json_seg_ctx *c = arg;
+
+	return json_item(c->out, i == c->first, json_segment(i, s));
 }
 
-static struct json_object *one_segment(size_t i, const void *seg)
+/* ,"calls":[...], streamed the same way. */
+static int json_calls(FILE *out, const struct btsdec_decoded *d, size_t first)
 {
-	return json_segment(i, &((const struct btsdec_segment *)seg)[i]);
+	struct json_seg_ctx c = { .out = out, .first = first };
+	int ret;
+
+	fputs(",\"calls\":[", out);
+	ret = btsdec_decoded_segments(d, first, json_segment_fn, &c);
+	fputc(']', out);
+	return ret;
 }
 
 /* The thread object; its "branches" and "calls" arrays streamed. */
@@ -304,11 +332,9 @@ static int json_thread(FILE *out, const struct btsdec_model_thread *th,
 	ADD(j, "trace", th->has_trace ? btsdec_json_trace(&th->facts) : NULL);
 	ret = json_open(out, j);
 	if (!ret)
-		ret = json_array(out, "branches", first_shown(d->nr, o), d->nr, d->br,
-				 one_branch);
+		ret = json_branches(out, d, first_shown(d->nr, o));
 	if (!ret && o->calls)
-		ret = json_array(out, "calls", first_shown(d->nr_seg, o), d->nr_seg,
-				 d->seg, one_segment);
+		ret = json_calls(out, d, first_shown(d->nr_seg, o));
 	fputc('}', out);
 	return ret;
 }
