@@ -119,6 +119,11 @@ void btsdec_sym_close(struct btsdec_sym *sym);
 /* Looks an address up (cached); fields point into the symbolizer. */
 void btsdec_sym_lookup(struct btsdec_sym *sym, uint64_t addr,
 		       struct btsdec_loc *loc);
+/* The symbol holding addr and the offset into it, as dwfl_module_addrinfo
+ * would name it, from a sorted per-module index; NULL if none.  The name
+ * points into libdwfl. */
+const char *btsdec_sym_addrsym(struct btsdec_sym *sym, uint64_t addr,
+			       uint64_t *off);
 /* Reads code bytes at addr from the core, else from the module file.
  * Returns bytes read (0 when nothing is known there). */
 size_t btsdec_sym_read_code(struct btsdec_sym *sym, uint64_t addr,
