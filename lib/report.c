@@ -273,19 +273,138 @@ static int json_item(FILE *out, bool first, struct json_object *o)
 	return s ? 0 : -ENOMEM;
 }
 
-/* ,"branches":[...]: one json-c object per branch, written and freed, so
- * memory does not grow with the trace. */
+/* The JSON of one address's location (its symbol, line and module as
+ * json-c writes them), made once per distinct address while the branches
+ * are written: a trace repeats addresses, and json-c costs ~30 000
+ * instructions a branch object.  Bounded by the distinct addresses. */
+struct jloc {
+	uint64_t addr;
+	char *sym, *line, *module;	/* JSON text: a string literal or null */
+};
+
+struct jloc_cache {
+	struct jloc *ent;	/* open addressing; sym == NULL: free slot */
+	size_t cap, used;
+};
+
+static size_t jloc_slot(uint64_t addr, size_t cap)
+{
+	addr ^= addr >> 29;
+	addr *= 0xbf58476d1ce4e5b9ULL;
+	addr ^= addr >> 32;
+	return addr & (cap - 1);
+}
+
+static char *json_text(struct json_object *o)
+{
+	const char *s = o ? json_object_to_json_string_ext(o, JSON_FLAGS) : "null";
+	char *t = s ? strdup(s) : NULL;
+
+	json_object_put(o);
+	return t;
+}
+
+static int jloc_grow(struct jloc_cache *c)
+{
+	size_t cap = c->cap ? 2 * c->cap : 1024;
+	struct jloc *n = calloc(cap, sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->cap; i++) {
+		size_t j;
+
+		if (!c->ent[i].sym)
+			continue;
+		for (j = jloc_slot(c->ent[i].addr, cap); n[j].sym; j = (j + 1) & (cap - 1))
+			;
+		n[j] = c->ent[i];
+	}
+	free(c->ent);
+	c->ent = n;
+	c->cap = cap;
+	return 0;
+}
+
+static const struct jloc *jloc_get(struct jloc_cache *c, uint64_t addr,
+				   const struct btsdec_loc *l)
+{
+	char buf[256];
+	struct jloc *e;
+	size_t i;
+
+	if (c->used * 2 >= c->cap && jloc_grow(c))
+		return NULL;
+	for (i = jloc_slot(addr, c->cap); c->ent[i].sym; i = (i + 1) & (c->cap - 1))
+		if (c->ent[i].addr == addr)
+			return &c->ent[i];
+	e = &c->ent[i];
+	e->addr = addr;
+	e->line = json_text(btsdec_json_str(line_of(l, buf, sizeof(buf))));
+	e->module = json_text(btsdec_json_str(l->module));
+	e->sym = json_text(btsdec_json_str(btsdec_loc_format(l, addr, buf, sizeof(buf))));
+	if (!e->sym || !e->line || !e->module) {
+		free(e->sym);
+		free(e->line);
+		free(e->module);
+		memset(e, 0, sizeof(*e));
+		return NULL;
+	}
+	c->used++;
+	return e;
+}
+
+static void jloc_free(struct jloc_cache *c)
+{
+	for (size_t i = 0; i < c->cap; i++) {
+		free(c->ent[i].sym);
+		free(c->ent[i].line);
+		free(c->ent[i].module);
+	}
+	free(c->ent);
+}
+
+/* A branch object, the same text json_branch's json-c object would give:
+ * the keys in its order, numbers as json-c prints them, strings from the
+ * cache.  Markers go through json-c. */
+static int json_branch_fast(FILE *out, struct jloc_cache *c, size_t i,
+			    const struct btsdec_branch *b)
+{
+	const struct jloc *f, *t;
+
+	if (b->kind == BTSDEC_K_MARKER)
+		return json_item(out, true, json_branch(i, b));
+	f = jloc_get(c, b->rec.from, &b->from_loc);
+	t = f ? jloc_get(c, b->rec.to, &b->to_loc) : NULL;
+	if (!t)
+		return -ENOMEM;
+	fprintf(out, "{\"number\":%zu,\"from\":\"0x%llx\",\"to\":\"0x%llx\",\"flags\":%llu,"
+		"\"kind\":\"%s\",\"indirect\":%s,\"depth\":%d,\"from_symbol\":%s,"
+		"\"to_symbol\":%s,\"from_line\":%s,\"to_line\":%s,\"from_module\":%s,"
+		"\"to_module\":%s}", i + 1, (unsigned long long)b->rec.from,
+		(unsigned long long)b->rec.to, (unsigned long long)b->rec.flags,
+		btsdec_kind_name(b->kind), b->indirect ? "true" : "false", b->depth,
+		f->sym, t->sym, f->line, t->line, f->module, t->module);
+	return 0;
+}
+
+/* ,"branches":[...]: one branch object at a time, written as it is made,
+ * so memory does not grow with the trace. */
 static int json_branches(FILE *out, const struct btsdec_decoded *d, size_t first)
 {
+	struct jloc_cache c = { 0 };
 	struct btsdec_branch b;
 	int ret = 0;
 
 	fputs(",\"branches\":[", out);
 	for (size_t i = first; !ret && i < d->nr; i++) {
 		btsdec_decoded_branch(d, i, &b);
-		ret = json_item(out, i == first, json_branch(i, &b));
+		if (i > first)
+			fputc(',', out);
+		ret = json_branch_fast(out, &c, i, &b);
 	}
 	fputc(']', out);
+	jloc_free(&c);
 	return ret;
 }
 
