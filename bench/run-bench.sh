@@ -5,8 +5,9 @@
 # one run: CPU time (user+sys; the machine is shared, wall time is not
 # comparable), wall time, records/s, peak RSS of both, and the ratio of CPU
 # times.  No pass/fail.
-# Usage: run-bench.sh BUILD_DIR [RECORDS]; environment BENCH_CALLGRIND=N and
-# BENCH_LIBC_BRANCHES=K as in bench/README.md.
+# Usage: run-bench.sh BUILD_DIR [RECORDS]; environment BENCH_CALLGRIND=N,
+# BENCH_LIBC_BRANCHES=K and BENCH_BASELINE=BTSDUMP (an older btsdump measured
+# in the same run) as in bench/README.md.
 set -euo pipefail
 
 usage() { echo "usage: $0 BUILD_DIR [RECORDS]" >&2; exit 2; }
@@ -55,6 +56,12 @@ measure() {
 
 measure btsdump "$btsdump" --json --thread "$tid" "$work/big.core" "$exe"
 a=$REPLY
+base=${BENCH_BASELINE:-}
+if [ -n "$base" ]; then
+	"$base" --json "$fix/crasher-abort.core" "$exe" >/dev/null
+	measure baseline "$base" --json --thread "$tid" "$work/big.core" "$exe"
+	c=$REPLY
+fi
 # shellcheck disable=SC2016 # expanded by the inner sh
 measure eu-addr2line sh -c 'exec eu-addr2line --core="$1" -e "$2" -f -s < "$3"' \
 	sh "$work/big.core" "$exe" "$work/addrs"
@@ -71,12 +78,16 @@ row() {	# label "cpu_seconds maxrss_kb wall_seconds"
 		printf "%-14s %8.2f %8.2f %12.0f %13.0f %12.1f\n", l, $1, $3, r, 2 * r, $2 / 1024 }'
 }
 row "btsdump --json" "$a"
+[ -z "$base" ] || row "baseline" "$c"
 row "eu-addr2line" "$b"
 awk -v a="${a%% *}" -v b="${b%% *}" 'BEGIN {
 	if (a > 0)
 		printf "ratio eu-addr2line / btsdump, CPU time: %.1f\n", b / a
 	else
 		print "ratio: btsdump too fast to time (0.00 s)" }'
+[ -z "$base" ] || awk -v a="${a%% *}" -v c="${c%% *}" 'BEGIN {
+	if (a > 0)
+		printf "ratio baseline / btsdump, CPU time: %.1f\n", c / a }'
 
 # Optional: instruction counts under callgrind on a smaller trace (the first
 # BENCH_CALLGRIND records).  Three runs separate the costs: 1 record (start-up:

@@ -276,15 +276,18 @@ static int json_item(FILE *out, bool first, struct json_object *o)
 /* The JSON of one address's location (its symbol, line and module as
  * json-c writes them), made once per distinct address while the branches
  * are written: a trace repeats addresses, and json-c costs ~30 000
- * instructions a branch object.  Bounded by the distinct addresses. */
+ * instructions a branch object.  Bounded by the distinct addresses:
+ * entries packed, found through 4-byte slots kept at most half full. */
 struct jloc {
 	uint64_t addr;
-	char *sym, *line, *module;	/* JSON text: a string literal or null */
+	char *sym, *line, *module;	/* JSON text in one block (at sym) */
 };
 
 struct jloc_cache {
-	struct jloc *ent;	/* open addressing; sym == NULL: free slot */
-	size_t cap, used;
+	struct jloc *ent;	/* packed */
+	size_t used, room;
+	uint32_t *slots;	/* entry index + 1; 0 = free */
+	size_t cap;		/* slots, a power of two */
 };
 
 static size_t jloc_slot(uint64_t addr, size_t cap)
@@ -295,73 +298,88 @@ static size_t jloc_slot(uint64_t addr, size_t cap)
 	return addr & (cap - 1);
 }
 
-static char *json_text(struct json_object *o)
-{
-	const char *s = o ? json_object_to_json_string_ext(o, JSON_FLAGS) : "null";
-	char *t = s ? strdup(s) : NULL;
-
-	json_object_put(o);
-	return t;
-}
-
 static int jloc_grow(struct jloc_cache *c)
 {
 	size_t cap = c->cap ? 2 * c->cap : 1024;
-	struct jloc *n = calloc(cap, sizeof(*n));
+	uint32_t *n = calloc(cap, sizeof(*n));
 
 	if (!n)
 		return -ENOMEM;
-	for (size_t i = 0; i < c->cap; i++) {
+	for (size_t k = 0; k < c->used; k++) {
 		size_t j;
 
-		if (!c->ent[i].sym)
-			continue;
-		for (j = jloc_slot(c->ent[i].addr, cap); n[j].sym; j = (j + 1) & (cap - 1))
+		for (j = jloc_slot(c->ent[k].addr, cap); n[j]; j = (j + 1) & (cap - 1))
 			;
-		n[j] = c->ent[i];
+		n[j] = (uint32_t)k + 1;
 	}
-	free(c->ent);
-	c->ent = n;
+	free(c->slots);
+	c->slots = n;
 	c->cap = cap;
 	return 0;
+}
+
+/* The three strings of l, each through json-c, in one allocation. */
+static int jloc_make(struct jloc *e, uint64_t addr, const struct btsdec_loc *l)
+{
+	struct json_object *o[3];
+	const char *t[3];
+	size_t n[3], i;
+	char buf[256], *p;
+	int ret = 0;
+
+	o[0] = btsdec_json_str(btsdec_loc_format(l, addr, buf, sizeof(buf)));
+	o[1] = btsdec_json_str(line_of(l, buf, sizeof(buf)));
+	o[2] = btsdec_json_str(l->module);
+	for (i = 0; i < 3; i++) {
+		t[i] = o[i] ? json_object_to_json_string_ext(o[i], JSON_FLAGS) : "null";
+		n[i] = t[i] ? strlen(t[i]) + 1 : 0;
+		if (!t[i])
+			ret = -ENOMEM;
+	}
+	p = ret ? NULL : malloc(n[0] + n[1] + n[2]);
+	if (p) {
+		e->addr = addr;
+		e->sym = memcpy(p, t[0], n[0]);
+		e->line = memcpy(p + n[0], t[1], n[1]);
+		e->module = memcpy(p + n[0] + n[1], t[2], n[2]);
+	}
+	for (i = 0; i < 3; i++)
+		json_object_put(o[i]);
+	return p ? 0 : -ENOMEM;
 }
 
 static const struct jloc *jloc_get(struct jloc_cache *c, uint64_t addr,
 				   const struct btsdec_loc *l)
 {
-	char buf[256];
-	struct jloc *e;
 	size_t i;
 
 	if (c->used * 2 >= c->cap && jloc_grow(c))
 		return NULL;
-	for (i = jloc_slot(addr, c->cap); c->ent[i].sym; i = (i + 1) & (c->cap - 1))
-		if (c->ent[i].addr == addr)
-			return &c->ent[i];
-	e = &c->ent[i];
-	e->addr = addr;
-	e->line = json_text(btsdec_json_str(line_of(l, buf, sizeof(buf))));
-	e->module = json_text(btsdec_json_str(l->module));
-	e->sym = json_text(btsdec_json_str(btsdec_loc_format(l, addr, buf, sizeof(buf))));
-	if (!e->sym || !e->line || !e->module) {
-		free(e->sym);
-		free(e->line);
-		free(e->module);
-		memset(e, 0, sizeof(*e));
-		return NULL;
+	for (i = jloc_slot(addr, c->cap); c->slots[i]; i = (i + 1) & (c->cap - 1))
+		if (c->ent[c->slots[i] - 1].addr == addr)
+			return &c->ent[c->slots[i] - 1];
+	if (c->used == c->room) {
+		size_t room = c->room ? 2 * c->room : 512;
+		struct jloc *n = c->used < UINT32_MAX / 2 ?
+				 realloc(c->ent, room * sizeof(*n)) : NULL;
+
+		if (!n)
+			return NULL;
+		c->ent = n;
+		c->room = room;
 	}
-	c->used++;
-	return e;
+	if (jloc_make(&c->ent[c->used], addr, l))
+		return NULL;
+	c->slots[i] = (uint32_t)++c->used;
+	return &c->ent[c->used - 1];
 }
 
 static void jloc_free(struct jloc_cache *c)
 {
-	for (size_t i = 0; i < c->cap; i++) {
+	for (size_t i = 0; i < c->used; i++)
 		free(c->ent[i].sym);
-		free(c->ent[i].line);
-		free(c->ent[i].module);
-	}
 	free(c->ent);
+	free(c->slots);
 }
 
 /* A branch object, the same text json_branch's json-c object would give:

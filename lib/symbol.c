@@ -17,9 +17,11 @@
 
 #include "btsdec.h"
 
+/* The lookup cache: entries packed in the order they were resolved, found
+ * through a table of 4-byte slots (entry index + 1; 0 = free) kept at most
+ * half full: about 56 bytes a distinct address in all. */
 struct cache_ent {
 	uint64_t addr;
-	bool used;
 	struct btsdec_loc loc;
 };
 
@@ -59,8 +61,10 @@ struct btsdec_sym {
 	struct btsdec_core *core;
 	char *debuginfo_path;
 	Dwfl_Callbacks cb;
-	struct cache_ent *cache;
-	size_t cache_cap, cache_used;
+	struct cache_ent *cache;	/* packed */
+	size_t cache_used, cache_room;
+	uint32_t *slots;
+	size_t cache_cap;		/* slots, a power of two */
 };
 
 #define CACHE_MIN	1024
@@ -104,8 +108,8 @@ int btsdec_sym_open_core(struct btsdec_core *core,
 	}
 	dwfl_report_end(s->dwfl, NULL, NULL);
 	s->cache_cap = CACHE_MIN;
-	s->cache = calloc(s->cache_cap, sizeof(*s->cache));
-	if (!s->cache) {
+	s->slots = calloc(s->cache_cap, sizeof(*s->slots));
+	if (!s->slots) {
 		ret = btsdec_fail(err, -ENOMEM, "out of memory");
 		goto err_free;
 	}
@@ -138,6 +142,7 @@ void btsdec_sym_close(struct btsdec_sym *s)
 		s->indexes = x;
 	}
 	free(s->cache);
+	free(s->slots);
 	free(s->debuginfo_path);
 	free(s);
 }
@@ -451,23 +456,40 @@ static size_t slot_of(uint64_t addr, size_t cap)
 static void cache_grow(struct btsdec_sym *s)
 {
 	size_t cap = s->cache_cap * 2;
-	struct cache_ent *n = calloc(cap, sizeof(*n));
+	uint32_t *n = calloc(cap, sizeof(*n));
 
 	if (!n)
 		return;		/* keep the old table; lookups still work */
-	for (size_t i = 0; i < s->cache_cap; i++) {
+	for (size_t k = 0; k < s->cache_used; k++) {
 		size_t j;
 
-		if (!s->cache[i].used)
-			continue;
-		for (j = slot_of(s->cache[i].addr, cap); n[j].used;
-		     j = (j + 1) & (cap - 1))
+		for (j = slot_of(s->cache[k].addr, cap); n[j]; j = (j + 1) & (cap - 1))
 			;
-		n[j] = s->cache[i];
+		n[j] = (uint32_t)k + 1;
 	}
-	free(s->cache);
-	s->cache = n;
+	free(s->slots);
+	s->slots = n;
 	s->cache_cap = cap;
+}
+
+/* Keeps addr's location in the cache, if there is room (else the next
+ * lookup resolves it again). */
+static void cache_add(struct btsdec_sym *s, size_t slot, uint64_t addr,
+		      const struct btsdec_loc *loc)
+{
+	if (s->cache_used * 2 >= s->cache_cap || s->cache_used >= UINT32_MAX - 1)
+		return;
+	if (s->cache_used == s->cache_room) {
+		size_t room = s->cache_room ? 2 * s->cache_room : CACHE_MIN / 2;
+		struct cache_ent *n = realloc(s->cache, room * sizeof(*n));
+
+		if (!n)
+			return;
+		s->cache = n;
+		s->cache_room = room;
+	}
+	s->cache[s->cache_used] = (struct cache_ent){ .addr = addr, .loc = *loc };
+	s->slots[slot] = (uint32_t)++s->cache_used;
 }
 
 void btsdec_sym_lookup(struct btsdec_sym *s, uint64_t addr,
@@ -477,19 +499,17 @@ void btsdec_sym_lookup(struct btsdec_sym *s, uint64_t addr,
 
 	if (s->cache_used * 2 >= s->cache_cap)
 		cache_grow(s);
-	for (i = slot_of(addr, s->cache_cap); s->cache[i].used;
+	for (i = slot_of(addr, s->cache_cap); s->slots[i];
 	     i = (i + 1) & (s->cache_cap - 1)) {
-		if (s->cache[i].addr == addr) {
-			*loc = s->cache[i].loc;
+		const struct cache_ent *e = &s->cache[s->slots[i] - 1];
+
+		if (e->addr == addr) {
+			*loc = e->loc;
 			return;
 		}
 	}
 	resolve(s, addr, loc);
-	if (s->cache_used * 2 < s->cache_cap) {
-		s->cache[i] = (struct cache_ent){ .addr = addr, .used = true,
-						  .loc = *loc };
-		s->cache_used++;
-	}
+	cache_add(s, i, addr, loc);
 }
 
 static size_t read_module(Dwfl_Module *m, uint64_t addr, uint8_t *buf,
