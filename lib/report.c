@@ -388,21 +388,24 @@ static void jloc_free(struct jloc_cache *c)
 static int json_branch_fast(FILE *out, struct jloc_cache *c, size_t i,
 			    const struct btsdec_branch *b)
 {
-	const struct jloc *f, *t;
+	const struct jloc *e;
+	struct jloc f, t;	/* copies: a second jloc_get may move the entries */
 
 	if (b->kind == BTSDEC_K_MARKER)
 		return json_item(out, true, json_branch(i, b));
-	f = jloc_get(c, b->rec.from, &b->from_loc);
-	t = f ? jloc_get(c, b->rec.to, &b->to_loc) : NULL;
-	if (!t)
+	if (!(e = jloc_get(c, b->rec.from, &b->from_loc)))
 		return -ENOMEM;
+	f = *e;
+	if (!(e = jloc_get(c, b->rec.to, &b->to_loc)))
+		return -ENOMEM;
+	t = *e;
 	fprintf(out, "{\"number\":%zu,\"from\":\"0x%llx\",\"to\":\"0x%llx\",\"flags\":%llu,"
 		"\"kind\":\"%s\",\"indirect\":%s,\"depth\":%d,\"from_symbol\":%s,"
 		"\"to_symbol\":%s,\"from_line\":%s,\"to_line\":%s,\"from_module\":%s,"
 		"\"to_module\":%s}", i + 1, (unsigned long long)b->rec.from,
 		(unsigned long long)b->rec.to, (unsigned long long)b->rec.flags,
 		btsdec_kind_name(b->kind), b->indirect ? "true" : "false", b->depth,
-		f->sym, t->sym, f->line, t->line, f->module, t->module);
+		f.sym, t.sym, f.line, t.line, f.module, t.module);
 	return 0;
 }
 

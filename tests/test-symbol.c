@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Unit test of the sorted symbol index (lib/symbol.c, issue 16): for every
- * byte of the fixture executable's code sections and a sample of glibc's
- * .text, btsdec_sym_addrsym names the same symbol at the same offset as
- * libdwfl's dwfl_module_addrinfo on the same core.
+ * Unit tests of the per-address structures of issue 16: the sorted symbol
+ * index (lib/symbol.c; for every byte of the fixture executable's code
+ * sections and a sample of glibc's .text, btsdec_sym_addrsym names the same
+ * symbol at the same offset as libdwfl's dwfl_module_addrinfo on the same
+ * core), and the address caches of the symbolizer and the JSON renderer
+ * growing past their first size while a report is written.
  */
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>
@@ -145,8 +147,57 @@ static void test_index_matches_libdwfl(void)
 	ref_close(&r);
 }
 
+#define MANY	3000	/* records, with 4500 distinct addresses */
+
+/* A trace of MANY branches between distinct addresses, written into a copy
+ * of crasher-notrace.core and reported as JSON: every cache grows several
+ * times while the branches are written (run it under ASan). */
+static void test_many_addresses(void)
+{
+	static struct btsdec_record recs[MANY];
+	struct btsdec_trace t = { .type = NT_BTSCRASH_THREAD, .capacity = MANY,
+				  .flags = BTS_NOTE_F_USER_ONLY,
+				  .source = BTS_SOURCE_EMUL, .nr = MANY, .recs = recs };
+	struct btsdec_symopts so = { .executable = FIX "crasher" };
+	struct btsdec_report_opts ro = { .json = true };
+	char path[] = "/tmp/btsdec-many.XXXXXX", *buf = NULL, want[32];
+	struct btsdec_classifier *cls;
+	struct btsdec_core *c;
+	struct btsdec_sym *sym;
+	struct btsdec_err err;
+	size_t len = 0;
+	FILE *f;
+	int fd;
+
+	for (size_t i = 0; i < MANY; i++)
+		/* pairs share a 'from': the caches grow at 'from' and at 'to' */
+		recs[i] = (struct btsdec_record){ 0x10000000 + 32 * (i / 2),
+						  0x18000000 + 32 * i, 0 };
+	REQUIRE(btsdec_core_open(FIX "crasher-notrace.core", &c, NULL) == 0);
+	t.id = btsdec_core_thread(c, 0)->tid;
+	btsdec_core_close(c);
+	REQUIRE((fd = mkstemp(path)) >= 0);
+	close(fd);
+	REQUIRE(btsdec_core_add_notes(FIX "crasher-notrace.core", path, &t, 1, &err) == 0);
+	REQUIRE(btsdec_core_open(path, &c, &err) == 0);
+	REQUIRE(btsdec_sym_open_core(c, &so, &sym, &err) == 0);
+	REQUIRE(btsdec_classifier_new(&cls, &err) == 0);
+	f = open_memstream(&buf, &len);
+	CHECK_EQ(btsdec_report(f, c, sym, cls, &ro, &err), 0);
+	fclose(f);
+	snprintf(want, sizeof(want), "\"number\":%d,", MANY);
+	CHECK_CONTAINS(buf, want);
+	CHECK_CONTAINS(buf, "\"from_symbol\":\"0x10000000\",\"to_symbol\":\"0x18000000\"");
+	free(buf);
+	btsdec_classifier_free(cls);
+	btsdec_sym_close(sym);
+	btsdec_core_close(c);
+	unlink(path);
+}
+
 static const struct test_case tests[] = {
 	TEST_CASE(test_index_matches_libdwfl),
+	TEST_CASE(test_many_addresses),
 };
 
 int main(void)
