@@ -3,8 +3,10 @@
  * Renderers of the decoded model (model.c): the per-thread branch list or
  * call history of a core as text for people or JSON for programs (the same
  * facts in both), and the text line of one branch for btsdumpd's journal.
- * They only read the model: nothing is decoded or symbolized here.  Used by
- * btsdump and btsdumpd.
+ * They only read the model: nothing is decoded here, and each branch's
+ * locations come from the symbolizer's cache, filled at decode.  Both write
+ * as they go (JSON: no document tree), so memory does not grow with the
+ * trace.  Used by btsdump and btsdumpd.
  */
 #include <errno.h>
 #include <signal.h>
