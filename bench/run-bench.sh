@@ -2,9 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Benchmark: btsdump decoding (classify + symbolize + JSON) a 1 M-record trace
 # against eu-addr2line resolving the same 2 M addresses on the same core, in
-# one run: wall time, records/s, peak RSS of both, and the ratio.  No pass/fail.
-# Usage: run-bench.sh BUILD_DIR [RECORDS]; environment BENCH_CALLGRIND=N and
-# BENCH_LIBC_BRANCHES=K as in bench/README.md.
+# one run: CPU time (user+sys; the machine is shared, wall time is not
+# comparable), wall time, records/s, peak RSS of both, and the ratio of CPU
+# times.  No pass/fail.
+# Usage: run-bench.sh BUILD_DIR [RECORDS]; environment BENCH_CALLGRIND=N,
+# BENCH_LIBC_BRANCHES=K and BENCH_BASELINE=BTSDUMP (an older btsdump measured
+# in the same run) as in bench/README.md.
 set -euo pipefail
 
 usage() { echo "usage: $0 BUILD_DIR [RECORDS]" >&2; exit 2; }
@@ -39,20 +42,26 @@ head -n 2000 "$work/addrs" |
 	eu-addr2line --core="$work/big.core" -e "$exe" -f -s >/dev/null
 
 # measure LABEL CMD...: runs CMD (stdout to /dev/null), fails if it fails,
-# sets REPLY to "seconds maxrss_kb".
+# sets REPLY to "cpu_seconds maxrss_kb wall_seconds".
 measure() {
 	local label=$1 rc=0
 	shift
-	/usr/bin/time -f "%e %M" -o "$work/time" "$@" >/dev/null || rc=$?
+	/usr/bin/time -f "%U %S %M %e" -o "$work/time" "$@" >/dev/null || rc=$?
 	if [ "$rc" != 0 ]; then
 		echo "run-bench: $label exited with $rc" >&2
 		exit 1
 	fi
-	REPLY=$(tail -n 1 "$work/time")
+	REPLY=$(tail -n 1 "$work/time" | awk '{ printf "%.2f %s %s", $1 + $2, $3, $4 }')
 }
 
 measure btsdump "$btsdump" --json --thread "$tid" "$work/big.core" "$exe"
 a=$REPLY
+base=${BENCH_BASELINE:-}
+if [ -n "$base" ]; then
+	"$base" --json "$fix/crasher-abort.core" "$exe" >/dev/null
+	measure baseline "$base" --json --thread "$tid" "$work/big.core" "$exe"
+	c=$REPLY
+fi
 # shellcheck disable=SC2016 # expanded by the inner sh
 measure eu-addr2line sh -c 'exec eu-addr2line --core="$1" -e "$2" -f -s < "$3"' \
 	sh "$work/big.core" "$exe" "$work/addrs"
@@ -61,19 +70,24 @@ b=$REPLY
 echo
 echo "trace: $n records ($((2 * n)) addresses, $(sort -u "$work/addrs" | wc -l) distinct)," \
 	"$(date -u +%F), $(nproc) CPUs, $(eu-addr2line --version | head -n 1)"
-printf '%-14s %9s %12s %13s %12s\n' tool seconds records/s addresses/s "peak RSS MB"
-row() {	# label "seconds maxrss_kb"
-	awk -v l="$1" -v s="${2% *}" -v k="${2#* }" -v n="$n" 'BEGIN {
-		r = s > 0 ? n / s : 0
-		printf "%-14s %9.2f %12.0f %13.0f %12.1f\n", l, s, r, 2 * r, k / 1024 }'
+printf '%-14s %8s %8s %12s %13s %12s\n' tool "CPU s" "wall s" records/s \
+	addresses/s "peak RSS MB"
+row() {	# label "cpu_seconds maxrss_kb wall_seconds"
+	echo "$2" | awk -v l="$1" -v n="$n" '{
+		r = $1 > 0 ? n / $1 : 0
+		printf "%-14s %8.2f %8.2f %12.0f %13.0f %12.1f\n", l, $1, $3, r, 2 * r, $2 / 1024 }'
 }
 row "btsdump --json" "$a"
+[ -z "$base" ] || row "baseline" "$c"
 row "eu-addr2line" "$b"
-awk -v a="${a% *}" -v b="${b% *}" 'BEGIN {
+awk -v a="${a%% *}" -v b="${b%% *}" 'BEGIN {
 	if (a > 0)
-		printf "ratio eu-addr2line / btsdump: %.1f\n", b / a
+		printf "ratio eu-addr2line / btsdump, CPU time: %.1f\n", b / a
 	else
 		print "ratio: btsdump too fast to time (0.00 s)" }'
+[ -z "$base" ] || awk -v a="${a%% *}" -v c="${c%% *}" 'BEGIN {
+	if (a > 0)
+		printf "ratio baseline / btsdump, CPU time: %.1f\n", c / a }'
 
 # Optional: instruction counts under callgrind on a smaller trace (the first
 # BENCH_CALLGRIND records).  Three runs separate the costs: 1 record (start-up:

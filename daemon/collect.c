@@ -389,10 +389,13 @@ static void summarize(struct btsdumpd_ctx *c, const struct btsdec_model *model,
 	if (!f)
 		return;
 	for (i = n < t->d.nr ? t->d.nr - n : 0; i < t->d.nr; i++) {
-		if (t->d.br[i].kind == BTSDEC_K_MARKER)
+		struct btsdec_branch b;
+
+		btsdec_decoded_branch(&t->d, i, &b);
+		if (b.kind == BTSDEC_K_MARKER)
 			continue;
 		fputs(first ? "" : "\n", f);
-		btsdec_render_branch_line(f, i, &t->d.br[i]);
+		btsdec_render_branch_line(f, i, &b);
 		first = false;
 	}
 	fclose(f);

@@ -134,6 +134,11 @@ void btsdec_sym_close(struct btsdec_sym *sym);
 /* Looks an address up (cached); fields point into the symbolizer. */
 void btsdec_sym_lookup(struct btsdec_sym *sym, uint64_t addr,
 		       struct btsdec_loc *loc);
+/* The symbol holding addr and the offset into it, as dwfl_module_addrinfo
+ * would name it, from a sorted per-module index; NULL if none.  The name
+ * points into libdwfl. */
+const char *btsdec_sym_addrsym(struct btsdec_sym *sym, uint64_t addr,
+			       uint64_t *off);
 /* Reads code bytes at addr from the core, else from the module file.
  * Returns bytes read (0 when nothing is known there). */
 size_t btsdec_sym_read_code(struct btsdec_sym *sym, uint64_t addr,
@@ -178,12 +183,15 @@ enum btsdec_kind btsdec_classify_insn(struct btsdec_classifier *c,
 
 /* ---- Decoding and histories (decode.c) ----------------------------------- */
 
+/* One branch as the renderers see it, made on demand from the decoded
+ * trace (btsdec_decoded_branch): the symbol strings point into the
+ * symbolizer. */
 struct btsdec_branch {
 	struct btsdec_record rec;
 	enum btsdec_kind kind;
 	bool indirect;
-	bool smashed;		/* a return the rule of btsdec_ret_smashed() flags */
-	uint8_t size;		/* length of the instruction at `from`, 0 unknown */
+	bool smashed;		/* a return that smashed the stack (ret_smashed()
+				 * in decode.c, docs/json.md `smashed_stack`) */
 	int depth;		/* call depth after normalization, >= 0 */
 	struct btsdec_loc from_loc;
 	struct btsdec_loc to_loc;
@@ -200,11 +208,20 @@ struct btsdec_segment {
 	int line_lo, line_hi;
 };
 
+/* A decoded trace, compact (issue 16): the trace's records (borrowed: the
+ * trace must outlive it), one byte of kind and marks per record and a call
+ * depth every 64 records; symbols stay in the symbolizer (one entry per distinct
+ * address), which must outlive it too.  About 25 bytes per record in all,
+ * 24 of them the records themselves. */
 struct btsdec_decoded {
 	size_t nr;
-	struct btsdec_branch *br;
-	size_t nr_seg;
-	struct btsdec_segment *seg;
+	const struct btsdec_record *recs;	/* borrowed, oldest first */
+	uint8_t *info;		/* per record: kind, 0x80 = indirect,
+				 * 0x40 = smashed stack */
+	int32_t *depth_at;	/* normalized depth before records 0, 64, 128, ... */
+	size_t nr_seg;		/* segments of the call history */
+	struct btsdec_sym *sym;	/* borrowed; NULL = addresses only */
+	bool symbols;		/* false: classified, not symbolized */
 };
 
 /* Classifies and symbolizes every record of a trace and builds its call
@@ -219,6 +236,15 @@ int btsdec_decode_symbols(struct btsdec_sym *sym, struct btsdec_classifier *cls,
 			  const struct btsdec_trace *t, bool symbols,
 			  struct btsdec_decoded *out, struct btsdec_err *err);
 void btsdec_decoded_free(struct btsdec_decoded *d);
+/* Branch i (< d->nr) with its kind, depth and locations. */
+void btsdec_decoded_branch(const struct btsdec_decoded *d, size_t i,
+			   struct btsdec_branch *b);
+/* Calls fn for every segment numbered first (0-based) and later, in order;
+ * stops at fn's first nonzero return and returns it, else 0.  The segment
+ * is valid during the call only. */
+typedef int (*btsdec_segment_fn)(void *arg, size_t i, const struct btsdec_segment *s);
+int btsdec_decoded_segments(const struct btsdec_decoded *d, size_t first,
+			    btsdec_segment_fn fn, void *arg);
 
 /* How the faulting thread's pc relates to the newest branch of its trail. */
 enum btsdec_fault_rel {
@@ -296,8 +322,8 @@ struct btsdec_model_opts {
 };
 
 /* Decodes every (selected) thread of core: classified by cls, symbolized
- * by sym (either may be NULL).  The model borrows symbol strings from sym:
- * free it before closing sym.  0, or -ENOMEM / the decoder's error. */
+ * by sym (either may be NULL).  The model borrows the records from core
+ * and the symbols from sym: free it before closing either.  0, or -ENOMEM / the decoder's error. */
 int btsdec_model_build(struct btsdec_core *core, struct btsdec_sym *sym,
 		       struct btsdec_classifier *cls, const struct btsdec_model_opts *o,
 		       struct btsdec_model **out, struct btsdec_err *err);

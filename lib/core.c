@@ -211,16 +211,21 @@ static int walk_notes(struct btsdec_core *c, const GElf_Phdr *ph)
 	struct btsdec_elf_note n;
 	struct btsdec_err err;
 	size_t off = 0;
-	Elf_Data *data;
+	uint8_t *buf;
 	int ret = 0, more;
 
 	if (ph->p_offset > c->file_size || ph->p_filesz > c->file_size - ph->p_offset)
 		return -EIO;	/* note segment beyond end of file */
-	data = elf_getdata_rawchunk(c->elf, ph->p_offset, ph->p_filesz, ELF_T_BYTE);
-	if (!data)
+	/* Read, not mapped: the records are copied out (note.c) and the
+	 * buffer freed, so a large trace is not resident twice (issue 16). */
+	buf = malloc(ph->p_filesz ? ph->p_filesz : 1);
+	if (!buf)
+		return -ENOMEM;
+	if (pread(c->fd, buf, ph->p_filesz, ph->p_offset) != (ssize_t)ph->p_filesz) {
+		free(buf);
 		return -EIO;
-	while ((more = btsdec_elf_note_next(data->d_buf, data->d_size, &off, &n,
-					    &err)) > 0) {
+	}
+	while ((more = btsdec_elf_note_next(buf, ph->p_filesz, &off, &n, &err)) > 0) {
 		if (btsdec_elf_note_owner(&n, "CORE", sizeof("CORE")) &&
 		    n.type == NT_PRSTATUS)
 			ret = on_prstatus(c, n.desc, n.descsz);
@@ -232,12 +237,13 @@ static int walk_notes(struct btsdec_core *c, const GElf_Phdr *ph)
 			ret = on_trace(c, n.type, n.desc, n.descsz,
 				       ph->p_offset + n.desc_off);
 		if (ret)
-			return ret;
+			break;
 	}
-	if (more < 0)	/* sizes run off the segment: nothing after is safe */
+	free(buf);
+	if (!ret && more < 0)	/* sizes run off the segment: nothing after is safe */
 		return add_reject(c, ph->p_offset + off,
 				  "malformed note header; the notes after it are unreadable");
-	return 0;
+	return ret;
 }
 
 static int check_header(struct btsdec_core *c, struct btsdec_err *err)

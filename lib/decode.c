@@ -5,7 +5,13 @@
  * shallowest is 0) the way gdb's `record function-call-history` shows it,
  * flags returns that smashed the stack (ret_smashed), and relates the
  * fault's pc to the trail's newest branch (btsdec_fault_relate).
- * Process context; used by report.c, btsdumpd and the tests.
+ * Memory stays bounded (issue 16): per record one byte of kind and marks
+ * and a depth checkpoint every DEPTH_STRIDE records, beside the trace's own
+ * records, which are borrowed; symbols are per distinct address in the
+ * symbolizer, classification per distinct `from` address and the calls'
+ * return addresses per distinct address here.  Branches and segments
+ * are made on demand (btsdec_decoded_branch, btsdec_decoded_segments).
+ * Process context; used by model.c, report.c, btsdumpd and the tests.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -14,49 +20,149 @@
 #include "btsdec.h"
 
 #define MAX_INSN	16
+#define INFO_INDIRECT	0x80	/* info byte: kind | INFO_INDIRECT | INFO_SMASHED */
+#define INFO_SMASHED	0x40
+#define INFO_KIND	0x3f
+#define DEPTH_STRIDE	64	/* records per depth checkpoint */
 
-static void decode_one(struct btsdec_sym *sym, struct btsdec_classifier *cls,
-		       bool symbols, const struct btsdec_record *r,
-		       struct btsdec_branch *b)
+/* ---- classification, once per distinct `from` ---------------------------- */
+
+/* What is known of one address: as a `from`, its classification; as a
+ * return's target (the smashed-stack rule), the verdict of the code. */
+struct cls_ent {
+	uint64_t addr;
+	uint8_t info;		/* kind | INFO_INDIRECT; or INFO_SMASHED */
+	uint8_t size;		/* length of the instruction, 0 unknown */
+	bool used;
+};
+
+struct cls_cache {
+	struct cls_ent *ent;
+	size_t cap, used;
+};
+
+static size_t cls_slot(uint64_t addr, size_t cap)
+{
+	addr ^= addr >> 29;
+	addr *= 0xbf58476d1ce4e5b9ULL;
+	addr ^= addr >> 32;
+	return addr & (cap - 1);
+}
+
+static int cls_grow(struct cls_cache *c)
+{
+	size_t cap = c->cap ? 2 * c->cap : 1024;
+	struct cls_ent *n = calloc(cap, sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	for (size_t i = 0; i < c->cap; i++) {
+		size_t j;
+
+		if (!c->ent[i].used)
+			continue;
+		for (j = cls_slot(c->ent[i].addr, cap); n[j].used; j = (j + 1) & (cap - 1))
+			;
+		n[j] = c->ent[i];
+	}
+	free(c->ent);
+	c->ent = n;
+	c->cap = cap;
+	return 0;
+}
+
+static void classify_at(struct btsdec_sym *sym, struct btsdec_classifier *cls,
+			struct cls_ent *e)
 {
 	uint8_t code[MAX_INSN];
-	size_t n = 0;
+	size_t n = 0, size = 0;
+	bool indirect = false;
+	enum btsdec_kind k = BTSDEC_K_UNKNOWN;
 
-	memset(b, 0, sizeof(*b));
-	b->rec = *r;
-	if (btsdec_is_marker(r)) {
-		b->kind = BTSDEC_K_MARKER;
-		return;
-	}
-	if (sym && symbols) {
-		btsdec_sym_lookup(sym, r->from, &b->from_loc);
-		btsdec_sym_lookup(sym, r->to, &b->to_loc);
-	}
 	if (sym)	/* the code comes from the core or the module file */
-		n = btsdec_sym_read_code(sym, r->from, code, sizeof(code));
-	if (cls) {
-		size_t size;
+		n = btsdec_sym_read_code(sym, e->addr, code, sizeof(code));
+	if (cls)
+		k = btsdec_classify_insn(cls, code, n, e->addr, &indirect, &size);
+	e->info = (uint8_t)k | (indirect ? INFO_INDIRECT : 0);
+	e->size = (uint8_t)size;
+}
 
-		b->kind = btsdec_classify_insn(cls, code, n, r->from, &b->indirect, &size);
-		b->size = size;
-	}
+/* addr's entry; a new one (*fresh set, info and size 0) on first sight.
+ * NULL: out of memory. */
+static struct cls_ent *cls_find(struct cls_cache *c, uint64_t addr, bool *fresh)
+{
+	size_t i;
+
+	*fresh = false;
+	if (c->used * 2 >= c->cap && cls_grow(c))
+		return NULL;
+	for (i = cls_slot(addr, c->cap); c->ent[i].used; i = (i + 1) & (c->cap - 1))
+		if (c->ent[i].addr == addr)
+			return &c->ent[i];
+	c->ent[i] = (struct cls_ent){ .addr = addr, .used = true };
+	c->used++;
+	*fresh = true;
+	return &c->ent[i];
+}
+
+/* The classification of a branch from `from`, made on first sight. */
+static const struct cls_ent *cls_lookup(struct cls_cache *c, struct btsdec_sym *sym,
+					struct btsdec_classifier *cls, uint64_t from)
+{
+	bool fresh;
+	struct cls_ent *e = cls_find(c, from, &fresh);
+
+	if (e && fresh)
+		classify_at(sym, cls, e);
+	return e;
 }
 
 /* ---- returns that go where no call came from ------------------------------ */
 
-/* The return addresses of the calls seen so far: an open-addressing set. */
+/* The return addresses of the calls seen so far: an open-addressing set,
+ * one slot per distinct address, kept at most half full. */
 struct ret_set {
 	uint64_t *slot;		/* 0 = empty (no call returns to 0) */
-	size_t cap;		/* a power of two, more than twice the calls */
+	size_t cap, used;	/* cap: a power of two */
 };
 
 static size_t ret_slot(const struct ret_set *set, uint64_t a)
 {
-	size_t i = (size_t)((a * 0x9e3779b97f4a7c15ULL) >> 20) & (set->cap - 1);
+	size_t i = cls_slot(a, set->cap);
 
 	while (set->slot[i] && set->slot[i] != a)
 		i = (i + 1) & (set->cap - 1);
 	return i;
+}
+
+static bool ret_has(const struct ret_set *set, uint64_t a)
+{
+	return set->cap && set->slot[ret_slot(set, a)] == a;
+}
+
+static int ret_add(struct ret_set *set, uint64_t a)
+{
+	size_t i;
+
+	if (set->used * 2 >= set->cap) {
+		struct ret_set n = { .cap = set->cap ? 2 * set->cap : 1024,
+				     .used = set->used };
+
+		n.slot = calloc(n.cap, sizeof(*n.slot));
+		if (!n.slot)
+			return -ENOMEM;
+		for (size_t k = 0; k < set->cap; k++)
+			if (set->slot[k])
+				n.slot[ret_slot(&n, set->slot[k])] = set->slot[k];
+		free(set->slot);
+		*set = n;
+	}
+	i = ret_slot(set, a);
+	if (!set->slot[i]) {
+		set->slot[i] = a;
+		set->used++;
+	}
+	return 0;
 }
 
 /* Whether the instruction ending right before addr is a call: 1 yes, 0 no,
@@ -90,46 +196,35 @@ static int follows_call(struct btsdec_sym *sym, struct btsdec_classifier *cls,
  * ring); a target inside a mapping whose code cannot be read is not
  * flagged, since nothing there says it is wrong.
  */
-static bool ret_smashed(struct btsdec_sym *sym, struct btsdec_classifier *cls,
-			const struct ret_set *calls, const struct btsdec_branch *b)
+struct ret_state {
+	struct ret_set calls;		/* return addresses of the calls so far */
+	struct cls_cache judged;	/* targets whose code was read: the verdict */
+};
+
+/* Whether a return from the record's branch smashed the stack: 1 yes,
+ * 0 no, -ENOMEM.  The code before a target is read once per target. */
+static int ret_smashed(struct btsdec_sym *sym, struct btsdec_classifier *cls,
+		       struct ret_state *rs, enum btsdec_kind kind, uint64_t to)
 {
-	uint64_t to = b->rec.to;
+	struct cls_ent *e;
+	bool fresh;
 	int after;
 
-	if (b->kind != BTSDEC_K_RETURN || !sym || !cls)
-		return false;
-	if (to && calls->slot[ret_slot(calls, to)] == to)
-		return false;
-	after = follows_call(sym, cls, to);
-	return after < 0 ? !btsdec_sym_mapped(sym, to) : !after;
-}
-
-static int mark_smashed(struct btsdec_sym *sym, struct btsdec_classifier *cls,
-			struct btsdec_decoded *d)
-{
-	struct ret_set calls = { .cap = 16 };
-
-	while (calls.cap < 2 * d->nr + 2)
-		calls.cap *= 2;
-	calls.slot = calloc(calls.cap, sizeof(*calls.slot));
-	if (!calls.slot)
+	if (kind != BTSDEC_K_RETURN || !sym || !cls)
+		return 0;
+	if (to && ret_has(&rs->calls, to))
+		return 0;
+	if (!(e = cls_find(&rs->judged, to, &fresh)))
 		return -ENOMEM;
-	for (size_t i = 0; i < d->nr; i++) {
-		struct btsdec_branch *b = &d->br[i];
-		uint64_t ret = b->rec.from + b->size;
-
-		b->smashed = ret_smashed(sym, cls, &calls, b);
-		if (b->kind == BTSDEC_K_CALL && b->size && ret)
-			calls.slot[ret_slot(&calls, ret)] = ret;
+	if (fresh) {
+		after = follows_call(sym, cls, to);
+		if (after < 0 ? !btsdec_sym_mapped(sym, to) : !after)
+			e->info = INFO_SMASHED;
 	}
-	free(calls.slot);
-	return 0;
+	return e->info == INFO_SMASHED;
 }
 
-static bool same_func(const char *a, const char *b)
-{
-	return a && b ? !strcmp(a, b) : a == b;
-}
+/* ---- call depth and segments ------------------------------------------------ */
 
 /* How a branch changes the call depth: +1 calls, -1 returns, 0 others. */
 static int depth_delta(enum btsdec_kind k)
@@ -142,6 +237,38 @@ static int depth_delta(enum btsdec_kind k)
 	default:
 		return 0;
 	}
+}
+
+static void get_loc(const struct btsdec_decoded *d, uint64_t addr, struct btsdec_loc *l)
+{
+	if (d->sym && d->symbols)
+		btsdec_sym_lookup(d->sym, addr, l);
+	else
+		memset(l, 0, sizeof(*l));
+}
+
+void btsdec_decoded_branch(const struct btsdec_decoded *d, size_t i,
+			   struct btsdec_branch *b)
+{
+	int depth = d->depth_at[i / DEPTH_STRIDE];
+
+	memset(b, 0, sizeof(*b));
+	b->rec = d->recs[i];
+	b->kind = d->info[i] & INFO_KIND;
+	b->indirect = d->info[i] & INFO_INDIRECT;
+	b->smashed = d->info[i] & INFO_SMASHED;
+	for (size_t j = i - i % DEPTH_STRIDE; j <= i; j++)
+		depth += depth_delta(d->info[j] & INFO_KIND);
+	b->depth = depth;
+	if (b->kind == BTSDEC_K_MARKER)
+		return;
+	get_loc(d, b->rec.from, &b->from_loc);
+	get_loc(d, b->rec.to, &b->to_loc);
+}
+
+static bool same_func(const char *a, const char *b)
+{
+	return a && b ? !strcmp(a, b) : a == b;
 }
 
 static void seg_add_line(struct btsdec_segment *s, const struct btsdec_loc *l)
@@ -158,48 +285,80 @@ static void seg_add_line(struct btsdec_segment *s, const struct btsdec_loc *l)
 		s->line_hi = l->line;
 }
 
-static struct btsdec_segment *seg_new(struct btsdec_decoded *d, size_t i,
-				      const struct btsdec_loc *at, uint64_t addr,
-				      int depth)
+static void seg_start(struct btsdec_segment *s, size_t i, const struct btsdec_loc *at,
+		      uint64_t addr, int depth)
 {
-	struct btsdec_segment *s = &d->seg[d->nr_seg++];
-
 	*s = (struct btsdec_segment){ .func = at->func, .addr = addr,
 				      .depth = depth, .first = i, .last = i };
 	seg_add_line(s, at);
-	return s;
 }
 
-static void build_history(struct btsdec_decoded *d)
+/* Walks the segments in order, giving each from number `first` on to fn
+ * once it is complete; depths are relative to `base` (the normalized depth
+ * of the trace's start).  Returns the number of segments, or fn's error. */
+static long walk_segments(const struct btsdec_decoded *d, int base, size_t first,
+			  btsdec_segment_fn fn, void *arg)
 {
-	struct btsdec_segment *cur = NULL;
+	struct btsdec_segment cur;
+	struct btsdec_branch b;
+	size_t n = 0;
+	int ret;
+
+	for (size_t i = 0; i < d->nr; i++) {
+		int delta;
+
+		b.kind = d->info[i] & INFO_KIND;
+		if (b.kind == BTSDEC_K_MARKER)
+			continue;
+		b.rec = d->recs[i];
+		get_loc(d, b.rec.from, &b.from_loc);
+		if (!n) {
+			seg_start(&cur, i, &b.from_loc, b.rec.from, base);
+			n = 1;
+		}
+		cur.last = i;
+		seg_add_line(&cur, &b.from_loc);
+		delta = depth_delta(b.kind);
+		base += delta;
+		get_loc(d, b.rec.to, &b.to_loc);
+		if (delta || !same_func(cur.func, b.to_loc.func)) {
+			if (fn && n - 1 >= first && (ret = fn(arg, n - 1, &cur)))
+				return ret;
+			seg_start(&cur, i + 1, &b.to_loc, b.rec.to, base);
+			n++;
+		}
+	}
+	if (fn && n && n - 1 >= first && (ret = fn(arg, n - 1, &cur)))
+		return ret;
+	return (long)n;
+}
+
+int btsdec_decoded_segments(const struct btsdec_decoded *d, size_t first,
+			    btsdec_segment_fn fn, void *arg)
+{
+	long n = walk_segments(d, d->nr ? d->depth_at[0] : 0, first, fn, arg);
+
+	return n < 0 ? (int)n : 0;
+}
+
+/* Depth checkpoints, normalized so that the shallowest point is 0. */
+static void build_depth(struct btsdec_decoded *d)
+{
 	int depth = 0, min = 0;
 	size_t i;
 
 	for (i = 0; i < d->nr; i++) {
-		struct btsdec_branch *b = &d->br[i];
-		int delta = depth_delta(b->kind);
-
-		if (b->kind == BTSDEC_K_MARKER) {
-			b->depth = depth;
-			continue;
-		}
-		if (!cur)
-			cur = seg_new(d, i, &b->from_loc, b->rec.from, 0);
-		cur->last = i;
-		seg_add_line(cur, &b->from_loc);
-		depth += delta;
+		if (i % DEPTH_STRIDE == 0)
+			d->depth_at[i / DEPTH_STRIDE] = depth;
+		depth += depth_delta(d->info[i] & INFO_KIND);
 		if (depth < min)
 			min = depth;
-		b->depth = depth;
-		if (delta || !same_func(cur->func, b->to_loc.func))
-			cur = seg_new(d, i + 1, &b->to_loc, b->rec.to, depth);
 	}
-	for (i = 0; i < d->nr; i++)
-		d->br[i].depth -= min;
-	for (i = 0; i < d->nr_seg; i++)
-		d->seg[i].depth -= min;
+	for (i = 0; i < (d->nr + DEPTH_STRIDE - 1) / DEPTH_STRIDE; i++)
+		d->depth_at[i] -= min;
 }
+
+/* ---- the decoder --------------------------------------------------------------- */
 
 int btsdec_decode(struct btsdec_sym *sym, struct btsdec_classifier *cls,
 		  const struct btsdec_trace *t, struct btsdec_decoded *out,
@@ -208,38 +367,77 @@ int btsdec_decode(struct btsdec_sym *sym, struct btsdec_classifier *cls,
 	return btsdec_decode_symbols(sym, cls, t, true, out, err);
 }
 
+/* Classifies, symbolizes and marks each record, oldest first: a return
+ * is judged against the calls before it (ret_smashed). */
+static int decode_records(struct btsdec_decoded *d, struct btsdec_classifier *cls)
+{
+	struct cls_cache cc = { 0 };
+	struct ret_state rs = { 0 };
+	const struct cls_ent *e;
+	struct btsdec_loc l;
+	int ret = 0, smashed;
+
+	for (size_t i = 0; !ret && i < d->nr; i++) {
+		const struct btsdec_record *r = &d->recs[i];
+		enum btsdec_kind k;
+
+		if (btsdec_is_marker(r)) {
+			d->info[i] = BTSDEC_K_MARKER;
+			continue;
+		}
+		get_loc(d, r->from, &l);	/* symbolized once, here */
+		get_loc(d, r->to, &l);
+		if (!(e = cls_lookup(&cc, d->sym, cls, r->from))) {
+			ret = -ENOMEM;
+			break;
+		}
+		k = e->info & INFO_KIND;
+		d->info[i] = e->info;
+		smashed = ret_smashed(d->sym, cls, &rs, k, r->to);
+		if (smashed < 0) {
+			ret = smashed;
+			break;
+		}
+		if (smashed)
+			d->info[i] |= INFO_SMASHED;
+		if (k == BTSDEC_K_CALL && e->size && r->from + e->size)
+			ret = ret_add(&rs.calls, r->from + e->size);
+	}
+	free(rs.calls.slot);
+	free(rs.judged.ent);
+	free(cc.ent);
+	return ret;
+}
+
 int btsdec_decode_symbols(struct btsdec_sym *sym, struct btsdec_classifier *cls,
 			  const struct btsdec_trace *t, bool symbols,
 			  struct btsdec_decoded *out, struct btsdec_err *err)
 {
-	struct btsdec_decoded d = { .nr = t->nr };
+	struct btsdec_decoded d = { .nr = t->nr, .recs = t->recs, .sym = sym,
+				    .symbols = symbols };
+	long n;
 
 	if (t->nr) {
-		d.br = calloc(t->nr, sizeof(*d.br));
-		/* at most one segment per branch, plus the first */
-		d.seg = calloc(t->nr + 1, sizeof(*d.seg));
-		if (!d.br || !d.seg) {
+		d.info = malloc(t->nr);
+		d.depth_at = malloc((t->nr + DEPTH_STRIDE - 1) / DEPTH_STRIDE *
+				    sizeof(*d.depth_at));
+		if (!d.info || !d.depth_at || decode_records(&d, cls)) {
 			btsdec_decoded_free(&d);
 			return btsdec_fail(err, -ENOMEM, "out of memory decoding %zu records",
 					   t->nr);
 		}
 	}
-	for (size_t i = 0; i < t->nr; i++)
-		decode_one(sym, cls, symbols, &t->recs[i], &d.br[i]);
-	build_history(&d);
-	if (mark_smashed(sym, cls, &d)) {
-		btsdec_decoded_free(&d);
-		return btsdec_fail(err, -ENOMEM, "out of memory decoding %zu records",
-				   t->nr);
-	}
+	build_depth(&d);
+	n = walk_segments(&d, 0, 0, NULL, NULL);
+	d.nr_seg = n > 0 ? (size_t)n : 0;
 	*out = d;
 	return 0;
 }
 
 void btsdec_decoded_free(struct btsdec_decoded *d)
 {
-	free(d->br);
-	free(d->seg);
+	free(d->info);
+	free(d->depth_at);
 	memset(d, 0, sizeof(*d));
 }
 
@@ -299,8 +497,9 @@ void btsdec_fault_relate(struct btsdec_sym *sym, struct btsdec_classifier *cls,
 			 const struct btsdec_decoded *d, struct btsdec_fault *f)
 {
 	size_t i = d->nr;
+	uint64_t to;
 
-	while (i && d->br[i - 1].kind == BTSDEC_K_MARKER)
+	while (i && (d->info[i - 1] & INFO_KIND) == BTSDEC_K_MARKER)
 		i--;
 	f->run = 0;
 	if (!i) {
@@ -308,11 +507,12 @@ void btsdec_fault_relate(struct btsdec_sym *sym, struct btsdec_classifier *cls,
 		return;
 	}
 	f->branch = i - 1;
-	if (f->pc == d->br[i - 1].rec.to) {
+	to = d->recs[i - 1].to;
+	if (f->pc == to) {
 		f->rel = BTSDEC_FAULT_TARGET;
 		return;
 	}
-	f->rel = walk_run(sym, cls, d->br[i - 1].rec.to, f->pc);
+	f->rel = walk_run(sym, cls, to, f->pc);
 	if (f->rel == BTSDEC_FAULT_RUN)
-		f->run = f->pc - d->br[i - 1].rec.to;
+		f->run = f->pc - to;
 }

@@ -5,8 +5,9 @@
  * faulting thread's pc tied to its trail (btsdec_fault_relate), and the
  * modules whose file was not found (with their build-id), decoded
  * once (btsdec_decode) and then handed to every renderer (report.c: text,
- * JSON; btsdumpd: the journal).  Symbol strings are borrowed from the
- * symbolizer, which must outlive the model.  Process context.
+ * JSON; btsdumpd: the journal).  The records are borrowed from the core and
+ * the symbol strings from the symbolizer, which must both outlive the model;
+ * per record it holds one byte more (decode.c).  Process context.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -69,8 +70,34 @@ static int note_missing(struct btsdec_model *m, const struct btsdec_loc *l)
 	return 0;
 }
 
+/* The missing modules of a decoded trace's branches, oldest first: their
+ * locations come from the symbolizer's cache (filled at decode), as the
+ * renderers get them, without making each branch. */
+static int trace_missing(struct btsdec_model *m, const struct btsdec_decoded *d)
+{
+	struct btsdec_loc l;
+	int ret = 0;
+
+	if (!d->sym || !d->symbols)
+		return 0;	/* no locations, so nothing missing */
+	for (size_t j = 0; !ret && j < d->nr; j++) {
+		const struct btsdec_record *r = &d->recs[j];
+
+		if (btsdec_is_marker(r))
+			continue;
+		btsdec_sym_lookup(d->sym, r->from, &l);
+		ret = note_missing(m, &l);
+		if (ret)
+			break;
+		btsdec_sym_lookup(d->sym, r->to, &l);
+		ret = note_missing(m, &l);
+	}
+	return ret;
+}
+
 /* The modules whose file was not found, as the branches and faults met
- * them: named once each, with their build-id, like eu-stack -b. */
+ * them: named once each, with their build-id, like eu-stack -b.  The
+ * strings are the symbolizer's, so they outlive the lookups. */
 static int model_missing(struct btsdec_model *m)
 {
 	int ret = 0;
@@ -78,11 +105,7 @@ static int model_missing(struct btsdec_model *m)
 	for (size_t i = 0; !ret && i < m->nr_threads; i++) {
 		const struct btsdec_model_thread *t = &m->threads[i];
 
-		for (size_t j = 0; !ret && j < t->d.nr; j++) {
-			ret = note_missing(m, &t->d.br[j].from_loc);
-			if (!ret)
-				ret = note_missing(m, &t->d.br[j].to_loc);
-		}
+		ret = trace_missing(m, &t->d);
 		if (!ret && t->has_fault)
 			ret = note_missing(m, &t->fault.loc);
 	}
@@ -106,7 +129,7 @@ int btsdec_model_build(struct btsdec_core *core, struct btsdec_sym *sym,
 			.tid = th->tid, .signo = th->signo, .faulting = th->faulting,
 			.has_trace = th->has_trace, .facts = th->trace,
 		};
-		mt->facts.recs = NULL;	/* the branches hold the records */
+		mt->facts.recs = NULL;	/* mt->d holds (borrows) the records */
 		if (th->has_trace) {
 			ret = btsdec_decode_symbols(sym, cls, &th->trace,
 						    !(o && o->no_symbols), &mt->d, err);

@@ -4,8 +4,10 @@
  * call history of a core as text for people or JSON for programs (the same
  * facts in both: indirect and smashed-stack marks, the fault line, missing
  * modules), and the text line of one branch for btsdumpd's journal.
- * They only read the model: nothing is decoded or symbolized here.  Used by
- * btsdump and btsdumpd.
+ * They only read the model: nothing is decoded here, and each branch's
+ * locations come from the symbolizer's cache, filled at decode.  Both write
+ * as they go (JSON: no document tree), so memory does not grow with the
+ * trace.  Used by btsdump and btsdumpd.
  */
 #include <errno.h>
 #include <signal.h>
@@ -108,8 +110,7 @@ static void text_branch_what(FILE *out, const struct btsdec_branch *b)
 static void text_fault(FILE *out, const struct btsdec_model_thread *th)
 {
 	const struct btsdec_fault *f = &th->fault;
-	const struct btsdec_branch *b = f->rel == BTSDEC_FAULT_NO_TRAIL ? NULL
-					: &th->d.br[f->branch];
+	struct btsdec_branch b;
 	char sym[256];
 
 	fprintf(out, "  faulted at 0x%llx", (unsigned long long)f->pc);
@@ -134,8 +135,9 @@ static void text_fault(FILE *out, const struct btsdec_model_thread *th)
 	default:
 		fputs(": no branch in the trace to tie it to", out);
 	}
-	if (b) {
-		text_branch_what(out, b);
+	if (f->rel != BTSDEC_FAULT_NO_TRAIL) {
+		btsdec_decoded_branch(&th->d, f->branch, &b);
+		text_branch_what(out, &b);
 		fputc(')', out);
 	}
 	if (f->has_addr && f->addr != f->pc)
@@ -185,10 +187,17 @@ static void text_thread_head(FILE *out, const struct btsdec_model_thread *th)
 		(unsigned long long)t->lost, t->nr_gaps);
 }
 
+static int text_segment_fn(void *out, size_t i, const struct btsdec_segment *s)
+{
+	text_segment(out, i, s);
+	return 0;
+}
+
 static void text_thread(FILE *out, const struct btsdec_model_thread *th,
 			const struct btsdec_render_opts *o)
 {
 	const struct btsdec_decoded *d = &th->d;
+	struct btsdec_branch b;
 	size_t i;
 
 	text_thread_head(out, th);
@@ -197,11 +206,11 @@ static void text_thread(FILE *out, const struct btsdec_model_thread *th,
 	if (!d->nr)
 		fputs("  (the trace is empty)\n", out);
 	if (o->calls) {
-		for (i = first_shown(d->nr_seg, o); i < d->nr_seg; i++)
-			text_segment(out, i, &d->seg[i]);
+		btsdec_decoded_segments(d, first_shown(d->nr_seg, o), text_segment_fn, out);
 	} else {
 		for (i = first_shown(d->nr, o); i < d->nr; i++) {
-			text_branch(out, 7, i, &d->br[i]);
+			btsdec_decoded_branch(d, i, &b);
+			text_branch(out, 7, i, &b);
 			fputc('\n', out);
 		}
 	}
@@ -214,6 +223,7 @@ end:
 /* ---- JSON (docs/json.md) ---------------------------------------------------- */
 
 #define ADD(obj, key, val)	json_object_object_add(obj, key, val)
+#define JSON_FLAGS	(JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
 
 /* The marker keys of a branch object (shared with vmreport.c). */
 void btsdec_json_marker(struct json_object *o, const struct btsdec_record *r)
@@ -310,24 +320,221 @@ struct json_object *btsdec_json_trace(const struct btsdec_trace *t)
 	return o;
 }
 
-static struct json_object *json_list(size_t first, size_t n, const void *items,
-				     struct json_object *(*one)(size_t, const void *))
+/* Writes o's members without its closing brace (o is an object with at
+ * least one key: json-c writes it on one line, keys in insertion order), so
+ * that the large arrays can follow as streamed members; drops o.  The
+ * document stays byte for byte what one json-c tree would write. */
+static int json_open(FILE *out, struct json_object *o)
 {
-	struct json_object *a = json_object_new_array();
+	const char *s = o ? json_object_to_json_string_ext(o, JSON_FLAGS) : NULL;
+	size_t n = s ? strlen(s) : 0;
 
-	for (size_t i = first; a && i < n; i++)
-		json_object_array_add(a, one(i, items));
-	return a;
+	if (n < 2 || s[n - 1] != '}') {
+		json_object_put(o);
+		return -ENOMEM;
+	}
+	fwrite(s, 1, n - 1, out);
+	json_object_put(o);
+	return 0;
 }
 
-static struct json_object *one_branch(size_t i, const void *br)
+/* Writes o as the next item of an array (a comma before all but the
+ * first), then drops it. */
+static int json_item(FILE *out, bool first, struct json_object *o)
 {
-	return json_branch(i, &((const struct btsdec_branch *)br)[i]);
+	const char *s = o ? json_object_to_json_string_ext(o, JSON_FLAGS) : NULL;
+
+	if (s) {
+		if (!first)
+			fputc(',', out);
+		fputs(s, out);
+	}
+	json_object_put(o);
+	return s ? 0 : -ENOMEM;
 }
 
-static struct json_object *one_segment(size_t i, const void *seg)
+/* The JSON of one address's location (its symbol, line, module and module
+ * offset as json-c writes them), made once per distinct address while the branches
+ * are written: a trace repeats addresses, and json-c costs ~30 000
+ * instructions a branch object.  Bounded by the distinct addresses:
+ * entries packed, found through 4-byte slots kept at most half full. */
+struct jloc {
+	uint64_t addr;
+	char *sym, *line, *module, *mod_off;	/* JSON text in one block (at sym) */
+};
+
+struct jloc_cache {
+	struct jloc *ent;	/* packed */
+	size_t used, room;
+	uint32_t *slots;	/* entry index + 1; 0 = free */
+	size_t cap;		/* slots, a power of two */
+};
+
+static size_t jloc_slot(uint64_t addr, size_t cap)
 {
-	return json_segment(i, &((const struct btsdec_segment *)seg)[i]);
+	addr ^= addr >> 29;
+	addr *= 0xbf58476d1ce4e5b9ULL;
+	addr ^= addr >> 32;
+	return addr & (cap - 1);
+}
+
+static int jloc_grow(struct jloc_cache *c)
+{
+	size_t cap = c->cap ? 2 * c->cap : 1024;
+	uint32_t *n = calloc(cap, sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	for (size_t k = 0; k < c->used; k++) {
+		size_t j;
+
+		for (j = jloc_slot(c->ent[k].addr, cap); n[j]; j = (j + 1) & (cap - 1))
+			;
+		n[j] = (uint32_t)k + 1;
+	}
+	free(c->slots);
+	c->slots = n;
+	c->cap = cap;
+	return 0;
+}
+
+/* The four strings of l, each through json-c, in one allocation. */
+static int jloc_make(struct jloc *e, uint64_t addr, const struct btsdec_loc *l)
+{
+	struct json_object *o[4];
+	const char *t[4];
+	size_t n[4], i;
+	char buf[256], *p;
+	int ret = 0;
+
+	o[0] = btsdec_json_str(btsdec_loc_format(l, addr, buf, sizeof(buf)));
+	o[1] = btsdec_json_str(line_of(l, buf, sizeof(buf)));
+	o[2] = btsdec_json_str(l->module);
+	o[3] = json_module_offset(l);
+	for (i = 0; i < 4; i++) {
+		t[i] = o[i] ? json_object_to_json_string_ext(o[i], JSON_FLAGS) : "null";
+		n[i] = t[i] ? strlen(t[i]) + 1 : 0;
+		if (!t[i])
+			ret = -ENOMEM;
+	}
+	p = ret ? NULL : malloc(n[0] + n[1] + n[2] + n[3]);
+	if (p) {
+		e->addr = addr;
+		e->sym = memcpy(p, t[0], n[0]);
+		e->line = memcpy(p + n[0], t[1], n[1]);
+		e->module = memcpy(p + n[0] + n[1], t[2], n[2]);
+		e->mod_off = memcpy(p + n[0] + n[1] + n[2], t[3], n[3]);
+	}
+	for (i = 0; i < 4; i++)
+		json_object_put(o[i]);
+	return p ? 0 : -ENOMEM;
+}
+
+static const struct jloc *jloc_get(struct jloc_cache *c, uint64_t addr,
+				   const struct btsdec_loc *l)
+{
+	size_t i;
+
+	if (c->used * 2 >= c->cap && jloc_grow(c))
+		return NULL;
+	for (i = jloc_slot(addr, c->cap); c->slots[i]; i = (i + 1) & (c->cap - 1))
+		if (c->ent[c->slots[i] - 1].addr == addr)
+			return &c->ent[c->slots[i] - 1];
+	if (c->used == c->room) {
+		size_t room = c->room ? 2 * c->room : 512;
+		struct jloc *n = c->used < UINT32_MAX / 2 ?
+				 realloc(c->ent, room * sizeof(*n)) : NULL;
+
+		if (!n)
+			return NULL;
+		c->ent = n;
+		c->room = room;
+	}
+	if (jloc_make(&c->ent[c->used], addr, l))
+		return NULL;
+	c->slots[i] = (uint32_t)++c->used;
+	return &c->ent[c->used - 1];
+}
+
+static void jloc_free(struct jloc_cache *c)
+{
+	for (size_t i = 0; i < c->used; i++)
+		free(c->ent[i].sym);
+	free(c->ent);
+	free(c->slots);
+}
+
+/* A branch object, the same text json_branch's json-c object would give:
+ * the keys in its order, numbers as json-c prints them, strings from the
+ * cache.  Markers go through json-c. */
+static int json_branch_fast(FILE *out, struct jloc_cache *c, size_t i,
+			    const struct btsdec_branch *b)
+{
+	const struct jloc *e;
+	struct jloc f, t;	/* copies: a second jloc_get may move the entries */
+
+	if (b->kind == BTSDEC_K_MARKER)
+		return json_item(out, true, json_branch(i, b));
+	if (!(e = jloc_get(c, b->rec.from, &b->from_loc)))
+		return -ENOMEM;
+	f = *e;
+	if (!(e = jloc_get(c, b->rec.to, &b->to_loc)))
+		return -ENOMEM;
+	t = *e;
+	fprintf(out, "{\"number\":%zu,\"from\":\"0x%llx\",\"to\":\"0x%llx\",\"flags\":%llu,"
+		"\"kind\":\"%s\",\"indirect\":%s,\"smashed_stack\":%s,\"depth\":%d,"
+		"\"from_symbol\":%s,\"to_symbol\":%s,\"from_line\":%s,\"to_line\":%s,"
+		"\"from_module\":%s,\"to_module\":%s,\"from_module_offset\":%s,"
+		"\"to_module_offset\":%s}", i + 1, (unsigned long long)b->rec.from,
+		(unsigned long long)b->rec.to, (unsigned long long)b->rec.flags,
+		btsdec_kind_name(b->kind), b->indirect ? "true" : "false",
+		b->smashed ? "true" : "false", b->depth, f.sym, t.sym, f.line, t.line,
+		f.module, t.module, f.mod_off, t.mod_off);
+	return 0;
+}
+
+/* ,"branches":[...]: one branch object at a time, written as it is made,
+ * so memory does not grow with the trace. */
+static int json_branches(FILE *out, const struct btsdec_decoded *d, size_t first)
+{
+	struct jloc_cache c = { 0 };
+	struct btsdec_branch b;
+	int ret = 0;
+
+	fputs(",\"branches\":[", out);
+	for (size_t i = first; !ret && i < d->nr; i++) {
+		btsdec_decoded_branch(d, i, &b);
+		if (i > first)
+			fputc(',', out);
+		ret = json_branch_fast(out, &c, i, &b);
+	}
+	fputc(']', out);
+	jloc_free(&c);
+	return ret;
+}
+
+struct json_seg_ctx {
+	FILE *out;
+	size_t first;
+};
+
+static int json_segment_fn(void *arg, size_t i, const struct btsdec_segment *s)
+{
+	struct json_seg_ctx *c = arg;
+
+	return json_item(c->out, i == c->first, json_segment(i, s));
+}
+
+/* ,"calls":[...], streamed the same way. */
+static int json_calls(FILE *out, const struct btsdec_decoded *d, size_t first)
+{
+	struct json_seg_ctx c = { .out = out, .first = first };
+	int ret;
+
+	fputs(",\"calls\":[", out);
+	ret = btsdec_decoded_segments(d, first, json_segment_fn, &c);
+	fputc(']', out);
+	return ret;
 }
 
 static struct json_object *json_fault(const struct btsdec_model_thread *th)
@@ -353,15 +560,17 @@ static struct json_object *json_fault(const struct btsdec_model_thread *th)
 	return o;
 }
 
-static struct json_object *json_thread(const struct btsdec_model_thread *th,
-				       const struct btsdec_render_opts *o)
+/* The thread object; its "branches" and "calls" arrays streamed. */
+static int json_thread(FILE *out, const struct btsdec_model_thread *th,
+		       const struct btsdec_render_opts *o)
 {
 	const struct btsdec_decoded *d = &th->d;
 	struct json_object *j = json_object_new_object();
 	char sig[32];
+	int ret;
 
 	if (!j)
-		return NULL;
+		return -ENOMEM;
 	ADD(j, "tid", json_object_new_int(th->tid));
 	ADD(j, "faulting", json_object_new_boolean(th->faulting));
 	ADD(j, "signal", json_object_new_int(th->signo));
@@ -369,11 +578,13 @@ static struct json_object *json_thread(const struct btsdec_model_thread *th,
 								      sizeof(sig))) : NULL);
 	ADD(j, "trace", th->has_trace ? btsdec_json_trace(&th->facts) : NULL);
 	ADD(j, "fault", json_fault(th));
-	ADD(j, "branches", json_list(first_shown(d->nr, o), d->nr, d->br, one_branch));
-	if (o->calls)
-		ADD(j, "calls", json_list(first_shown(d->nr_seg, o), d->nr_seg, d->seg,
-					  one_segment));
-	return j;
+	ret = json_open(out, j);
+	if (!ret)
+		ret = json_branches(out, d, first_shown(d->nr, o));
+	if (!ret && o->calls)
+		ret = json_calls(out, d, first_shown(d->nr_seg, o));
+	fputc('}', out);
+	return ret;
 }
 
 /* ---- driver -------------------------------------------------------------- */
@@ -395,10 +606,10 @@ static struct json_object *json_missing(const struct btsdec_model *m)
 	return a;
 }
 
-static struct json_object *json_doc(const struct btsdec_model *m,
-				    const struct btsdec_render_opts *o)
+/* The document head: every key before "threads". */
+static struct json_object *json_head(const struct btsdec_model *m)
 {
-	struct json_object *doc = json_object_new_object(), *rej, *thr;
+	struct json_object *doc = json_object_new_object(), *rej;
 
 	if (!doc)
 		return NULL;
@@ -411,21 +622,30 @@ static struct json_object *json_doc(const struct btsdec_model *m,
 		json_object_array_add(rej, btsdec_json_str(m->rejects[i]));
 	ADD(doc, "rejected", rej);
 	ADD(doc, "missing_modules", json_missing(m));
-	thr = json_object_new_array();
-	for (size_t i = 0; thr && i < m->nr_threads; i++)
-		json_object_array_add(thr, json_thread(&m->threads[i], o));
-	ADD(doc, "threads", thr);
 	return doc;
 }
 
+/* The document is written as it is made: the head and each thread's facts
+ * as json-c objects, each branch and segment as a json-c object written and
+ * freed, so memory stays flat however long the trace (issue 16). */
 int btsdec_render_json(FILE *out, const struct btsdec_model *m,
 		       const struct btsdec_render_opts *o, struct btsdec_err *err)
 {
-	int ret = btsdec_json_write(out, json_doc(m, o), err);
+	int ret = json_open(out, json_head(m));
 
-	if (!ret && (fflush(out) || ferror(out)))
+	if (!ret)
+		fputs(",\"threads\":[", out);
+	for (size_t i = 0; !ret && i < m->nr_threads; i++) {
+		if (i)
+			fputc(',', out);
+		ret = json_thread(out, &m->threads[i], o);
+	}
+	if (ret)
+		return btsdec_fail(err, ret, "out of memory writing the JSON document");
+	fputs("]}\n", out);
+	if (fflush(out) || ferror(out))
 		return btsdec_fail(err, -EIO, "writing the report: %m");
-	return ret;
+	return 0;
 }
 
 int btsdec_render_text(FILE *out, const struct btsdec_model *m,

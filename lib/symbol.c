@@ -5,7 +5,11 @@
  * load addresses (build-id lookup, separate debuginfo through the standard
  * paths or --debuginfo-path); a module whose file is not found still has its
  * NT_FILE name, load address and build-id.  Lookups are cached: a trace
- * repeats addresses.
+ * repeats addresses.  Function names come from a sorted index of each
+ * module's symbol table, read once on the module's first lookup and
+ * binary-searched (libdwfl's dwfl_module_addrinfo scans the whole table on
+ * every call), with elfutils' choice rules; addresses no sized symbol
+ * covers (PLT entries, assembly labels) still go to dwfl_module_addrinfo.
  */
 #include <elfutils/libdwfl.h>
 #include <errno.h>
@@ -14,9 +18,11 @@
 
 #include "btsdec.h"
 
+/* The lookup cache: entries packed in the order they were resolved, found
+ * through a table of 4-byte slots (entry index + 1; 0 = free) kept at most
+ * half full: about 80 bytes a distinct address in all. */
 struct cache_ent {
 	uint64_t addr;
-	bool used;
 	struct btsdec_loc loc;
 };
 
@@ -25,14 +31,41 @@ struct name_pool {
 	char name[];
 };
 
+/* A sized symbol of a module, at its load address. */
+struct sym_ent {
+	uint64_t start, end;	/* [start, end) */
+	uint64_t max_end;	/* the largest end of this and every earlier entry */
+	const char *name;	/* in libdwfl's string table */
+	uint32_t rank;		/* binding: global 3, weak 2, local 1 */
+	uint32_t order;		/* symbol table index */
+};
+
+/* Entries by start; libdwfl searches the global part of the table first
+ * and the locals only when it found nothing there, hence two tables. */
+struct sym_table {
+	size_t nr;
+	struct sym_ent *ent;
+};
+
+struct sym_index {
+	struct sym_index *next;
+	Dwfl_Module *mod;
+	struct sym_table glob, loc;
+	size_t nr_labels;
+	uint64_t *labels;	/* sorted addresses of global sizeless symbols */
+};
+
 struct btsdec_sym {
 	Dwfl *dwfl;
+	struct sym_index *indexes;	/* one per module looked up so far */
 	struct name_pool *names;	/* synthesized names ("abort@plt") */
 	struct btsdec_core *core;
 	char *debuginfo_path;
 	Dwfl_Callbacks cb;
-	struct cache_ent *cache;
-	size_t cache_cap, cache_used;
+	struct cache_ent *cache;	/* packed */
+	size_t cache_used, cache_room;
+	uint32_t *slots;
+	size_t cache_cap;		/* slots, a power of two */
 };
 
 #define CACHE_MIN	1024
@@ -76,8 +109,8 @@ int btsdec_sym_open_core(struct btsdec_core *core,
 	}
 	dwfl_report_end(s->dwfl, NULL, NULL);
 	s->cache_cap = CACHE_MIN;
-	s->cache = calloc(s->cache_cap, sizeof(*s->cache));
-	if (!s->cache) {
+	s->slots = calloc(s->cache_cap, sizeof(*s->slots));
+	if (!s->slots) {
 		ret = btsdec_fail(err, -ENOMEM, "out of memory");
 		goto err_free;
 	}
@@ -100,7 +133,17 @@ void btsdec_sym_close(struct btsdec_sym *s)
 		free(s->names);
 		s->names = n;
 	}
+	while (s->indexes) {
+		struct sym_index *x = s->indexes->next;
+
+		free(s->indexes->glob.ent);
+		free(s->indexes->loc.ent);
+		free(s->indexes->labels);
+		free(s->indexes);
+		s->indexes = x;
+	}
 	free(s->cache);
+	free(s->slots);
 	free(s->debuginfo_path);
 	free(s);
 }
@@ -212,6 +255,189 @@ static const char *missing_build_id(struct btsdec_sym *s, Dwfl_Module *m,
 	return *userdata ? *userdata : "";
 }
 
+/* ---- the sorted symbol index ------------------------------------------------ */
+
+static uint32_t bind_rank(const GElf_Sym *sym)
+{
+	switch (GELF_ST_BIND(sym->st_info)) {
+	case STB_GLOBAL:	return 3;
+	case STB_WEAK:		return 2;
+	case STB_LOCAL:		return 1;
+	default:		return 0;
+	}
+}
+
+static int ent_cmp(const void *a, const void *b)
+{
+	const struct sym_ent *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;
+
+	return *x < *y ? -1 : *x > *y;
+}
+
+/* The symbols dwfl_module_addrinfo considers: named, defined, not a
+ * section, file or TLS symbol. */
+static bool candidate(const char *name, const GElf_Sym *sym)
+{
+	int t = GELF_ST_TYPE(sym->st_info);
+
+	return name && *name && sym->st_shndx != SHN_UNDEF &&
+	       t != STT_SECTION && t != STT_FILE && t != STT_TLS;
+}
+
+static void table_finish(struct sym_table *t)
+{
+	uint64_t max_end = 0;
+
+	qsort(t->ent, t->nr, sizeof(*t->ent), ent_cmp);
+	for (size_t i = 0; i < t->nr; i++) {
+		if (t->ent[i].end > max_end)
+			max_end = t->ent[i].end;
+		t->ent[i].max_end = max_end;
+	}
+}
+
+static struct sym_index *index_build(Dwfl_Module *m)
+{
+	struct sym_index *x = calloc(1, sizeof(*x));
+	int n = dwfl_module_getsymtab(m), first_global;
+
+	first_global = dwfl_module_getsymtab_first_global(m);
+	if (!x || n < 1 || first_global < 0)
+		return x;	/* no symbols: every lookup falls back */
+	x->mod = m;
+	x->glob.ent = calloc((size_t)n, sizeof(*x->glob.ent));
+	x->loc.ent = calloc((size_t)n, sizeof(*x->loc.ent));
+	x->labels = calloc((size_t)n, sizeof(*x->labels));
+	if (!x->glob.ent || !x->loc.ent || !x->labels) {
+		free(x->glob.ent);
+		free(x->loc.ent);
+		free(x->labels);
+		free(x);
+		return NULL;
+	}
+	for (int i = 1; i < n; i++) {
+		bool global = i >= first_global;
+		struct sym_table *t = global ? &x->glob : &x->loc;
+		GElf_Sym sym;
+		GElf_Addr a;
+		const char *name = dwfl_module_getsym_info(m, i, &sym, &a, NULL, NULL, NULL);
+
+		if (!candidate(name, &sym))
+			continue;
+		if (!sym.st_size && global)
+			x->labels[x->nr_labels++] = a;
+		else if (sym.st_size)
+			t->ent[t->nr++] = (struct sym_ent){
+				.start = a, .end = a + sym.st_size, .name = name,
+				.rank = bind_rank(&sym), .order = (uint32_t)i };
+	}
+	table_finish(&x->glob);
+	table_finish(&x->loc);
+	qsort(x->labels, x->nr_labels, sizeof(*x->labels), u64_cmp);
+	return x;
+}
+
+static struct sym_index *index_of(struct btsdec_sym *s, Dwfl_Module *m)
+{
+	struct sym_index *x;
+
+	for (x = s->indexes; x; x = x->next)
+		if (x->mod == m)
+			return x;
+	x = index_build(m);
+	if (x) {
+		x->mod = m;
+		x->next = s->indexes;
+		s->indexes = x;
+	}
+	return x;
+}
+
+#define MAX_NESTED	16	/* symbols holding one address; more: fall back */
+
+/* The sized symbol of t holding addr that libdwfl's scan would keep:
+ * in table order, a candidate replaces the kept one when it starts later
+ * or binds better.  *many: too many candidates to say (ask libdwfl). */
+static const struct sym_ent *table_find(const struct sym_table *t, uint64_t addr,
+					bool *many)
+{
+	const struct sym_ent *c[MAX_NESTED], *best = NULL;
+	size_t lo = 0, hi = t->nr, n = 0;
+
+	while (lo < hi) {	/* hi: the first entry starting after addr */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (t->ent[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	while (hi-- > 0 && t->ent[hi].max_end > addr) {
+		if (addr >= t->ent[hi].end)
+			continue;
+		if (n == MAX_NESTED) {
+			*many = true;
+			return NULL;
+		}
+		c[n++] = &t->ent[hi];
+	}
+	for (size_t i = 0; i < n; i++) {	/* in table order */
+		const struct sym_ent *e = NULL;
+
+		for (size_t j = 0; j < n; j++)
+			if (c[j] && (!e || c[j]->order < e->order))
+				e = c[j];
+		for (size_t j = 0; j < n; j++)
+			if (c[j] == e)
+				c[j] = NULL;
+		if (!best || best->start < e->start || best->rank < e->rank)
+			best = e;
+	}
+	return best;
+}
+
+static bool is_label(const struct sym_index *x, uint64_t addr)
+{
+	return x->nr_labels && bsearch(&addr, x->labels, x->nr_labels,
+				       sizeof(*x->labels), u64_cmp);
+}
+
+const char *btsdec_sym_addrsym(struct btsdec_sym *s, uint64_t addr, uint64_t *off)
+{
+	Dwfl_Module *m = dwfl_addrmodule(s->dwfl, addr);
+	struct sym_index *x = m ? index_of(s, m) : NULL;
+	const struct sym_ent *e = NULL;
+	bool many = false;
+	GElf_Off o = 0;
+	GElf_Sym sym;
+	const char *name;
+
+	if (x && x->glob.ent) {
+		e = table_find(&x->glob, addr, &many);
+		if (!e && !many && !is_label(x, addr))
+			e = table_find(&x->loc, addr, &many);
+	}
+	if (e) {
+		*off = addr - e->start;
+		return e->name;
+	}
+	if (!m)
+		return NULL;
+	/* no sized symbol: sizeless labels, by libdwfl's own rules */
+	name = dwfl_module_addrinfo(m, addr, &o, &sym, NULL, NULL, NULL);
+	*off = o;
+	return name;
+}
+
 static void resolve(struct btsdec_sym *s, uint64_t addr, struct btsdec_loc *loc)
 {
 	Dwfl_Module *m = dwfl_addrmodule(s->dwfl, addr);
@@ -219,8 +445,7 @@ static void resolve(struct btsdec_sym *s, uint64_t addr, struct btsdec_loc *loc)
 	void **userdata;
 	Dwarf_Addr start;
 	GElf_Addr bias;
-	GElf_Off off = 0;
-	GElf_Sym sym;
+	uint64_t off = 0;
 	Dwfl_Line *l;
 	int line = 0;
 
@@ -234,7 +459,7 @@ static void resolve(struct btsdec_sym *s, uint64_t addr, struct btsdec_loc *loc)
 		loc->missing = missing_build_id(s, m, userdata);
 		return;
 	}
-	name = dwfl_module_addrinfo(m, addr, &off, &sym, NULL, NULL, NULL);
+	name = btsdec_sym_addrsym(s, addr, &off);
 	if (!name || !*name)
 		name = plt_name(s, m, addr, &off);
 	if (name) {
@@ -260,23 +485,40 @@ static size_t slot_of(uint64_t addr, size_t cap)
 static void cache_grow(struct btsdec_sym *s)
 {
 	size_t cap = s->cache_cap * 2;
-	struct cache_ent *n = calloc(cap, sizeof(*n));
+	uint32_t *n = calloc(cap, sizeof(*n));
 
 	if (!n)
 		return;		/* keep the old table; lookups still work */
-	for (size_t i = 0; i < s->cache_cap; i++) {
+	for (size_t k = 0; k < s->cache_used; k++) {
 		size_t j;
 
-		if (!s->cache[i].used)
-			continue;
-		for (j = slot_of(s->cache[i].addr, cap); n[j].used;
-		     j = (j + 1) & (cap - 1))
+		for (j = slot_of(s->cache[k].addr, cap); n[j]; j = (j + 1) & (cap - 1))
 			;
-		n[j] = s->cache[i];
+		n[j] = (uint32_t)k + 1;
 	}
-	free(s->cache);
-	s->cache = n;
+	free(s->slots);
+	s->slots = n;
 	s->cache_cap = cap;
+}
+
+/* Keeps addr's location in the cache, if there is room (else the next
+ * lookup resolves it again). */
+static void cache_add(struct btsdec_sym *s, size_t slot, uint64_t addr,
+		      const struct btsdec_loc *loc)
+{
+	if (s->cache_used * 2 >= s->cache_cap || s->cache_used >= UINT32_MAX - 1)
+		return;
+	if (s->cache_used == s->cache_room) {
+		size_t room = s->cache_room ? 2 * s->cache_room : CACHE_MIN / 2;
+		struct cache_ent *n = realloc(s->cache, room * sizeof(*n));
+
+		if (!n)
+			return;
+		s->cache = n;
+		s->cache_room = room;
+	}
+	s->cache[s->cache_used] = (struct cache_ent){ .addr = addr, .loc = *loc };
+	s->slots[slot] = (uint32_t)++s->cache_used;
 }
 
 void btsdec_sym_lookup(struct btsdec_sym *s, uint64_t addr,
@@ -286,19 +528,17 @@ void btsdec_sym_lookup(struct btsdec_sym *s, uint64_t addr,
 
 	if (s->cache_used * 2 >= s->cache_cap)
 		cache_grow(s);
-	for (i = slot_of(addr, s->cache_cap); s->cache[i].used;
+	for (i = slot_of(addr, s->cache_cap); s->slots[i];
 	     i = (i + 1) & (s->cache_cap - 1)) {
-		if (s->cache[i].addr == addr) {
-			*loc = s->cache[i].loc;
+		const struct cache_ent *e = &s->cache[s->slots[i] - 1];
+
+		if (e->addr == addr) {
+			*loc = e->loc;
 			return;
 		}
 	}
 	resolve(s, addr, loc);
-	if (s->cache_used * 2 < s->cache_cap) {
-		s->cache[i] = (struct cache_ent){ .addr = addr, .used = true,
-						  .loc = *loc };
-		s->cache_used++;
-	}
+	cache_add(s, i, addr, loc);
 }
 
 static size_t read_module(Dwfl_Module *m, uint64_t addr, uint8_t *buf,

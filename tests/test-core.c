@@ -169,6 +169,32 @@ static const char *segment_func(const struct btsdec_segment *s)
 	return s->func ? s->func : "??";
 }
 
+/* Branch i of a decoded trace, by value. */
+static struct btsdec_branch br_at(const struct btsdec_decoded *d, size_t i)
+{
+	struct btsdec_branch b;
+
+	btsdec_decoded_branch(d, i, &b);
+	return b;
+}
+
+#define MAX_SEGS	16
+
+struct seg_list {
+	size_t n;
+	struct btsdec_segment s[MAX_SEGS];
+};
+
+static int seg_collect(void *arg, size_t i, const struct btsdec_segment *s)
+{
+	struct seg_list *l = arg;
+
+	CHECK_EQ(i, l->n);
+	if (l->n < MAX_SEGS)
+		l->s[l->n++] = *s;
+	return 0;
+}
+
 /* A fixture core decoded with its symbols: the state the decode tests share. */
 struct decoded_fixture {
 	struct btsdec_core *core;
@@ -205,34 +231,40 @@ static void test_decode_null_call(void)
 	static const int depth[] = { 0, 1, 2, 3, 2, 3, 4 };
 	struct decoded_fixture f;
 	const struct btsdec_decoded *d = &f.d;
-	const struct btsdec_branch *last, *first_call;
+	struct btsdec_branch last, first_call, before;
+	struct seg_list segs = { 0 };
+	size_t i;
 
 	if (decode_fixture(FIX "crasher-null.core", &f)) {
 		release_fixture(&f);
 		REQUIRE(!"decoding crasher-null.core");
 	}
-	last = &d->br[d->nr - 1];
-	CHECK_EQ(last->kind, BTSDEC_K_CALL);
-	CHECK(last->indirect);
-	CHECK_STR(last->from_loc.func, "dispatch");
-	CHECK_STR(last->from_loc.file, "crasher.c");
-	CHECK(last->to_loc.func == NULL);
+	last = br_at(d, d->nr - 1);
+	CHECK_EQ(last.kind, BTSDEC_K_CALL);
+	CHECK(last.indirect);
+	CHECK_STR(last.from_loc.func, "dispatch");
+	CHECK_STR(last.from_loc.file, "crasher.c");
+	CHECK(last.to_loc.func == NULL);
 	/* main's first call: into serve(), at its entry */
-	for (first_call = d->br; first_call < last; first_call++)
-		if (first_call->kind == BTSDEC_K_CALL)
+	for (i = 1; i < d->nr - 1; i++)
+		if (br_at(d, i).kind == BTSDEC_K_CALL)
 			break;
-	CHECK_STR(first_call->from_loc.func, "main");
-	CHECK_STR(first_call->to_loc.func, "serve");
-	CHECK_EQ(first_call->to_loc.off, 0);
+	first_call = br_at(d, i);
+	CHECK_STR(first_call.from_loc.func, "main");
+	CHECK_STR(first_call.to_loc.func, "serve");
+	CHECK_EQ(first_call.to_loc.off, 0);
 	/* main's switch went through its jump table: an indirect jump */
-	CHECK_EQ(first_call[-1].kind, BTSDEC_K_JUMP);
-	CHECK(first_call[-1].indirect);
+	before = br_at(d, i - 1);
+	CHECK_EQ(before.kind, BTSDEC_K_JUMP);
+	CHECK(before.indirect);
 	CHECK_EQ(d->nr_seg, sizeof(chain) / sizeof(chain[0]));
-	for (size_t i = 0; i < d->nr_seg && i < sizeof(chain) / sizeof(chain[0]); i++) {
-		CHECK_STR(segment_func(&d->seg[i]), chain[i]);
-		CHECK_EQ(d->seg[i].depth, depth[i]);
+	CHECK_EQ(btsdec_decoded_segments(d, 0, seg_collect, &segs), 0);
+	CHECK_EQ(segs.n, d->nr_seg);
+	for (i = 0; i < segs.n && i < sizeof(chain) / sizeof(chain[0]); i++) {
+		CHECK_STR(segment_func(&segs.s[i]), chain[i]);
+		CHECK_EQ(segs.s[i].depth, depth[i]);
 	}
-	CHECK_EQ(d->seg[d->nr_seg - 1].addr, 0);
+	CHECK_EQ(segs.s[segs.n - 1].addr, 0);
 	release_fixture(&f);
 }
 
@@ -240,22 +272,22 @@ static void test_decode_smash(void)
 {
 	struct decoded_fixture f;
 	const struct btsdec_decoded *d = &f.d;
-	const struct btsdec_branch *last;
+	struct btsdec_branch last;
 
 	if (decode_fixture(FIX "crasher-smash.core", &f)) {
 		release_fixture(&f);
 		REQUIRE(!"decoding crasher-smash.core");
 	}
-	last = &d->br[d->nr - 1];
-	CHECK_EQ(last->kind, BTSDEC_K_RETURN);
-	CHECK_STR(last->from_loc.func, "smash_victim");
-	CHECK_EQ(last->rec.to, 0x414141414141ULL);
-	CHECK_STR(d->br[d->nr - 2].from_loc.func, "fill");
-	CHECK_EQ(d->br[d->nr - 2].kind, BTSDEC_K_RETURN);
+	last = br_at(d, d->nr - 1);
+	CHECK_EQ(last.kind, BTSDEC_K_RETURN);
+	CHECK_STR(last.from_loc.func, "smash_victim");
+	CHECK_EQ(last.rec.to, 0x414141414141ULL);
+	CHECK_STR(br_at(d, d->nr - 2).from_loc.func, "fill");
+	CHECK_EQ(br_at(d, d->nr - 2).kind, BTSDEC_K_RETURN);
 	/* the ret into 0x414141414141 smashed the stack; fill's ret did not */
-	CHECK(last->smashed);
+	CHECK(last.smashed);
 	for (size_t i = 0; i + 1 < d->nr; i++)
-		CHECK(!d->br[i].smashed);
+		CHECK(!br_at(d, i).smashed);
 	release_fixture(&f);
 }
 
@@ -279,8 +311,10 @@ static void test_smash_rule_spares_older_frames(void)
 	cut.nr -= 12;
 	REQUIRE(btsdec_decode(f.sym, f.cls, &cut, &f.d, NULL) == 0);
 	for (size_t i = 0; i < f.d.nr; i++) {
-		nret += f.d.br[i].kind == BTSDEC_K_RETURN;
-		CHECK(!f.d.br[i].smashed);
+		struct btsdec_branch b = br_at(&f.d, i);
+
+		nret += b.kind == BTSDEC_K_RETURN;
+		CHECK(!b.smashed);
 	}
 	CHECK_EQ(nret, 1);
 	release_fixture(&f);
@@ -310,11 +344,11 @@ static void test_fault_relation(void)
 		btsdec_fault_relate(f.sym, f.cls, &f.d, &fault);
 		CHECK_EQ(fault.rel, c[i].rel);
 		CHECK_EQ(fault.branch, f.d.nr - 1);
-		CHECK_EQ(fault.run, t->pc - f.d.br[f.d.nr - 1].rec.to);
+		CHECK_EQ(fault.run, t->pc - f.d.recs[f.d.nr - 1].to);
 		if (c[i].rel == BTSDEC_FAULT_RUN)
 			CHECK(fault.run > 0);
 		/* a pc before the newest target, or past a branch: unrelated */
-		fault.pc = f.d.br[f.d.nr - 1].rec.to - 1;
+		fault.pc = f.d.recs[f.d.nr - 1].to - 1;
 		btsdec_fault_relate(f.sym, f.cls, &f.d, &fault);
 		CHECK_EQ(fault.rel, BTSDEC_FAULT_UNRELATED);
 		release_fixture(&f);
@@ -328,8 +362,8 @@ static void test_decode_without_symbols(void)
 
 	REQUIRE(btsdec_core_open(FIX "crasher-null.core", &c, NULL) == 0);
 	REQUIRE(btsdec_decode(NULL, NULL, &btsdec_core_thread(c, 0)->trace, &d, NULL) == 0);
-	CHECK_EQ(d.br[0].kind, BTSDEC_K_UNKNOWN);
-	CHECK(d.br[0].from_loc.func == NULL);
+	CHECK_EQ(br_at(&d, 0).kind, BTSDEC_K_UNKNOWN);
+	CHECK(br_at(&d, 0).from_loc.func == NULL);
 	btsdec_decoded_free(&d);
 	btsdec_core_close(c);
 }
@@ -369,8 +403,8 @@ static void test_write_and_read_back(void)
 	CHECK_EQ(th->trace.source, BTS_SOURCE_HW);
 	CHECK_EQ(th->trace.recs[4].flags, BTS_REC_F_PREDICTED);
 	REQUIRE(btsdec_decode(NULL, NULL, &th->trace, &d, NULL) == 0);
-	CHECK_EQ(d.br[1].kind, BTSDEC_K_MARKER);
-	CHECK_EQ(d.br[3].kind, BTSDEC_K_MARKER);
+	CHECK_EQ(br_at(&d, 1).kind, BTSDEC_K_MARKER);
+	CHECK_EQ(br_at(&d, 3).kind, BTSDEC_K_MARKER);
 	btsdec_decoded_free(&d);
 	CHECK_EQ(btsdec_core_thread(c, 1)->trace.nr, 0);
 	btsdec_core_close(c);
@@ -431,6 +465,7 @@ static void test_model_renderers(void)
 	struct decoded_fixture f;
 	struct btsdec_model *m = NULL, *bare = NULL;
 	const struct btsdec_model_thread *t;
+	struct btsdec_branch last;
 	char *text, *json, *line = NULL;
 	size_t len = 0;
 	FILE *lf;
@@ -446,7 +481,7 @@ static void test_model_renderers(void)
 	CHECK_EQ(t->d.nr, f.d.nr);
 	CHECK_EQ(t->d.nr_seg, f.d.nr_seg);
 	REQUIRE(t->d.nr == 16);
-	CHECK_STR(t->d.br[15].from_loc.func, "dispatch");
+	CHECK_STR(br_at(&t->d, 15).from_loc.func, "dispatch");
 	text = render(m, false, 0);
 	json = render(m, true, 2);
 	CHECK_CONTAINS(text, "thread ");
@@ -455,7 +490,8 @@ static void test_model_renderers(void)
 	CHECK(!strstr(json, "\"number\":14,"));	/* --last 2: the newest two */
 	/* the journal line is the text report's line without its padding */
 	lf = open_memstream(&line, &len);
-	btsdec_render_branch_line(lf, 15, &t->d.br[15]);
+	last = br_at(&t->d, 15);
+	btsdec_render_branch_line(lf, 15, &last);
 	fclose(lf);
 	CHECK(!strncmp(line, "16  call*", 9));	/* indirect: through NULL */
 	/* the fault tied to the trail: pc 0 is the target of #16 */
@@ -467,9 +503,10 @@ static void test_model_renderers(void)
 	/* gdb's mode: classified, not symbolized */
 	mo.no_symbols = true;
 	REQUIRE(btsdec_model_build(f.core, f.sym, f.cls, &mo, &bare, NULL) == 0);
-	CHECK_EQ(bare->threads[0].d.br[15].kind, BTSDEC_K_CALL);
-	CHECK(bare->threads[0].d.br[15].indirect);
-	CHECK(!bare->threads[0].d.br[15].from_loc.func);
+	last = br_at(&bare->threads[0].d, 15);
+	CHECK_EQ(last.kind, BTSDEC_K_CALL);
+	CHECK(last.indirect);
+	CHECK(!last.from_loc.func);
 	free(text);
 	free(json);
 	free(line);

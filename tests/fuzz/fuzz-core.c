@@ -15,19 +15,28 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+static int check_segment(void *arg, size_t i, const struct btsdec_segment *s)
+{
+	const struct btsdec_decoded *d = arg;
+
+	if (i >= d->nr_seg || s->depth < 0 || s->first > s->last || s->last > d->nr)
+		__builtin_trap();
+	return 0;
+}
+
 static void check_decoded(const struct btsdec_trace *t,
 			  const struct btsdec_decoded *d)
 {
+	struct btsdec_branch b;
+
 	if (d->nr != t->nr || d->nr_seg > d->nr + 1)
 		__builtin_trap();
-	for (size_t i = 0; i < d->nr; i++)
-		if (d->br[i].depth < 0 ||
-		    memcmp(&d->br[i].rec, &t->recs[i], sizeof(t->recs[i])))
+	for (size_t i = 0; i < d->nr; i++) {
+		btsdec_decoded_branch(d, i, &b);
+		if (b.depth < 0 || memcmp(&b.rec, &t->recs[i], sizeof(t->recs[i])))
 			__builtin_trap();
-	for (size_t i = 0; i < d->nr_seg; i++)
-		if (d->seg[i].depth < 0 || d->seg[i].first > d->seg[i].last ||
-		    d->seg[i].last > d->nr)
-			__builtin_trap();
+	}
+	btsdec_decoded_segments(d, 0, check_segment, (void *)d);
 }
 
 static void check_thread(const struct btsdec_core *core,
