@@ -111,6 +111,19 @@ def main():
     except (RuntimeError, KeyError, IndexError, ValueError) as e:
         check(False, "lbr-null: btsdump reads it", repr(e))
 
+    # gdb's bts commands read it as any trace (gdb/bts.py)
+    try:
+        calls, insns = cv.gdb_bts(tool, res, exe, os.path.join(res, "lbr-null.core"),
+                                  "bts function-call-history",
+                                  "bts instruction-history")
+        check(cv.re.search(r"dispatch\n\s*\d+\t\?\?\s*$", calls) and
+              "=> 0x0000000000000000" in insns and "--" not in insns,
+              "lbr-null: gdb's bts commands: the calls end in dispatch, then ??; "
+              "the instruction history rebuilds without a break to the pc 0",
+              calls[-300:] + insns[-300:])
+    except (RuntimeError, OSError, ValueError) as e:
+        check(False, "lbr-null: gdb's bts commands", repr(e))
+
     # the oracle: each note is what the model pushed, oldest first, the
     # user entries of the 32 ending at the fault (more than 32 branches
     # since the switch-in: the stack went round)
