@@ -201,13 +201,25 @@ def main():
     panic_block = text.split("(panic CPU)", 1)[-1].split("\nCPU ", 1)[0]
     check(re.search(r"-> [0-9a-f]{16} %s\b" % fn, panic_block) is not None,
           f"{kind}: the panicking CPU's trail reaches {fn}", panic_block)
-    last = re.findall(r"-> [0-9a-f]{16} (\S+)", panic_block)[-1:]
+    names = re.findall(r"-> [0-9a-f]{16} (\S+)", panic_block)
+    last = names[-1:]
     # emulation: the last function entered; hardware: the last branch
     # before the CPU stopped, inside the freeze (ds.c, bts_crash.c)
-    check(last and (last[0] in ("oops_begin", "panic", "__crash_kexec") or
-                    hw and re.match(r"(ds_|bts_crash_|wrmsrl$|native_(read|write)_msr$)",
-                                    last[0])),
-          f"{kind}: the trail ends where the crash path froze it ({last})", panic_block[-1500:])
+    crash_fns = ("oops_begin", "panic", "__crash_kexec")
+    ends = last and (last[0] in crash_fns or
+                     hw and re.match(r"(ds_|bts_crash_|wrmsrl$|native_(read|write)_msr$)",
+                                     last[0]))
+    if not ends and not hw and any(n in crash_fns for n in names):
+        # emulation: an interrupt can come between the crash function's
+        # ftrace entry and its first statement (the freeze; IRQs are still
+        # on): then that interrupt's entries follow it, and nothing else
+        i = max(j for j, n in enumerate(names) if n in crash_fns)
+        tail = names[i + 1:]
+        ends = len(tail) <= 64 and any(
+            re.match(r"(__)?sysvec_|irq(entry)?_enter|common_interrupt|asm_", n)
+            for n in tail[:4])
+    check(ends, f"{kind}: the trail ends where the crash path froze it ({last})",
+          panic_block[-1500:])
 
     pid = open(os.path.join(out, "traced.pid")).read().strip()
     rc, text = crash(vmlinux, vmcore, bts_so, f"bts -t {pid} -n 8")
