@@ -402,6 +402,17 @@ static void summarize(struct btsdumpd_ctx *c, const struct btsdec_model *model,
 	if (out && *out)
 		btsdumpd_meta_set(m, "LAST_BRANCHES", out);
 	free(out);
+	if (!t->has_fault)
+		return;
+	out = NULL;
+	f = open_memstream(&out, &len);
+	if (!f)
+		return;
+	btsdec_render_fault_line(f, t);
+	fclose(f);
+	if (out && *out)
+		btsdumpd_meta_set(m, "FAULT", out);
+	free(out);
 }
 
 /* Decodes the core once; the text and JSON reports and the journal's
@@ -722,6 +733,7 @@ static void entry_id_base(struct btsdumpd_ctx *c, char *buf, size_t len)
 static void log_crash(struct btsdumpd_ctx *c, unsigned long long ratelimited_before)
 {
 	const char *branches = btsdumpd_meta_get(&c->meta, "LAST_BRANCHES");
+	const char *fault = btsdumpd_meta_get(&c->meta, "FAULT");
 	const char *comm = btsdumpd_meta_get(&c->meta, "COMM");
 	char *msg = NULL, entry[PATH_MAX + 64], before[64];
 	const char *extra[3] = { entry, NULL, NULL };
@@ -733,13 +745,14 @@ static void log_crash(struct btsdumpd_ctx *c, unsigned long long ratelimited_bef
 			 ratelimited_before);
 		extra[1] = before;
 	}
-	n = asprintf(&msg, "Process %s (%s) of user %s dumped core: %s.%s%s%s%s",
+	n = asprintf(&msg, "Process %s (%s) of user %s dumped core: %s.%s%s%s%s%s%s",
 		     btsdumpd_meta_get(&c->meta, "PID"), comm ? comm : "?",
 		     btsdumpd_meta_get(&c->meta, "UID"),
 		     btsdumpd_meta_get(&c->meta, "SIGNAL_NAME"),
 		     branches ? "\n\nLast branches of thread " : "",
 		     branches ? btsdumpd_meta_get(&c->meta, "FAULT_TID") : "",
-		     branches ? ":\n" : "", branches ? branches : "");
+		     branches ? ":\n" : "", branches ? branches : "",
+		     branches && fault ? "\n" : "", branches && fault ? fault : "");
 	if (n < 0)
 		return;
 	btsdumpd_log_entry(LOG_CRIT, msg, &c->meta, extra);

@@ -345,6 +345,9 @@ int btsdec_render_json(FILE *out, const struct btsdec_model *m,
 /* One branch or marker as the text report writes it, numbered #i + 1, with
  * the number unpadded: the journal's LAST_BRANCHES lines.  No newline. */
 void btsdec_render_branch_line(FILE *out, size_t i, const struct btsdec_branch *b);
+/* "faulted at 0x0 = target of #16 (indirect call in dispatch)": the
+ * faulting thread's fault tied to its trail (th->has_fault), no newline. */
+void btsdec_render_fault_line(FILE *out, const struct btsdec_model_thread *th);
 
 /* ---- Reports (report.c): build, render, free ------------------------------ */
 

@@ -106,14 +106,15 @@ static void text_branch_what(FILE *out, const struct btsdec_branch *b)
 		fprintf(out, " at %s", text_symbol(&b->from_loc, buf, sizeof(buf)));
 }
 
-/* The line that ties the fault to the trail (ends a thread's report). */
-static void text_fault(FILE *out, const struct btsdec_model_thread *th)
+/* The line that ties the fault to the trail, without indent or newline
+ * (ends a thread's report; btsdumpd's FAULT field). */
+void btsdec_render_fault_line(FILE *out, const struct btsdec_model_thread *th)
 {
 	const struct btsdec_fault *f = &th->fault;
 	struct btsdec_branch b;
 	char sym[256];
 
-	fprintf(out, "  faulted at 0x%llx", (unsigned long long)f->pc);
+	fprintf(out, "faulted at 0x%llx", (unsigned long long)f->pc);
 	if (f->loc.func || f->loc.module)
 		fprintf(out, " %s", text_symbol(&f->loc, sym, sizeof(sym)));
 	switch (f->rel) {
@@ -142,6 +143,12 @@ static void text_fault(FILE *out, const struct btsdec_model_thread *th)
 	}
 	if (f->has_addr && f->addr != f->pc)
 		fprintf(out, "; fault address 0x%llx", (unsigned long long)f->addr);
+}
+
+static void text_fault(FILE *out, const struct btsdec_model_thread *th)
+{
+	fputs("  ", out);
+	btsdec_render_fault_line(out, th);
 	fputc('\n', out);
 }
 

@@ -146,6 +146,10 @@ if e:
     br = m.get("LAST_BRANCHES", "").split("\\n")
     check(len(br) == len(ref["threads"][0]["branches"]) and "dispatch+0x33" in br[-1] and "0x000000000000" in br[-1],
           "LAST_BRANCHES ends with the faulting call", br[-1] if br else "")
+    check(re.fullmatch(r"faulted at 0x0 = target of #%d \(indirect call in dispatch\)"
+                       % len(br), m.get("FAULT", "")) is not None and
+          "  " + m.get("FAULT", "?") + "\n" in txt,
+          "FAULT ties the pc to the trail, as report.txt's last line does", m.get("FAULT"))
     log = r.stderr.decode()
     check("Process %d (crasher) of user 1000 dumped core: SIGSEGV." % pid in log and
           "Last branches of thread" in log and "dispatch+0x33" in log,

@@ -53,6 +53,9 @@ check(s.get("PRIORITY") == "2" and s.get("BTSDUMPD_PID") == "4242" and
 check("Last branches of thread" in s.get("MESSAGE", "") and
       "0x000000000000" in s.get("BTSDUMPD_LAST_BRANCHES", "").splitlines()[-1],
       "MESSAGE and BTSDUMPD_LAST_BRANCHES carry the trail to the NULL call")
+check(s.get("BTSDUMPD_FAULT", "").startswith("faulted at 0x0 = target of #") and
+      s.get("MESSAGE", "").endswith(s.get("BTSDUMPD_FAULT", "?")),
+      "BTSDUMPD_FAULT (and MESSAGE's last line) tie the fault to the trail")
 check(s.get("BTSDUMPD_ENTRY", "").endswith("/1700000000.4242.crasher"), "BTSDUMPD_ENTRY names the entry")
 l = limited[0] if limited else {}
 check(l.get("BTSDUMPD_RATELIMITED") == "1" and l.get("PRIORITY") == "4",
