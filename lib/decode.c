@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "addrindex.h"
 #include "btsdec.h"
 
 #define MAX_INSN	16
@@ -41,14 +42,6 @@ struct cls_cache {
 	size_t cap, used;
 };
 
-static size_t cls_slot(uint64_t addr, size_t cap)
-{
-	addr ^= addr >> 29;
-	addr *= 0xbf58476d1ce4e5b9ULL;
-	addr ^= addr >> 32;
-	return addr & (cap - 1);
-}
-
 static int cls_grow(struct cls_cache *c)
 {
 	size_t cap = c->cap ? 2 * c->cap : 1024;
@@ -61,7 +54,7 @@ static int cls_grow(struct cls_cache *c)
 
 		if (!c->ent[i].used)
 			continue;
-		for (j = cls_slot(c->ent[i].addr, cap); n[j].used; j = (j + 1) & (cap - 1))
+		for (j = addr_slot(c->ent[i].addr, cap); n[j].used; j = (j + 1) & (cap - 1))
 			;
 		n[j] = c->ent[i];
 	}
@@ -96,7 +89,7 @@ static struct cls_ent *cls_find(struct cls_cache *c, uint64_t addr, bool *fresh)
 	*fresh = false;
 	if (c->used * 2 >= c->cap && cls_grow(c))
 		return NULL;
-	for (i = cls_slot(addr, c->cap); c->ent[i].used; i = (i + 1) & (c->cap - 1))
+	for (i = addr_slot(addr, c->cap); c->ent[i].used; i = (i + 1) & (c->cap - 1))
 		if (c->ent[i].addr == addr)
 			return &c->ent[i];
 	c->ent[i] = (struct cls_ent){ .addr = addr, .used = true };
@@ -128,7 +121,7 @@ struct ret_set {
 
 static size_t ret_slot(const struct ret_set *set, uint64_t a)
 {
-	size_t i = cls_slot(a, set->cap);
+	size_t i = addr_slot(a, set->cap);
 
 	while (set->slot[i] && set->slot[i] != a)
 		i = (i + 1) & (set->cap - 1);

@@ -13,6 +13,7 @@
 #include <signal.h>
 #include <string.h>
 
+#include "addrindex.h"
 #include "btsdec.h"
 
 static const char *signal_name(int sig, char *buf, size_t len)
@@ -369,6 +370,7 @@ struct jloc {
 	uint64_t addr;
 	char *sym, *line, *module, *mod_off;	/* JSON text in one block (at sym) */
 };
+_Static_assert(offsetof(struct jloc, addr) == 0, "addr_index_build(): address first");
 
 struct jloc_cache {
 	struct jloc *ent;	/* packed */
@@ -377,28 +379,13 @@ struct jloc_cache {
 	size_t cap;		/* slots, a power of two */
 };
 
-static size_t jloc_slot(uint64_t addr, size_t cap)
-{
-	addr ^= addr >> 29;
-	addr *= 0xbf58476d1ce4e5b9ULL;
-	addr ^= addr >> 32;
-	return addr & (cap - 1);
-}
-
 static int jloc_grow(struct jloc_cache *c)
 {
 	size_t cap = c->cap ? 2 * c->cap : 1024;
-	uint32_t *n = calloc(cap, sizeof(*n));
+	uint32_t *n = addr_index_build(c->ent, c->used, sizeof(*c->ent), cap);
 
 	if (!n)
 		return -ENOMEM;
-	for (size_t k = 0; k < c->used; k++) {
-		size_t j;
-
-		for (j = jloc_slot(c->ent[k].addr, cap); n[j]; j = (j + 1) & (cap - 1))
-			;
-		n[j] = (uint32_t)k + 1;
-	}
 	free(c->slots);
 	c->slots = n;
 	c->cap = cap;
@@ -444,7 +431,7 @@ static const struct jloc *jloc_get(struct jloc_cache *c, uint64_t addr,
 
 	if (c->used * 2 >= c->cap && jloc_grow(c))
 		return NULL;
-	for (i = jloc_slot(addr, c->cap); c->slots[i]; i = (i + 1) & (c->cap - 1))
+	for (i = addr_slot(addr, c->cap); c->slots[i]; i = (i + 1) & (c->cap - 1))
 		if (c->ent[c->slots[i] - 1].addr == addr)
 			return &c->ent[c->slots[i] - 1];
 	if (c->used == c->room) {

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "addrindex.h"
 #include "btsdec.h"
 
 /* The lookup cache: entries packed in the order they were resolved, found
@@ -25,6 +26,7 @@ struct cache_ent {
 	uint64_t addr;
 	struct btsdec_loc loc;
 };
+_Static_assert(offsetof(struct cache_ent, addr) == 0, "addr_index_build(): address first");
 
 struct name_pool {
 	struct name_pool *next;
@@ -474,28 +476,13 @@ static void resolve(struct btsdec_sym *s, uint64_t addr, struct btsdec_loc *loc)
 	}
 }
 
-static size_t slot_of(uint64_t addr, size_t cap)
-{
-	addr ^= addr >> 29;
-	addr *= 0xbf58476d1ce4e5b9ULL;
-	addr ^= addr >> 32;
-	return addr & (cap - 1);
-}
-
 static void cache_grow(struct btsdec_sym *s)
 {
 	size_t cap = s->cache_cap * 2;
-	uint32_t *n = calloc(cap, sizeof(*n));
+	uint32_t *n = addr_index_build(s->cache, s->cache_used, sizeof(*s->cache), cap);
 
 	if (!n)
 		return;		/* keep the old table; lookups still work */
-	for (size_t k = 0; k < s->cache_used; k++) {
-		size_t j;
-
-		for (j = slot_of(s->cache[k].addr, cap); n[j]; j = (j + 1) & (cap - 1))
-			;
-		n[j] = (uint32_t)k + 1;
-	}
 	free(s->slots);
 	s->slots = n;
 	s->cache_cap = cap;
@@ -528,7 +515,7 @@ void btsdec_sym_lookup(struct btsdec_sym *s, uint64_t addr,
 
 	if (s->cache_used * 2 >= s->cache_cap)
 		cache_grow(s);
-	for (i = slot_of(addr, s->cache_cap); s->slots[i];
+	for (i = addr_slot(addr, s->cache_cap); s->slots[i];
 	     i = (i + 1) & (s->cache_cap - 1)) {
 		const struct cache_ent *e = &s->cache[s->slots[i] - 1];
 
