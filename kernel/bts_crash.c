@@ -754,10 +754,29 @@ static size_t lbr_note_size(struct task_struct *t)
 	return t == current && t->bts_crash_lbr ? note_bytes(t->bts_crash_lbr->n) : 0;
 }
 
+/*
+ * A thread note's ELF note header, owner name and trace header (its
+ * nr_records records follow): the part both thread notes share.
+ */
+static int emit_thread_note_head(struct coredump_params *cprm,
+				 const struct bts_crash_note_hdr *h)
+{
+	char name[NOTE_NAME_PADDED] = BTS_CRASH_NOTE_NAME;
+	struct elf_note en = {
+		.n_namesz = BTS_CRASH_NOTE_NAMESZ,
+		.n_descsz = sizeof(*h) + h->nr_records * BTS_RECORD_SIZE,
+		.n_type = NT_BTSCRASH_THREAD,
+	};
+
+	if (!dump_emit(cprm, &en, sizeof(en)) || !dump_emit(cprm, name, sizeof(name)) ||
+	    !dump_emit(cprm, h, sizeof(*h)))
+		return -EIO;
+	return 0;
+}
+
 static int write_lbr_note(struct coredump_params *cprm)
 {
 	struct bts_crash_lbr *l = current->bts_crash_lbr;
-	char name[NOTE_NAME_PADDED] = BTS_CRASH_NOTE_NAME;
 	struct bts_crash_note_hdr h = {
 		.magic = BTS_CRASH_NOTE_MAGIC, .version = BTS_CRASH_NOTE_VERSION,
 		.hdr_size = sizeof(h), .record_size = BTS_RECORD_SIZE,
@@ -765,14 +784,8 @@ static int write_lbr_note(struct coredump_params *cprm)
 		.id = task_pid_vnr(current), .capacity = ds_lbr_capacity(),
 		.nr_records = l->n, .source = BTS_SOURCE_LBR,
 	};
-	struct elf_note en = {
-		.n_namesz = BTS_CRASH_NOTE_NAMESZ,
-		.n_descsz = sizeof(h) + l->n * BTS_RECORD_SIZE,
-		.n_type = NT_BTSCRASH_THREAD,
-	};
 
-	if (!dump_emit(cprm, &en, sizeof(en)) || !dump_emit(cprm, name, sizeof(name)) ||
-	    !dump_emit(cprm, &h, sizeof(h)) ||
+	if (emit_thread_note_head(cprm, &h) ||
 	    !dump_emit(cprm, l->rec, l->n * sizeof(l->rec[0])))
 		return -EIO;
 	return 0;
@@ -806,7 +819,6 @@ static int write_note(struct coredump_params *cprm, struct task_struct *t)
 {
 	const struct bts_crash_task *bt = t->bts_crash;
 	const struct ds_ring *ring = &bt->trace.ring;
-	char name[NOTE_NAME_PADDED] = BTS_CRASH_NOTE_NAME;
 	u64 i, n = 0;
 	struct bts_crash_note_hdr h = {
 		.magic = BTS_CRASH_NOTE_MAGIC, .version = BTS_CRASH_NOTE_VERSION,
@@ -817,11 +829,6 @@ static int write_note(struct coredump_params *cprm, struct task_struct *t)
 		.id = task_pid_vnr(t), .capacity = ring->capacity,
 		.nr_records = bt->snap_user, .source = bt->desc.source,
 	};
-	struct elf_note en = {
-		.n_namesz = BTS_CRASH_NOTE_NAMESZ,
-		.n_descsz = sizeof(h) + bt->snap_user * BTS_RECORD_SIZE,
-		.n_type = NT_BTSCRASH_THREAD,
-	};
 	/* stands in for a record a racing writer replaced: "lost here" */
 	const struct bts_record filler = { .from = BTS_MARKER(BTS_MARK_GAP, BTS_GAP_UNKNOWN) };
 
@@ -829,8 +836,7 @@ static int write_note(struct coredump_params *cprm, struct task_struct *t)
 		h.flags |= BTS_NOTE_F_LOST_EXACT;
 		h.lost = ring->written - ds_ring_count(ring);
 	}
-	if (!dump_emit(cprm, &en, sizeof(en)) || !dump_emit(cprm, name, sizeof(name)) ||
-	    !dump_emit(cprm, &h, sizeof(h)))
+	if (emit_thread_note_head(cprm, &h))
 		return -EIO;
 	/* Runs of user records contiguous in memory go out in one write. */
 	for (i = 0; i < bt->snap_count && n < bt->snap_user; ) {
