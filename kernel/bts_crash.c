@@ -8,7 +8,9 @@
  * cores, bounded in total (docs/format.md); per-CPU kernel rings,
  * stopped and written into the crash notes by the crash path (NMI
  * included); with bts_crash.source=lbr, the last user branches of every
- * dumping thread without a ring, from the CPU's LBR stack.  Knows no MSR:
+ * dumping thread without a ring, from the CPU's LBR stack; with
+ * lbr-kernel, the per-CPU rings hold each CPU's LBR, frozen at an oops or
+ * by the crash path.  Knows no MSR:
  * the recording is arch/x86/kernel/ds.c's.
  * Process context, except the switch hook (IRQs off) and the crash path.
  */
@@ -702,9 +704,9 @@ static size_t plan_note(struct bts_crash_task *bt, size_t used)
  * do_coredump() (source BTS_SOURCE_LBR, capacity the stack's depth).  Only the dumping thread: the other threads' entries
  * went with their last switch-out.
  */
-static char bts_crash_source[8] = "bts";
+static char bts_crash_source[16] = "bts";
 module_param_string(source, bts_crash_source, sizeof(bts_crash_source), 0444);
-MODULE_PARM_DESC(source, "lbr: the last user branches of every dumping thread from the LBR stack (Intel, Skylake format); bts (default): rings of traced tasks only");
+MODULE_PARM_DESC(source, "lbr: the last user branches of every dumping thread from the LBR stack (Intel, Skylake format); lbr-kernel: each CPU's last kernel branches from it, kept at oops and panic (the per-CPU kernel rings); bts (default): rings of traced tasks only");
 
 struct bts_crash_lbr {
 	unsigned int n;			/* user records in rec[] */
@@ -791,13 +793,17 @@ static int write_lbr_note(struct coredump_params *cprm)
 	return 0;
 }
 
+/* Before the per-CPU rings are sized: lbr-kernel sizes them. */
 static int __init bts_crash_lbr_init(void)
 {
-	if (strcmp(bts_crash_source, "lbr"))
+	bool kernel = !strcmp(bts_crash_source, "lbr-kernel");
+
+	if (!kernel && strcmp(bts_crash_source, "lbr"))
 		return 0;
-	if (ds_lbr_start())
+	if (ds_lbr_start(kernel))
 		return -EOPNOTSUPP;
-	static_branch_enable(&bts_crash_switch_key);
+	if (!kernel)	/* the TOS noted at each switch-in */
+		static_branch_enable(&bts_crash_switch_key);
 	return 0;
 }
 
@@ -900,14 +906,19 @@ struct bts_crash_cpu {
 	struct ds_trace trace;		/* its ring: what ds.c records into */
 };
 
-/* -1: BTS_CRASH_CPU_RECORDS_HW with the hardware backend, else off. */
-#define BTS_CRASH_CPU_RECORDS_HW	4096	/* 96 KiB per CPU */
+/* -1: ds_kernel_default_records() (BTS: 4096; lbr-kernel: the LBR's depth; else off). */
 static int bts_crash_cpu_records = -1;
 module_param_named(cpu_records, bts_crash_cpu_records, int, 0444);
-MODULE_PARM_DESC(cpu_records, "per-CPU kernel ring size in records (0 = off; default 4096 with BTS hardware, else off)");
+MODULE_PARM_DESC(cpu_records, "per-CPU kernel ring size in records (0 = off; default 4096 with BTS hardware, the LBR's depth with source=lbr-kernel, else off)");
 static unsigned int bts_crash_print_records = 16;
 module_param_named(print_records, bts_crash_print_records, uint, 0644);
 MODULE_PARM_DESC(print_records, "kernel branches printed in oops and panic reports");
+
+static const char *const kernel_ring_what[] = {
+	[BTS_SOURCE_HW] = "BTS: kernel branches",
+	[BTS_SOURCE_EMUL] = "emulation: kernel function entries",
+	[BTS_SOURCE_LBR] = "LBR: the last kernel branches, kept at oops and panic",
+};
 
 static struct bts_crash_cpu **bts_cpu;		/* [nr_cpu_ids] */
 static struct bts_crash_table *bts_crash_table;
@@ -933,12 +944,14 @@ static notrace struct ds_ring *bts_cpu_ring(unsigned int cpu)
  */
 static void notrace bts_crash_stop_this_cpu(void)
 {
-	struct bts_crash_task *bt = READ_ONCE(current->bts_crash);
-	unsigned int cpu = raw_smp_processor_id();
+	struct bts_crash_task *bt;
+	unsigned int cpu;
+	u64 now;
 
-	u64 now = local_clock();
-
-	ds_hw_stop_cpu();
+	ds_hw_stop_cpu();	/* first: what follows would be recorded */
+	bt = READ_ONCE(current->bts_crash);
+	cpu = raw_smp_processor_id();
+	now = local_clock();
 	if (bt) {
 		WRITE_ONCE(bt->trace.ring.frozen, true);
 		ds_ring_repair(&bt->trace.ring, now);
@@ -985,9 +998,9 @@ static void print_ring(const struct ds_ring *r, unsigned int cpu, unsigned int n
 	if (!n || !nr)
 		return;
 	i = nr > n ? nr - n : 0;
-	if (ds_backend() == DS_BACKEND_HW)
-		pr_emerg("bts_crash: last %llu kernel branches on CPU %u, oldest first:\n",
-			 nr - i, cpu);
+	if (ds_kernel_source() != BTS_SOURCE_EMUL)
+		pr_emerg("bts_crash: last %llu kernel branches on CPU %u (%s), oldest first:\n",
+			 nr - i, cpu, ds_kernel_source() == BTS_SOURCE_LBR ? "LBR" : "BTS");
 	else	/* ds.c's ftrace callback: entry <- reconstructed call site */
 		pr_emerg("bts_crash: last %llu kernel function entries on CPU %u (emulation: ftrace, call sites reconstructed), oldest first:\n",
 			 nr - i, cpu);
@@ -1150,7 +1163,7 @@ static struct bts_crash_cpu * __init bts_crash_cpu_alloc(unsigned int cpu,
 	struct bts_crash_cpu *c = kzalloc_node(sizeof(*c), GFP_KERNEL, cpu_to_node(cpu));
 	struct page *pg = alloc_pages_node(cpu_to_node(cpu), GFP_KERNEL | __GFP_ZERO,
 					   order);
-	bool hw = ds_backend() == DS_BACKEND_HW;
+	unsigned int source = ds_kernel_source();
 
 	if (!c || !pg) {
 		kfree(c);
@@ -1163,9 +1176,9 @@ static struct bts_crash_cpu * __init bts_crash_cpu_alloc(unsigned int cpu,
 		.magic = BTS_CRASH_RING_MAGIC, .version = BTS_CRASH_RING_VERSION,
 		.hdr_size = sizeof(c->desc), .record_size = BTS_RECORD_SIZE,
 		/* only the emulation sees every record go in */
-		.flags = hw ? 0 : BTS_RING_F_LOST_EXACT, .id = cpu,
-		.capacity = records, .records_pa = page_to_phys(pg),
-		.source = hw ? BTS_SOURCE_HW : BTS_SOURCE_EMUL,
+		.flags = source == BTS_SOURCE_EMUL ? BTS_RING_F_LOST_EXACT : 0,
+		.id = cpu, .capacity = records, .records_pa = page_to_phys(pg),
+		.source = source,
 	};
 	return c;
 }
@@ -1180,7 +1193,7 @@ static unsigned int __init bts_crash_cpu_records_wanted(void)
 	u64 records = bts_crash_cpu_records;
 
 	if (bts_crash_cpu_records < 0)
-		records = ds_backend() == DS_BACKEND_HW ? BTS_CRASH_CPU_RECORDS_HW : 0;
+		records = ds_kernel_default_records();
 	records = min3(records, (u64)(PAGE_SIZE << (MAX_ORDER - 1)) / BTS_RECORD_SIZE,
 		       ds_kernel_max_records());
 	return records;
@@ -1218,9 +1231,7 @@ static int __init bts_crash_cpu_init(void)
 	}
 	register_die_notifier(&bts_crash_oops_nb);
 	pr_info("bts_crash: per-CPU kernel rings of %u records on %u CPUs (%s)\n",
-		records, num_possible_cpus(),
-		ds_backend() == DS_BACKEND_HW ? "BTS: kernel branches" :
-						"emulation: kernel function entries");
+		records, num_possible_cpus(), kernel_ring_what[ds_kernel_source()]);
 	return 0;
 nomem:
 	pr_warn("bts_crash: no memory for per-CPU rings of %u records\n", records);
@@ -1233,9 +1244,9 @@ static int __init bts_crash_init(void)
 
 	ds_emul_set_lookup(bts_crash_lookup);
 	register_sysctl("kernel", bts_crash_sysctls);
+	bts_crash_lbr_init();
 	ret = bts_crash_cpu_init();
 	bts_crash_vmcoreinfo();
-	bts_crash_lbr_init();
 	return ret;
 }
 late_initcall(bts_crash_init);

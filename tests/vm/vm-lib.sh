@@ -62,6 +62,8 @@ vm_pack() {
 # vm_machine OUTDIR [CPL]: which CPU the VM gets and which backend records, from
 # BTSCRASH_BACKEND (default emul):
 #   emul  Debian's QEMU, -cpu max (no BTS), the kernel's ds.emulate=1;
+#   lbr, lbr-kernel  the LBR model (tests/qemu/, $QEMU): bts_crash.source=
+#         lbr or lbr-kernel, every entry pushed logged to OUTDIR/lbr.log;
 #   hw    the BTS model (tests/qemu/, built by scripts/qemu-build.sh, path
 #         in $QEMU): an Intel CPU with DS/BTS, the hardware backend on by
 #         default, every record the CPU writes logged to OUTDIR/bts.log
@@ -76,14 +78,21 @@ vm_machine() {
 		# kernel rings are off by default without BTS hardware
 		vm_backend_args="ds.emulate=1 bts_crash.cpu_records=4096"
 		;;
-	lbr)
+	lbr|lbr-kernel)
 		[ -x "${QEMU:-}" ] || { echo "vm_machine: QEMU (the LBR model) not set" >&2; return 1; }
 		# Skylake-SP with the model's LBR (tests/qemu/ L1-L9), every
 		# entry pushed logged to OUTDIR/lbr.log; no BTS
 		rm -f "$1/lbr.log"
 		vm_qemu="$QEMU -L /usr/share/seabios -L /usr/share/qemu -nic none
 			-accel tcg,thread=single -cpu max,vendor=GenuineIntel,family=6,model=85,stepping=4,lbr=on,lbr-log=$1/lbr.log"
-		vm_backend_args="bts_crash.source=lbr"
+		# lbr: every task's user branches; lbr-kernel: each CPU's
+		# kernel branches for the per-CPU rings (oops, kdump), and
+		# traced tasks on the emulation
+		if [ "$BTSCRASH_BACKEND" = lbr ]; then
+			vm_backend_args="bts_crash.source=lbr"
+		else
+			vm_backend_args="ds.emulate=1 bts_crash.source=lbr-kernel"
+		fi
 		;;
 	hw)
 		[ -x "${QEMU:-}" ] || { echo "vm_machine: QEMU (the BTS model) not set" >&2; return 1; }
@@ -98,7 +107,7 @@ vm_machine() {
 		vm_backend_args="bts_crash.print_records=128"
 		;;
 	*)
-		echo "vm_machine: BTSCRASH_BACKEND is emul, hw or lbr" >&2
+		echo "vm_machine: BTSCRASH_BACKEND is emul, hw, lbr or lbr-kernel" >&2
 		return 1
 		;;
 	esac

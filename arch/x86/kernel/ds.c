@@ -63,6 +63,18 @@ static bool ds_hw_ok;		/* ds.hw=1 and the CPU passed ds_hw_probe() */
 
 static struct ds_trace *(*ds_emul_lookup)(struct task_struct *);
 
+/* The LBR source's mode and depth (below, "the LBR source"). */
+enum ds_lbr_mode {
+	DS_LBR_OFF,	/* bts_crash.source is not lbr*, or no usable LBR */
+	DS_LBR_USER,	/* user-ending branches, per task at a fatal fault */
+	DS_LBR_KERNEL,	/* kernel-ending branches, per CPU at oops/panic */
+};
+static enum ds_lbr_mode ds_lbr_mode;
+static unsigned int ds_lbr_depth;
+static void ds_lbr_freeze(void);
+static void ds_lbr_thaw(void);
+static int ds_lbr_kernel_start(struct ds_trace *(*trace_of)(unsigned int cpu));
+
 void ds_ring_init(struct ds_ring *r, struct bts_record *base, u64 capacity)
 {
 	*r = (struct ds_ring){ .base = base, .capacity = capacity };
@@ -138,7 +150,26 @@ enum ds_backend ds_backend(void)
 /* Largest per-CPU kernel ring, in records: the KPTI window bounds it too. */
 u64 ds_kernel_max_records(void)
 {
+	if (ds_lbr_mode == DS_LBR_KERNEL)
+		return ds_lbr_depth;
 	return ds_task_max_records();
+}
+
+/* What a per-CPU kernel ring holds without bts_crash.cpu_records: the
+ * LBR's depth, 4096 branches with BTS, nothing with the emulation. */
+u64 ds_kernel_default_records(void)
+{
+	if (ds_lbr_mode == DS_LBR_KERNEL)
+		return ds_lbr_depth;
+	return ds_backend() == DS_BACKEND_HW ? DS_KERNEL_RECORDS_HW : 0;
+}
+
+/* Where the per-CPU kernel rings' records come from (enum bts_crash_source). */
+unsigned int ds_kernel_source(void)
+{
+	if (ds_lbr_mode == DS_LBR_KERNEL)
+		return BTS_SOURCE_LBR;
+	return ds_backend() == DS_BACKEND_HW ? BTS_SOURCE_HW : BTS_SOURCE_EMUL;
 }
 
 u64 ds_task_max_records(void)
@@ -235,6 +266,50 @@ static const struct ds_hw_ops ds_native_ops = {
 	.unwindow = ds_native_unwindow,
 };
 static const struct ds_hw_ops *ds_hw = &ds_native_ops;
+
+/* The LBR source's MSR access (its section, below, is "the LBR source"). */
+/*
+ * The MSRs, directly; through the KUnit mock while a test has swapped
+ * ds_hw (ds_test.c).  Inline: the freeze must not push entries of its own.
+ */
+static __always_inline u64 ds_lbr_rdmsr(u32 msr)
+{
+	u64 v;
+
+	if (IS_ENABLED(CONFIG_BTS_CRASH_KUNIT_TEST) && unlikely(ds_hw != &ds_native_ops))
+		return ds_hw->read_msr(msr);
+	rdmsrl(msr, v);
+	return v;
+}
+
+static __always_inline void ds_lbr_wrmsr(u32 msr, u64 v)
+{
+	if (IS_ENABLED(CONFIG_BTS_CRASH_KUNIT_TEST) && unlikely(ds_hw != &ds_native_ops))
+		ds_hw->write_msr(msr, v);
+	else
+		wrmsrl(msr, v);
+}
+
+/*
+ * First thing on the crash path: DEBUGCTL.LBR off ("freezes" the stack),
+ * with the bare instructions (no MSR tracepoint call, no branch of its
+ * own but the test), so that the stack keeps the branches before it.
+ */
+static __always_inline void ds_lbr_off_now(void)
+{
+	u64 dbg;
+
+	if (IS_ENABLED(CONFIG_BTS_CRASH_KUNIT_TEST) && unlikely(ds_hw != &ds_native_ops)) {
+		dbg = ds_hw->read_msr(MSR_IA32_DEBUGCTLMSR);
+		if (dbg & DEBUGCTLMSR_LBR)
+			ds_hw->write_msr(MSR_IA32_DEBUGCTLMSR, dbg & ~DEBUGCTLMSR_LBR);
+		return;
+	}
+	dbg = __rdmsr(MSR_IA32_DEBUGCTLMSR);
+	if (dbg & DEBUGCTLMSR_LBR)
+		__wrmsr(MSR_IA32_DEBUGCTLMSR, (u32)(dbg & ~DEBUGCTLMSR_LBR), (u32)(dbg >> 32));
+}
+
 
 /*
  * SDM "Setting Up CPL-Qualified BTS", table "CPL-Qualified Branch Trace
@@ -449,6 +524,10 @@ void notrace ds_hw_stop_cpu(void)
 {
 	struct ds_cpu *c;
 
+	if (ds_lbr_mode == DS_LBR_KERNEL) {
+		ds_lbr_off_now();	/* before any call of ours is recorded */
+		ds_lbr_freeze();
+	}
 	if (!ds_hw_ok)
 		return;
 	ds_hw_off_now();	/* nothing turns it on again: stopped */
@@ -476,6 +555,15 @@ void notrace ds_kernel_trace_hold(bool hold)
 	struct ds_cpu *c;
 	unsigned long flags;
 
+	if (ds_lbr_mode == DS_LBR_KERNEL) {
+		if (!hold) {
+			ds_lbr_thaw();
+			return;
+		}
+		ds_lbr_off_now();	/* before any call of ours is recorded */
+		ds_lbr_freeze();
+		return;
+	}
 	if (!ds_hw_ok)
 		return;
 	if (hold && this_cpu_read(ds_cpu.loaded) == this_cpu_read(ds_cpu.kernel))
@@ -1057,6 +1145,8 @@ int __init ds_kernel_trace_start(struct ds_trace *(*trace_of)(unsigned int cpu))
 {
 	unsigned int cpu;
 
+	if (ds_lbr_mode == DS_LBR_KERNEL)
+		return ds_lbr_kernel_start(trace_of);
 	if (ds_backend() == DS_BACKEND_HW)
 		return ds_hw_kernel_start(trace_of);
 	if (ds_backend() != DS_BACKEND_EMUL || !IS_ENABLED(CONFIG_FUNCTION_TRACER))
@@ -1078,20 +1168,42 @@ int __init ds_kernel_trace_start(struct ds_trace *(*trace_of)(unsigned int cpu))
  * depth from the CPU model as perf's intel_pmu_lbr_init_skl() takes it (the
  * format does not enumerate it).  Architectural LBR (Alder Lake, Sapphire
  * Rapids) and AMD's LbrExtV2 are not supported: docs/kernel.md's table.
+ *
+ * One stack per CPU with one CPL filter, so one of two uses at a time
+ * (bts_crash.source=):
+ *  - lbr: branches ending in user mode; each task's own entries since its
+ *    switch-in (the TOS noted then) go into its core (ds_lbr_read());
+ *  - lbr-kernel: branches ending in ring 0; frozen by an oops and by the
+ *    crash path as their first act and copied into the CPU's kernel ring
+ *    (ds_lbr_freeze()), where CPU notes, VMCOREINFO and the oops report
+ *    find them as they find BTS's.
+ * Recording both would need LBR_SELECT rewritten at every kernel entry.
+ * Perf's LBR users (perf record -b, LBR call stacks, bpf_get_branch_snapshot,
+ * KVM's guest LBR) take the stack whenever they want it (patch 0017): the
+ * recorder leaves every LBR MSR alone until perf lets go, and what it reads
+ * back then starts with a GAP marker (reason perf).
  */
 #define DS_LBR_FMT_INFO		5
 #define DS_LBR_SEL_CPL_EQ_0	BIT_ULL(0)	/* "do not capture branches ending in ring 0" */
+#define DS_LBR_SEL_CPL_NEQ_0	BIT_ULL(1)	/* "... ending in ring >0" */
 #define DS_LBR_INFO_MISPRED	BIT_ULL(63)
 
-static unsigned int ds_lbr_depth;	/* 0: the LBR source is off */
-
-/* Where this CPU's stack stood when its current task was switched in. */
-struct ds_lbr_mark {
-	struct task_struct *task;
-	u64 from;			/* FROM_IP[tos] then */
+/*
+ * This CPU's stack: where it stood at the last mark (the current task's
+ * switch-in, exec, or perf letting go), and perf's hold.  Written on the
+ * CPU itself with IRQs off (context switch, perf's pmu::add/del), read by
+ * the same CPU (a fault in its task, an oops, the crash path).
+ */
+struct ds_lbr_cpu {
+	struct task_struct *task;	/* DS_LBR_USER: current at the mark */
+	u64 from;			/* FROM_IP[tos] at the mark */
 	u8 tos;
+	bool perf;			/* perf holds the stack now */
+	bool frozen;			/* DS_LBR_KERNEL: stopped, entries copied */
+	u64 gap_since;			/* local_clock() when perf took it */
+	u64 gap_end, gap_len;		/* the mark ends a perf hold: when, how long */
 };
-static DEFINE_PER_CPU(struct ds_lbr_mark, ds_lbr_mark);
+static DEFINE_PER_CPU(struct ds_lbr_cpu, ds_lbr_cpu);
 
 static unsigned int __init ds_lbr_probe(void)
 {
@@ -1115,110 +1227,243 @@ static unsigned int __init ds_lbr_probe(void)
 	return 0;
 }
 
-static void notrace ds_lbr_mark_now(struct task_struct *task)
+static void notrace ds_lbr_mark_now(struct ds_lbr_cpu *m, struct task_struct *task)
 {
-	struct ds_lbr_mark *m = this_cpu_ptr(&ds_lbr_mark);
-	u64 tos;
-
-	rdmsrl(MSR_LBR_TOS, tos);
-	m->tos = tos % ds_lbr_depth;
-	rdmsrl(MSR_LBR_NHM_FROM + m->tos, m->from);
+	m->tos = ds_lbr_rdmsr(MSR_LBR_TOS) % ds_lbr_depth;
+	m->from = ds_lbr_rdmsr(MSR_LBR_NHM_FROM + m->tos);
 	m->task = task;
+	m->gap_len = 0;
 }
 
-/* Context switch (IRQs off): two MSR reads, nothing saved or restored. */
+/*
+ * Context switch (IRQs off): two MSR reads, nothing saved or restored.
+ * While perf holds the stack its entries are perf's: only who runs.
+ */
 void notrace ds_lbr_switch_in(struct task_struct *next)
 {
-	if (ds_lbr_depth)
-		ds_lbr_mark_now(next);
+	struct ds_lbr_cpu *m;
+
+	if (ds_lbr_mode != DS_LBR_USER)
+		return;
+	m = this_cpu_ptr(&ds_lbr_cpu);
+	if (unlikely(m->perf))
+		m->task = next;
+	else
+		ds_lbr_mark_now(m, next);
 }
 
 /* execve: the old image's branches are not the new program's. */
 void ds_lbr_exec(void)
 {
-	if (!ds_lbr_depth)
+	unsigned long flags;
+
+	if (ds_lbr_mode != DS_LBR_USER)
 		return;
-	preempt_disable();
-	ds_lbr_mark_now(current);
-	preempt_enable();
+	local_irq_save(flags);
+	ds_lbr_switch_in(current);
+	local_irq_restore(flags);
 }
 
+/* The user source's depth (0: off), what a thread note holds at most. */
 unsigned int ds_lbr_capacity(void)
 {
-	return ds_lbr_depth;
+	return ds_lbr_mode == DS_LBR_USER ? ds_lbr_depth : 0;
+}
+
+static struct bts_record ds_lbr_gap(u64 end, u64 len)
+{
+	return (struct bts_record){ .from = BTS_MARKER(BTS_MARK_GAP, BTS_GAP_PERF),
+				    .to = end, .flags = len };
 }
 
 /*
- * current's entries pushed since its switch-in on this CPU, oldest first,
- * into out[ds_lbr_capacity()]; *wrapped when older ones were overwritten.
- * The stack is per CPU: an entry from before the switch-in is another
- * task's (or this task's before it last left), and is never returned.
- * The entry at the switch-in TOS tells whether the stack went round since:
- * when it still holds what it held then, only the entries after it count
- * (a loop that wrote the same branch into that slot is undercounted,
- * never overcounted).
+ * The entries pushed since the mark, oldest first, into out[depth];
+ * *wrapped when older ones were overwritten.  The stack is per CPU: an
+ * entry from before the mark is another task's, perf's, or from before
+ * the CPU's last oops, and is never returned.  The entry at the marked
+ * TOS tells whether the stack went round since: when it still holds what
+ * it held then, only the entries after it count (a loop that wrote the
+ * same branch into that slot is undercounted, never overcounted).  A
+ * perf hold ending at the mark, or going on now, is a GAP marker first.
  */
-unsigned int ds_lbr_read(struct bts_record *out, bool *wrapped)
+static unsigned int notrace ds_lbr_since_mark(struct ds_lbr_cpu *m,
+					      struct bts_record *out, unsigned int max,
+					      bool *wrapped)
 {
-	struct ds_lbr_mark *m;
-	unsigned int n, i, depth = ds_lbr_depth;
-	u64 tos, from;
+	unsigned int n, i, k = 0, depth = ds_lbr_depth;
+	u64 tos;
 
 	*wrapped = false;
-	if (!depth)
+	if (!max)
 		return 0;
-	preempt_disable();
-	m = this_cpu_ptr(&ds_lbr_mark);
-	if (m->task != current) {
-		preempt_enable();
-		return 0;
+	if (m->perf) {
+		u64 now = local_clock();
+
+		out[0] = ds_lbr_gap(now, now - m->gap_since);
+		return 1;
 	}
-	rdmsrl(MSR_LBR_TOS, tos);
-	tos %= depth;
+	tos = ds_lbr_rdmsr(MSR_LBR_TOS) % depth;
 	n = (tos + depth - m->tos) % depth;
-	rdmsrl(MSR_LBR_NHM_FROM + m->tos, from);
-	if (from != m->from) {
+	if (ds_lbr_rdmsr(MSR_LBR_NHM_FROM + m->tos) != m->from) {
 		n = depth;
 		*wrapped = true;
 	}
-	for (i = 0; i < n; i++) {
+	if (m->gap_len && n < max)
+		out[k++] = ds_lbr_gap(m->gap_end, m->gap_len);
+	n = min(n, max - k);
+	for (i = 0; i < n; i++, k++) {
 		unsigned int idx = (tos + depth - (n - 1 - i)) % depth;
-		u64 info;
 
-		rdmsrl(MSR_LBR_NHM_FROM + idx, out[i].from);
-		rdmsrl(MSR_LBR_NHM_TO + idx, out[i].to);
-		rdmsrl(MSR_LBR_INFO_0 + idx, info);
+		out[k].from = ds_lbr_rdmsr(MSR_LBR_NHM_FROM + idx);
+		out[k].to = ds_lbr_rdmsr(MSR_LBR_NHM_TO + idx);
 		/* BTS's flags word: bit 4 = predicted (docs/format.md) */
-		out[i].flags = info & DS_LBR_INFO_MISPRED ? 0 : BTS_REC_F_PREDICTED;
+		out[k].flags = ds_lbr_rdmsr(MSR_LBR_INFO_0 + idx) & DS_LBR_INFO_MISPRED ?
+			       0 : BTS_REC_F_PREDICTED;
 	}
-	preempt_enable();
+	return k;
+}
+
+/* current's entries since its switch-in on this CPU (DS_LBR_USER). */
+unsigned int ds_lbr_read(struct bts_record *out, bool *wrapped)
+{
+	struct ds_lbr_cpu *m;
+	unsigned int n = 0;
+	unsigned long flags;
+
+	*wrapped = false;
+	if (ds_lbr_mode != DS_LBR_USER)
+		return 0;
+	local_irq_save(flags);
+	m = this_cpu_ptr(&ds_lbr_cpu);
+	if (m->task == current)
+		n = ds_lbr_since_mark(m, out, ds_lbr_depth, wrapped);
+	local_irq_restore(flags);
 	return n;
 }
 
-/* User-ending branches only, every type; then DEBUGCTL.LBR (SDM "LBR Stack"). */
+/* Branches ending where this mode records, every type; then DEBUGCTL.LBR
+ * (SDM "Filtering of Last Branch Records", "LBR Stack"). */
 static void ds_lbr_cpu_on(void)
 {
+	struct ds_lbr_cpu *m = this_cpu_ptr(&ds_lbr_cpu);
 	u64 dbg;
 
-	wrmsrl(MSR_LBR_SELECT, DS_LBR_SEL_CPL_EQ_0);
-	rdmsrl(MSR_IA32_DEBUGCTLMSR, dbg);
+	if (m->perf || m->frozen)
+		return;
+	ds_lbr_wrmsr(MSR_LBR_SELECT, ds_lbr_mode == DS_LBR_KERNEL ?
+		     DS_LBR_SEL_CPL_NEQ_0 : DS_LBR_SEL_CPL_EQ_0);
+	dbg = ds_lbr_rdmsr(MSR_IA32_DEBUGCTLMSR);
 	if (!(dbg & DEBUGCTLMSR_LBR))
-		wrmsrl(MSR_IA32_DEBUGCTLMSR, dbg | DEBUGCTLMSR_LBR);
+		ds_lbr_wrmsr(MSR_IA32_DEBUGCTLMSR, dbg | DEBUGCTLMSR_LBR);
+}
+
+/*
+ * DS_LBR_KERNEL, an oops or the crash path on this CPU (NMI included:
+ * MSRs and this CPU's memory only), as its first act: the stack stops,
+ * and its entries since the mark become the CPU's kernel ring, oldest
+ * first (written directly: the crash path may have frozen the ring for
+ * writers already).  Once: a later freeze (the panic after an oops, the
+ * kdump NMI) keeps what the first one found.
+ */
+static void notrace ds_lbr_freeze(void)
+{
+	struct ds_lbr_cpu *m;
+	struct ds_trace *t;
+	struct ds_ring *r;
+	unsigned int n;
+	bool wrapped;
+
+	ds_lbr_off_now();	/* the callers did already: cheap, and sure */
+	m = this_cpu_ptr(&ds_lbr_cpu);
+	t = this_cpu_read(ds_kernel_of);
+	if (m->frozen || !t)
+		return;
+	m->frozen = true;
+	r = &t->ring;
+	n = ds_lbr_since_mark(m, r->base, r->capacity, &wrapped);
+	r->index = n % r->capacity;
+	r->wrapped = n == r->capacity;
+	r->written = n;
+}
+
+/* DS_LBR_KERNEL, after an oops that did not panic: recording goes on. */
+static void ds_lbr_thaw(void)
+{
+	struct ds_lbr_cpu *m = this_cpu_ptr(&ds_lbr_cpu);
+
+	if (!m->frozen)
+		return;
+	m->frozen = false;
+	ds_lbr_cpu_on();
+	ds_lbr_mark_now(m, NULL);
+}
+
+/*
+ * Perf's LBR code (patch 0017), IRQs off on this CPU: its first LBR user
+ * arrives (pmu::add), its last one leaves (pmu::del).  Taking: the stack
+ * is handed over clean of our filter (LBR_SELECT 0, DEBUGCTL.LBR off;
+ * perf programs both when it enables); giving back: ours again, and the
+ * entries perf's users left are behind a new mark.
+ */
+void ds_lbr_request(enum ds_owner who)
+{
+	struct ds_lbr_cpu *m = this_cpu_ptr(&ds_lbr_cpu);
+
+	lockdep_assert_irqs_disabled();
+	if (ds_lbr_mode == DS_LBR_OFF || who != DS_OWNER_PERF || m->perf)
+		return;
+	if (!m->frozen) {
+		ds_lbr_off_now();
+		ds_lbr_wrmsr(MSR_LBR_SELECT, 0);
+	}
+	m->perf = true;
+	m->gap_since = local_clock();
+}
+
+void ds_lbr_release(enum ds_owner who)
+{
+	struct ds_lbr_cpu *m = this_cpu_ptr(&ds_lbr_cpu);
+	u64 now;
+
+	lockdep_assert_irqs_disabled();
+	if (ds_lbr_mode == DS_LBR_OFF || who != DS_OWNER_PERF || !m->perf)
+		return;
+	m->perf = false;
+	if (m->frozen)
+		return;
+	now = local_clock();
+	ds_lbr_off_now();	/* perf's last disable did it already, normally */
+	ds_lbr_cpu_on();
+	ds_lbr_mark_now(m, m->task);
+	m->gap_end = now;
+	m->gap_len = now - m->gap_since ?: 1;
+}
+
+/* Online, resume: this CPU records from here on (a freeze there was the
+ * hardware backend's offline or suspend stop, not a crash). */
+static void ds_lbr_cpu_start(void)
+{
+	struct ds_lbr_cpu *m = this_cpu_ptr(&ds_lbr_cpu);
+	unsigned long flags;
+
+	local_irq_save(flags);
+	m->frozen = false;
+	ds_lbr_cpu_on();
+	if (!m->perf)
+		ds_lbr_mark_now(m, current);
+	local_irq_restore(flags);
 }
 
 static int ds_lbr_cpu_online(unsigned int cpu)
 {
-	ds_lbr_cpu_on();
-	ds_lbr_mark_now(current);
+	ds_lbr_cpu_start();
 	return 0;
 }
 
 static int ds_lbr_cpu_offline(unsigned int cpu)
 {
-	u64 dbg;
-
-	rdmsrl(MSR_IA32_DEBUGCTLMSR, dbg);
-	wrmsrl(MSR_IA32_DEBUGCTLMSR, dbg & ~DEBUGCTLMSR_LBR);
+	if (!this_cpu_read(ds_lbr_cpu.perf))
+		ds_lbr_off_now();
 	return 0;
 }
 
@@ -1229,22 +1474,46 @@ static int ds_lbr_cpu_offline(unsigned int cpu)
  */
 static int ds_lbr_notify(struct notifier_block *nb, unsigned long val, void *data)
 {
-	if (val == DIE_DEBUG)
+	if (val == DIE_DEBUG && ds_lbr_mode != DS_LBR_OFF)
 		ds_lbr_cpu_on();
 	return NOTIFY_DONE;
 }
 
-static struct notifier_block ds_lbr_nb = { .notifier_call = ds_lbr_notify };
+/*
+ * First among the #DB notifiers of equal priority (the emulation's stops
+ * the chain at every step it takes): registered in ds_init(), before it.
+ */
+static struct notifier_block ds_lbr_nb = { .notifier_call = ds_lbr_notify,
+					   .priority = INT_MAX };
 
 static void ds_lbr_resume(void)
 {
-	ds_lbr_cpu_on();
+	ds_lbr_cpu_start();
 }
 
 static struct syscore_ops ds_lbr_syscore_ops = { .resume = ds_lbr_resume };
 
-/* bts_crash.source=lbr: every CPU records its tasks' user branches. */
-int __init ds_lbr_start(void)
+/* DS_LBR_KERNEL: each CPU's ring, which the freeze fills. */
+static int __init ds_lbr_kernel_start(struct ds_trace *(*trace_of)(unsigned int cpu))
+{
+	unsigned int cpu;
+
+	for_each_possible_cpu(cpu) {
+		struct ds_trace *t = trace_of(cpu);
+
+		if (t && t->ring.capacity > ds_lbr_depth)
+			return -E2BIG;
+		per_cpu(ds_kernel_of, cpu) = t;
+	}
+	return 0;
+}
+
+/*
+ * bts_crash.source=lbr (kernel false): every CPU records its tasks' user
+ * branches; lbr-kernel (true): its own kernel branches, for the per-CPU
+ * kernel rings (ds_kernel_trace_start() then takes them).
+ */
+int __init ds_lbr_start(bool kernel)
 {
 	int ret;
 
@@ -1253,21 +1522,23 @@ int __init ds_lbr_start(void)
 		pr_info("ds: no model-specific LBR in the Skylake format on this CPU: LBR source off\n");
 		return -EOPNOTSUPP;
 	}
+	ds_lbr_mode = kernel ? DS_LBR_KERNEL : DS_LBR_USER;
 	ret = cpuhp_setup_state(CPUHP_AP_ONLINE_DYN, "x86/ds_lbr:online",
 				ds_lbr_cpu_online, ds_lbr_cpu_offline);
 	if (ret < 0) {
-		ds_lbr_depth = 0;
+		ds_lbr_mode = DS_LBR_OFF;
 		return ret;
 	}
 	register_syscore_ops(&ds_lbr_syscore_ops);
-	register_die_notifier(&ds_lbr_nb);
-	pr_info("ds: LBR source on: %u entries per CPU, user branches of every task\n",
-		ds_lbr_depth);
+	pr_info("ds: LBR source on: %u entries per CPU, %s\n", ds_lbr_depth,
+		kernel ? "kernel branches, kept at oops and panic" :
+			 "user branches of every task");
 	return 0;
 }
 
 static int __init ds_init(void)
 {
+	register_die_notifier(&ds_lbr_nb);	/* off until ds_lbr_start() */
 	if (!ds_emulate && ds_hw_param && ds_hw_probe()) {
 		int ret;
 

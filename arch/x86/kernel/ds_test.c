@@ -5,8 +5,10 @@
  * mocked accessors, index recovery and wrap detection when a ring is
  * saved, the hand-over of the BTS half to perf and back with its GAP
  * marker, the emulation's taken-branch rule on decoded instructions, the
- * ring starting over at execve, and stepping resumed at signal delivery.
- * No BTS hardware is touched: every MSR access goes to the mock.
+ * ring starting over at execve, and stepping resumed at signal delivery;
+ * the LBR source's own-entries rule, wrap, freeze at an oops and hand-over
+ * to perf.  No BTS or LBR hardware is touched: every MSR access goes to
+ * the mock.
  */
 #include <kunit/test.h>
 
@@ -20,9 +22,14 @@ struct ds_mock_op {
 	u64 val;
 };
 
+#define LBR_DEPTH	32
+
 static struct {
 	struct debug_store ds;	/* page aligned */
 	u64 debugctl;
+	/* the LBR stack (model-specific, Skylake format) */
+	u64 lbr_from[LBR_DEPTH], lbr_to[LBR_DEPTH], lbr_info[LBR_DEPTH];
+	u64 lbr_tos, lbr_select;
 	u64 win;		/* what window() returns; 0: the ring itself */
 	int windows, unwindows, nr;
 	struct ds_mock_op log[DS_MOCK_LOG];
@@ -37,8 +44,20 @@ static void ds_mock_log(char op, u32 msr, u64 val)
 
 static u64 ds_mock_rdmsr(u32 msr)
 {
-	u64 v = msr == MSR_IA32_DEBUGCTLMSR ? ds_mock.debugctl : 0;
+	u64 v = 0;
 
+	if (msr == MSR_IA32_DEBUGCTLMSR)
+		v = ds_mock.debugctl;
+	else if (msr == MSR_LBR_TOS)
+		v = ds_mock.lbr_tos;
+	else if (msr == MSR_LBR_SELECT)
+		v = ds_mock.lbr_select;
+	else if (msr - MSR_LBR_NHM_FROM < LBR_DEPTH)
+		v = ds_mock.lbr_from[msr - MSR_LBR_NHM_FROM];
+	else if (msr - MSR_LBR_NHM_TO < LBR_DEPTH)
+		v = ds_mock.lbr_to[msr - MSR_LBR_NHM_TO];
+	else if (msr - MSR_LBR_INFO_0 < LBR_DEPTH)
+		v = ds_mock.lbr_info[msr - MSR_LBR_INFO_0];
 	ds_mock_log('r', msr, v);
 	return v;
 }
@@ -48,6 +67,19 @@ static void ds_mock_wrmsr(u32 msr, u64 v)
 	ds_mock_log('w', msr, v);
 	if (msr == MSR_IA32_DEBUGCTLMSR)
 		ds_mock.debugctl = v;
+	else if (msr == MSR_LBR_SELECT)
+		ds_mock.lbr_select = v;
+}
+
+/* The CPU takes a branch: pushed only while DEBUGCTL.LBR is set. */
+static void ds_mock_lbr_push(u64 from, u64 to, bool mispred)
+{
+	if (!(ds_mock.debugctl & DEBUGCTLMSR_LBR))
+		return;
+	ds_mock.lbr_tos = (ds_mock.lbr_tos + 1) % LBR_DEPTH;
+	ds_mock.lbr_from[ds_mock.lbr_tos] = from;
+	ds_mock.lbr_to[ds_mock.lbr_tos] = to;
+	ds_mock.lbr_info[ds_mock.lbr_tos] = mispred ? DS_LBR_INFO_MISPRED : 0;
 }
 
 static struct debug_store *ds_mock_area(void)
@@ -530,7 +562,236 @@ static void ds_test_windows_populated(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, missing, 0U);
 }
 
+/*
+ * This CPU for a test of the LBR source in MODE: the hardware test setup
+ * (mock MSRs, IRQs off) without the BTS backend, a clean ds_lbr_cpu, a depth of 32 and no
+ * kernel ring; ds_test_lbr_end() puts back what the running kernel had.
+ */
+struct ds_test_lbr {
+	struct ds_test_cpu cpu;
+	struct ds_lbr_cpu saved;
+	enum ds_lbr_mode mode;
+	unsigned int depth;
+	struct ds_trace *kernel_of;
+};
+
+static struct ds_lbr_cpu *ds_test_lbr_begin(struct ds_test_lbr *s, enum ds_lbr_mode mode)
+{
+	struct ds_lbr_cpu *m;
+
+	ds_test_cpu_begin(&s->cpu);
+	ds_hw_ok = false;	/* no BTS: ds_hw_stop_cpu() touches only the LBR */
+	m = this_cpu_ptr(&ds_lbr_cpu);
+	s->saved = *m;
+	s->mode = ds_lbr_mode;
+	s->depth = ds_lbr_depth;
+	s->kernel_of = this_cpu_read(ds_kernel_of);
+	memset(m, 0, sizeof(*m));
+	this_cpu_write(ds_kernel_of, NULL);
+	ds_lbr_mode = mode;
+	ds_lbr_depth = LBR_DEPTH;
+	return m;
+}
+
+static void ds_test_lbr_end(struct ds_test_lbr *s)
+{
+	ds_lbr_mode = s->mode;
+	ds_lbr_depth = s->depth;
+	this_cpu_write(ds_kernel_of, s->kernel_of);
+	*this_cpu_ptr(&ds_lbr_cpu) = s->saved;
+	ds_test_cpu_end(&s->cpu);
+}
+
+static bool is_gap_perf(const struct bts_record *r)
+{
+	return r->from == BTS_MARKER(BTS_MARK_GAP, BTS_GAP_PERF);
+}
+
+/*
+ * User source: LBR_SELECT drops ring-0 endings; a task reads back only
+ * what was pushed since its switch-in, oldest first, MISPRED as "not
+ * predicted"; another task on the CPU reads nothing of it.
+ */
+static void ds_test_lbr_own_entries(struct kunit *test)
+{
+	struct bts_record out[LBR_DEPTH];
+	struct ds_test_lbr saved;
+	unsigned int n, i;
+	bool wrapped;
+
+	ds_test_lbr_begin(&saved, DS_LBR_USER);
+	ds_lbr_cpu_start();
+	KUNIT_EXPECT_EQ(test, ds_mock.lbr_select, DS_LBR_SEL_CPL_EQ_0);
+	KUNIT_EXPECT_TRUE(test, ds_mock.debugctl & DEBUGCTLMSR_LBR);
+	for (i = 0; i < 5; i++)		/* the task before */
+		ds_mock_lbr_push(0x1000 + i, 0x2000 + i, false);
+	ds_lbr_switch_in(current);
+	ds_mock_lbr_push(0x401000, 0x401100, false);
+	ds_mock_lbr_push(0x401200, 0x401300, true);
+	ds_mock_lbr_push(0x401400, 0x401500, false);
+	n = ds_lbr_read(out, &wrapped);
+	KUNIT_ASSERT_EQ(test, n, 3U);
+	KUNIT_EXPECT_FALSE(test, wrapped);
+	KUNIT_EXPECT_EQ(test, out[0].from, 0x401000ULL);
+	KUNIT_EXPECT_EQ(test, out[0].to, 0x401100ULL);
+	KUNIT_EXPECT_EQ(test, out[0].flags, (u64)BTS_REC_F_PREDICTED);
+	KUNIT_EXPECT_EQ(test, out[1].flags, 0ULL);
+	KUNIT_EXPECT_EQ(test, out[2].from, 0x401400ULL);
+	ds_lbr_switch_in((struct task_struct *)&saved);	/* someone else */
+	KUNIT_EXPECT_EQ(test, ds_lbr_read(out, &wrapped), 0U);
+	ds_test_lbr_end(&saved);
+}
+
+/* More than 32 branches since the switch-in: the newest 32, wrapped. */
+static void ds_test_lbr_wrap(struct kunit *test)
+{
+	struct bts_record out[LBR_DEPTH];
+	struct ds_test_lbr saved;
+	unsigned int n, i;
+	bool wrapped;
+
+	ds_test_lbr_begin(&saved, DS_LBR_USER);
+	ds_lbr_cpu_start();
+	ds_mock_lbr_push(0x1000, 0x2000, false);
+	ds_lbr_switch_in(current);
+	for (i = 0; i < 40; i++)
+		ds_mock_lbr_push(0x400000 + i, 0x500000 + i, false);
+	n = ds_lbr_read(out, &wrapped);
+	KUNIT_ASSERT_EQ(test, n, LBR_DEPTH);
+	KUNIT_EXPECT_TRUE(test, wrapped);
+	KUNIT_EXPECT_EQ(test, out[0].from, 0x400000ULL + 8);
+	KUNIT_EXPECT_EQ(test, out[LBR_DEPTH - 1].from, 0x400000ULL + 39);
+	ds_test_lbr_end(&saved);
+}
+
+/*
+ * Perf takes the stack (patch 0017): the recorder clears its filter and
+ * DEBUGCTL.LBR and touches nothing until perf lets go (a #DB, a switch-in
+ * included); reading meanwhile gives a GAP marker only; afterwards a GAP
+ * marker, then the task's own entries, never perf's.
+ */
+static void ds_test_lbr_perf_handover(struct kunit *test)
+{
+	struct bts_record out[LBR_DEPTH];
+	struct ds_test_lbr saved;
+	struct ds_lbr_cpu *m;
+	unsigned int n;
+	bool wrapped;
+
+	m = ds_test_lbr_begin(&saved, DS_LBR_USER);
+	ds_lbr_cpu_start();
+	ds_lbr_switch_in(current);
+	ds_mock_lbr_push(0x401000, 0x401100, false);
+
+	ds_lbr_request(DS_OWNER_PERF);
+	KUNIT_EXPECT_TRUE(test, m->perf);
+	KUNIT_EXPECT_EQ(test, ds_mock.lbr_select, 0ULL);
+	KUNIT_EXPECT_FALSE(test, ds_mock.debugctl & DEBUGCTLMSR_LBR);
+	n = ds_lbr_read(out, &wrapped);
+	KUNIT_ASSERT_EQ(test, n, 1U);
+	KUNIT_EXPECT_TRUE(test, is_gap_perf(&out[0]));
+
+	/* perf programs and uses it; the recorder keeps off */
+	ds_mock.lbr_select = 0x1c4;
+	ds_mock.debugctl |= DEBUGCTLMSR_LBR;
+	ds_mock_lbr_push(0xffffffff81000000ULL, 0xffffffff81000100ULL, false);
+	ds_mock_lbr_push(0x7000, 0x7100, false);
+	ds_lbr_notify(NULL, DIE_DEBUG, NULL);
+	ds_lbr_switch_in(current);
+	ds_lbr_request(DS_OWNER_PERF);
+	KUNIT_EXPECT_EQ(test, ds_mock.lbr_select, 0x1c4ULL);
+
+	ds_mock.debugctl &= ~DEBUGCTLMSR_LBR;	/* perf's last disable */
+	ds_lbr_release(DS_OWNER_PERF);
+	KUNIT_EXPECT_FALSE(test, m->perf);
+	KUNIT_EXPECT_EQ(test, ds_mock.lbr_select, DS_LBR_SEL_CPL_EQ_0);
+	KUNIT_EXPECT_TRUE(test, ds_mock.debugctl & DEBUGCTLMSR_LBR);
+	ds_mock_lbr_push(0x402000, 0x402100, false);
+	ds_mock_lbr_push(0x402200, 0x402300, false);
+	n = ds_lbr_read(out, &wrapped);
+	KUNIT_ASSERT_EQ(test, n, 3U);
+	KUNIT_EXPECT_TRUE(test, is_gap_perf(&out[0]));
+	KUNIT_EXPECT_GT(test, out[0].flags, 0ULL);	/* the gap's length */
+	KUNIT_EXPECT_EQ(test, out[1].from, 0x402000ULL);
+	KUNIT_EXPECT_EQ(test, out[2].from, 0x402200ULL);
+	/* a release without a hold, or by another owner, changes nothing */
+	ds_lbr_release(DS_OWNER_PERF);
+	ds_lbr_request(DS_OWNER_CRASH);
+	KUNIT_EXPECT_FALSE(test, m->perf);
+	/* the next switch-in starts clean: no gap */
+	ds_lbr_switch_in(current);
+	ds_mock_lbr_push(0x403000, 0x403100, false);
+	n = ds_lbr_read(out, &wrapped);
+	KUNIT_ASSERT_EQ(test, n, 1U);
+	KUNIT_EXPECT_EQ(test, out[0].from, 0x403000ULL);
+	ds_test_lbr_end(&saved);
+}
+
+/*
+ * Kernel source: LBR_SELECT drops endings above ring 0; an oops's hold
+ * clears DEBUGCTL.LBR as its very first MSR access and fills the CPU's
+ * kernel ring with the stack, oldest first; the panic after it keeps
+ * that; once the oops is over it records again; a freeze while perf holds
+ * the stack gives a GAP marker.
+ */
+static void ds_test_lbr_kernel_freeze(struct kunit *test)
+{
+	struct bts_record recs[LBR_DEPTH] = {};
+	struct ds_test_lbr saved;
+	struct ds_trace t = {};
+	unsigned int i;
+
+	ds_ring_init(&t.ring, recs, LBR_DEPTH);
+	ds_test_lbr_begin(&saved, DS_LBR_KERNEL);
+	this_cpu_write(ds_kernel_of, &t);
+	ds_lbr_cpu_start();
+	KUNIT_EXPECT_EQ(test, ds_mock.lbr_select, DS_LBR_SEL_CPL_NEQ_0);
+	for (i = 0; i < 40; i++)
+		ds_mock_lbr_push(0xffffffff81000000ULL + i, 0xffffffff82000000ULL + i,
+				 i == 39);
+	ds_mock.nr = 0;
+	ds_kernel_trace_hold(true);
+	expect_op(test, 0, 'r', MSR_IA32_DEBUGCTLMSR, 0);
+	expect_op(test, 1, 'w', MSR_IA32_DEBUGCTLMSR, 0);
+	KUNIT_EXPECT_EQ(test, ds_ring_count(&t.ring), (u64)LBR_DEPTH);
+	KUNIT_EXPECT_TRUE(test, t.ring.wrapped);
+	KUNIT_EXPECT_EQ(test, ds_ring_get(&t.ring, 0)->from, 0xffffffff81000000ULL + 8);
+	KUNIT_EXPECT_EQ(test, ds_ring_get(&t.ring, 31)->to, 0xffffffff82000000ULL + 39);
+	KUNIT_EXPECT_EQ(test, ds_ring_get(&t.ring, 31)->flags, 0ULL);
+	KUNIT_EXPECT_EQ(test, ds_ring_get(&t.ring, 30)->flags, (u64)BTS_REC_F_PREDICTED);
+
+	/* the panic path stops the CPU again: what the oops found stays */
+	ds_mock.debugctl |= DEBUGCTLMSR_LBR;
+	ds_mock_lbr_push(0xffffffff83000000ULL, 0xffffffff83000100ULL, false);
+	ds_hw_stop_cpu();
+	KUNIT_EXPECT_FALSE(test, ds_mock.debugctl & DEBUGCTLMSR_LBR);
+	KUNIT_EXPECT_EQ(test, ds_ring_get(&t.ring, 31)->to, 0xffffffff82000000ULL + 39);
+
+	/* the oops did not panic: recording goes on, its entries behind a mark */
+	ds_kernel_trace_hold(false);
+	KUNIT_EXPECT_TRUE(test, ds_mock.debugctl & DEBUGCTLMSR_LBR);
+	ds_mock_lbr_push(0xffffffff84000000ULL, 0xffffffff84000100ULL, false);
+	ds_mock_lbr_push(0xffffffff84000200ULL, 0xffffffff84000300ULL, false);
+	ds_kernel_trace_hold(true);
+	KUNIT_EXPECT_EQ(test, ds_ring_count(&t.ring), 2ULL);
+	KUNIT_EXPECT_FALSE(test, t.ring.wrapped);
+	KUNIT_EXPECT_EQ(test, ds_ring_get(&t.ring, 0)->from, 0xffffffff84000000ULL);
+
+	ds_kernel_trace_hold(false);
+	ds_lbr_request(DS_OWNER_PERF);
+	ds_mock.debugctl |= DEBUGCTLMSR_LBR;	/* perf's */
+	ds_kernel_trace_hold(true);
+	KUNIT_EXPECT_FALSE(test, ds_mock.debugctl & DEBUGCTLMSR_LBR);
+	KUNIT_EXPECT_EQ(test, ds_ring_count(&t.ring), 1ULL);
+	KUNIT_EXPECT_TRUE(test, is_gap_perf(ds_ring_get(&t.ring, 0)));
+	ds_test_lbr_end(&saved);
+}
+
 static struct kunit_case ds_test_cases[] = {
+	KUNIT_CASE(ds_test_lbr_own_entries),
+	KUNIT_CASE(ds_test_lbr_wrap),
+	KUNIT_CASE(ds_test_lbr_perf_handover),
+	KUNIT_CASE(ds_test_lbr_kernel_freeze),
 	KUNIT_CASE(ds_test_call_site),
 	KUNIT_CASE(ds_test_emul_taken),
 	KUNIT_CASE(ds_test_load_sequence),

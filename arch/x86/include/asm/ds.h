@@ -67,6 +67,12 @@ enum ds_backend ds_backend(void);
 u64 ds_task_max_records(void);
 /* Largest per-CPU kernel ring, in records. */
 u64 ds_kernel_max_records(void);
+/* Per-CPU kernel ring size by default: the LBR's depth (lbr-kernel),
+ * DS_KERNEL_RECORDS_HW with BTS, else 0 (off). */
+#define DS_KERNEL_RECORDS_HW	4096	/* 96 KiB per CPU */
+u64 ds_kernel_default_records(void);
+/* Where the kernel rings' records come from: enum bts_crash_source. */
+unsigned int ds_kernel_source(void);
 
 /*
  * The BTS half of a CPU's DS area has one owner at a time.  The crash
@@ -84,10 +90,19 @@ void ds_bts_request(enum ds_owner who);
 /* ds.c records with BTS: it owns IA32_DS_AREA and the BTS half's fields. */
 bool ds_hw_active(void);
 void ds_bts_release(enum ds_owner who);
+/*
+ * The LBR stack likewise (the LBR source): perf's first LBR user on this
+ * CPU requests it, its last releases it (pmu::add/del, IRQs off); the
+ * recorder keeps off every LBR MSR meanwhile and marks the gap.
+ */
+void ds_lbr_request(enum ds_owner who);
+void ds_lbr_release(enum ds_owner who);
 #else	/* perf's hooks compile away */
 static inline void ds_bts_request(enum ds_owner who) { }
 static inline void ds_bts_release(enum ds_owner who) { }
 static inline bool ds_hw_active(void) { return false; }
+static inline void ds_lbr_request(enum ds_owner who) { }
+static inline void ds_lbr_release(enum ds_owner who) { }
 #endif
 enum ds_owner ds_bts_owner(void);
 
@@ -112,7 +127,8 @@ bool ds_hw_save(const struct ds_hw_ops *ops, struct ds_trace *t);
 
 /* A core dump reads t now: its index as the CPU left it (t is current's). */
 void ds_task_trace_sync(struct ds_trace *t);
-/* This CPU stops writing BTS records (crash path, NMI-safe; kexec; reboot). */
+/* This CPU stops writing BTS records (crash path, NMI-safe; kexec; reboot);
+ * with lbr-kernel, its LBR stops and fills its kernel ring (once). */
 void ds_hw_stop_cpu(void);
 
 /* Starts/stops recording a task's user branches into t (the task is
@@ -144,20 +160,26 @@ void ds_task_switch(struct ds_trace *prev, struct ds_trace *next, u64 now,
  * off, never from NMI; a frozen ring takes no more writes.
  */
 int ds_kernel_trace_start(struct ds_trace *(*trace_of)(unsigned int cpu));
-/* An oops reads this CPU's kernel ring: hold it still (hardware), or not. */
+/* An oops reads this CPU's kernel ring: hold it still (hardware; LBR:
+ * frozen into the ring), or not. */
 void ds_kernel_trace_hold(bool hold);
 /* Address of the call instruction that returns to ret (kernel text), or
  * ret itself if the bytes before it are no call: best effort. */
 unsigned long ds_call_site(unsigned long ret);
 
-/* How the emulation finds the current task's trace (bts_crash owns it). */
-/* The LBR source (bts_crash.source=lbr): user branches of every task. */
-int ds_lbr_start(void);
-unsigned int ds_lbr_capacity(void);		/* 0: off */
+/*
+ * The LBR source: bts_crash.source=lbr (kernel false), user branches of
+ * every task, read by the dumping thread; lbr-kernel (true), each CPU's
+ * kernel branches, frozen into its kernel ring by an oops or the crash
+ * path (ds_kernel_trace_hold(), ds_hw_stop_cpu()).
+ */
+int ds_lbr_start(bool kernel);
+unsigned int ds_lbr_capacity(void);		/* user source's depth; 0: off */
 void ds_lbr_switch_in(struct task_struct *next);
 void ds_lbr_exec(void);
 unsigned int ds_lbr_read(struct bts_record *out, bool *wrapped);
 
+/* How the emulation finds the current task's trace (bts_crash owns it). */
 void ds_emul_set_lookup(struct ds_trace *(*lookup)(struct task_struct *));
 
 #endif /* _ASM_X86_DS_H */
