@@ -99,6 +99,38 @@ def read(path):
         return parse(f.read())
 
 
+def tail(path, n, chunk=1 << 20):
+    """{cpu: [Entry, ...]}: the last N entries each vCPU pushed, oldest
+    first, read from the end of the log at PATH (a kernel-branch log runs
+    to gigabytes; only its end is read).  FormatError if the length is not
+    40*N."""
+    import os
+    size = os.path.getsize(path)
+    if size % ENTRY_SIZE:
+        raise FormatError("%d bytes is not a multiple of %d" % (size, ENTRY_SIZE))
+    per, seen, end = {}, set(), size
+    chunk -= chunk % ENTRY_SIZE
+    with open(path, "rb") as f:
+        while end > 0:
+            start = max(0, end - chunk)
+            f.seek(start)
+            data = f.read(end - start)
+            for off in range(len(data) - ENTRY_SIZE, -1, -ENTRY_SIZE):
+                e = Entry(*ENTRY.unpack_from(data, off))
+                got = per.setdefault(e.cpu, [])
+                if len(got) < n:
+                    got.append(e)
+            end = start
+            # every vCPU seen so far has N; one not yet seen may only
+            # have pushed earlier, so a full pass over one more chunk
+            # without a new vCPU is not proof: read on while any is short
+            if per and all(len(v) >= n for v in per.values()) and \
+                    set(per) == seen:
+                break
+            seen = set(per)
+    return {c: v[::-1] for c, v in per.items()}
+
+
 def stack(entries, cpu=0):
     """What a vCPU's stack holds after ENTRIES (and no MSR writes): index ->
     Entry, the newest push at each index."""

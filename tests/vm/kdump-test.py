@@ -20,6 +20,12 @@ BTSCRASH_BACKEND=hw: on the BTS model (tests/qemu/), the per-CPU rings hold
 kernel branches the CPU wrote, and each is checked against the model's
 log: the vmcore's ring is the newest records the model wrote there, and
 nothing was written after the crash path stopped the CPU.
+BTSCRASH_BACKEND=lbr-kernel: on the LBR model, bts_crash.source=lbr-kernel
+(the traced process on the emulation): each CPU's ring is its LBR stack as
+the oops or the crash path froze it, equal to the last 32 entries the
+model pushed on that vCPU (nothing after the freeze), the panicking CPU's
+ending in the freeze itself and reaching the LKDTM function; the oops
+report on the console prints the same branches.
 """
 import os
 import re
@@ -32,6 +38,11 @@ SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from tap import Tap  # noqa: E402
 from oracle import Oracle, any_record, read_log  # noqa: E402
+import importlib.util  # noqa: E402
+_spec = importlib.util.spec_from_file_location(
+    "lbrlog", os.path.join(SRC, "tests", "qemu", "lbr-log.py"))
+lbrlog = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(lbrlog)
 
 tap = Tap()
 check = tap.check
@@ -132,6 +143,61 @@ def check_oracle(kind, out, rings):
               "%d records written after: %s" % (len(m[2]), [str(log.entry(i)) for i in m[2][:4]]))
 
 
+def check_lbr_oracle(kind, out, rings):
+    """Each CPU's ring (lbr-kernel) is the newest entries its vCPU's LBR
+    pushed, in order, MISPRED as "not predicted"; after them the vCPU
+    pushed nothing (DEBUGCTL.LBR cleared by the freeze).  The log (a
+    gigabyte or more of kernel branches) is read from its end, then
+    removed."""
+    path = os.path.join(out, "lbr.log")
+    try:
+        last = lbrlog.tail(path, 32)
+    except (OSError, lbrlog.FormatError) as e:
+        check(False, f"{kind}: the LBR model's log", str(e))
+        return
+    finally:
+        if os.path.exists(path):
+            os.unlink(path)
+    want = {c: [(e.frm, e.to, 0 if e.mispredicted else 0x10) for e in v]
+            for c, v in last.items()}
+    for cpu, recs in sorted(rings.items()):
+        got = want.get(cpu, [])
+        check(len(recs) == 32 and recs == got,
+              f"{kind}: CPU {cpu}'s ring is its LBR as frozen: the last 32 entries "
+              "the model pushed there, in order, none after",
+              "ring %s\nmodel %s" % ([tuple(hex(x) for x in r) for r in recs[-3:]],
+                                     [tuple(hex(x) for x in r) for r in got[-3:]]))
+
+
+def names_of(tool, vmcore, obj):
+    """The panicking CPU's ring as (from function, to function) pairs,
+    oldest first (btsdump --json with System.map)."""
+    rc, o, e = btsdump(tool, "-j", "-n", "0", vmcore, os.path.join(obj, "System.map"))
+    try:
+        cpu = [c for c in __import__("json").loads(o)["cpus"] if c["panic"]][0]
+    except (ValueError, KeyError, IndexError):
+        return []
+    fn = lambda s: (s or "?").split("+")[0]  # noqa: E731
+    return [(fn(b.get("from_symbol")), fn(b.get("to_symbol"))) for b in cpu["branches"]]
+
+
+def check_oops_report(kind, console, names):
+    """The oops report (DIE_OOPS, before the panic) prints the panicking
+    CPU's newest ring entries: the same function names, oldest first."""
+    m = re.search(r"bts_crash: last (\d+) kernel branches on CPU (\d+) \(LBR\), "
+                  r"oldest first:\n((?: \[ *\d+\] .*\n)+)", console)
+    printed = []
+    if m:
+        for line in m.group(3).splitlines():
+            f = re.match(r" \[ *\d+\] (\S+?)\+0x[0-9a-f]+/0x[0-9a-f]+ -> (\S+?)\+0x", line)
+            if f:
+                printed.append((f.group(1), f.group(2)))
+    n = len(printed)
+    check(m and n == int(m.group(1)) > 0 and printed == names[-n:],
+          f"{kind}: the oops report printed the panicking CPU's last {n} LBR branches",
+          f"printed {printed[-4:]}\nring {names[-4:]}")
+
+
 def main():
     if len(sys.argv) != 5:
         sys.exit("usage: kdump-test.py BTS_SO BTSDUMP OUTDIR LKDTM_TYPE|notraces")
@@ -147,12 +213,13 @@ def main():
     obj = build.stdout.strip().splitlines()[-1]
     env = dict(os.environ, BTSDUMP=os.path.abspath(tool))
     hw = os.environ.get("BTSCRASH_BACKEND") == "hw"
-    if hw:
+    lbr = os.environ.get("BTSCRASH_BACKEND") == "lbr-kernel"
+    if hw or lbr:
         qb = subprocess.run([os.path.join(SRC, "scripts/qemu-build.sh")],
                             capture_output=True, text=True)
         if qb.returncode:
             print(qb.stderr[-3000:])
-            sys.exit("the BTS model (QEMU) did not build")
+            sys.exit("the BTS/LBR model (QEMU) did not build")
         env["QEMU"] = qb.stdout.strip().splitlines()[-1]
     vmlinux = os.path.join(obj, "vmlinux")
     lkdtm = "EXCEPTION" if kind == "notraces" else kind
@@ -207,9 +274,9 @@ def main():
     # before the CPU stopped, inside the freeze (ds.c, bts_crash.c)
     crash_fns = ("oops_begin", "panic", "__crash_kexec")
     ends = last and (last[0] in crash_fns or
-                     hw and re.match(r"(ds_|bts_crash_|wrmsrl$|native_(read|write)_msr$)",
-                                     last[0]))
-    if not ends and not hw and any(n in crash_fns for n in names):
+                     (hw or lbr) and
+                     re.match(r"(ds_|bts_crash_|wrmsrl$|native_(read|write)_msr$)", last[0]))
+    if not ends and not (hw or lbr) and any(n in crash_fns for n in names):
         # emulation: an interrupt can come between the crash function's
         # ftrace entry and its first statement (the freeze; IRQs are still
         # on): then that interrupt's entries follow it, and nothing else
@@ -252,6 +319,10 @@ def main():
     ring_crash = per_cpu(text)
     if hw:
         check_oracle(kind, out, ring_crash)
+    if lbr:
+        check_lbr_oracle(kind, out, ring_crash)
+        if kind == "EXCEPTION":
+            check_oops_report(kind, console, names_of(tool, vmcore, obj))
     rc, o, e = btsdump(tool, "-r", "-n", "0", vmcore)
     ring_tool = per_cpu(o)
     check(rc == 0 and ring_tool and ring_tool == ring_crash,
@@ -274,7 +345,8 @@ def main():
     in_vm = per_cpu(rep[0])
     check(len(rep) == 2 and "(ELF)" in rep[0] and "rc=0" in rep[1][:10] and
           in_vm and set(in_vm) == set(ring_crash) and
-          all(len(r) == 64 and r == ring_crash[c][-64:] for c, r in in_vm.items()),
+          all(len(r) == min(64, len(ring_crash[c])) and r == ring_crash[c][-64:]
+              for c, r in in_vm.items()),
           f"{kind}: in the capture kernel, btsdump read /proc/vmcore (ELF): "
           "the same newest 64 records", rep[0][-1500:])
 
@@ -284,7 +356,7 @@ def main():
     hits = [m.start() for m in re.finditer(re.escape(struct.pack("<IHHI", 0x52535442, 1, 72, 24)), data)]
     for h in hits:
         cap = struct.unpack_from("<Q", data, h + 24)[0]
-        if cap == 4096:
+        if cap == (32 if lbr else 4096):
             struct.pack_into("<Q", data, h + 32, 1 << 40)
     open(bad, "wb").write(data)
     rc, text = crash(vmlinux, bad, bts_so, "bts", "bts -n 1 -c 0")
