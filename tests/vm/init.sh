@@ -34,6 +34,13 @@ if [ -n "$kd" ]; then
 	# Panic with kdump loaded (tests/vm/run-kdump.sh), a traced process
 	# running meanwhile.
 	mount -t debugfs debugfs /sys/kernel/debug
+	if grep -qw bts_crash.source=lbr-kernel /proc/cmdline && [ "$kd" = EXCEPTION ]; then
+		# an oops that does not panic first: the LBR must record again
+		# after it (kdump-test.py: the panic's ring is not this one's)
+		echo 0 > /proc/sys/kernel/panic_on_oops
+		echo "== a first oops (BUG), not fatal"
+		sh -c 'echo BUG > /sys/kernel/debug/provoke-crash/DIRECT'
+	fi
 	echo 1 > /proc/sys/kernel/panic_on_oops
 	# the crasher is a traced shell's child: its ring was made at fork
 	/bin/btsrun 4096 /bin/sh -c '/bin/crasher loop & echo "BTSCRASH-TRACED-PID $!"; wait' &
@@ -76,7 +83,7 @@ if grep -qw btscrash.bench /proc/cmdline; then
 	echo BTSCRASH-VM-DONE
 	reboot -f
 fi
-if grep -qw bts_crash.source=lbr /proc/cmdline; then
+if grep -qE '(^| )bts_crash.source=lbr( |$)' /proc/cmdline; then
 	# The LBR source on the LBR model (tests/vm/check-lbr.py): programs
 	# nobody chose to trace crash and their cores carry their last user
 	# branches.  The model logs every entry it pushes (lbr.log).

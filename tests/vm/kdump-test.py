@@ -143,15 +143,17 @@ def check_oracle(kind, out, rings):
               "%d records written after: %s" % (len(m[2]), [str(log.entry(i)) for i in m[2][:4]]))
 
 
-def check_lbr_oracle(kind, out, rings):
-    """Each CPU's ring (lbr-kernel) is the newest entries its vCPU's LBR
-    pushed, in order, MISPRED as "not predicted"; after them the vCPU
-    pushed nothing (DEBUGCTL.LBR cleared by the freeze).  The log (a
-    gigabyte or more of kernel branches) is read from its end, then
-    removed."""
+def check_lbr_oracle(kind, out, rings, panic_cpu):
+    """Each CPU's ring (lbr-kernel) is entries its vCPU's LBR pushed, 32 in
+    a row, in order, MISPRED as "not predicted": the last 32 it pushed
+    (nothing after the freeze: DEBUGCTL.LBR cleared) -- except for a BUG
+    on the panicking CPU, whose copy was taken at the trap, before
+    report_bug() (patch 0018): there the 32 are found further back.  The
+    log (a gigabyte or more of kernel branches) is read from its end,
+    then removed."""
     path = os.path.join(out, "lbr.log")
     try:
-        last = lbrlog.tail(path, 32)
+        last = lbrlog.tail(path, 1 << 18 if kind == "BUG" else 32)
     except (OSError, lbrlog.FormatError) as e:
         check(False, f"{kind}: the LBR model's log", str(e))
         return
@@ -162,6 +164,16 @@ def check_lbr_oracle(kind, out, rings):
             for c, v in last.items()}
     for cpu, recs in sorted(rings.items()):
         got = want.get(cpu, [])
+        if kind == "BUG" and cpu == panic_cpu:
+            at = [i for i in range(len(got) - len(recs), -1, -1)
+                  if got[i:i + len(recs)] == recs]
+            check(len(recs) == 32 and at and at[0] + 32 < len(got),
+                  f"{kind}: CPU {cpu}'s ring is its LBR as copied at the BUG trap: "
+                  f"32 entries the model pushed in a row, {len(got) - 32 - at[0] if at else '?'} "
+                  "pushed after it (report_bug) before the oops froze it",
+                  "ring %s" % [tuple(hex(x) for x in r) for r in recs[-3:]])
+            continue
+        got = got[-32:]
         check(len(recs) == 32 and recs == got,
               f"{kind}: CPU {cpu}'s ring is its LBR as frozen: the last 32 entries "
               "the model pushed there, in order, none after",
@@ -169,33 +181,61 @@ def check_lbr_oracle(kind, out, rings):
                                      [tuple(hex(x) for x in r) for r in got[-3:]]))
 
 
-def names_of(tool, vmcore, obj):
-    """The panicking CPU's ring as (from function, to function) pairs,
-    oldest first (btsdump --json with System.map)."""
+def panic_ring_text(tool, vmcore, obj):
+    """The panicking CPU's ring as ("sym+0xoff", "sym+0xoff") pairs of
+    unrelocated addresses (System.map's), oldest first, and that map: the
+    kernel's %pS names an alias where System.map has several at one
+    address (__x86_indirect_thunk_array / _rax), so reports are compared
+    by address."""
+    smap = {}
+    with open(os.path.join(obj, "System.map")) as f:
+        for line in f:
+            a, _, name = line.split()[:3]
+            smap.setdefault(name, int(a, 16))
     rc, o, e = btsdump(tool, "-j", "-n", "0", vmcore, os.path.join(obj, "System.map"))
     try:
         cpu = [c for c in __import__("json").loads(o)["cpus"] if c["panic"]][0]
     except (ValueError, KeyError, IndexError):
-        return []
-    fn = lambda s: (s or "?").split("+")[0]  # noqa: E731
-    return [(fn(b.get("from_symbol")), fn(b.get("to_symbol"))) for b in cpu["branches"]]
+        return [], smap
+    def addr(sym):  # noqa: E306
+        name, _, off = (sym or "?").partition("+")
+        return smap[name] + int(off or "0", 16) if name in smap else None
+    slide = None
+    for b in cpu["branches"]:
+        a = addr(b.get("to_symbol"))
+        if a is not None:
+            slide = int(b["to"], 16) - a
+            break
+    if slide is None:
+        return [], smap
+    return [(int(b["from"], 16) - slide, int(b["to"], 16) - slide)
+            for b in cpu["branches"]], smap
 
 
-def check_oops_report(kind, console, names):
-    """The oops report (DIE_OOPS, before the panic) prints the panicking
-    CPU's newest ring entries: the same function names, oldest first."""
-    m = re.search(r"bts_crash: last (\d+) kernel branches on CPU (\d+) \(LBR\), "
-                  r"oldest first:\n((?: \[ *\d+\] .*\n)+)", console)
+def check_oops_report(kind, console, ring, smap):
+    """The oops or panic report on the console prints the panicking CPU's
+    newest ring entries, oldest first: the same addresses."""
+    # the crashed kernel's last report (not init.sh's first oops), before
+    # the capture kernel boots; the serial console ends lines with \r\n
+    console = console.replace("\r", "").rsplit("\nLinux version", 1)[0]
+    m = None
+    for m in re.finditer(r"bts_crash: last (\d+) kernel branches on CPU (\d+) \(LBR\), "
+                         r"oldest first:\n((?: \[ *\d+\] .*\n)+)", console):
+        pass
     printed = []
     if m:
         for line in m.group(3).splitlines():
-            f = re.match(r" \[ *\d+\] (\S+?)\+0x[0-9a-f]+/0x[0-9a-f]+ -> (\S+?)\+0x", line)
-            if f:
-                printed.append((f.group(1), f.group(2)))
+            f = re.match(r" \[ *\d+\] (\S+)\+(0x[0-9a-f]+)/0x[0-9a-f]+ -> "
+                         r"(\S+)\+(0x[0-9a-f]+)/", line)
+            if f and f.group(1) in smap and f.group(3) in smap:
+                printed.append((smap[f.group(1)] + int(f.group(2), 16),
+                                smap[f.group(3)] + int(f.group(4), 16)))
     n = len(printed)
-    check(m and n == int(m.group(1)) > 0 and printed == names[-n:],
-          f"{kind}: the oops report printed the panicking CPU's last {n} LBR branches",
-          f"printed {printed[-4:]}\nring {names[-4:]}")
+    check(m and n == int(m.group(1)) > 0 and printed == ring[-n:],
+          f"{kind}: the {'panic' if kind == 'PANIC' else 'oops'} report printed the "
+          f"panicking CPU's last {n} LBR branches",
+          f"printed {[tuple(map(hex, p)) for p in printed[-3:]]}\n"
+          f"ring {[tuple(map(hex, p)) for p in ring[-3:]]}")
 
 
 def main():
@@ -320,9 +360,20 @@ def main():
     if hw:
         check_oracle(kind, out, ring_crash)
     if lbr:
-        check_lbr_oracle(kind, out, ring_crash)
+        panic_cpu = [int(c) for c, p, _, _ in cpus if p]
+        check_lbr_oracle(kind, out, ring_crash, panic_cpu[0] if panic_cpu else None)
+        check_oops_report(kind, console, *panic_ring_text(tool, vmcore, obj))
         if kind == "EXCEPTION":
-            check_oops_report(kind, console, names_of(tool, vmcore, obj))
+            # init.sh's first oops (BUG, not fatal): its report shows its
+            # own trail, and LBR recorded again after it (the panic's
+            # ring reaches lkdtm_EXCEPTION, checked above)
+            first = console.replace("\r", "").split("lkdtm: Performing direct entry BUG", 1)[-1]
+            first = first.split("lkdtm: Performing direct entry", 1)[0]
+            check(re.search(r"kernel branches on CPU \d+ \(LBR\)", first) and
+                  re.search(r"^ \[ *\d+\] lkdtm_BUG\+0x[0-9a-f]+/0x[0-9a-f]+ -> "
+                            r"asm_exc_invalid_op\+0x0/", first, re.M),
+                  f"{kind}: a first, non-fatal oops (BUG) printed its own LBR trail, "
+                  "from the trap in lkdtm_BUG", first[-1500:])
     rc, o, e = btsdump(tool, "-r", "-n", "0", vmcore)
     ring_tool = per_cpu(o)
     check(rc == 0 and ring_tool and ring_tool == ring_crash,

@@ -75,6 +75,25 @@ static void ds_lbr_freeze(void);
 static void ds_lbr_thaw(void);
 static int ds_lbr_kernel_start(struct ds_trace *(*trace_of)(unsigned int cpu));
 
+/*
+ * This CPU's stack: where it stood at the last mark (the current task's
+ * switch-in, exec, or perf letting go), and perf's hold.  Written on the
+ * CPU itself with IRQs off (context switch, perf's pmu::add/del), read by
+ * the same CPU (a fault in its task, an oops, the crash path).
+ */
+struct ds_lbr_cpu {
+	struct task_struct *task;	/* DS_LBR_USER: current at the mark */
+	u64 from;			/* FROM_IP[tos] at the mark */
+	u8 tos;
+	bool perf;			/* perf holds the stack now */
+	bool frozen;			/* DS_LBR_KERNEL: stopped, entries copied */
+	struct task_struct *bug;	/* DS_LBR_KERNEL: its BUG/WARN trap copied
+					 * the stack; an oops of it keeps that */
+	u64 gap_since;			/* local_clock() when perf took it */
+	u64 gap_end, gap_len;		/* the mark ends a perf hold: when, how long */
+};
+static DEFINE_PER_CPU(struct ds_lbr_cpu, ds_lbr_cpu);
+
 void ds_ring_init(struct ds_ring *r, struct bts_record *base, u64 capacity)
 {
 	*r = (struct ds_ring){ .base = base, .capacity = capacity };
@@ -552,6 +571,7 @@ static void ds_hw_start_cpu(void)
  */
 void notrace ds_kernel_trace_hold(bool hold)
 {
+	struct ds_lbr_cpu *m;
 	struct ds_cpu *c;
 	unsigned long flags;
 
@@ -561,6 +581,10 @@ void notrace ds_kernel_trace_hold(bool hold)
 			return;
 		}
 		ds_lbr_off_now();	/* before any call of ours is recorded */
+		m = this_cpu_ptr(&ds_lbr_cpu);
+		if (m->bug == current)	/* its BUG's copy, from before report_bug() */
+			m->frozen = true;
+		m->bug = NULL;
 		ds_lbr_freeze();
 		return;
 	}
@@ -1188,22 +1212,6 @@ int __init ds_kernel_trace_start(struct ds_trace *(*trace_of)(unsigned int cpu))
 #define DS_LBR_SEL_CPL_NEQ_0	BIT_ULL(1)	/* "... ending in ring >0" */
 #define DS_LBR_INFO_MISPRED	BIT_ULL(63)
 
-/*
- * This CPU's stack: where it stood at the last mark (the current task's
- * switch-in, exec, or perf letting go), and perf's hold.  Written on the
- * CPU itself with IRQs off (context switch, perf's pmu::add/del), read by
- * the same CPU (a fault in its task, an oops, the crash path).
- */
-struct ds_lbr_cpu {
-	struct task_struct *task;	/* DS_LBR_USER: current at the mark */
-	u64 from;			/* FROM_IP[tos] at the mark */
-	u8 tos;
-	bool perf;			/* perf holds the stack now */
-	bool frozen;			/* DS_LBR_KERNEL: stopped, entries copied */
-	u64 gap_since;			/* local_clock() when perf took it */
-	u64 gap_end, gap_len;		/* the mark ends a perf hold: when, how long */
-};
-static DEFINE_PER_CPU(struct ds_lbr_cpu, ds_lbr_cpu);
 
 static unsigned int __init ds_lbr_probe(void)
 {
@@ -1384,6 +1392,38 @@ static void notrace ds_lbr_freeze(void)
 	r->index = n % r->capacity;
 	r->wrapped = n == r->capacity;
 	r->written = n;
+}
+
+/*
+ * DS_LBR_KERNEL, a kernel ud2 (BUG, WARN, CFI) trapped, IRQs still off,
+ * before report_bug() scans the bug table (thousands of branches, which
+ * would leave nothing of the trail before the trap): the stack is copied
+ * into the CPU's ring now and goes on recording.  A BUG goes on to die():
+ * its oops keeps this copy (ds_kernel_trace_hold()); a WARN returns, and
+ * the copy is only a later oops's to overwrite.  Not while frozen.
+ */
+void notrace ds_kernel_bug_trap(void)
+{
+	struct ds_lbr_cpu *m;
+
+	if (ds_lbr_mode != DS_LBR_KERNEL)
+		return;
+	ds_lbr_off_now();
+	m = this_cpu_ptr(&ds_lbr_cpu);
+	if (m->frozen)
+		return;
+	ds_lbr_freeze();
+	m->frozen = false;
+	ds_lbr_cpu_on();
+	ds_lbr_mark_now(m, NULL);
+	m->bug = current;
+}
+
+/* The trap was a WARN: an oops of this task later is another one's. */
+void ds_kernel_bug_done(void)
+{
+	if (ds_lbr_mode == DS_LBR_KERNEL)
+		this_cpu_write(ds_lbr_cpu.bug, NULL);
 }
 
 /* DS_LBR_KERNEL, after an oops that did not panic: recording goes on. */

@@ -787,7 +787,48 @@ static void ds_test_lbr_kernel_freeze(struct kunit *test)
 	ds_test_lbr_end(&saved);
 }
 
+/*
+ * Kernel source, a BUG/WARN trap: the stack is copied at once and goes on
+ * recording (report_bug()'s branches); the BUG's oops keeps the copy; a
+ * WARN's copy is no claim on a later oops, which takes the stack fresh.
+ */
+static void ds_test_lbr_bug_trap(struct kunit *test)
+{
+	struct bts_record recs[LBR_DEPTH] = {};
+	struct ds_test_lbr saved;
+	struct ds_trace t = {};
+	unsigned int i;
+
+	ds_ring_init(&t.ring, recs, LBR_DEPTH);
+	ds_test_lbr_begin(&saved, DS_LBR_KERNEL);
+	this_cpu_write(ds_kernel_of, &t);
+	ds_lbr_cpu_start();
+	ds_mock_lbr_push(0xffffffff81000000ULL, 0xffffffff81000100ULL, false);
+	ds_mock_lbr_push(0xffffffff81000200ULL, 0xffffffff81000300ULL, false);
+	ds_kernel_bug_trap();
+	KUNIT_EXPECT_EQ(test, ds_ring_count(&t.ring), 2ULL);
+	KUNIT_EXPECT_TRUE(test, ds_mock.debugctl & DEBUGCTLMSR_LBR);
+	for (i = 0; i < 40; i++)	/* report_bug() */
+		ds_mock_lbr_push(0xffffffff85000000ULL + i, 0xffffffff85000100ULL, false);
+	ds_kernel_trace_hold(true);	/* die() -> oops_begin() */
+	KUNIT_EXPECT_FALSE(test, ds_mock.debugctl & DEBUGCTLMSR_LBR);
+	KUNIT_EXPECT_EQ(test, ds_ring_count(&t.ring), 2ULL);
+	KUNIT_EXPECT_EQ(test, ds_ring_get(&t.ring, 1)->from, 0xffffffff81000200ULL);
+	ds_kernel_trace_hold(false);
+
+	/* a WARN: copied, returns; the next oops is another story */
+	ds_mock_lbr_push(0xffffffff86000000ULL, 0xffffffff86000100ULL, false);
+	ds_kernel_bug_trap();
+	ds_kernel_bug_done();
+	ds_mock_lbr_push(0xffffffff87000000ULL, 0xffffffff87000100ULL, false);
+	ds_kernel_trace_hold(true);
+	KUNIT_EXPECT_EQ(test, ds_ring_count(&t.ring), 1ULL);
+	KUNIT_EXPECT_EQ(test, ds_ring_get(&t.ring, 0)->from, 0xffffffff87000000ULL);
+	ds_test_lbr_end(&saved);
+}
+
 static struct kunit_case ds_test_cases[] = {
+	KUNIT_CASE(ds_test_lbr_bug_trap),
 	KUNIT_CASE(ds_test_lbr_own_entries),
 	KUNIT_CASE(ds_test_lbr_wrap),
 	KUNIT_CASE(ds_test_lbr_perf_handover),

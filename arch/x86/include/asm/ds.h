@@ -97,7 +97,13 @@ void ds_bts_release(enum ds_owner who);
  */
 void ds_lbr_request(enum ds_owner who);
 void ds_lbr_release(enum ds_owner who);
-#else	/* perf's hooks compile away */
+/* traps.c's handle_bug(), IRQs off: a kernel ud2 trapped (lbr-kernel
+ * copies the stack before report_bug()); it was a WARN and returns. */
+void ds_kernel_bug_trap(void);
+void ds_kernel_bug_done(void);
+#else	/* perf's and traps.c's hooks compile away */
+static inline void ds_kernel_bug_trap(void) { }
+static inline void ds_kernel_bug_done(void) { }
 static inline void ds_bts_request(enum ds_owner who) { }
 static inline void ds_bts_release(enum ds_owner who) { }
 static inline bool ds_hw_active(void) { return false; }
