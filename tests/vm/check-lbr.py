@@ -63,6 +63,37 @@ def windows(log_path, ends):
     return found
 
 
+def check_daemon(tool, res, exe):
+    """btsdumpd as core_pattern handler (init.sh): an untraced crash is
+    stored with its LBR note; the stored report is btsdump's on the stored
+    core, and the journal summary and the fault line end at dispatch's
+    call to 0."""
+    store = os.path.join(res, "store")
+    es = cv.store_entries(store)
+    check(len(es) == 1, "lbr daemon: btsdumpd stored the untraced crash", es)
+    if not es:
+        return
+    entry = os.path.join(store, es[0])
+    m = cv.store_meta(entry)
+    last = m.get("LAST_BRANCHES", "").split("\\n")[-1]
+    check(m.get("EXE") == "/bin/crasher" and m.get("TRACE") == "present" and
+          m.get("CORE") == "stored" and "dispatch+" in last and
+          "0x000000000000" in last and "dispatch" in m.get("FAULT", ""),
+          "lbr daemon: stored with its trace (the LBR note); the journal summary "
+          "and the fault line end at dispatch's call to 0", str(m))
+    core = os.path.join(res, "daemon-lbr.core")
+    with open(core, "wb") as f:
+        f.write(cv.subprocess.run(["zstd", "-dc", os.path.join(entry, "core.zst")],
+                                  capture_output=True, check=True).stdout)
+    stored = cv.json.loads(cv.read(os.path.join(entry, "report.json")))
+    ref = cv.branches_json(tool, core, exe)
+    check([t["trace"]["source"] for t in stored["threads"]] == ["lbr"] and
+          [t["branches"] for t in stored["threads"]] ==
+          [t["branches"] for t in ref["threads"]],
+          "lbr daemon: its report (source lbr) = btsdump's on the stored core",
+          [t["trace"] for t in stored["threads"]])
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit("usage: check-lbr.py BTSDUMP RESULTS_DIR")
@@ -123,6 +154,8 @@ def main():
               calls[-300:] + insns[-300:])
     except (RuntimeError, OSError, ValueError) as e:
         check(False, "lbr-null: gdb's bts commands", repr(e))
+
+    check_daemon(tool, res, exe)
 
     # the oracle: each note is what the model pushed, oldest first, the
     # user entries of the 32 ending at the fault (more than 32 branches

@@ -92,6 +92,18 @@ if grep -qE '(^| )bts_crash.source=lbr( |$)' /proc/cmdline; then
 	run lbr-threads /bin/crasher threads
 	# two processes alternating on CPU 0 (the other linked at 0x20000000)
 	run lbr-pingpong /bin/btsabi lbr-pingpong
+	if [ -x /usr/libexec/btsdumpd ]; then
+		# btsdumpd as core_pattern handler: an untraced crash's LBR
+		# note in its store, report and journal summary
+		mkdir -p "$R/store"
+		echo 0 > /proc/sys/kernel/core_pipe_limit
+		echo "|/usr/libexec/btsdumpd --store $R/store --dump-mode=%d %P %u %g %s %t %e" \
+			> /proc/sys/kernel/core_pattern
+		echo "== daemon: crasher null (untraced)"
+		/bin/crasher null > "$R/daemon-lbr.out" 2>&1
+		n=0
+		while pidof btsdumpd > /dev/null && [ $n -lt 120 ]; do sleep 1; n=$((n + 1)); done
+	fi
 	cat /proc/cmdline > "$R/cmdline"
 	dmesg > "$R/dmesg"
 	tar -cf /dev/vda -C "$R" .
