@@ -28,6 +28,7 @@ TESTS = {
     "kdump-EXCEPTION": "crash", "kdump-PANIC": "crash", "kdump-BUG": "crash",
     "kdump-EXEC_NULL": "crash", "kdump-notraces": "crash",
     "kdump-hw-EXCEPTION": "crash", "kdump-hw-PANIC": "crash",
+    "kdump-lbr-EXCEPTION": "crash", "kdump-lbr-PANIC": "crash", "kdump-lbr-BUG": "crash",
     "systemd-vm": "debootstrap", "parts": "",
 }
 # built target -> package: parts that are a file, not (only) a test

@@ -55,7 +55,8 @@ enum bts_crash_source {
 	BTS_SOURCE_HW		= 1,	/* Branch Trace Store hardware */
 	BTS_SOURCE_EMUL		= 2,	/* ds.c software emulation backend */
 	BTS_SOURCE_LBR		= 3,	/* the CPU's Last Branch Record stack (THREAD
-					 * notes only; capacity = its depth) */
+					 * notes with source=lbr, CPU notes and rings
+					 * with lbr-kernel; capacity = its depth) */
 };
 
 /* ---- Records ------------------------------------------------------------ */
