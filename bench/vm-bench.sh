@@ -10,6 +10,9 @@
 #            "untraced" rows are every task's cost (the switch hook reads
 #            the TOS and one FROM); compared with hw's untraced-key-off,
 #            the same kernel with nothing recording
+#   lbr-kernel  bts_crash.source=lbr-kernel on the LBR model: every CPU's
+#            kernel branches kept in its LBR for an oops or panic; its
+#            untraced rows (no hook at the switch) against the same base
 # QEMU runs with -icount shift=0,sleep=off: the guest's clock advances one
 # nanosecond per guest instruction, so vmbench's "ns" are guest
 # instructions, repeatable and independent of the host's load.  What they
@@ -29,10 +32,14 @@ QEMU=$("$src/scripts/qemu-build.sh" 2>/dev/null | tail -n 1)
 # one vCPU: with -icount, QEMU 7.2 hangs bringing up a second one
 export QEMU VM_QEMU_EXTRA="-icount shift=0,sleep=off" VM_SMP=1
 rm -rf "$out"
-for run in emul:emul:pti=off hw:hw:pti=off hw-pti:hw:pti=on lbr:lbr:pti=off; do
+for run in emul:emul:pti=off hw:hw:pti=off hw-pti:hw:pti=on lbr:lbr:pti=off \
+	   lbr-kernel:lbr-kernel:pti=off; do
 	name=${run%%:*} rest=${run#*:}
+	# lbr-kernel's rings are the LBR's own (32 records, written at a crash)
+	rings=bts_crash.cpu_records=0
+	[ "$name" = lbr-kernel ] && rings=
 	BTSCRASH_BACKEND=${rest%%:*} "$src/tests/vm/run-vm.sh" "$obj" "$out/$name" \
-		bts_crash.cpu_records=0 btscrash.bench "${rest#*:}" >/dev/null
+		$rings btscrash.bench "${rest#*:}" >/dev/null
 done
 # per unit: ping-pong rounds are 2 switches, branches one per iteration
 awk '
@@ -60,6 +67,10 @@ END {
 		key = "lbr/" bs[j] "/untraced"
 		if (!(key in t) || !base) { printf "%-7s %-9s %-17s missing\n", "lbr", bs[j], "untraced"; bad = 1; continue }
 		printf "%-7s %-9s %-17s %16.1f %8.2f  (vs hw untraced-key-off)\n", "lbr", bs[j], "every task", t[key], t[key] / base
+		key = "lbr-kernel/" bs[j] "/untraced-key-off"
+		if (!(key in t)) { printf "%-7s %-9s %-17s missing\n", "lbr-k", bs[j], "untraced"; bad = 1; continue }
+		printf "%-7s %-9s %-17s %16.1f %8.2f  (vs hw untraced-key-off)\n", "lbr-k", bs[j], "every CPU, kernel", t[key], t[key] / base
 	}
 	exit bad
-}' "$out"/emul/bench.out "$out"/hw/bench.out "$out"/hw-pti/bench.out "$out"/lbr/bench.out
+}' "$out"/emul/bench.out "$out"/hw/bench.out "$out"/hw-pti/bench.out "$out"/lbr/bench.out \
+	"$out"/lbr-kernel/bench.out

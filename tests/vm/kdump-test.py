@@ -114,9 +114,13 @@ def btsdump(tool, *args):
 
 def check_ring_id(vmlinux, vmcore, pid, kind):
     """The ring descriptor of a forked child names the child (desc.id),
-    not the parent that forked it: read with crash's own debuginfo."""
-    rc, text = crash(vmlinux, vmcore, None, f"task -R bts_crash {pid}")
-    m = re.search(r"bts_crash = (0x[0-9a-f]+)", text)
+    not the parent that forked it: read with crash's own debuginfo.  The
+    task is found on the task list: crash 8.0.2 does not read 6.1's PID
+    IDR ("not found in PID hash"), so `task PID` finds only tasks running
+    on a CPU at the panic, which the traced child need not be."""
+    rc, text = crash(vmlinux, vmcore, None,
+                     "list task_struct.tasks -s task_struct.pid,bts_crash -h init_task")
+    m = re.search(r"pid = %s,\s*bts_crash = (0x[0-9a-f]+)" % pid, text)
     check(m is not None, f"{kind}: task_struct.bts_crash of the traced child", text)
     if not m:
         return
@@ -217,7 +221,7 @@ def check_oops_report(kind, console, ring, smap):
     newest ring entries, oldest first: the same addresses."""
     # the crashed kernel's last report (not init.sh's first oops), before
     # the capture kernel boots; the serial console ends lines with \r\n
-    console = console.replace("\r", "").rsplit("\nLinux version", 1)[0]
+    console = console.replace("\r", "").rsplit("\nLinux version", 1)[0] + "\n"
     m = None
     for m in re.finditer(r"bts_crash: last (\d+) kernel branches on CPU (\d+) \(LBR\), "
                          r"oldest first:\n((?: \[ *\d+\] .*\n)+)", console):
@@ -320,11 +324,13 @@ def main():
         # emulation: an interrupt can come between the crash function's
         # ftrace entry and its first statement (the freeze; IRQs are still
         # on): then that interrupt's entries follow it, and nothing else
+        # (a softirq run on the interrupt's exit can be long: seen 81)
         i = max(j for j, n in enumerate(names) if n in crash_fns)
         tail = names[i + 1:]
-        ends = len(tail) <= 64 and any(
-            re.match(r"(__)?sysvec_|irq(entry)?_enter|common_interrupt|asm_", n)
-            for n in tail[:4])
+        ends = any(re.match(r"(__)?sysvec_|irq(entry)?_enter|common_interrupt|asm_", n)
+                   for n in tail[:4]) and not any(
+            re.match(r"_?printk|vprintk|console_|bust_spinlocks|__crash_kexec|"
+                     r"crash_kexec|kmsg_dump|smp_send_stop|panic", n) for n in tail)
     check(ends, f"{kind}: the trail ends where the crash path froze it ({last})",
           panic_block[-1500:])
 
