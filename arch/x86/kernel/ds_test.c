@@ -602,6 +602,17 @@ static void ds_test_lbr_end(struct ds_test_lbr *s)
 	ds_test_cpu_end(&s->cpu);
 }
 
+/* The kernel source on this CPU, t its kernel ring (32 records at recs),
+ * recording: what an oops, a BUG trap or the crash path freezes. */
+static void ds_test_lbr_kernel_begin(struct ds_test_lbr *s, struct ds_trace *t,
+				     struct bts_record *recs)
+{
+	ds_ring_init(&t->ring, recs, LBR_DEPTH);
+	ds_test_lbr_begin(s, DS_LBR_KERNEL);
+	this_cpu_write(ds_kernel_of, t);
+	ds_lbr_cpu_start();
+}
+
 static bool is_gap_perf(const struct bts_record *r)
 {
 	return r->from == BTS_MARKER(BTS_MARK_GAP, BTS_GAP_PERF);
@@ -741,10 +752,7 @@ static void ds_test_lbr_kernel_freeze(struct kunit *test)
 	struct ds_trace t = {};
 	unsigned int i;
 
-	ds_ring_init(&t.ring, recs, LBR_DEPTH);
-	ds_test_lbr_begin(&saved, DS_LBR_KERNEL);
-	this_cpu_write(ds_kernel_of, &t);
-	ds_lbr_cpu_start();
+	ds_test_lbr_kernel_begin(&saved, &t, recs);
 	KUNIT_EXPECT_EQ(test, ds_mock.lbr_select, DS_LBR_SEL_CPL_NEQ_0);
 	for (i = 0; i < 40; i++)
 		ds_mock_lbr_push(0xffffffff81000000ULL + i, 0xffffffff82000000ULL + i,
@@ -799,10 +807,7 @@ static void ds_test_lbr_bug_trap(struct kunit *test)
 	struct ds_trace t = {};
 	unsigned int i;
 
-	ds_ring_init(&t.ring, recs, LBR_DEPTH);
-	ds_test_lbr_begin(&saved, DS_LBR_KERNEL);
-	this_cpu_write(ds_kernel_of, &t);
-	ds_lbr_cpu_start();
+	ds_test_lbr_kernel_begin(&saved, &t, recs);
 	ds_mock_lbr_push(0xffffffff81000000ULL, 0xffffffff81000100ULL, false);
 	ds_mock_lbr_push(0xffffffff81000200ULL, 0xffffffff81000300ULL, false);
 	ds_kernel_bug_trap();
