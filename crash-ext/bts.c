@@ -196,10 +196,12 @@ static void print_ring(const char *what, const struct bts_crash_ring *r, ulong n
 		} else if (btsdec_is_marker(rec)) {
 			print_marker(rec);
 		} else {
+			char cyc[32];
+
 			print_addr(rec->from, user, TRUE);
 			fprintf(fp, " -> ");
 			print_addr(rec->to, user, FALSE);
-			fprintf(fp, "\n");
+			fprintf(fp, "%s\n", btsdec_cycles_text(rec, cyc, sizeof(cyc)));
 		}
 	}
 	free(recs);

@@ -373,7 +373,7 @@ int btsdec_report(FILE *out, struct btsdec_core *core, struct btsdec_sym *sym,
 #define BTSDEC_JSON_SCHEMA_CORE		"btscrash-core"
 #define BTSDEC_JSON_SCHEMA_VMCORE	"btscrash-vmcore"
 #define BTSDEC_JSON_SCHEMA_ERROR	"btscrash-error"
-#define BTSDEC_JSON_VERSION		4
+#define BTSDEC_JSON_VERSION		5
 
 /* Pieces of the documents, shared by report.c and vmreport.c: the trace
  * facts object, a branch object's common keys (index, from, to, flags,

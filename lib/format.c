@@ -67,6 +67,16 @@ void btsdec_record_store(void *p, const struct btsdec_record *r)
 	STORE(p, r, struct bts_record, flags);
 }
 
+const char *btsdec_cycles_text(const struct btsdec_record *r, char *buf, size_t len)
+{
+	int c = btsdec_record_cycles(r);
+
+	if (c < 0 || !len)
+		return "";
+	snprintf(buf, len, " (%d cycles)", c);
+	return buf;
+}
+
 const char *btsdec_source_name(unsigned int source)
 {
 	switch (source) {

@@ -45,6 +45,18 @@ static inline bool btsdec_is_marker(const struct btsdec_record *r)
 	return (r->from & BTS_MARKER_TAG_MASK) == BTS_MARKER_TAG;
 }
 
+/* An LBR record's cycle count (docs/format.md §1: flags bit 5, bits
+ * 47:32), or -1 when the record carries none. */
+static inline int btsdec_record_cycles(const struct btsdec_record *r)
+{
+	if (btsdec_is_marker(r) || !(r->flags & BTS_REC_F_CYCLES))
+		return -1;
+	return (int)((r->flags >> BTS_REC_CYCLES_SHIFT) & BTS_REC_CYCLES_MASK);
+}
+
+/* Text for people: " (N cycles)" when r carries a count, else "". */
+const char *btsdec_cycles_text(const struct btsdec_record *r, char *buf, size_t len);
+
 /* True for an address in the kernel half of the 64-bit address space. */
 static inline bool btsdec_is_kernel_addr(uint64_t a)
 {

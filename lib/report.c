@@ -74,7 +74,7 @@ static const char *text_kind(const struct btsdec_branch *b, char *buf, size_t le
 /* One branch line without its newline; the number right-aligned in width. */
 static void text_branch(FILE *out, int width, size_t i, const struct btsdec_branch *b)
 {
-	char fs[256], ts[256], fl[256], tl[256], kind[16];
+	char fs[256], ts[256], fl[256], tl[256], kind[16], cyc[32];
 	const char *fline, *tline;
 
 	if (b->kind == BTSDEC_K_MARKER) {
@@ -91,6 +91,7 @@ static void text_branch(FILE *out, int width, size_t i, const struct btsdec_bran
 	if (fline || tline)
 		fprintf(out, "  [%s -> %s]", fline ? fline : "?",
 			tline ? tline : "?");
+	fputs(btsdec_cycles_text(&b->rec, cyc, sizeof(cyc)), out);
 	if (b->smashed)
 		fputs("  <- smashed stack? no call returns here", out);
 }
@@ -259,6 +260,8 @@ struct json_object *btsdec_json_record(size_t i, const struct btsdec_record *r,
 	ADD(o, "to", btsdec_json_hex(r->to));
 	ADD(o, "flags", json_object_new_uint64(r->flags));
 	ADD(o, "kind", btsdec_json_str(btsdec_kind_name(kind)));
+	if (btsdec_record_cycles(r) >= 0)	/* LBR_INFO's, where the CPU gave it */
+		ADD(o, "cycles", json_object_new_int(btsdec_record_cycles(r)));
 	if (kind == BTSDEC_K_MARKER)
 		btsdec_json_marker(o, r);
 	return o;
@@ -476,12 +479,15 @@ static int json_branch_fast(FILE *out, struct jloc_cache *c, size_t i,
 		return -ENOMEM;
 	t = *e;
 	fprintf(out, "{\"number\":%zu,\"from\":\"0x%llx\",\"to\":\"0x%llx\",\"flags\":%llu,"
-		"\"kind\":\"%s\",\"indirect\":%s,\"smashed_stack\":%s,\"depth\":%d,"
+		"\"kind\":\"%s\"", i + 1, (unsigned long long)b->rec.from,
+		(unsigned long long)b->rec.to, (unsigned long long)b->rec.flags,
+		btsdec_kind_name(b->kind));
+	if (btsdec_record_cycles(&b->rec) >= 0)	/* as btsdec_json_record() */
+		fprintf(out, ",\"cycles\":%d", btsdec_record_cycles(&b->rec));
+	fprintf(out, ",\"indirect\":%s,\"smashed_stack\":%s,\"depth\":%d,"
 		"\"from_symbol\":%s,\"to_symbol\":%s,\"from_line\":%s,\"to_line\":%s,"
 		"\"from_module\":%s,\"to_module\":%s,\"from_module_offset\":%s,"
-		"\"to_module_offset\":%s}", i + 1, (unsigned long long)b->rec.from,
-		(unsigned long long)b->rec.to, (unsigned long long)b->rec.flags,
-		btsdec_kind_name(b->kind), b->indirect ? "true" : "false",
+		"\"to_module_offset\":%s}", b->indirect ? "true" : "false",
 		b->smashed ? "true" : "false", b->depth, f.sym, t.sym, f.line, t.line,
 		f.module, t.module, f.mod_off, t.mod_off);
 	return 0;

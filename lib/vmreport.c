@@ -247,7 +247,7 @@ static void vmr_json_cpu(struct vmr *r, const struct vm_cpu *c, size_t take)
 static void vmr_text_record(const struct vmr *r, const struct btsdec_record *rec,
 			    size_t nth)
 {
-	char fb[256], tb[256];
+	char fb[256], tb[256], cb[32];
 	const char *fs = vmr_sym(r, rec->from, fb, sizeof(fb));
 	const char *ts = vmr_sym(r, rec->to, tb, sizeof(tb));
 
@@ -259,9 +259,10 @@ static void vmr_text_record(const struct vmr *r, const struct btsdec_record *rec
 			(unsigned long long)rec->from, (unsigned long long)rec->to,
 			(unsigned long long)rec->flags);
 	else
-		fprintf(r->out, "  [%4zu] %016llx %-28s -> %016llx%s%s\n", nth,
+		fprintf(r->out, "  [%4zu] %016llx %-28s -> %016llx%s%s%s\n", nth,
 			(unsigned long long)rec->from, fs ? fs : "",
-			(unsigned long long)rec->to, ts ? " " : "", ts ? ts : "");
+			(unsigned long long)rec->to, ts ? " " : "", ts ? ts : "",
+			btsdec_cycles_text(rec, cb, sizeof(cb)));
 }
 
 /* One CPU's heading and its newest `take` records, oldest first. */

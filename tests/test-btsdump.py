@@ -6,6 +6,7 @@
 # an executable not found (module+offset, its build-id), and `btsdump add-note` producing cores that readelf, eu-readelf and
 # gdb still read.  Usage: test-btsdump.py BTSDUMP [--update-golden]
 import json
+import re
 import os
 import shutil
 import struct
@@ -226,6 +227,23 @@ def test_add_note(tmp):
                         os.path.join(SRC, FIX, "crasher"), core],
                        capture_output=True, text=True)
     check(p.returncode == 0 and "dispatch" in p.stdout, "gdb reads the core: " + p.stdout)
+    # an LBR note whose last record carries a cycle count (format.md §1)
+    lbr = os.path.join(tmp, "lbr.core")
+    with open(recs, "w") as f:
+        for a, b in want[-4:-1]:
+            f.write("0x%x 0x%x 0x10\n" % (a, b))
+        f.write("0x%x 0x%x 0x%x\n" % (want[-1] + (0x10 | 0x20 | 123 << 32,)))
+    rc, _, err = run("add-note", "--source", "lbr", "-C", "32", "-o", lbr,
+                     os.path.join(SRC, FIX, "crasher-notrace.core"), recs)
+    rc2, out, _ = run(lbr, os.path.join(SRC, FIX, "crasher"))
+    last = [l for l in out.splitlines() if re.match(r"\s*4 ", l)]
+    doc = json.loads(run("--json", lbr, os.path.join(SRC, FIX, "crasher"))[1])
+    br = doc["threads"][0]["branches"]
+    check(rc == 0 and rc2 == 0 and "trace: lbr" in out and last and
+          last[0].endswith("(123 cycles)") and out.count("cycles)") == 1 and
+          br[-1].get("cycles") == 123 and all("cycles" not in b for b in br[:-1]),
+          "an LBR record's cycle count: text '(123 cycles)', json 'cycles' only where "
+          "present: %d %s\n%s" % (rc, err, out))
     with open(recs, "a") as f:
         f.write("not a record\n")
     rc, _, err = run("add-note", core, recs)
@@ -433,7 +451,7 @@ def test_json_utf8(tmp):
                        capture_output=True)
     try:
         doc = json.loads(p.stdout.decode("utf-8", errors="strict"))
-        ok = (doc["schema"] == "btscrash-core" and doc["version"] == 4 and
+        ok = (doc["schema"] == "btscrash-core" and doc["version"] == 5 and
               doc["core"].endswith("/caf\u00e9-\u00ff.core") and
               doc["threads"][0]["branches"])
     except (UnicodeDecodeError, ValueError, KeyError, IndexError) as e:

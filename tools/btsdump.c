@@ -58,7 +58,7 @@ static void usage_add(FILE *out)
 	      "\n"
 	      "  -t, --tid TID             thread (default: the faulting thread)\n"
 	      "  -C, --capacity N          ring capacity (default: max(records, 4096))\n"
-	      "  -s, --source hw|emulation (default emulation)\n"
+	      "  -s, --source hw|emulation|lbr (default emulation)\n"
 	      "  -w, --wrapped             set the WRAPPED flag\n"
 	      "  -l, --lost N              records lost (exact)\n"
 	      "  -g, --gaps N              number of gaps (default: the GAP markers)\n"
@@ -213,6 +213,8 @@ static int add_note_main(int argc, char **argv)
 		case 's':
 			if (!strcmp(optarg, "hw"))
 				t.source = BTS_SOURCE_HW;
+			else if (!strcmp(optarg, "lbr"))
+				t.source = BTS_SOURCE_LBR;
 			else if (strcmp(optarg, "emulation"))
 				goto bad;
 			break;

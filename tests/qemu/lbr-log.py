@@ -99,35 +99,29 @@ def read(path):
         return parse(f.read())
 
 
-def tail(path, n, chunk=1 << 20):
-    """{cpu: [Entry, ...]}: the last N entries each vCPU pushed, oldest
-    first, read from the end of the log at PATH (a kernel-branch log runs
-    to gigabytes; only its end is read).  FormatError if the length is not
-    40*N."""
+def tail(path, n, cpus, chunk=1 << 20):
+    """{cpu: [Entry, ...]}: the last N entries each vCPU in CPUS pushed,
+    oldest first, read from the end of the log at PATH (a kernel-branch
+    log runs to gigabytes; only as much of its end as needed is read: a
+    vCPU that stopped early, as one frozen by an oops while the others
+    ran on, is further back).  A vCPU with fewer than N in the whole log
+    gets what there is.  FormatError if the length is not 40*N."""
     import os
     size = os.path.getsize(path)
     if size % ENTRY_SIZE:
         raise FormatError("%d bytes is not a multiple of %d" % (size, ENTRY_SIZE))
-    per, seen, end = {}, set(), size
+    per, end = {c: [] for c in cpus}, size
     chunk -= chunk % ENTRY_SIZE
     with open(path, "rb") as f:
-        while end > 0:
+        while end > 0 and any(len(v) < n for v in per.values()):
             start = max(0, end - chunk)
             f.seek(start)
             data = f.read(end - start)
-            for off in range(len(data) - ENTRY_SIZE, -1, -ENTRY_SIZE):
-                e = Entry(*ENTRY.unpack_from(data, off))
-                got = per.setdefault(e.cpu, [])
-                if len(got) < n:
-                    got.append(e)
+            for t in reversed(list(ENTRY.iter_unpack(data))):
+                got = per.get(t[3])
+                if got is not None and len(got) < n:
+                    got.append(Entry(*t))
             end = start
-            # every vCPU seen so far has N; one not yet seen may only
-            # have pushed earlier, so a full pass over one more chunk
-            # without a new vCPU is not proof: read on while any is short
-            if per and all(len(v) >= n for v in per.values()) and \
-                    set(per) == seen:
-                break
-            seen = set(per)
     return {c: v[::-1] for c, v in per.items()}
 
 

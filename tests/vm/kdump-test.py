@@ -157,7 +157,7 @@ def check_lbr_oracle(kind, out, rings, panic_cpu):
     then removed."""
     path = os.path.join(out, "lbr.log")
     try:
-        last = lbrlog.tail(path, 1 << 18 if kind == "BUG" else 32)
+        last = lbrlog.tail(path, 1 << 18 if kind == "BUG" else 32, set(rings))
     except (OSError, lbrlog.FormatError) as e:
         check(False, f"{kind}: the LBR model's log", str(e))
         return

@@ -1211,6 +1211,7 @@ int __init ds_kernel_trace_start(struct ds_trace *(*trace_of)(unsigned int cpu))
 #define DS_LBR_SEL_CPL_EQ_0	BIT_ULL(0)	/* "do not capture branches ending in ring 0" */
 #define DS_LBR_SEL_CPL_NEQ_0	BIT_ULL(1)	/* "... ending in ring >0" */
 #define DS_LBR_INFO_MISPRED	BIT_ULL(63)
+#define DS_LBR_INFO_CYC_CNT	0xffffULL	/* core cycles since the previous entry */
 
 
 static unsigned int __init ds_lbr_probe(void)
@@ -1278,6 +1279,23 @@ unsigned int ds_lbr_capacity(void)
 	return ds_lbr_mode == DS_LBR_USER ? ds_lbr_depth : 0;
 }
 
+/*
+ * BTS's flags word from LBR_INFO (SDM "LBR Stack", MSR_LBR_INFO_x):
+ * bit 4 = predicted (MISPRED clear); the cycle count CYC_CNT[15:0] in
+ * bits 47:32 with bit 5, when the CPU gave one (0 reads as "none", as
+ * perf reads it).  docs/format.md.
+ */
+static u64 ds_lbr_flags(u64 info)
+{
+	u64 cyc = info & DS_LBR_INFO_CYC_CNT, flags = 0;
+
+	if (!(info & DS_LBR_INFO_MISPRED))
+		flags |= BTS_REC_F_PREDICTED;
+	if (cyc)
+		flags |= BTS_REC_F_CYCLES | cyc << BTS_REC_CYCLES_SHIFT;
+	return flags;
+}
+
 static struct bts_record ds_lbr_gap(u64 end, u64 len)
 {
 	return (struct bts_record){ .from = BTS_MARKER(BTS_MARK_GAP, BTS_GAP_PERF),
@@ -1324,9 +1342,7 @@ static unsigned int notrace ds_lbr_since_mark(struct ds_lbr_cpu *m,
 
 		out[k].from = ds_lbr_rdmsr(MSR_LBR_NHM_FROM + idx);
 		out[k].to = ds_lbr_rdmsr(MSR_LBR_NHM_TO + idx);
-		/* BTS's flags word: bit 4 = predicted (docs/format.md) */
-		out[k].flags = ds_lbr_rdmsr(MSR_LBR_INFO_0 + idx) & DS_LBR_INFO_MISPRED ?
-			       0 : BTS_REC_F_PREDICTED;
+		out[k].flags = ds_lbr_flags(ds_lbr_rdmsr(MSR_LBR_INFO_0 + idx));
 	}
 	return k;
 }

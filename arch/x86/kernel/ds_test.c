@@ -640,14 +640,17 @@ static void ds_test_lbr_own_entries(struct kunit *test)
 	ds_mock_lbr_push(0x401000, 0x401100, false);
 	ds_mock_lbr_push(0x401200, 0x401300, true);
 	ds_mock_lbr_push(0x401400, 0x401500, false);
+	ds_mock.lbr_info[ds_mock.lbr_tos] |= 0x1234;	/* CYC_CNT */
 	n = ds_lbr_read(out, &wrapped);
 	KUNIT_ASSERT_EQ(test, n, 3U);
 	KUNIT_EXPECT_FALSE(test, wrapped);
 	KUNIT_EXPECT_EQ(test, out[0].from, 0x401000ULL);
 	KUNIT_EXPECT_EQ(test, out[0].to, 0x401100ULL);
 	KUNIT_EXPECT_EQ(test, out[0].flags, (u64)BTS_REC_F_PREDICTED);
-	KUNIT_EXPECT_EQ(test, out[1].flags, 0ULL);
+	KUNIT_EXPECT_EQ(test, out[1].flags, 0ULL);	/* mispredicted, no count */
 	KUNIT_EXPECT_EQ(test, out[2].from, 0x401400ULL);
+	KUNIT_EXPECT_EQ(test, out[2].flags, BTS_REC_F_PREDICTED | BTS_REC_F_CYCLES |
+			0x1234ULL << BTS_REC_CYCLES_SHIFT);
 	ds_lbr_switch_in((struct task_struct *)&saved);	/* someone else */
 	KUNIT_EXPECT_EQ(test, ds_lbr_read(out, &wrapped), 0U);
 	ds_test_lbr_end(&saved);

@@ -70,11 +70,18 @@ struct bts_record {
 	__u64 from;		/* linear address of the branch instruction (or
 				 * the interrupted instruction for async events) */
 	__u64 to;		/* linear address of the branch target */
-	__u64 flags;		/* hardware: bit 4 = branch predicted; rest 0 */
+	__u64 flags;		/* bit 4 = branch predicted (BTS, LBR); LBR:
+				 * bit 5 = bits 47:32 hold a cycle count;
+				 * every other bit 0 */
 };
 
 #define BTS_RECORD_SIZE		24
 #define BTS_REC_F_PREDICTED	(1ULL << 4)
+/* LBR only (source 3): LBR_INFO.CYC_CNT, core cycles since the previous
+ * LBR entry (saturating at 0xffff), in bits 47:32 when bit 5 is set */
+#define BTS_REC_F_CYCLES	(1ULL << 5)
+#define BTS_REC_CYCLES_SHIFT	32
+#define BTS_REC_CYCLES_MASK	0xffffULL
 
 /*
  * Marker records.  `from` carries a tag in bits 63:48 that makes it
