@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Vmcores without vmlinux: the ELF form (/proc/vmcore, makedumpfile -E) and
- * makedumpfile's kdump-compressed form.  Reads VMCOREINFO, the CPU trace
+ * makedumpfile's kdump-compressed form (pages raw or compressed with zlib,
+ * lzo, snappy or zstd: makedumpfile -c, -l, -p, -z).  Reads VMCOREINFO, the CPU trace
  * notes (NT_BTSCRASH_CPU) and physical memory, then finds every CPU's full
  * ring through VMCOREINFO alone (docs/format.md §3-4); the notes, table and
  * rings are decoded by format.c.  Hostile input: every offset, size and
@@ -15,7 +16,10 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <lzo/lzo1x.h>
+#include <snappy-c.h>
 #include <zlib.h>
+#include <zstd.h>
 
 #include "btsdec.h"
 
@@ -31,6 +35,7 @@
 #define PD_LZO			0x2
 #define PD_SNAPPY		0x4
 #define PD_ZSTD			0x20
+#define PD_COMPRESSED		(PD_ZLIB | PD_LZO | PD_SNAPPY | PD_ZSTD)
 #define MAX_NOTES_BYTES		(16u << 20)
 
 struct load {			/* ELF: one PT_LOAD */
@@ -366,7 +371,47 @@ const struct btsdec_trace *btsdec_vmcore_cpu_note(const struct btsdec_vmcore *vc
 	return i < vc->nr_notes ? &vc->notes[i] : NULL;
 }
 
-/* One page (kdump): the pfn's descriptor, then raw or zlib data. */
+/* The codec of a compressed page's descriptor flags (makedumpfile's
+ * DUMP_DH_COMPRESSED_*: -c zlib, -l lzo, -p snappy, -z zstd). */
+static const char *page_codec(uint32_t flags)
+{
+	return flags & PD_ZLIB ? "zlib" : flags & PD_LZO ? "lzo" :
+	       flags & PD_SNAPPY ? "snappy" : "zstd";
+}
+
+/* Decompresses one page of `block` bytes; 0, or -EIO when in does not
+ * decompress to exactly one page. */
+static int decompress_page(uint32_t flags, const uint8_t *in, size_t in_len,
+			   uint8_t *page, size_t block)
+{
+	if (flags & PD_ZLIB) {
+		uLongf out = block;
+
+		return uncompress(page, &out, in, in_len) == Z_OK && out == block ? 0 : -EIO;
+	}
+	if (flags & PD_LZO) {
+		lzo_uint out = block;
+
+		return lzo_init() == LZO_E_OK &&	/* a few checks, no state */
+		       lzo1x_decompress_safe(in, in_len, page, &out, NULL) == LZO_E_OK &&
+		       out == block ? 0 : -EIO;
+	}
+	if (flags & PD_SNAPPY) {
+		size_t out = block;
+
+		return snappy_uncompressed_length((const char *)in, in_len, &out) == SNAPPY_OK &&
+		       out == block &&
+		       snappy_uncompress((const char *)in, in_len, (char *)page, &out) == SNAPPY_OK &&
+		       out == block ? 0 : -EIO;
+	}
+	{
+		size_t out = ZSTD_decompress(page, block, in, in_len);
+
+		return !ZSTD_isError(out) && out == block ? 0 : -EIO;
+	}
+}
+
+/* One page (kdump): the pfn's descriptor, then raw or compressed data. */
 static int read_kdump_page(struct btsdec_vmcore *vc, uint64_t pfn, uint8_t *page,
 			   struct btsdec_err *err)
 {
@@ -388,17 +433,11 @@ static int read_kdump_page(struct btsdec_vmcore *vc, uint64_t pfn, uint8_t *page
 	memcpy(&off, pd, 8);
 	memcpy(&size, pd + 8, 4);
 	memcpy(&flags, pd + 12, 4);
-	if (flags & (PD_LZO | PD_SNAPPY | PD_ZSTD))
-		return btsdec_fail(err, -ENOTSUP, "page %#" PRIx64 " is compressed with %s, "
-				   "which this reader does not decompress (re-save with "
-				   "makedumpfile -c or without compression)", pfn,
-				   flags & PD_LZO ? "lzo" : flags & PD_SNAPPY ? "snappy" : "zstd");
 	if (size > vc->block || !size)
 		return btsdec_fail(err, -EIO, "page %#" PRIx64 ": bad size %u", pfn, size);
-	if (flags & PD_ZLIB) {
+	if (flags & PD_COMPRESSED) {
 		uint8_t *tmp = malloc(size);
-		uLongf out = vc->block;
-		int zr;
+		int ret;
 
 		if (!tmp)
 			return -ENOMEM;
@@ -407,10 +446,11 @@ static int read_kdump_page(struct btsdec_vmcore *vc, uint64_t pfn, uint8_t *page
 			return btsdec_fail(err, -EIO, "page %#" PRIx64 " past the end "
 					   "(truncated dump)", pfn);
 		}
-		zr = uncompress(page, &out, tmp, size);
+		ret = decompress_page(flags, tmp, size, page, vc->block);
 		free(tmp);
-		if (zr != Z_OK || out != vc->block)
-			return btsdec_fail(err, -EIO, "page %#" PRIx64 ": bad zlib data", pfn);
+		if (ret)
+			return btsdec_fail(err, -EIO, "page %#" PRIx64 ": bad %s data", pfn,
+					   page_codec(flags));
 		return 0;
 	}
 	if (size != vc->block)

@@ -7,10 +7,12 @@ a CPU note) in the two containers btsdump reads: an ELF vmcore (as
 /proc/vmcore) and makedumpfile's kdump-compressed form (raw or zlib pages).
 
 Usage: make-vmcore.py elf|kdump|kdump-zlib|elf-norings OUT
+       make-vmcore.py kdump-lzo|kdump-snappy|kdump-zstd OUT COMPRESS_PAGE
 The ring: CPU 0, 8 slots, index 3, wrapped; records i = 0..7 in time order
 are from 0xffffffff81000000+i to 0xffffffff82000000+i.
 """
 import struct
+import subprocess
 import sys
 import zlib
 
@@ -83,8 +85,24 @@ def elf(rings=True):
     return out + bytes(load_off - len(out)) + mem
 
 
-def kdump(compress=False):
-    """makedumpfile's kdump-compressed layout, header version 6, block 4096."""
+# descriptor flags of makedumpfile's page codecs (DUMP_DH_COMPRESSED_*)
+CODECS = {"zlib": 0x1, "lzo": 0x2, "snappy": 0x4, "zstd": 0x20}
+
+
+def compress_page(codec, page, helper):
+    """PAGE compressed as makedumpfile does with CODEC: zlib here, the others
+    by HELPER (tests/compress-page.c, built against liblzo2, libsnappy and
+    libzstd, as the reader is)."""
+    if codec == "zlib":
+        return zlib.compress(page)
+    return subprocess.run([helper, codec], input=page, capture_output=True,
+                          check=True).stdout
+
+
+def kdump(compress=False, helper=None):
+    """makedumpfile's kdump-compressed layout, header version 6, block 4096;
+    COMPRESS: False (raw pages), True or "zlib", "lzo", "snappy", "zstd"."""
+    codec = "zlib" if compress is True else compress
     nts, info, mem = notes(), vmcoreinfo(), memory()
     max_pfn = BASE // PAGE + NPAGES
     hdr = bytearray(PAGE)
@@ -105,7 +123,8 @@ def kdump(compress=False):
     pds, data, off = bytearray(), bytearray(), pages_off
     for i in range(NPAGES):
         page = mem[i * PAGE:(i + 1) * PAGE]
-        body, flags = (zlib.compress(page), 1) if compress else (page, 0)
+        body, flags = ((compress_page(codec, page, helper), CODECS[codec]) if codec
+                       else (page, 0))
         pds += struct.pack("<QIIQ", off, len(body), flags, 0)
         data += body
         off += len(body)
@@ -115,11 +134,13 @@ def kdump(compress=False):
 
 
 def main():
-    if len(sys.argv) != 3:
+    if len(sys.argv) not in (3, 4):
         sys.exit(__doc__)
-    kind, path = sys.argv[1:]
+    kind, path = sys.argv[1:3]
+    helper = sys.argv[3] if len(sys.argv) == 4 else None
     data = {"elf": lambda: elf(), "elf-norings": lambda: elf(False),
-            "kdump": lambda: kdump(), "kdump-zlib": lambda: kdump(True)}[kind]()
+            "kdump": lambda: kdump(), "kdump-zlib": lambda: kdump(True),
+            **{"kdump-" + c: (lambda c=c: kdump(c, helper)) for c in CODECS}}[kind]()
     with open(path, "wb") as f:
         f.write(data)
 

@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-or-later
 # btsdump vmcore on synthetic vmcores made from docs/format.md alone
-# (tests/make-vmcore.py): ELF and kdump-compressed (raw and zlib pages)
+# (tests/make-vmcore.py): ELF and kdump-compressed (raw pages, and pages
+# compressed as makedumpfile -c, -l, -p and -z do: zlib, lzo, snappy, zstd)
 # give the same ring in time order; symbols from a System.map; JSON shape;
 # and bad input: a corrupted index, a ring page missing from the dump, a
 # dump cut short, a flattened dump, garbage, a kernel without rings.
-# Usage: test-vmcore.py BTSDUMP
+# Usage: test-vmcore.py BTSDUMP COMPRESS_PAGE (tests/compress-page.c)
 import json
 import os
 import struct
@@ -15,7 +16,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 mv = __import__("make-vmcore")
-tool = sys.argv[1]
+tool, helper = sys.argv[1:3]
 failures = 0
 
 
@@ -46,10 +47,20 @@ with tempfile.TemporaryDirectory() as tmp:
 
     want = mv.records()
     for kind, data in (("elf", mv.elf()), ("kdump", mv.kdump()),
-                       ("kdump-zlib", mv.kdump(True))):
+                       *(("kdump-" + c, mv.kdump(c, helper)) for c in mv.CODECS)):
         rc, out, err = run("-r", "-n", "0", write(kind, data))
         check(rc == 0 and rows(out) == want and "(panic CPU)" in out,
               f"{kind}: the whole wrapped ring, oldest first", out + err)
+    # a compressed page that does not decompress: said, and the ring not read
+    for c in mv.CODECS:
+        bad = bytearray(mv.kdump(c, helper))
+        pd_off = 4 * mv.PAGE
+        off, size = struct.unpack_from("<QI", bad, pd_off)
+        bad[off:off + size] = bytes([0x5a]) * size
+        rc, out, err = run("-r", "-n", "0", write("bad-" + c, bytes(bad)))
+        check(f"bad {c} data" in err and "crash note" in out,
+              f"kdump-{c}: a page that does not decompress is named, the CPU note used",
+              f"exit {rc}: {err}\n{out[-400:]}")
 
     smap = write("System.map", b"ffffffff81000000 T start_kernel\n"
                  b"ffffffff81000004 t do_one\nffffffff82000000 T target_fn\n"
