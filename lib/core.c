@@ -186,7 +186,7 @@ static int on_trace(struct btsdec_core *c, uint32_t type, const uint8_t *desc,
 	if (type != NT_BTSCRASH_THREAD || tr.id > INT32_MAX) {
 		btsdec_trace_free(&tr);
 		return add_reject(c, off, type != NT_BTSCRASH_THREAD ?
-				  "CPU note in a process core" :
+				  "CPU note in a process core (a kernel dump? read it with `btsdump vmcore`)" :
 				  "thread id out of range");
 	}
 	t = find_thread(c, (pid_t)tr.id);
@@ -246,10 +246,23 @@ static int walk_notes(struct btsdec_core *c, const GElf_Phdr *ph)
 	return ret;
 }
 
+/* A kernel dump given as a core: makedumpfile's forms start with these. */
+static bool is_kernel_dump(const struct btsdec_core *c)
+{
+	char sig[12];
+
+	return pread(c->fd, sig, sizeof(sig), 0) == (ssize_t)sizeof(sig) &&
+	       (!memcmp(sig, "KDUMP   ", 8) || !memcmp(sig, "makedumpfile", 12));
+}
+
 static int check_header(struct btsdec_core *c, struct btsdec_err *err)
 {
 	GElf_Ehdr eh;
 
+	if (elf_kind(c->elf) != ELF_K_ELF && is_kernel_dump(c))
+		return btsdec_fail(err, -ENOEXEC, "%s: a kernel dump (makedumpfile), not a "
+				   "process core: read it with `btsdump vmcore %s`", c->path,
+				   c->path);
 	if (elf_kind(c->elf) != ELF_K_ELF || !gelf_getehdr(c->elf, &eh))
 		return btsdec_fail(err, -ENOEXEC, "%s: not an ELF file", c->path);
 	if (eh.e_type != ET_CORE)

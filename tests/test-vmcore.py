@@ -62,6 +62,14 @@ with tempfile.TemporaryDirectory() as tmp:
               f"kdump-{c}: a page that does not decompress is named, the CPU note used",
               f"exit {rc}: {err}\n{out[-400:]}")
 
+    # a kernel dump given to `btsdump` (the process-core reader): pointed
+    # to `btsdump vmcore`
+    for kind, data in (("kdump", mv.kdump()), ("elf", mv.elf())):
+        p = subprocess.run([tool, write(kind + ".as-core", data)], capture_output=True, text=True)
+        check(p.returncode in (2, 4) and "btsdump vmcore" in p.stderr,
+              f"{kind} dump given as a core: says to use btsdump vmcore",
+              f"exit {p.returncode}: {p.stderr}")
+
     smap = write("System.map", b"ffffffff81000000 T start_kernel\n"
                  b"ffffffff81000004 t do_one\nffffffff82000000 T target_fn\n"
                  b"ffffffff83000000 D some_data\n")
