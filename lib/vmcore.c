@@ -42,9 +42,16 @@ struct load {			/* ELF: one PT_LOAD */
 	uint64_t pa, off, filesz;
 };
 
+/* makedumpfile -F: the dump as a stream of (offset, size, data) segments */
+struct flat_seg {
+	uint64_t dump_off, file_off, size;
+};
+
 struct btsdec_vmcore {
 	int fd;
-	uint64_t size;
+	uint64_t size;		/* of the dump (reassembled, when flattened) */
+	struct flat_seg *flat;	/* flattened: the segments, in file order */
+	size_t nr_flat;
 	bool kdump;
 	char *info;		/* VMCOREINFO text, NUL-terminated */
 	struct btsdec_trace *notes;	/* CPU notes */
@@ -87,20 +94,47 @@ const char *btsdec_vmcore_reject(const struct btsdec_vmcore *vc, size_t i)
 	return i < vc->nr_rejects ? vc->rejects[i] : NULL;
 }
 
-static int pread_all(const struct btsdec_vmcore *vc, void *buf, size_t len, uint64_t off)
+static int pread_file(int fd, void *buf, size_t len, uint64_t off)
 {
 	size_t done = 0;
 
-	if (off > vc->size || len > vc->size - off)
-		return -EIO;
 	while (done < len) {
-		ssize_t n = pread(vc->fd, (char *)buf + done, len - done, off + done);
+		ssize_t n = pread(fd, (char *)buf + done, len - done, off + done);
 
 		if (n <= 0)
 			return -EIO;
 		done += n;
 	}
 	return 0;
+}
+
+/*
+ * Flattened: what `makedumpfile -R` would have written at [off, off+len):
+ * every segment over it, in file order, so a later one wins where two
+ * overlap; bytes no segment wrote read as 0 (a hole of the sparse file).
+ */
+static int flat_read(const struct btsdec_vmcore *vc, void *buf, size_t len, uint64_t off)
+{
+	memset(buf, 0, len);
+	for (size_t i = 0; i < vc->nr_flat; i++) {
+		const struct flat_seg *s = &vc->flat[i];
+		uint64_t lo = s->dump_off > off ? s->dump_off : off;
+		uint64_t hi = s->dump_off + s->size < off + len ? s->dump_off + s->size : off + len;
+
+		if (lo < hi && pread_file(vc->fd, (char *)buf + (lo - off), hi - lo,
+					  s->file_off + (lo - s->dump_off)))
+			return -EIO;
+	}
+	return 0;
+}
+
+static int pread_all(const struct btsdec_vmcore *vc, void *buf, size_t len, uint64_t off)
+{
+	if (off > vc->size || len > vc->size - off)
+		return -EIO;
+	if (vc->flat)
+		return flat_read(vc, buf, len, off);
+	return pread_file(vc->fd, buf, len, off);
 }
 
 /* One NT_BTSCRASH_CPU note: kept when valid, else its reason listed. */
@@ -267,6 +301,72 @@ static int open_kdump(struct btsdec_vmcore *vc, struct btsdec_err *err)
 	return 0;
 }
 
+static uint64_t be64(const uint8_t *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < 8; i++)
+		v = v << 8 | p[i];
+	return v;
+}
+
+/*
+ * makedumpfile's flattened format (-F, what it writes to a pipe): a
+ * 4096-byte header (signature, type 1, version 1; big-endian), then
+ * segments of {be64 offset, be64 size} and size bytes of data, ended by
+ * offset = size = -1.  Indexed once; pread_all() reassembles on the fly,
+ * looking at every segment per read: fine for the few thousand segments
+ * of a filtered dump, linear in them for a huge one.
+ */
+#define FLAT_HDR_SIZE		4096
+#define FLAT_MAX_SEGS		(1u << 24)
+
+static int open_flat(struct btsdec_vmcore *vc, const char *path, struct btsdec_err *err)
+{
+	uint64_t pos = FLAT_HDR_SIZE, file = vc->size, end = 0;
+	uint8_t h[16];
+	size_t cap = 0;
+
+	if (pread_file(vc->fd, h, 16, 16) || be64(h) != 1 || be64(h + 8) != 1)
+		return btsdec_fail(err, -EINVAL, "%s: flattened dump: unknown header "
+				   "(type or version not 1)", path);
+	for (;;) {
+		uint64_t off, size;
+		struct flat_seg *s;
+
+		if (pos > file || file - pos < 16 || pread_file(vc->fd, h, 16, pos))
+			return btsdec_fail(err, -EIO, "%s: flattened dump cut short at %#" PRIx64
+					   " (no end marker)", path, pos);
+		off = be64(h);
+		size = be64(h + 8);
+		pos += 16;
+		if (off == UINT64_MAX && size == UINT64_MAX)
+			break;
+		if (!(off >> 62) && !(size >> 62) && size > file - pos)
+			return btsdec_fail(err, -EIO, "%s: flattened dump cut short: the segment "
+					   "at %#" PRIx64 " runs past the end", path, pos - 16);
+		if (off >> 62 || size >> 62 || vc->nr_flat >= FLAT_MAX_SEGS)
+			return btsdec_fail(err, -EINVAL, "%s: flattened dump: bad segment at "
+					   "%#" PRIx64 " (offset %#" PRIx64 ", size %#" PRIx64 ")",
+					   path, pos - 16, off, size);
+		if (vc->nr_flat == cap) {
+			cap = cap ? 2 * cap : 256;
+			s = realloc(vc->flat, cap * sizeof(*s));
+			if (!s)
+				return -ENOMEM;
+			vc->flat = s;
+		}
+		vc->flat[vc->nr_flat++] = (struct flat_seg){ off, pos, size };
+		if (off + size > end)
+			end = off + size;
+		pos += size;
+	}
+	vc->size = end;
+	if (!vc->flat)
+		return btsdec_fail(err, -EINVAL, "%s: flattened dump without data", path);
+	return 0;
+}
+
 int btsdec_vmcore_open(const char *path, struct btsdec_vmcore **out,
 		       struct btsdec_err *err)
 {
@@ -288,9 +388,15 @@ int btsdec_vmcore_open(const char *path, struct btsdec_vmcore **out,
 		goto fail;
 	}
 	if (!memcmp(magic, FLAT_SIG, strlen(FLAT_SIG))) {
-		ret = btsdec_fail(err, -EINVAL, "%s: a flattened dump (makedumpfile -F): "
-				  "reassemble it first with makedumpfile -R", path);
-		goto fail;
+		ret = open_flat(vc, path, err);
+		if (ret)
+			goto fail;
+		if (pread_all(vc, magic, sizeof(magic), 0) || memcmp(magic, KDUMP_SIG, 8)) {
+			ret = btsdec_fail(err, -EINVAL, "%s: a flattened dump (makedumpfile -F) "
+					  "of an ELF vmcore: reassemble it first with "
+					  "makedumpfile -R", path);
+			goto fail;
+		}
 	}
 	if (!memcmp(magic, KDUMP_SIG, 8)) {
 		vc->kdump = true;
@@ -331,6 +437,7 @@ void btsdec_vmcore_close(struct btsdec_vmcore *vc)
 	if (vc->fd >= 0)
 		close(vc->fd);
 	free(vc->loads);
+	free(vc->flat);
 	free(vc->bitmap2);
 	free(vc->rank);
 	free(vc->info);

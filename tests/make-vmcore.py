@@ -6,7 +6,7 @@ leaves (ring table, one CPU ring descriptor, its records, VMCOREINFO keys,
 a CPU note) in the two containers btsdump reads: an ELF vmcore (as
 /proc/vmcore) and makedumpfile's kdump-compressed form (raw or zlib pages).
 
-Usage: make-vmcore.py elf|kdump|kdump-zlib|elf-norings OUT
+Usage: make-vmcore.py elf|kdump|kdump-zlib|kdump-flat|elf-norings OUT
        make-vmcore.py kdump-lzo|kdump-snappy|kdump-zstd OUT COMPRESS_PAGE
 The ring: CPU 0, 8 slots, index 3, wrapped; records i = 0..7 in time order
 are from 0xffffffff81000000+i to 0xffffffff82000000+i.
@@ -133,6 +133,21 @@ def kdump(compress=False, helper=None):
     return bytes(out)
 
 
+def flatten(dump, chunk=3000):
+    """makedumpfile -F's stream of DUMP: a 4096-byte header ("makedumpfile",
+    type 1, version 1, big-endian), then {be64 offset, be64 size, data}
+    segments, the end marker -1/-1.  Like makedumpfile, the first block is
+    written twice: zeros first, the real header last (a later segment wins)."""
+    out = bytearray(b"makedumpfile\0\0\0\0" + struct.pack(">qq", 1, 1))
+    out += bytes(4096 - len(out))
+    segs = [(0, bytes(PAGE))]
+    segs += [(o, dump[o:o + chunk]) for o in range(PAGE, len(dump), chunk)]
+    segs += [(0, dump[:PAGE])]
+    for off, data in segs:
+        out += struct.pack(">qq", off, len(data)) + data
+    return bytes(out + struct.pack(">qq", -1, -1))
+
+
 def main():
     if len(sys.argv) not in (3, 4):
         sys.exit(__doc__)
@@ -140,6 +155,7 @@ def main():
     helper = sys.argv[3] if len(sys.argv) == 4 else None
     data = {"elf": lambda: elf(), "elf-norings": lambda: elf(False),
             "kdump": lambda: kdump(), "kdump-zlib": lambda: kdump(True),
+            "kdump-flat": lambda: flatten(kdump(True)),
             **{"kdump-" + c: (lambda c=c: kdump(c, helper)) for c in CODECS}}[kind]()
     with open(path, "wb") as f:
         f.write(data)

@@ -5,7 +5,8 @@
 # compressed as makedumpfile -c, -l, -p and -z do: zlib, lzo, snappy, zstd)
 # give the same ring in time order; symbols from a System.map; JSON shape;
 # and bad input: a corrupted index, a ring page missing from the dump, a
-# dump cut short, a flattened dump, garbage, a kernel without rings.
+# dump cut short, flattened dumps (read, or refused with a reason),
+# garbage, a kernel without rings.
 # Usage: test-vmcore.py BTSDUMP COMPRESS_PAGE (tests/compress-page.c)
 import json
 import os
@@ -126,9 +127,21 @@ with tempfile.TemporaryDirectory() as tmp:
     check(rc in (2, 4) and ("truncated" in err or "cut short" in err or "out of" in err),
           "dump cut short: a clear error", f"exit {rc}: {err}")
 
-    rc, out, err = run(write("flat", b"makedumpfile\0\0\0\0" + bytes(4096)))
-    check(rc == 2 and "makedumpfile -R" in err, "flattened dump: says to reassemble it",
-          err)
+    # makedumpfile -F's stream, reassembled on the fly (a later segment wins)
+    flat = mv.flatten(mv.kdump("zstd", helper))
+    rc, out, err = run("-r", "-n", "0", write("flat", flat))
+    check(rc == 0 and rows(out) == want, "flattened kdump dump: the whole ring", out + err)
+    rc, out, err = run(write("flat-elf", mv.flatten(mv.elf())))
+    check(rc == 2 and "makedumpfile -R" in err,
+          "flattened ELF dump: says to reassemble it first", err)
+    rc, out, err = run(write("flat-cut", flat[:len(flat) // 2]))
+    check(rc == 2 and "cut short" in err, "flattened dump without its end marker: says so", err)
+    bad = bytearray(flat)
+    struct.pack_into(">q", bad, 4096, -5)                # the first segment's offset
+    rc, out, err = run(write("flat-bad", bytes(bad)))
+    check(rc == 2 and "bad segment" in err, "flattened dump with a bad segment: says so", err)
+    rc, out, err = run(write("flat-hdr", b"makedumpfile\0\0\0\0" + bytes(4096)))
+    check(rc == 2 and "unknown header" in err, "flattened dump with a bad header: says so", err)
     rc, out, err = run(write("garbage", os.urandom(8192)))
     check(rc == 2 and "neither an ELF nor" in err, "garbage: not a vmcore (exit 2)", err)
     rc, out, err = run(write("norings", mv.elf(False)))

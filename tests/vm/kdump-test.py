@@ -396,6 +396,15 @@ def main():
         check(mk.returncode == 0 and rc == 0 and per_cpu(o) == ring_crash,
               f"{kind}: makedumpfile -l (lzo pages): btsdump vmcore reads the same rings",
               f"makedumpfile {mk.returncode}: {mk.stderr[-300:]}\nexit {rc}: {e}\n{o[-400:]}")
+        # and flattened (-F, as a capture kernel sends it through a pipe)
+        flat = os.path.join(out, "vmcore.flat")
+        with open(flat, "wb") as f:
+            mk = subprocess.run(["makedumpfile", "-F", "-l", "-d", "31", vmcore],
+                                stdout=f, stderr=subprocess.PIPE, text=True)
+        rc, o, e = btsdump(tool, "-r", "-n", "0", flat)
+        check(mk.returncode == 0 and rc == 0 and per_cpu(o) == ring_crash,
+              f"{kind}: makedumpfile -F -l (flattened): btsdump vmcore reads the same rings",
+              f"makedumpfile {mk.returncode}: {mk.stderr[-300:]}\nexit {rc}: {e}\n{o[-400:]}")
     rc, o, e = btsdump(tool, "-j", "-n", "0", vmcore, os.path.join(obj, "System.map"))
     try:
         cpus = __import__("json").loads(o)["cpus"]
