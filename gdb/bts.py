@@ -93,7 +93,9 @@ BTS_JSON_VERSION = 5
 
 
 def _bts_run_btsdump(btsdump, core, exe):
-    args = [btsdump, "--json", "--calls", core]
+    # gdb symbolizes with its own symbols: btsdump decodes, classifies and
+    # splits the call history, without symbols (nothing done twice)
+    args = [btsdump, "--json", "--calls", "--no-symbols", core]
     if exe and os.path.exists(exe):
         args.append(exe)
     try:
@@ -521,7 +523,9 @@ def _bts_branch_line(b, width, symw, mods):
     if b["kind"] == "marker":
         return num + _bts_marker_line(b)
     frm, to = int(b["from"], 16), int(b["to"], 16)
-    line = "%s%-*s " % (num, BTS_KIND_WIDTH, b["kind"])
+    # "call*", "jump*": indirect, as btsdump marks them
+    kind = b["kind"] + ("*" if b.get("indirect") else "")
+    line = "%s%-*s " % (num, BTS_KIND_WIDTH, kind)
     if "r" in mods:
         return line + "0x%016x => 0x%016x" % (frm, to)
     line += "%-*s => %s" % (symw, _bts_at(frm), _bts_at(to))
@@ -532,6 +536,47 @@ def _bts_branch_line(b, width, symw, mods):
             ends.append("%s:%d" % (st.filename, ln) if st else "?")
         if ends != ["?", "?"]:
             line += "  [%s -> %s]" % tuple(ends)
+    if b.get("smashed_stack"):
+        line += "  <- smashed stack? no call returns here"
+    return line
+
+
+def _bts_branch_what(b):
+    """'indirect call in dispatch', as btsdump's fault line says it."""
+    frm = int(b["from"], 16)
+    fn = _bts_function(frm)
+    where = ("in " + fn) if fn != "??" else ("at " + (_bts_symoff(frm) or "0x%x" % frm))
+    return "%s%s %s" % ("indirect " if b.get("indirect") else "", b["kind"], where)
+
+
+def _bts_fault_line(t):
+    """btsdump's fault line (docs/btsdump.md), with gdb's symbols: how the
+    thread's pc at the fault relates to the newest branch of its trail."""
+    f = t.get("fault")
+    if not f:
+        return None
+    pc = int(f["pc"], 16)
+    s = _bts_symoff(pc)
+    line = "faulted at 0x%x%s" % (pc, " <%s>" % s if s else "")
+    rel = f.get("relation")
+    byno = {b["number"]: b for b in t["branches"]}
+    b = byno.get(f.get("branch"))
+    if rel == "target" and b:
+        line += " = target of #%d (%s)" % (b["number"], _bts_branch_what(b))
+    elif rel == "run" and b:
+        line += " = 0x%x bytes into the straight-line run after #%d (%s)" % (
+            f.get("run_bytes", 0), b["number"], _bts_branch_what(b))
+    elif rel == "unrelated" and b:
+        line += ": not reached by straight-line code from the target of #%d (%s)" % (
+            b["number"], _bts_branch_what(b))
+    elif rel == "unknown" and b:
+        line += ": the code after the target of #%d cannot be read to relate it (%s)" % (
+            b["number"], _bts_branch_what(b))
+    else:
+        line += ": no branch in the trace to tie it to"
+    addr = f.get("address")
+    if addr is not None and int(addr, 16) != pc:
+        line += "; fault address %s" % addr
     return line
 
 
@@ -553,6 +598,9 @@ def _bts_list(arg):
             ", the ring wrapped" if trace["wrapped"] else ""))
     for b in shown:
         gdb.write(_bts_branch_line(b, width, symw, mods) + "\n")
+    fault = _bts_fault_line(t) if last == len(branches) else None
+    if fault:
+        gdb.write("%*s  %s\n" % (width, "", fault))
 
 
 def _bts_history_size(name):

@@ -104,9 +104,27 @@ def null_call_line():
 
 def branch_fields(line):
     """(number, kind, from, to) of a `bts list` line; None for others."""
-    m = re.match(r"\s*(\d+)\s+(\w+)\s+0x([0-9a-f]{16})\s.*=> 0x([0-9a-f]{16})",
+    m = re.match(r"\s*(\d+)\s+(\w+)\*?\s+0x([0-9a-f]{16})\s.*=> 0x([0-9a-f]{16})",
                  line)
     return m and (int(m[1]), m[2], int(m[3], 16), int(m[4], 16))
+
+
+def branch_lines(out):
+    """The branch lines of `bts list` output (not its fault line)."""
+    return [l for l in lines(out) if branch_fields(l)]
+
+
+def fault_line(out):
+    """The fault line `bts list` ends with when it shows the newest branch."""
+    fl = [l.strip() for l in lines(out) if l.strip().startswith("faulted at ")]
+    return fl[-1] if fl else None
+
+
+def btsdump_fault(core):
+    """btsdump's own fault line (its text report) for the faulting thread."""
+    p = subprocess.run([BTSDUMP, core, EXE], capture_output=True, text=True)
+    fl = [l.strip() for l in p.stdout.splitlines() if l.strip().startswith("faulted at ")]
+    return fl[0] if fl else None
 
 
 def test_null():
@@ -121,25 +139,31 @@ def test_null():
                                           "emulation"]
           and row[0].split()[5:7] == [str(n), "4096"],
           "info bts lists the faulting thread", info)
-    l3 = lines(last3)
+    l3 = branch_lines(last3)
     f = [branch_fields(l) for l in l3]
-    check(len(l3) == 3 and [x and x[0] for x in f] == [n - 2, n - 1, n],
-          "bts list 3: the newest three, numbered like btsdump", last3)
-    check(f[-1] and f[-1][1] == "call" and f[-1][3] == 0
+    check(len(l3) == 3 and len(lines(last3)) == 4 and
+          [x and x[0] for x in f] == [n - 2, n - 1, n],
+          "bts list 3: the newest three, numbered like btsdump, then the fault line",
+          last3)
+    check(f[-1] and f[-1][1] == "call" and f[-1][3] == 0 and
+          re.match(r"\s*\d+  call\* ", l3[-1])
           and re.search(r"<dispatch\+\d+>\s+=> 0x0{16}$", l3[-1]),
-          "bts list 3 ends with the call from dispatch to 0x0", last3)
+          "bts list 3 ends with the indirect call (call*) from dispatch to 0x0", last3)
+    check(fault_line(last3) == "faulted at 0x0 = target of #%d (indirect call in dispatch)"
+          % n == btsdump_fault(core),
+          "bts list: the fault tied to the trail, as btsdump says it", last3)
     got = [(len(m[1]) // 2, m[2]) for m in
            (re.match(r"\d+\t( *)(\S+)", l) for l in lines(calls)) if m]
     check(got == [(0, "main"), (1, "serve"), (2, "parse_request"),
                   (3, "checksum"), (2, "parse_request"), (3, "dispatch"),
                   (4, "??")],
           "function-call-history /c: main -> ... -> dispatch, indented", calls)
-    nums = [[branch_fields(l)[0] for l in lines(o)] for o in (plain, again)]
+    nums = [[branch_fields(l)[0] for l in branch_lines(o)] for o in (plain, again)]
     check(nums == [list(range(n - 9, n + 1)), list(range(1, n - 9))],
           "bts list pages back when repeated", "%s\n%s" % (plain, again))
     check(start == "bts: at the start of the branch trace",
           "bts list at the start says so", start)
-    check(re.fullmatch(r"%d  call +0x[0-9a-f]{16} => 0x0{16}" % n, raw),
+    check(re.fullmatch(r"%d  call\* +0x[0-9a-f]{16} => 0x0{16}" % n, lines(raw)[0]),
           "bts list /r 1: the newest branch, addresses only", raw)
     check(branch_fields(alone) and branch_fields(alone)[0] == n,
           "bts alone is bts list", alone)
@@ -151,9 +175,11 @@ def test_threads():
     worker = next(t for t in want.values() if t["faulting"])
     out, = gdb(core, "thread apply all bts list 2")
     got = btsgdb.by_thread(out)
+    got = {tid: [l for l in ls if branch_fields(l)] for tid, ls in got.items()}
     check(sorted(got) == sorted(want) and all(len(v) == 2 for v in got.values()),
           "thread apply all bts list 2: two branches of each thread", out)
-    last = branch_fields((got.get(worker["tid"]) or [""])[-1])
+    last = branch_fields(([l for l in got.get(worker["tid"], []) if branch_fields(l)]
+                          or [""])[-1])
     check(last and last[3] == 0 and last[0] == len(worker["branches"]),
           "the worker's last branch targets 0", out)
     main = [t for t in want.values() if not t["faulting"]][0]
@@ -169,7 +195,7 @@ def test_cross_check():
         out, raw = gdb(core, "thread apply all bts list 100",
                        "thread apply all bts list /r 100")
         for text, what in ((out, "bts list 100"), (raw, "bts list /r 100")):
-            got = {tid: [branch_fields(l) for l in ls]
+            got = {tid: [branch_fields(l) for l in ls if branch_fields(l)]
                    for tid, ls in btsgdb.by_thread(text).items()}
             exp = {t["tid"]: [(b["number"], b["kind"], int(b["from"], 16),
                                int(b["to"], 16)) for b in t["branches"]][-100:]
@@ -186,7 +212,7 @@ def test_symbols():
     core = fix("crasher-abort.core")
     want = btsdump_json(core)["threads"][0]["branches"]
     out, alias = gdb(core, "bts list 100", "bts branch-history 100")
-    check(out == alias and len(lines(out)) == len(want),
+    check(out == alias and len(branch_lines(out)) == len(want),
           "bts branch-history is bts list", alias)
     ls = lines(out)
     addrs = []
@@ -365,8 +391,13 @@ def test_smash():
           "smash: gdb's bt is garbage (no smash_victim)", bt)
     f = branch_fields(lst)
     check(f and f[1] == "return" and f[3] == 0x414141414141 and
-          "<smash_victim+" in lst,
-          "smash: bts list shows smash_victim's ret to 0x414141414141", lst)
+          "<smash_victim+" in lst and
+          branch_lines(lst)[0].endswith("<- smashed stack? no call returns here"),
+          "smash: bts list shows smash_victim's ret to 0x414141414141, flagged "
+          "as a probable smashed stack", lst)
+    check(fault_line(lst) and fault_line(lst) == btsdump_fault(core) and
+          fault_line(lst).startswith("faulted at 0x414141414141 = target of #"),
+          "smash: the fault line: the pc is the smashed ret's target", lst)
     x = [insn_fields(l) for l in lines(ins)]
     check(len(x) == 2 and x[0][3].startswith("smash_victim+") and
           x[0][4] == "ret" and x[1][1:3] == (True, 0x414141414141) and
@@ -441,8 +472,9 @@ def test_made_cores(tmp):
         "gap 1 2000000000 5000"] + recs[-1:], "-w", "-l", "7")
     info, out = gdb(core, "info bts", "bts list")
     ls = lines(out)
-    check(len(ls) == 7 and "older branches are gone (7 lost, the ring wrapped)"
-          in ls[0], "a wrapped ring says older branches are gone", out)
+    check(len(ls) == 8 and "older branches are gone (7 lost, the ring wrapped)"
+          in ls[0] and ls[-1].strip().startswith("faulted at 0x0 = target of #6"),
+          "a wrapped ring says older branches are gone; the fault line last", out)
     check(ls[3:6] == ["3  -- switch-out cpu 1 at 1.000000000s --",
                       "4  -- switch-in cpu 0 at 1.000200000s --",
                       "5  -- gap (perf), resumed at 2.000000000s after 5000 ns --"],

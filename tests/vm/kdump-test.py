@@ -135,6 +135,9 @@ def check_oracle(kind, out, rings):
     on every CPU: the panicking one first, the others in their NMI)."""
     log = read_log(out)
     check(log, f"{kind}: the model logged the records it wrote", out)
+    path = os.path.join(out, "bts.log")      # gigabytes of kernel branches: read, gone
+    if os.path.exists(path):
+        os.unlink(path)
     if not log:
         return
     oracle = Oracle(log)
