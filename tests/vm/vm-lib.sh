@@ -74,11 +74,11 @@ vm_pack() {
 vm_machine() {
 	# the models' oracle logs; VM_ORACLE_LOG=0 (bench/vm-bench.sh): none
 	# (a kernel-branch log grows by gigabytes a minute, 59 GB seen)
-	log=
+	vm_log=
 	if [ "${VM_ORACLE_LOG:-1}" != 0 ]; then
 		case ${BTSCRASH_BACKEND:-emul} in
-		lbr*) log=",lbr-log=$1/lbr.log" ;;
-		hw) log=",bts-log=$1/bts.log,bts-log-cpl=${2:--1}" ;;
+		lbr*) vm_log=",lbr-log=$1/lbr.log" ;;
+		hw) vm_log=",bts-log=$1/bts.log,bts-log-cpl=${2:--1}" ;;
 		esac
 	fi
 	case ${BTSCRASH_BACKEND:-emul} in
@@ -93,7 +93,7 @@ vm_machine() {
 		# entry pushed logged to OUTDIR/lbr.log; no BTS
 		rm -f "$1/lbr.log"
 		vm_qemu="$QEMU -L /usr/share/seabios -L /usr/share/qemu -nic none
-			-accel tcg,thread=single -cpu max,vendor=GenuineIntel,family=6,model=85,stepping=4,lbr=on$log"
+			-accel tcg,thread=single -cpu max,vendor=GenuineIntel,family=6,model=85,stepping=4,lbr=on$vm_log"
 		# lbr: every task's user branches; lbr-kernel: each CPU's
 		# kernel branches for the per-CPU rings (oops, kdump), and
 		# traced tasks on the emulation
@@ -110,7 +110,7 @@ vm_machine() {
 		: "${BTS_MODEL_CPU:=max,vendor=GenuineIntel,family=6,model=85,stepping=4,ds=on,dtes64=on,ds-cpl=on}"
 		rm -f "$1/bts.log"
 		vm_qemu="$QEMU -L /usr/share/seabios -L /usr/share/qemu -nic none
-			-accel tcg,thread=single -cpu $BTS_MODEL_CPU$log"
+			-accel tcg,thread=single -cpu $BTS_MODEL_CPU$vm_log"
 		# kernel rings: the default (4096 records with BTS), no parameter;
 		# branches are denser than the emulation's function entries
 		vm_backend_args="bts_crash.print_records=128"
