@@ -1399,10 +1399,12 @@ static void notrace ds_lbr_freeze(void)
 
 	ds_lbr_off_now();	/* the callers did already: cheap, and sure */
 	m = this_cpu_ptr(&ds_lbr_cpu);
-	t = this_cpu_read(ds_kernel_of);
-	if (m->frozen || !t)
+	if (m->frozen)
 		return;
-	m->frozen = true;
+	m->frozen = true;	/* with a ring or not: the thaw turns it on again */
+	t = this_cpu_read(ds_kernel_of);
+	if (!t)
+		return;
 	r = &t->ring;
 	n = ds_lbr_since_mark(m, r->base, r->capacity, &wrapped);
 	r->index = n % r->capacity;

@@ -795,6 +795,16 @@ static void ds_test_lbr_kernel_freeze(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, ds_mock.debugctl & DEBUGCTLMSR_LBR);
 	KUNIT_EXPECT_EQ(test, ds_ring_count(&t.ring), 1ULL);
 	KUNIT_EXPECT_TRUE(test, is_gap_perf(ds_ring_get(&t.ring, 0)));
+
+	/* a CPU without a ring (cpu_records=0): an oops stops the LBR, its
+	 * end starts it again */
+	ds_lbr_release(DS_OWNER_PERF);
+	ds_kernel_trace_hold(false);
+	this_cpu_write(ds_kernel_of, NULL);
+	ds_kernel_trace_hold(true);
+	KUNIT_EXPECT_FALSE(test, ds_mock.debugctl & DEBUGCTLMSR_LBR);
+	ds_kernel_trace_hold(false);
+	KUNIT_EXPECT_TRUE(test, ds_mock.debugctl & DEBUGCTLMSR_LBR);
 	ds_test_lbr_end(&saved);
 }
 
