@@ -1213,7 +1213,6 @@ int __init ds_kernel_trace_start(struct ds_trace *(*trace_of)(unsigned int cpu))
 #define DS_LBR_INFO_MISPRED	BIT_ULL(63)
 #define DS_LBR_INFO_CYC_CNT	0xffffULL	/* core cycles since the previous entry */
 
-
 static unsigned int __init ds_lbr_probe(void)
 {
 	u64 caps;
