@@ -22,9 +22,10 @@ btsdumpd=$1 btsdumpctl=$2 out=$3
 src=$(cd "$(dirname "$0")/../.." && pwd)
 cache=${BTSCRASH_CACHE:-$HOME/.cache/btscrash}
 # Runtime libraries of btsdumpd/btsdumpctl (ldd | dpkg -S): libelf1 libdw1
-# libcapstone4 libzstd1 libsystemd0 (zlib1g, liblzma5, libbz2-1.0, libcap2,
+# libcapstone4 libzstd1 libsystemd0, liblzo2-2 libsnappy1v5 (the vmcore
+# reader's page codecs; zlib1g, liblzma5, libbz2-1.0, libcap2,
 # libgcrypt20, liblz4-1 come with minbase or systemd); acl for getfacl.
-root_pkgs="systemd libelf1 libdw1 libcapstone4 libzstd1 libsystemd0 acl"
+root_pkgs="systemd libelf1 libdw1 libcapstone4 libzstd1 libsystemd0 liblzo2-2 libsnappy1v5 acl"
 root_rev=1	# bump when the root's recipe below changes
 mirror=http://deb.debian.org/debian
 log() { echo "run-systemd-vm: $*" >&2; }
