@@ -72,7 +72,7 @@ enum ds_lbr_mode {
 static enum ds_lbr_mode ds_lbr_mode;
 static unsigned int ds_lbr_depth;
 static void ds_lbr_freeze(void);
-static void ds_lbr_thaw(void);
+static void ds_lbr_hold(bool hold);
 static int ds_lbr_kernel_start(struct ds_trace *(*trace_of)(unsigned int cpu));
 
 /*
@@ -571,21 +571,13 @@ static void ds_hw_start_cpu(void)
  */
 void notrace ds_kernel_trace_hold(bool hold)
 {
-	struct ds_lbr_cpu *m;
 	struct ds_cpu *c;
 	unsigned long flags;
 
 	if (ds_lbr_mode == DS_LBR_KERNEL) {
-		if (!hold) {
-			ds_lbr_thaw();
-			return;
-		}
-		ds_lbr_off_now();	/* before any call of ours is recorded */
-		m = this_cpu_ptr(&ds_lbr_cpu);
-		if (m->bug == current)	/* its BUG's copy, from before report_bug() */
-			m->frozen = true;
-		m->bug = NULL;
-		ds_lbr_freeze();
+		if (hold)
+			ds_lbr_off_now();	/* before any call of ours is recorded */
+		ds_lbr_hold(hold);
 		return;
 	}
 	if (!ds_hw_ok)
@@ -1453,6 +1445,26 @@ static void ds_lbr_thaw(void)
 	m->frozen = false;
 	ds_lbr_cpu_on();
 	ds_lbr_mark_now(m, NULL);
+}
+
+/*
+ * DS_LBR_KERNEL, an oops (ds_kernel_trace_hold()): frozen into the ring,
+ * unless this task's BUG trap copied the stack already, before
+ * report_bug() (ds_kernel_bug_trap()): that copy is the oops's; or, once
+ * the oops is over, recording again.
+ */
+static void notrace ds_lbr_hold(bool hold)
+{
+	struct ds_lbr_cpu *m = this_cpu_ptr(&ds_lbr_cpu);
+
+	if (!hold) {
+		ds_lbr_thaw();
+		return;
+	}
+	if (m->bug == current)
+		m->frozen = true;
+	m->bug = NULL;
+	ds_lbr_freeze();
 }
 
 /*
