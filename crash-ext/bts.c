@@ -5,7 +5,8 @@
  * VMCOREINFO keys of docs/format.md §4 (BTS_CRASH_TABLE_PA, SIZE/OFFSET of
  * bts_crash_ring, OFFSET(task_struct.bts_crash)); the table, descriptors
  * and ring order are decoded by lib/format.c, the library's own decoder,
- * built into this module.  Symbols come from crash's own symbol table.
+ * and printed by lib/ringtext.c, the lines of `btsdump vmcore`, both built
+ * into this module.  Symbols come from crash's own symbol table.
  *   crash> extend bts.so
  *   crash> bts [-c CPU[,CPU...]] [-n N] [-r] [-t PID|TASK]
  */
@@ -13,6 +14,7 @@
 #include <stdint.h>
 
 #include "format.h"	/* lib/format.c: the one decoder of the format */
+#include "ringtext.h"	/* lib/ringtext.c: the text of a ring, as btsdump prints it */
 
 /* What VMCOREINFO says about the rings, looked up once per session. */
 static struct {
@@ -129,40 +131,31 @@ static void bts_exe_init(ulong task)
 		bts_exe.name[0] = '\0';
 }
 
-static void print_addr(uint64_t a, int user, int pad)
+/* lib/ringtext.c's names: crash's kernel symbols, or for a task's user
+ * branches "(exe)" inside its executable's text. */
+static const char *crash_name(void *ctx, uint64_t a, char *buf, size_t len)
 {
-	char sym[BUFSIZE];
+	int user = *(const int *)ctx;
 	struct syment *sp;
 	ulong off = 0;
 
 	if (!user && (sp = value_search(a, &off)))
-		sprintf(sym, off ? "%s+0x%lx" : "%s", sp->name, off);
+		snprintf(buf, len, off ? "%s+0x%lx" : "%s", sp->name, off);
 	else if (user && bts_exe.name[0] && a >= bts_exe.start && a < bts_exe.end)
-		snprintf(sym, sizeof(sym), "(%s)", bts_exe.name);
+		snprintf(buf, len, "(%s)", bts_exe.name);
 	else
-		sym[0] = '\0';
-	if (pad)
-		fprintf(fp, "%016llx %-28s", (ulonglong)a, sym);
-	else
-		fprintf(fp, sym[0] ? "%016llx %s" : "%016llx", (ulonglong)a, sym);
+		return NULL;
+	return buf;
 }
 
-/* A marker as btsdump prints it: lib/format.c's one description. */
-static void print_marker(const struct btsdec_record *rec)
-{
-	char what[128];
-
-	fprintf(fp, "-- %s --\n", btsdec_marker_describe(rec, what, sizeof(what)));
-}
-
-/* The ring's newest n records (0: all), oldest first, each numbered by its
- * position in the ring's trace from the oldest (1), as btsdump numbers them. */
+/* The ring's newest n records (0: all), oldest first, printed by
+ * lib/ringtext.c: the lines `btsdump vmcore` prints for the same ring. */
 static void print_ring(const char *what, const struct bts_crash_ring *r, ulong n,
 		       int raw, int user)
 {
 	struct btsdec_record *recs;
 	struct btsdec_err err;
-	size_t nr, i, take;
+	size_t nr;
 	bool wrapped;
 
 	if (btsdec_ring_records(crash_read, &phys, r, UINT64_MAX, &recs, &nr,
@@ -171,39 +164,12 @@ static void print_ring(const char *what, const struct bts_crash_ring *r, ulong n
 		      (ulonglong)r->records_pa, err.msg);
 		return;
 	}
-	take = n && n < nr ? n : nr;
-	fprintf(fp, "%s: %zu of %zu records (ring of %llu%s%s), %s", what, take, nr,
-		(ulonglong)r->capacity, wrapped ? ", wrapped" : "",
-		r->flags & BTS_RING_F_FROZEN ? ", frozen" : "",
-		btsdec_source_name(r->source));
-	if (r->freeze_ts)
-		fprintf(fp, ", frozen at %llu.%06llu s", (ulonglong)r->freeze_ts / 1000000000ULL,
-			(ulonglong)(r->freeze_ts % 1000000000ULL) / 1000);
-	/* the emulation's kernel rings hold function entries, not branches */
-	if (!user && r->source == BTS_SOURCE_EMUL)
-		fprintf(fp, "; kernel function entries (ftrace), each from its "
-			"reconstructed call site");
-	fprintf(fp, "\n");
-	if (!nr)
-		fprintf(fp, "  (no branches recorded)\n");
-	for (i = nr - take; i < nr; i++) {
-		const struct btsdec_record *rec = &recs[i];
-
-		fprintf(fp, "  [%4zu] ", i + 1);
-		if (raw) {
-			fprintf(fp, "%016llx %016llx %016llx\n", (ulonglong)rec->from,
-				(ulonglong)rec->to, (ulonglong)rec->flags);
-		} else if (btsdec_is_marker(rec)) {
-			print_marker(rec);
-		} else {
-			char cyc[32];
-
-			print_addr(rec->from, user, TRUE);
-			fprintf(fp, " -> ");
-			print_addr(rec->to, user, FALSE);
-			fprintf(fp, "%s\n", btsdec_cycles_text(rec, cyc, sizeof(cyc)));
-		}
-	}
+	btsdec_ring_text_write(fp, &(struct btsdec_ring_text){
+		.what = what, .recs = recs, .nr = nr, .capacity = r->capacity,
+		.source = r->source, .wrapped = wrapped,
+		.frozen = r->flags & BTS_RING_F_FROZEN, .freeze_ts = r->freeze_ts,
+		.copy = user ? NULL : "full ring", .user = user,
+	}, n, raw, crash_name, &user);
 	free(recs);
 }
 
@@ -380,7 +346,8 @@ static char *help_bts[] = {
 	"[-c cpu[,cpu...]] [-n count] [-r] [-t pid | taskp]",
 	"  Shows the last taken branches each CPU's kernel recorded before it was",
 	"  frozen by the crash path (panic or kdump), oldest first, each numbered",
-	"  by its place in the ring from the oldest (as btsdump numbers it),",
+	"  by its place in the ring from the oldest, in the lines `btsdump vmcore`",
+	"  prints for the same ring (one renderer, lib/ringtext.c),",
 	"  symbolized with this session's symbols.  The panicking CPU",
 	"  is marked.  The rings are found through VMCOREINFO (BTS_CRASH_TABLE_PA)",
 	"  and need no vmlinux offsets.  Where the records come from is named on",
@@ -398,7 +365,7 @@ static char *help_bts[] = {
 	"\nEXAMPLE",
 	"  After \"echo EXCEPTION > /sys/kernel/debug/provoke-crash/DIRECT\" on CPU 1 of 2:\n",
 	"    %s> bts -n 6",
-	"    CPU 0: 6 of 4096 records (ring of 4096, wrapped, frozen), emulation, frozen at 6.618283 s",
+	"    CPU 0: 6 of 4096 records (full ring, ring of 4096, wrapped, frozen at 6.618283 s), emulation; kernel function entries (ftrace), each from its reconstructed call site",
 	"      [4091] ffffffff8f2a8f75 insn_get_prefixes+0x37       -> ffffffff8f2a8ea0 __insn_get_emulate_prefix.constprop.0",
 	"      [4092] ffffffff8f2a8f9b insn_get_prefixes+0x5d       -> ffffffff8f2a8021 inat_get_opcode_attribute",
 	"      [4093] ffffffff8f2a907a insn_get_prefixes+0x13c      -> ffffffff8f2a8021 inat_get_opcode_attribute",
@@ -406,7 +373,7 @@ static char *help_bts[] = {
 	"      [4095] ffffffff8f2a929a insn_get_opcode+0xd3         -> ffffffff8f2a8021 inat_get_opcode_attribute",
 	"      [4096] ffffffff8f2b21f4 irqentry_exit_to_user_mode   -> ffffffff8f096e8b exit_to_user_mode_prepare",
 	"",
-	"    CPU 1 (panic CPU): 6 of 4096 records (ring of 4096, wrapped, frozen), emulation, frozen at 6.618283 s",
+	"    CPU 1 (panic CPU): 6 of 4096 records (full ring, ring of 4096, wrapped, frozen at 6.618283 s), emulation; kernel function entries (ftrace), each from its reconstructed call site",
 	"      [4091] ffffffff8f26069b direct_entry+0xa5            -> ffffffff8f2aef79 lkdtm_do_action",
 	"      [4092] ffffffff8f26069b direct_entry+0xa5            -> ffffffff8f26089f lkdtm_EXCEPTION",
 	"      [4093] ffffffff8f2b1d28 exc_page_fault+0xbd          -> ffffffff8f03d7e1 fault_in_kernel_space",

@@ -42,11 +42,15 @@ static int add(struct btsdec_ksyms *ks, uint64_t addr, const char *name)
 	return 0;
 }
 
+/* By address, aliases by name: System.map's (`nm -n`) order, whichever
+ * the symbols came from, so a lookup names the same alias every time. */
 static int cmp(const void *a, const void *b)
 {
 	const struct ksym *x = a, *y = b;
 
-	return (x->addr > y->addr) - (x->addr < y->addr);
+	if (x->addr != y->addr)
+		return (x->addr > y->addr) - (x->addr < y->addr);
+	return strcmp(x->name, y->name);
 }
 
 static int from_elf(struct btsdec_ksyms *ks, int fd, uint64_t off, struct btsdec_err *err)
@@ -161,6 +165,8 @@ const char *btsdec_ksyms_lookup(const struct btsdec_ksyms *ks, uint64_t addr,
 	}
 	if (addr - ks->v[lo].addr > (1 << 20))	/* past the end of the text */
 		return NULL;
+	while (lo && ks->v[lo - 1].addr == ks->v[lo].addr)
+		lo--;	/* of aliases, the first in System.map, as crash names it */
 	*off = addr - ks->v[lo].addr;
 	return ks->v[lo].name;
 }

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "btsdec.h"
+#include "ringtext.h"
 
 /* One CPU of the model. */
 struct vm_cpu {
@@ -242,45 +243,29 @@ static void vmr_json_cpu(struct vmr *r, const struct vm_cpu *c, size_t take)
 	json_object_array_add(r->cpus, o);
 }
 
-/* One text line; `nth` is the record's number: its position in the trace,
- * oldest first, from 1 (docs/json.md "Numbering"). */
-static void vmr_text_record(const struct vmr *r, const struct btsdec_record *rec,
-			    size_t nth)
+static const char *vmr_name(void *ctx, uint64_t a, char *buf, size_t len)
 {
-	char fb[256], tb[256], cb[32];
-	const char *fs = vmr_sym(r, rec->from, fb, sizeof(fb));
-	const char *ts = vmr_sym(r, rec->to, tb, sizeof(tb));
-
-	if (btsdec_is_marker(rec) && !r->m->raw)
-		fprintf(r->out, "  [%4zu] -- %s --\n", nth,
-			btsdec_marker_describe(rec, fb, sizeof(fb)));
-	else if (r->m->raw)
-		fprintf(r->out, "  [%4zu] %016llx %016llx %016llx\n", nth,
-			(unsigned long long)rec->from, (unsigned long long)rec->to,
-			(unsigned long long)rec->flags);
-	else
-		fprintf(r->out, "  [%4zu] %016llx %-28s -> %016llx%s%s%s\n", nth,
-			(unsigned long long)rec->from, fs ? fs : "",
-			(unsigned long long)rec->to, ts ? " " : "", ts ? ts : "",
-			btsdec_cycles_text(rec, cb, sizeof(cb)));
+	return vmr_sym(ctx, a, buf, len);
 }
 
-/* One CPU's heading and its newest `take` records, oldest first. */
+/* One CPU as text: lib/ringtext.c, the same lines as crash> bts. */
 static void vmr_text_cpu(struct vmr *r, const struct vm_cpu *c, size_t take, bool first)
 {
 	const struct btsdec_trace *t = c->t;
+	char what[64];
+	struct btsdec_ring_text v = {
+		.what = what, .recs = t->recs, .nr = t->nr, .capacity = t->capacity,
+		.source = t->source, .wrapped = t->flags & BTS_NOTE_F_WRAPPED,
+		.frozen = c->ring && c->ring->frozen,
+		.freeze_ts = c->ring ? c->ring->freeze_ts : 0,
+		.copy = c->ring ? "full ring" : "crash note",
+	};
 
-	fprintf(r->out, "%sCPU %llu%s: %zu of %zu records (%s, ring of %llu%s), %s%s\n",
-		first ? "" : "\n", (unsigned long long)c->cpu,
-		c->panic ? " (panic CPU)" : "", take, t->nr,
-		c->ring ? "full ring" : "crash note", (unsigned long long)t->capacity,
-		t->flags & BTS_NOTE_F_WRAPPED ? ", wrapped" : "",
-		btsdec_source_name(t->source),
-		/* the emulation's kernel rings: function entries, not branches */
-		t->source == BTS_SOURCE_EMUL ?
-		"; kernel function entries (ftrace), each from its reconstructed call site" : "");
-	for (size_t i = t->nr - take; i < t->nr; i++)
-		vmr_text_record(r, &t->recs[i], i + 1);
+	snprintf(what, sizeof(what), "CPU %llu%s", (unsigned long long)c->cpu,
+		 c->panic ? " (panic CPU)" : "");
+	if (!first)
+		fputc('\n', r->out);
+	btsdec_ring_text_write(r->out, &v, take, r->m->raw, vmr_name, r);
 }
 
 /* The JSON document's head; the CPUs go into r->cpus. */

@@ -52,6 +52,17 @@ with tempfile.TemporaryDirectory() as tmp:
         rc, out, err = run("-r", "-n", "0", write(kind, data))
         check(rc == 0 and rows(out) == want and "(panic CPU)" in out,
               f"{kind}: the whole wrapped ring, oldest first", out + err)
+    # the heading and lines of lib/ringtext.c (crash> bts prints the same:
+    # kdump-test.py compares the two on real vmcores)
+    rc, out, err = run("-n", "2", write("elf-text", mv.elf()))
+    check(rc == 0 and out.splitlines()[2:5] == [
+        "CPU 0 (panic CPU): 2 of 8 records (full ring, ring of 8, wrapped, "
+        "frozen at 0.123456 s), emulation; kernel function entries (ftrace), "
+        "each from its reconstructed call site",
+        "  [   7] ffffffff81000006                              -> ffffffff82000006",
+        "  [   8] ffffffff81000007                              -> ffffffff82000007"],
+          "text: heading (copy, capacity, wrapped, freeze time, source), numbered from the oldest",
+          out + err)
     # a compressed page that does not decompress: said, and the ring not read
     for c in mv.CODECS:
         bad = bytearray(mv.kdump(c, helper))
