@@ -32,14 +32,28 @@ struct btsdec_trace {
 	uint32_t nr_gaps;
 	uint16_t source;
 	size_t nr;		/* records, oldest first */
-	struct btsdec_record *recs;	/* malloc'ed, owned */
+	struct btsdec_record *recs;	/* malloc'ed, owned; NULL when streamed */
+	struct btsdec_recsrc *src;	/* streamed: read from a file on demand
+					 * (btsdec_trace_at), owned */
 };
 
 /* Parses a note descriptor.  On error returns -EINVAL (or -ENOMEM) and puts
  * the rule that failed into err.  `t` is filled only on success. */
 int btsdec_note_parse(uint32_t type, const void *desc, size_t len,
 		      struct btsdec_trace *t, struct btsdec_err *err);
+/* The same for a descriptor of len bytes at file offset `off` of fd, which
+ * must stay open while t is used: the header is read and every record
+ * checked now, in pieces; the records are read again, a window at a time,
+ * by btsdec_trace_at.  Memory stays flat in the trace's length (issue 16).
+ * -EIO when the file ends early. */
+int btsdec_note_parse_fd(uint32_t type, int fd, uint64_t off, size_t len,
+			 struct btsdec_trace *t, struct btsdec_err *err);
 void btsdec_trace_free(struct btsdec_trace *t);
+/* Record i (< t->nr) of t, held or streamed.  A streamed trace whose file
+ * fails to read gives zeroed records and btsdec_trace_error says so. */
+struct btsdec_record btsdec_trace_at(const struct btsdec_trace *t, size_t i);
+/* 0, or -EIO when a streamed read failed since the trace was parsed. */
+int btsdec_trace_error(const struct btsdec_trace *t);
 
 /* Serializes t as a whole ELF note into buf.  Returns the byte count, or
  * -ENOSPC / -EINVAL. */
@@ -208,14 +222,14 @@ struct btsdec_segment {
 	int line_lo, line_hi;
 };
 
-/* A decoded trace, compact (issue 16): the trace's records (borrowed: the
- * trace must outlive it), one byte of kind and marks per record and a call
- * depth every 64 records; symbols stay in the symbolizer (one entry per distinct
- * address), which must outlive it too.  About 25 bytes per record in all,
- * 24 of them the records themselves. */
+/* A decoded trace, compact (issue 16): the trace (borrowed: it must
+ * outlive this; its records held or streamed from the core), one byte of
+ * kind and marks per record and a call depth every 64 records; symbols stay
+ * in the symbolizer (one entry per distinct address), which must outlive it
+ * too.  About one byte per record of its own. */
 struct btsdec_decoded {
 	size_t nr;
-	const struct btsdec_record *recs;	/* borrowed, oldest first */
+	const struct btsdec_trace *t;	/* borrowed: the records, oldest first */
 	uint8_t *info;		/* per record: kind, 0x80 = indirect,
 				 * 0x40 = smashed stack */
 	int32_t *depth_at;	/* normalized depth before records 0, 64, 128, ... */

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Core files: opens an x86-64 ELF core with libelf, walks its PT_NOTE
- * segments with format.c's note walker, collects threads (NT_PRSTATUS:
- * pid, signal, rip; NT_SIGINFO: si_addr) and btscrash trace notes, and
- * reads memory the core holds.  Hostile input is expected:
+ * segments note by note with format.c's framing, collects threads
+ * (NT_PRSTATUS: pid, signal, rip; NT_SIGINFO: si_addr) and btscrash trace
+ * notes (streamed from the file, not held: note.c), and reads memory the
+ * core holds.  Hostile input is expected:
  * every offset is checked against the file before use.
  */
 #include <errno.h>
@@ -170,15 +171,16 @@ static void faulting_first(struct btsdec_core *c)
 	}
 }
 
-static int on_trace(struct btsdec_core *c, uint32_t type, const uint8_t *desc,
-		    size_t len, uint64_t off)
+/* A trace note whose descriptor of len bytes lies at file offset off:
+ * streamed, not read whole (note.c). */
+static int on_trace(struct btsdec_core *c, uint32_t type, uint64_t off, size_t len)
 {
 	struct btsdec_thread *t;
 	struct btsdec_trace tr;
 	struct btsdec_err err;
 	int ret;
 
-	ret = btsdec_note_parse(type, desc, len, &tr, &err);
+	ret = btsdec_note_parse_fd(type, c->fd, off, len, &tr, &err);
 	if (ret == -ENOMEM)
 		return ret;
 	if (ret)
@@ -206,43 +208,59 @@ static int on_trace(struct btsdec_core *c, uint32_t type, const uint8_t *desc,
 	return 0;
 }
 
+/* A CORE note we read (NT_PRSTATUS, NT_SIGINFO): its descriptor, read whole. */
+static int on_core_note(struct btsdec_core *c, const struct btsdec_elf_note_head *h,
+			uint64_t off)
+{
+	uint8_t *desc = malloc(h->descsz ? h->descsz : 1);
+	int ret = 0;
+
+	if (!desc)
+		return -ENOMEM;
+	if (pread(c->fd, desc, h->descsz, off) != (ssize_t)h->descsz)
+		ret = -EIO;
+	else if (h->type == NT_PRSTATUS)
+		ret = on_prstatus(c, desc, h->descsz);
+	else
+		on_siginfo(c, desc, h->descsz);
+	free(desc);
+	return ret;
+}
+
+/* The notes of one PT_NOTE segment, one at a time: only a note's head (its
+ * header and a short owner name) is read first, then what we use of it, so
+ * a large trace note is never held (issue 16). */
 static int walk_notes(struct btsdec_core *c, const GElf_Phdr *ph)
 {
+	uint8_t head[12 + 12];	/* Elf64_Nhdr and the owner names we look for */
+	struct btsdec_elf_note_head h;
 	struct btsdec_elf_note n;
 	struct btsdec_err err;
-	size_t off = 0;
-	uint8_t *buf;
-	int ret = 0, more;
+	uint64_t off = 0, len = ph->p_filesz, at;
+	int ret = 0;
 
-	if (ph->p_offset > c->file_size || ph->p_filesz > c->file_size - ph->p_offset)
+	if (ph->p_offset > c->file_size || len > c->file_size - ph->p_offset)
 		return -EIO;	/* note segment beyond end of file */
-	/* Read, not mapped: the records are copied out (note.c) and the
-	 * buffer freed, so a large trace is not resident twice (issue 16). */
-	buf = malloc(ph->p_filesz ? ph->p_filesz : 1);
-	if (!buf)
-		return -ENOMEM;
-	if (pread(c->fd, buf, ph->p_filesz, ph->p_offset) != (ssize_t)ph->p_filesz) {
-		free(buf);
-		return -EIO;
+	while (!ret && len - off >= 12) {
+		size_t got = len - off < sizeof(head) ? len - off : sizeof(head);
+
+		at = ph->p_offset + off;
+		if (pread(c->fd, head, got, at) != (ssize_t)got)
+			return -EIO;
+		if (btsdec_elf_note_head(head, len - off, off, &h, &err))
+			/* sizes run off the segment: nothing after is safe */
+			return add_reject(c, at,
+					  "malformed note header; the notes after it are unreadable");
+		/* names up to 12 bytes are in head (h checked they fit) */
+		n = (struct btsdec_elf_note){ .namesz = h.namesz, .name = head + 12 };
+		if (h.namesz <= 12 && btsdec_elf_note_owner(&n, "CORE", sizeof("CORE")) &&
+		    (h.type == NT_PRSTATUS || h.type == NT_SIGINFO))
+			ret = on_core_note(c, &h, at + h.desc_off);
+		else if (h.namesz <= 12 &&
+			 btsdec_elf_note_owner(&n, BTS_CRASH_NOTE_NAME, BTS_CRASH_NOTE_NAMESZ))
+			ret = on_trace(c, h.type, at + h.desc_off, h.descsz);
+		off += h.next;
 	}
-	while ((more = btsdec_elf_note_next(buf, ph->p_filesz, &off, &n, &err)) > 0) {
-		if (btsdec_elf_note_owner(&n, "CORE", sizeof("CORE")) &&
-		    n.type == NT_PRSTATUS)
-			ret = on_prstatus(c, n.desc, n.descsz);
-		else if (btsdec_elf_note_owner(&n, "CORE", sizeof("CORE")) &&
-			 n.type == NT_SIGINFO)
-			on_siginfo(c, n.desc, n.descsz);
-		else if (btsdec_elf_note_owner(&n, BTS_CRASH_NOTE_NAME,
-					       BTS_CRASH_NOTE_NAMESZ))
-			ret = on_trace(c, n.type, n.desc, n.descsz,
-				       ph->p_offset + n.desc_off);
-		if (ret)
-			break;
-	}
-	free(buf);
-	if (!ret && more < 0)	/* sizes run off the segment: nothing after is safe */
-		return add_reject(c, ph->p_offset + off,
-				  "malformed note header; the notes after it are unreadable");
 	return ret;
 }
 

@@ -246,7 +246,7 @@ void btsdec_decoded_branch(const struct btsdec_decoded *d, size_t i,
 	int depth = d->depth_at[i / DEPTH_STRIDE];
 
 	memset(b, 0, sizeof(*b));
-	b->rec = d->recs[i];
+	b->rec = btsdec_trace_at(d->t, i);
 	b->kind = d->info[i] & INFO_KIND;
 	b->indirect = d->info[i] & INFO_INDIRECT;
 	b->smashed = d->info[i] & INFO_SMASHED;
@@ -303,7 +303,7 @@ static long walk_segments(const struct btsdec_decoded *d, int base, size_t first
 		b.kind = d->info[i] & INFO_KIND;
 		if (b.kind == BTSDEC_K_MARKER)
 			continue;
-		b.rec = d->recs[i];
+		b.rec = btsdec_trace_at(d->t, i);
 		get_loc(d, b.rec.from, &b.from_loc);
 		if (!n) {
 			seg_start(&cur, i, &b.from_loc, b.rec.from, base);
@@ -371,7 +371,7 @@ static int decode_records(struct btsdec_decoded *d, struct btsdec_classifier *cl
 	int ret = 0, smashed;
 
 	for (size_t i = 0; !ret && i < d->nr; i++) {
-		const struct btsdec_record *r = &d->recs[i];
+		const struct btsdec_record rec = btsdec_trace_at(d->t, i), *r = &rec;
 		enum btsdec_kind k;
 
 		if (btsdec_is_marker(r)) {
@@ -406,7 +406,7 @@ int btsdec_decode_symbols(struct btsdec_sym *sym, struct btsdec_classifier *cls,
 			  const struct btsdec_trace *t, bool symbols,
 			  struct btsdec_decoded *out, struct btsdec_err *err)
 {
-	struct btsdec_decoded d = { .nr = t->nr, .recs = t->recs, .sym = sym,
+	struct btsdec_decoded d = { .nr = t->nr, .t = t, .sym = sym,
 				    .symbols = symbols };
 	long n;
 
@@ -500,7 +500,7 @@ void btsdec_fault_relate(struct btsdec_sym *sym, struct btsdec_classifier *cls,
 		return;
 	}
 	f->branch = i - 1;
-	to = d->recs[i - 1].to;
+	to = btsdec_trace_at(d->t, i - 1).to;
 	if (f->pc == to) {
 		f->rel = BTSDEC_FAULT_TARGET;
 		return;

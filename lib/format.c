@@ -152,8 +152,8 @@ int btsdec_marker_check(const struct btsdec_record *r, struct btsdec_err *err)
 	return 0;
 }
 
-int btsdec_records_check(uint32_t type, const struct btsdec_record *r,
-			 size_t nr, struct btsdec_err *err)
+int btsdec_records_check_at(uint32_t type, const struct btsdec_record *r,
+			    size_t nr, size_t first, struct btsdec_err *err)
 {
 	struct btsdec_err why;
 
@@ -161,7 +161,7 @@ int btsdec_records_check(uint32_t type, const struct btsdec_record *r,
 		if (btsdec_is_marker(&r[i])) {
 			if (btsdec_marker_check(&r[i], &why))
 				return btsdec_fail(err, -EINVAL, "record %zu: %s",
-						   i, why.msg);
+						   first + i, why.msg);
 			continue;
 		}
 		if (type == NT_BTSCRASH_THREAD &&
@@ -169,9 +169,15 @@ int btsdec_records_check(uint32_t type, const struct btsdec_record *r,
 		     btsdec_is_kernel_addr(r[i].to)))
 			return btsdec_fail(err, -EINVAL,
 				"record %zu holds a kernel address: the writer broke the user-core rule",
-				i);
+				first + i);
 	}
 	return 0;
+}
+
+int btsdec_records_check(uint32_t type, const struct btsdec_record *r,
+			 size_t nr, struct btsdec_err *err)
+{
+	return btsdec_records_check_at(type, r, nr, 0, err);
 }
 
 /* ---- ELF note framing ------------------------------------------------------ */
@@ -183,31 +189,46 @@ struct nhdr {
 
 #define NOTE_ALIGN(x)	(((uint64_t)(x) + 3) & ~(uint64_t)3)
 
+int btsdec_elf_note_head(const void *p, uint64_t avail, uint64_t at,
+			 struct btsdec_elf_note_head *h, struct btsdec_err *err)
+{
+	struct nhdr n;
+	uint64_t end;
+
+	LOAD(&n, p, struct nhdr, n_namesz);
+	LOAD(&n, p, struct nhdr, n_descsz);
+	LOAD(&n, p, struct nhdr, n_type);
+	*h = (struct btsdec_elf_note_head){
+		.namesz = n.n_namesz, .descsz = n.n_descsz, .type = n.n_type,
+		.name_off = sizeof(n), .desc_off = sizeof(n) + NOTE_ALIGN(n.n_namesz),
+	};
+	end = h->desc_off + NOTE_ALIGN(n.n_descsz);
+	/* 64-bit sums of 32-bit sizes cannot overflow */
+	if (h->desc_off > avail || n.n_descsz > avail - h->desc_off)
+		return btsdec_fail(err, -EINVAL,
+				   "note at offset %llu: name of %u and descriptor of %u bytes run past the %llu bytes of notes",
+				   (unsigned long long)at, n.n_namesz, n.n_descsz,
+				   (unsigned long long)(at + avail));
+	h->next = end < avail ? end : avail;
+	return 0;
+}
+
 int btsdec_elf_note_next(const void *buf, size_t len, size_t *off,
 			 struct btsdec_elf_note *n, struct btsdec_err *err)
 {
 	const uint8_t *p = buf;
-	uint64_t name_off, desc_off, end;
-	struct nhdr h;
+	struct btsdec_elf_note_head h;
 
-	if (*off > len || len - *off < sizeof(h))
+	if (*off > len || len - *off < sizeof(struct nhdr))
 		return 0;
-	LOAD(&h, p + *off, struct nhdr, n_namesz);
-	LOAD(&h, p + *off, struct nhdr, n_descsz);
-	LOAD(&h, p + *off, struct nhdr, n_type);
-	name_off = *off + sizeof(h);
-	desc_off = name_off + NOTE_ALIGN(h.n_namesz);
-	end = desc_off + NOTE_ALIGN(h.n_descsz);
-	/* 64-bit sums of 32-bit sizes cannot overflow */
-	if (desc_off > len || h.n_descsz > len - desc_off)
-		return btsdec_fail(err, -EINVAL,
-				   "note at offset %zu: name of %u and descriptor of %u bytes run past the %zu bytes of notes",
-				   *off, h.n_namesz, h.n_descsz, len);
+	if (btsdec_elf_note_head(p + *off, len - *off, *off, &h, err))
+		return -EINVAL;
 	*n = (struct btsdec_elf_note){
-		.namesz = h.n_namesz, .descsz = h.n_descsz, .type = h.n_type,
-		.name = p + name_off, .desc = p + desc_off, .desc_off = desc_off,
+		.namesz = h.namesz, .descsz = h.descsz, .type = h.type,
+		.name = p + *off + h.name_off, .desc = p + *off + h.desc_off,
+		.desc_off = *off + h.desc_off,
 	};
-	*off = end < len ? end : len;
+	*off += h.next;
 	return 1;
 }
 

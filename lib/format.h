@@ -78,6 +78,9 @@ const char *btsdec_marker_describe(const struct btsdec_record *r, char *buf,
 /* Rules 6-7 of §2.2 over a note's records; 0 or -EINVAL naming the record. */
 int btsdec_records_check(uint32_t type, const struct btsdec_record *r,
 			 size_t nr, struct btsdec_err *err);
+/* The same for records numbered from `first` (a trace checked in pieces). */
+int btsdec_records_check_at(uint32_t type, const struct btsdec_record *r,
+			    size_t nr, size_t first, struct btsdec_err *err);
 
 /* ---- ELF note framing (§2) ----------------------------------------------- */
 
@@ -88,6 +91,20 @@ struct btsdec_elf_note {
 	const uint8_t *desc;
 	size_t desc_off;	/* offset of desc in the buffer */
 };
+
+/* Where a note's parts lie, from the start of its 12-byte header. */
+struct btsdec_elf_note_head {
+	uint32_t namesz, descsz, type;
+	uint64_t name_off, desc_off;	/* from the header */
+	uint64_t next;			/* the next note, clamped to `avail` */
+};
+
+/* Frames the note whose header is at p (12 bytes readable) with `avail`
+ * bytes of notes from p on; `at` is p's offset, for the message.  0, or
+ * -EINVAL when its sizes run past those bytes.  For readers that hold only
+ * a note's head (lib/core.c streams a large trace note). */
+int btsdec_elf_note_head(const void *p, uint64_t avail, uint64_t at,
+			 struct btsdec_elf_note_head *h, struct btsdec_err *err);
 
 /* The note at *off of a buffer of notes (4-byte aligned fields, names and
  * descriptors padded to 4).  Returns 1 and advances *off past it, 0 when

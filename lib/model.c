@@ -81,7 +81,7 @@ static int trace_missing(struct btsdec_model *m, const struct btsdec_decoded *d)
 	if (!d->sym || !d->symbols)
 		return 0;	/* no locations, so nothing missing */
 	for (size_t j = 0; !ret && j < d->nr; j++) {
-		const struct btsdec_record *r = &d->recs[j];
+		const struct btsdec_record rec = btsdec_trace_at(d->t, j), *r = &rec;
 
 		if (btsdec_is_marker(r))
 			continue;
@@ -129,7 +129,8 @@ int btsdec_model_build(struct btsdec_core *core, struct btsdec_sym *sym,
 			.tid = th->tid, .signo = th->signo, .faulting = th->faulting,
 			.has_trace = th->has_trace, .facts = th->trace,
 		};
-		mt->facts.recs = NULL;	/* mt->d holds (borrows) the records */
+		mt->facts.recs = NULL;	/* mt->d borrows the core's trace */
+		mt->facts.src = NULL;
 		if (th->has_trace) {
 			ret = btsdec_decode_symbols(sym, cls, &th->trace,
 						    !(o && o->no_symbols), &mt->d, err);
@@ -142,6 +143,11 @@ int btsdec_model_build(struct btsdec_core *core, struct btsdec_sym *sym,
 	}
 	if (!ret)
 		ret = model_missing(m);
+	for (size_t i = 0; !ret && i < m->nr_threads; i++)
+		if (m->threads[i].has_trace && btsdec_trace_error(m->threads[i].d.t))
+			ret = btsdec_fail(err, -EIO, "%s: reading thread %d's records: %s",
+					  btsdec_core_path(core), (int)m->threads[i].tid,
+					  "the core changed or could not be read");
 	if (ret) {
 		btsdec_model_free(m);
 		return ret == -ENOMEM ? btsdec_fail(err, ret, "out of memory decoding %s",

@@ -3,14 +3,116 @@
  * Trace notes as the library holds them: a note descriptor parsed (through
  * format.c, which checks every rule of docs/format.md §2.2 and §1.1) into a
  * struct btsdec_trace with its records, and a trace serialized back into a
- * whole ELF note (btsdump add-note, the fixtures).  No libelf here: this is
- * the part the note fuzzer drives directly.
+ * whole ELF note (btsdump add-note, the fixtures).  A core's trace note is
+ * not held but streamed from the file (btsdec_note_parse_fd,
+ * btsdec_trace_at), so memory stays flat in the trace's length.  No libelf
+ * here: this is the part the note fuzzer drives directly.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "btsdec.h"
+
+/* Records read from a file per window: 96 KiB. */
+#define REC_WINDOW	4096
+
+/* A streamed trace's source: the file, and the window of records last read. */
+struct btsdec_recsrc {
+	int fd;			/* borrowed: the core's */
+	uint64_t off;		/* file offset of record 0 */
+	size_t first, n;	/* the window: records first .. first + n - 1 */
+	int err;		/* -EIO once a read failed */
+	uint8_t buf[REC_WINDOW * BTS_RECORD_SIZE];
+};
+
+static int read_window(struct btsdec_recsrc *s, size_t first, size_t n)
+{
+	size_t bytes = n * BTS_RECORD_SIZE;
+
+	if (pread(s->fd, s->buf, bytes, s->off + first * BTS_RECORD_SIZE) != (ssize_t)bytes) {
+		s->n = 0;
+		return s->err = -EIO;
+	}
+	s->first = first;
+	s->n = n;
+	return 0;
+}
+
+struct btsdec_record btsdec_trace_at(const struct btsdec_trace *t, size_t i)
+{
+	struct btsdec_recsrc *s = t->src;
+	struct btsdec_record r = { 0 };
+	size_t first;
+
+	if (!s)
+		return t->recs[i];
+	if (i - s->first >= s->n) {	/* outside the window (unsigned) */
+		first = i - i % REC_WINDOW;
+		if (read_window(s, first, t->nr - first < REC_WINDOW ?
+				t->nr - first : REC_WINDOW))
+			return r;
+	}
+	btsdec_record_load(s->buf + (i - s->first) * BTS_RECORD_SIZE, &r);
+	return r;
+}
+
+int btsdec_trace_error(const struct btsdec_trace *t)
+{
+	return t->src ? t->src->err : 0;
+}
+
+/* Every record of a streamed trace against format.md §1.1, a window at a time. */
+static int check_streamed(const struct btsdec_trace *t, struct btsdec_err *err)
+{
+	struct btsdec_record recs[256];
+	int ret;
+
+	for (size_t i = 0; i < t->nr; i += 256) {
+		size_t n = t->nr - i < 256 ? t->nr - i : 256;
+
+		for (size_t j = 0; j < n; j++)
+			recs[j] = btsdec_trace_at(t, i + j);
+		if (t->src->err)
+			return btsdec_fail(err, -EIO, "records cut short at record %zu", i);
+		ret = btsdec_records_check_at(t->type, recs, n, i, err);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+int btsdec_note_parse_fd(uint32_t type, int fd, uint64_t off, size_t len,
+			 struct btsdec_trace *t, struct btsdec_err *err)
+{
+	uint8_t head[BTS_CRASH_NOTE_HDR_SIZE];
+	struct btsdec_trace tr;
+	struct bts_crash_note_hdr h;
+	size_t got = len < sizeof(head) ? len : sizeof(head);
+	int ret;
+
+	if (pread(fd, head, got, off) != (ssize_t)got)
+		return btsdec_fail(err, -EIO, "note header cut short");
+	ret = btsdec_note_hdr_load(type, head, len, &h, err);
+	if (ret)
+		return ret;
+	tr = (struct btsdec_trace){
+		.type = type, .flags = h.flags, .id = h.id,
+		.capacity = h.capacity, .lost = h.lost, .nr_gaps = h.nr_gaps,
+		.source = h.source, .nr = h.nr_records,
+	};
+	if (!(tr.src = malloc(sizeof(*tr.src))))
+		return btsdec_fail(err, -ENOMEM, "out of memory");
+	*tr.src = (struct btsdec_recsrc){ .fd = fd, .off = off + h.hdr_size };
+	ret = check_streamed(&tr, err);
+	if (ret) {
+		btsdec_trace_free(&tr);
+		return ret;
+	}
+	*t = tr;
+	return 0;
+}
 
 int btsdec_note_parse(uint32_t type, const void *desc, size_t len,
 		      struct btsdec_trace *t, struct btsdec_err *err)
@@ -47,7 +149,9 @@ int btsdec_note_parse(uint32_t type, const void *desc, size_t len,
 void btsdec_trace_free(struct btsdec_trace *t)
 {
 	free(t->recs);
+	free(t->src);
 	t->recs = NULL;
+	t->src = NULL;
 	t->nr = 0;
 }
 
@@ -76,7 +180,10 @@ ssize_t btsdec_note_write(void *buf, size_t buflen,
 	};
 	btsdec_note_hdr_store(d, &h);
 	d += BTS_CRASH_NOTE_HDR_SIZE;
-	for (size_t i = 0; i < t->nr; i++, d += BTS_RECORD_SIZE)
-		btsdec_record_store(d, &t->recs[i]);
+	for (size_t i = 0; i < t->nr; i++, d += BTS_RECORD_SIZE) {
+		struct btsdec_record r = btsdec_trace_at(t, i);
+
+		btsdec_record_store(d, &r);
+	}
 	return need;
 }

@@ -625,6 +625,20 @@ static struct json_object *json_head(const struct btsdec_model *m)
 	return doc;
 }
 
+/* A streamed trace whose core stopped reading while rendered: the report
+ * holds zeroed records, so it must not pass for a good one. */
+static int render_check(const struct btsdec_model *m, FILE *out, struct btsdec_err *err)
+{
+	for (size_t i = 0; i < m->nr_threads; i++)
+		if (m->threads[i].has_trace && btsdec_trace_error(m->threads[i].d.t))
+			return btsdec_fail(err, -EIO, "%s: thread %d's records could not be "
+					   "read again (the core changed?)", m->core,
+					   (int)m->threads[i].tid);
+	if (fflush(out) || ferror(out))
+		return btsdec_fail(err, -EIO, "writing the report: %m");
+	return 0;
+}
+
 /* The document is written as it is made: the head and each thread's facts
  * as json-c objects, each branch and segment as a json-c object written and
  * freed, so memory stays flat however long the trace (issue 16). */
@@ -643,9 +657,7 @@ int btsdec_render_json(FILE *out, const struct btsdec_model *m,
 	if (ret)
 		return btsdec_fail(err, ret, "out of memory writing the JSON document");
 	fputs("]}\n", out);
-	if (fflush(out) || ferror(out))
-		return btsdec_fail(err, -EIO, "writing the report: %m");
-	return 0;
+	return render_check(m, out, err);
 }
 
 int btsdec_render_text(FILE *out, const struct btsdec_model *m,
@@ -661,9 +673,7 @@ int btsdec_render_text(FILE *out, const struct btsdec_model *m,
 	fputc('\n', out);
 	for (size_t i = 0; i < m->nr_threads; i++)
 		text_thread(out, &m->threads[i], o);
-	if (fflush(out) || ferror(out))
-		return btsdec_fail(err, -EIO, "writing the report: %m");
-	return 0;
+	return render_check(m, out, err);
 }
 
 int btsdec_report(FILE *out, struct btsdec_core *core, struct btsdec_sym *sym,

@@ -81,10 +81,10 @@ static void test_open_null_core(void)
 	CHECK_EQ(t->trace.source, BTS_SOURCE_EMUL);
 	REQUIRE(n > 5 && t->trace.nr == n);
 	for (size_t i = 0; i < n; i++) {
-		CHECK_EQ(t->trace.recs[i].from, want[i].from);
-		CHECK_EQ(t->trace.recs[i].to, want[i].to);
+		CHECK_EQ(btsdec_trace_at(&t->trace, i).from, want[i].from);
+		CHECK_EQ(btsdec_trace_at(&t->trace, i).to, want[i].to);
 	}
-	CHECK_EQ(t->trace.recs[n - 1].to, 0);	/* the call through NULL */
+	CHECK_EQ(btsdec_trace_at(&t->trace, n - 1).to, 0);	/* the call through NULL */
 	btsdec_core_close(c);
 }
 
@@ -98,7 +98,7 @@ static void test_fault_registers(void)
 	REQUIRE(btsdec_core_open(FIX "crasher-null.core", &c, NULL) == 0);
 	t = btsdec_core_thread(c, 0);
 	CHECK(t->has_regs && t->has_siginfo);
-	CHECK_EQ(t->pc, t->trace.recs[t->trace.nr - 1].to);	/* called NULL */
+	CHECK_EQ(t->pc, btsdec_trace_at(&t->trace, t->trace.nr - 1).to);	/* called NULL */
 	CHECK_EQ(t->si_signo, 11);
 	CHECK(t->has_addr);
 	CHECK_EQ(t->addr, 0);
@@ -118,7 +118,7 @@ static void test_fault_registers(void)
 	w = btsdec_core_thread(c, 0);
 	m = btsdec_core_thread(c, 1);
 	CHECK(w->faulting && !m->faulting);
-	CHECK_EQ(w->pc, w->trace.recs[w->trace.nr - 1].to);
+	CHECK_EQ(w->pc, btsdec_trace_at(&w->trace, w->trace.nr - 1).to);
 	CHECK_EQ(w->si_signo, 11);
 	CHECK(m->has_regs && m->pc != 0);
 	CHECK_EQ(m->si_signo, 19);	/* gdb's SIGSTOP of the other thread */
@@ -297,6 +297,7 @@ static void test_smash_rule_spares_older_frames(void)
 {
 	struct decoded_fixture f;
 	struct btsdec_trace cut;
+	struct btsdec_record *recs;
 	size_t nret = 0;
 
 	if (decode_fixture(FIX "crasher-null.core", &f)) {
@@ -305,10 +306,14 @@ static void test_smash_rule_spares_older_frames(void)
 	}
 	btsdec_decoded_free(&f.d);
 	/* the trail from checksum's return on: its call (#5) is cut off */
-	cut = btsdec_core_thread(f.core, 0)->trace;
+	cut = btsdec_core_thread(f.core, 0)->trace;	/* streamed from the core */
 	REQUIRE(cut.nr > 12);
-	cut.recs += 12;
 	cut.nr -= 12;
+	REQUIRE((recs = calloc(cut.nr, sizeof(*recs))));
+	for (size_t i = 0; i < cut.nr; i++)
+		recs[i] = btsdec_trace_at(&btsdec_core_thread(f.core, 0)->trace, i + 12);
+	cut.recs = recs;
+	cut.src = NULL;
 	REQUIRE(btsdec_decode(f.sym, f.cls, &cut, &f.d, NULL) == 0);
 	for (size_t i = 0; i < f.d.nr; i++) {
 		struct btsdec_branch b = br_at(&f.d, i);
@@ -318,6 +323,7 @@ static void test_smash_rule_spares_older_frames(void)
 	}
 	CHECK_EQ(nret, 1);
 	release_fixture(&f);
+	free(recs);
 }
 
 /* The faulting pc against the newest branch: its target (null, smash) or
@@ -344,11 +350,11 @@ static void test_fault_relation(void)
 		btsdec_fault_relate(f.sym, f.cls, &f.d, &fault);
 		CHECK_EQ(fault.rel, c[i].rel);
 		CHECK_EQ(fault.branch, f.d.nr - 1);
-		CHECK_EQ(fault.run, t->pc - f.d.recs[f.d.nr - 1].to);
+		CHECK_EQ(fault.run, t->pc - btsdec_trace_at(f.d.t, f.d.nr - 1).to);
 		if (c[i].rel == BTSDEC_FAULT_RUN)
 			CHECK(fault.run > 0);
 		/* a pc before the newest target, or past a branch: unrelated */
-		fault.pc = f.d.recs[f.d.nr - 1].to - 1;
+		fault.pc = btsdec_trace_at(f.d.t, f.d.nr - 1).to - 1;
 		btsdec_fault_relate(f.sym, f.cls, &f.d, &fault);
 		CHECK_EQ(fault.rel, BTSDEC_FAULT_UNRELATED);
 		release_fixture(&f);
@@ -401,7 +407,7 @@ static void test_write_and_read_back(void)
 	CHECK(th->faulting && th->has_trace);
 	REQUIRE(th->trace.nr == 5);
 	CHECK_EQ(th->trace.source, BTS_SOURCE_HW);
-	CHECK_EQ(th->trace.recs[4].flags, BTS_REC_F_PREDICTED);
+	CHECK_EQ(btsdec_trace_at(&th->trace, 4).flags, BTS_REC_F_PREDICTED);
 	REQUIRE(btsdec_decode(NULL, NULL, &th->trace, &d, NULL) == 0);
 	CHECK_EQ(br_at(&d, 1).kind, BTSDEC_K_MARKER);
 	CHECK_EQ(br_at(&d, 3).kind, BTSDEC_K_MARKER);
@@ -477,7 +483,7 @@ static void test_model_renderers(void)
 	REQUIRE(btsdec_model_build(f.core, f.sym, f.cls, &mo, &m, NULL) == 0);
 	REQUIRE(m->nr_threads == 1);
 	t = &m->threads[0];
-	CHECK(t->faulting && t->has_trace && !t->facts.recs);
+	CHECK(t->faulting && t->has_trace && !t->facts.recs && !t->facts.src);
 	CHECK_EQ(t->d.nr, f.d.nr);
 	CHECK_EQ(t->d.nr_seg, f.d.nr_seg);
 	REQUIRE(t->d.nr == 16);

@@ -2,10 +2,14 @@
 /*
  * Unit tests of the note format (lib/note.c) at its edges: empty, one
  * record, full ring, wrapped, maximal, padding and alignment, every
- * rejection rule of docs/format.md §2.2, and the marker encoding.
+ * rejection rule of docs/format.md §2.2, the marker encoding, and a trace
+ * streamed from a file (window edges, a bad record far in, a file cut short).
  */
 #include <endian.h>
 #include <errno.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "btsdec.h"
 #include "test.h"
@@ -312,6 +316,63 @@ static void test_layout_matches_header(void)
 	CHECK_EQ(sizeof(struct bts_crash_table), 24);
 }
 
+/* A trace streamed from a file (btsdec_note_parse_fd): the same records
+ * as a held one, across window edges, in any order; a bad record far into
+ * the trace rejects the note; a file that shrinks afterwards is reported. */
+static void test_streamed(void)
+{
+	const size_t n = 10000;	/* more than two 4096-record windows */
+	struct btsdec_trace held = {
+		.type = NT_BTSCRASH_THREAD, .flags = BTS_NOTE_F_USER_ONLY, .id = 7,
+		.capacity = 16384, .source = BTS_SOURCE_HW, .nr = n,
+	}, t;
+	size_t len = btsdec_note_size(n), i;
+	uint8_t *buf = malloc(len);
+	struct btsdec_err err;
+	int fd = memfd_create("note", 0);
+	struct btsdec_record r;
+
+	REQUIRE(buf && fd >= 0 && (held.recs = calloc(n, sizeof(*held.recs))));
+	for (i = 0; i < n; i++)
+		held.recs[i] = (struct btsdec_record){ 0x401000 + i, 0x500000 + i, i & 1 };
+	REQUIRE(btsdec_note_write(buf, len, &held, NULL) == (ssize_t)len);
+	REQUIRE(write(fd, buf, len) == (ssize_t)len);
+	REQUIRE(btsdec_note_parse_fd(NT_BTSCRASH_THREAD, fd, DESC_OFF, len - DESC_OFF,
+				     &t, &err) == 0);
+	CHECK(t.src && !t.recs);
+	CHECK_EQ(t.nr, n);
+	CHECK_EQ(t.capacity, 16384);
+	for (i = n; i-- > 0; ) {	/* backwards: every window read again */
+		r = btsdec_trace_at(&t, i);
+		CHECK(!memcmp(&r, &held.recs[i], sizeof(r)));
+	}
+	for (i = 4090; i < 4100; i++)	/* forwards over an edge */
+		CHECK_EQ(btsdec_trace_at(&t, i).to, 0x500000 + i);
+	CHECK_EQ(btsdec_trace_error(&t), 0);
+	/* the file shrinks under the reader: zeroed records, and said */
+	REQUIRE(ftruncate(fd, DESC_OFF + 64 + 24 * 100) == 0);
+	CHECK_EQ(btsdec_trace_at(&t, 9000).from, 0);
+	CHECK_EQ(btsdec_trace_error(&t), -EIO);
+	btsdec_trace_free(&t);
+	CHECK(!t.src);
+
+	/* a kernel address in record 9000, checked at parse time */
+	held.recs[9000].to = 0xffffffff81000000ULL;
+	REQUIRE(btsdec_note_write(buf, len, &held, NULL) == (ssize_t)len);
+	REQUIRE(pwrite(fd, buf, len, 0) == (ssize_t)len);
+	CHECK_EQ(btsdec_note_parse_fd(NT_BTSCRASH_THREAD, fd, DESC_OFF, len - DESC_OFF,
+				      &t, &err), -EINVAL);
+	CHECK(strstr(err.msg, "record 9000 holds a kernel address"));
+	/* a descriptor longer than the file */
+	REQUIRE(ftruncate(fd, len - 24 * 10) == 0);
+	CHECK_EQ(btsdec_note_parse_fd(NT_BTSCRASH_THREAD, fd, DESC_OFF, len - DESC_OFF,
+				      &t, &err), -EIO);
+	CHECK(strstr(err.msg, "cut short"));
+	close(fd);
+	free(held.recs);
+	free(buf);
+}
+
 static const struct test_case tests[] = {
 	TEST_CASE(test_empty),
 	TEST_CASE(test_one_record),
@@ -327,6 +388,7 @@ static const struct test_case tests[] = {
 	TEST_CASE(test_markers),
 	TEST_CASE(test_marker_never_canonical),
 	TEST_CASE(test_layout_matches_header),
+	TEST_CASE(test_streamed),
 };
 
 int main(void)

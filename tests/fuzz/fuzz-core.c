@@ -32,8 +32,10 @@ static void check_decoded(const struct btsdec_trace *t,
 	if (d->nr != t->nr || d->nr_seg > d->nr + 1)
 		__builtin_trap();
 	for (size_t i = 0; i < d->nr; i++) {
+		struct btsdec_record r = btsdec_trace_at(t, i);
+
 		btsdec_decoded_branch(d, i, &b);
-		if (b.depth < 0 || memcmp(&b.rec, &t->recs[i], sizeof(t->recs[i])))
+		if (b.depth < 0 || memcmp(&b.rec, &r, sizeof(r)))
 			__builtin_trap();
 	}
 	btsdec_decoded_segments(d, 0, check_segment, (void *)d);
@@ -55,9 +57,9 @@ static void check_thread(const struct btsdec_core *core,
 	check_decoded(&t->trace, &d);
 	btsdec_decoded_free(&d);
 	for (size_t i = 0; i < t->trace.nr && i < 4; i++) {
-		if (btsdec_core_read(core, t->trace.recs[i].from, buf,
+		if (btsdec_core_read(core, btsdec_trace_at(&t->trace, i).from, buf,
 				     sizeof(buf)) > sizeof(buf) ||
-		    btsdec_core_read(core, t->trace.recs[i].to, buf, 1) > 1)
+		    btsdec_core_read(core, btsdec_trace_at(&t->trace, i).to, buf, 1) > 1)
 			__builtin_trap();
 	}
 }
