@@ -144,6 +144,12 @@ struct btsdec_sym;
 int btsdec_sym_open_core(struct btsdec_core *core,
 			 const struct btsdec_symopts *opts,
 			 struct btsdec_sym **out, struct btsdec_err *err);
+/* A kernel's symbolizer: vmlinux (with DWARF for lines) at its link
+ * address plus KASLR's offset (VMCOREINFO KERNELOFFSET); the code of a
+ * branch is read from vmlinux. */
+int btsdec_sym_open_kernel(const char *vmlinux, uint64_t kaslr,
+			   const struct btsdec_symopts *opts,
+			   struct btsdec_sym **out, struct btsdec_err *err);
 void btsdec_sym_close(struct btsdec_sym *sym);
 /* Looks an address up (cached); fields point into the symbolizer. */
 void btsdec_sym_lookup(struct btsdec_sym *sym, uint64_t addr,
@@ -356,6 +362,11 @@ int btsdec_render_text(FILE *out, const struct btsdec_model *m,
 		       const struct btsdec_render_opts *o, struct btsdec_err *err);
 int btsdec_render_json(FILE *out, const struct btsdec_model *m,
 		       const struct btsdec_render_opts *o, struct btsdec_err *err);
+/* The body of a trace in the text report: its branches (the newest
+ * o->last), or with o->calls its call history; the lines a core's thread
+ * and, decoded with vmlinux, a vmcore's CPU show under their heading. */
+void btsdec_render_text_trail(FILE *out, const struct btsdec_decoded *d,
+			      const struct btsdec_render_opts *o);
 /* One branch or marker as the text report writes it, numbered #i + 1, with
  * the number unpadded: the journal's LAST_BRANCHES lines.  No newline. */
 void btsdec_render_branch_line(FILE *out, size_t i, const struct btsdec_branch *b);
@@ -464,7 +475,9 @@ struct btsdec_vmreport_opts {
 	size_t last;		/* the newest N branches per CPU; 0 = all */
 	bool json;		/* JSON instead of text */
 	bool raw;		/* no symbols */
-	const char *symbols;	/* vmlinux or System.map; NULL = addresses only */
+	bool calls;		/* text: call/return history (decoded, vmlinux) */
+	const char *symbols;	/* vmlinux (decoded) or System.map (names);
+				 * NULL = addresses only */
 	const char *prog;	/* warnings are "PROG: ..." lines; NULL = bare */
 };
 

@@ -159,14 +159,18 @@ void btsdec_render_branch_line(FILE *out, size_t i, const struct btsdec_branch *
 	text_branch(out, 0, i, b);
 }
 
+#define MAX_INDENT	32
+
 static void text_segment(FILE *out, size_t i, const struct btsdec_segment *s)
 {
 	char name[64];
 
 	if (!s->func)
 		snprintf(name, sizeof(name), "0x%llx", (unsigned long long)s->addr);
-	fprintf(out, "%7zu\t%*s%s", i + 1, 2 * s->depth, "",
-		s->func ? s->func : name);
+	/* indented by depth, up to MAX_INDENT levels (deep recursion,
+	 * or a trail whose returns were not recorded) */
+	fprintf(out, "%7zu\t%*s%s", i + 1, 2 * (s->depth < MAX_INDENT ? s->depth : MAX_INDENT),
+		"", s->func ? s->func : name);
 	if (s->file && s->line_lo == s->line_hi)
 		fprintf(out, "\tat %s:%d", s->file, s->line_lo);
 	else if (s->file)
@@ -202,28 +206,30 @@ static int text_segment_fn(void *out, size_t i, const struct btsdec_segment *s)
 	return 0;
 }
 
-static void text_thread(FILE *out, const struct btsdec_model_thread *th,
-			const struct btsdec_render_opts *o)
+void btsdec_render_text_trail(FILE *out, const struct btsdec_decoded *d,
+			      const struct btsdec_render_opts *o)
 {
-	const struct btsdec_decoded *d = &th->d;
 	struct btsdec_branch b;
-	size_t i;
 
-	text_thread_head(out, th);
-	if (!th->has_trace)
-		goto end;
 	if (!d->nr)
 		fputs("  (the trace is empty)\n", out);
 	if (o->calls) {
 		btsdec_decoded_segments(d, first_shown(d->nr_seg, o), text_segment_fn, out);
-	} else {
-		for (i = first_shown(d->nr, o); i < d->nr; i++) {
-			btsdec_decoded_branch(d, i, &b);
-			text_branch(out, 7, i, &b);
-			fputc('\n', out);
-		}
+		return;
 	}
-end:
+	for (size_t i = first_shown(d->nr, o); i < d->nr; i++) {
+		btsdec_decoded_branch(d, i, &b);
+		text_branch(out, 7, i, &b);
+		fputc('\n', out);
+	}
+}
+
+static void text_thread(FILE *out, const struct btsdec_model_thread *th,
+			const struct btsdec_render_opts *o)
+{
+	text_thread_head(out, th);
+	if (th->has_trace)
+		btsdec_render_text_trail(out, &th->d, o);
 	if (th->has_fault)
 		text_fault(out, th);
 	fputc('\n', out);

@@ -7,7 +7,7 @@
  */
 #include "ringtext.h"
 
-static void ring_heading(FILE *out, const struct btsdec_ring_text *v, size_t take)
+void btsdec_ring_text_heading(FILE *out, const struct btsdec_ring_text *v, size_t take)
 {
 	fprintf(out, "%s: %zu of %zu records (%s%sring of %llu%s", v->what, take, v->nr,
 		v->copy ? v->copy : "", v->copy ? ", " : "",
@@ -56,7 +56,7 @@ void btsdec_ring_text_write(FILE *out, const struct btsdec_ring_text *v, size_t 
 {
 	size_t take = last && last < v->nr ? last : v->nr;
 
-	ring_heading(out, v, take);
+	btsdec_ring_text_heading(out, v, take);
 	if (!v->nr)
 		fputs("  (no branches recorded)\n", out);
 	for (size_t i = v->nr - take; i < v->nr; i++)

@@ -32,6 +32,9 @@ struct btsdec_ring_text {
 typedef const char *(*btsdec_addr_name_fn)(void *ctx, uint64_t addr,
 					    char *buf, size_t len);
 
+/* The heading line alone ("CPU 1 (panic CPU): 32 of 4096 records (...)"),
+ * `take` the number of records shown under it. */
+void btsdec_ring_text_heading(FILE *out, const struct btsdec_ring_text *v, size_t take);
 /* The heading line, then the newest `last` records (0: all), oldest first;
  * raw: the three words of each record, markers included, no names. */
 void btsdec_ring_text_write(FILE *out, const struct btsdec_ring_text *v, size_t last,

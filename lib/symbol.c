@@ -62,6 +62,8 @@ struct btsdec_sym {
 	struct sym_index *indexes;	/* one per module looked up so far */
 	struct name_pool *names;	/* synthesized names ("abort@plt") */
 	struct btsdec_core *core;
+	uint64_t slide;			/* a kernel's KASLR offset: run-time
+					 * addresses minus slide are vmlinux's */
 	char *debuginfo_path;
 	Dwfl_Callbacks cb;
 	struct cache_ent *cache;	/* packed */
@@ -79,30 +81,42 @@ static const char *base_name(const char *p)
 	return s ? s + 1 : p;
 }
 
-int btsdec_sym_open_core(struct btsdec_core *core,
-			 const struct btsdec_symopts *opts,
-			 struct btsdec_sym **out, struct btsdec_err *err)
+/* A symbolizer with its libdwfl session begun and its cache, no module yet. */
+static int sym_new(const struct btsdec_symopts *opts, struct btsdec_sym **out,
+		   struct btsdec_err *err)
 {
 	struct btsdec_sym *s = calloc(1, sizeof(*s));
-	int ret;
 
 	if (!s)
 		return btsdec_fail(err, -ENOMEM, "out of memory");
-	s->core = core;
-	if (opts->debuginfo_path &&
-	    !(s->debuginfo_path = strdup(opts->debuginfo_path))) {
-		ret = btsdec_fail(err, -ENOMEM, "out of memory");
-		goto err_free;
-	}
+	*out = s;
+	if (opts && opts->debuginfo_path &&
+	    !(s->debuginfo_path = strdup(opts->debuginfo_path)))
+		return btsdec_fail(err, -ENOMEM, "out of memory");
 	s->cb.find_elf = dwfl_build_id_find_elf;
 	s->cb.find_debuginfo = dwfl_standard_find_debuginfo;
 	s->cb.debuginfo_path = s->debuginfo_path ? &s->debuginfo_path : NULL;
 	s->dwfl = dwfl_begin(&s->cb);
-	if (!s->dwfl) {
-		ret = btsdec_fail(err, -ENOMEM, "dwfl_begin: %s", dwfl_errmsg(-1));
-		goto err_free;
-	}
+	if (!s->dwfl)
+		return btsdec_fail(err, -ENOMEM, "dwfl_begin: %s", dwfl_errmsg(-1));
+	s->cache_cap = CACHE_MIN;
+	s->slots = calloc(s->cache_cap, sizeof(*s->slots));
+	if (!s->slots)
+		return btsdec_fail(err, -ENOMEM, "out of memory");
 	dwfl_report_begin(s->dwfl);
+	return 0;
+}
+
+int btsdec_sym_open_core(struct btsdec_core *core,
+			 const struct btsdec_symopts *opts,
+			 struct btsdec_sym **out, struct btsdec_err *err)
+{
+	struct btsdec_sym *s = NULL;
+	int ret = sym_new(opts, &s, err);
+
+	if (ret)
+		goto err_free;
+	s->core = core;
 	if (dwfl_core_file_report(s->dwfl, btsdec_core_elf(core),
 				  opts->executable) < 0) {
 		ret = btsdec_fail(err, -EIO, "dwfl_core_file_report: %s",
@@ -110,12 +124,33 @@ int btsdec_sym_open_core(struct btsdec_core *core,
 		goto err_free;
 	}
 	dwfl_report_end(s->dwfl, NULL, NULL);
-	s->cache_cap = CACHE_MIN;
-	s->slots = calloc(s->cache_cap, sizeof(*s->slots));
-	if (!s->slots) {
-		ret = btsdec_fail(err, -ENOMEM, "out of memory");
+	*out = s;
+	return 0;
+err_free:
+	btsdec_sym_close(s);
+	return ret;
+}
+
+int btsdec_sym_open_kernel(const char *vmlinux, uint64_t kaslr,
+			   const struct btsdec_symopts *opts,
+			   struct btsdec_sym **out, struct btsdec_err *err)
+{
+	struct btsdec_sym *s = NULL;
+	int ret = sym_new(opts, &s, err);
+
+	if (ret)
+		goto err_free;
+	/* an ET_EXEC vmlinux stays at its link address in libdwfl (which
+	 * ignores a base for ET_EXEC): addresses are slid back by KASLR's
+	 * offset on the way in.  Its code is read from the file (.text is
+	 * never changed at run time but for alternatives and static keys,
+	 * which patch in place instructions of the same length and kind) */
+	s->slide = kaslr;
+	if (!dwfl_report_elf(s->dwfl, "vmlinux", vmlinux, -1, 0, false)) {
+		ret = btsdec_fail(err, -ENOEXEC, "%s: %s", vmlinux, dwfl_errmsg(-1));
 		goto err_free;
 	}
+	dwfl_report_end(s->dwfl, NULL, NULL);
 	*out = s;
 	return 0;
 err_free:
@@ -524,7 +559,7 @@ void btsdec_sym_lookup(struct btsdec_sym *s, uint64_t addr,
 			return;
 		}
 	}
-	resolve(s, addr, loc);
+	resolve(s, addr - s->slide, loc);
 	cache_add(s, i, addr, loc);
 }
 
@@ -563,17 +598,19 @@ size_t btsdec_sym_read_code(struct btsdec_sym *s, uint64_t addr, uint8_t *buf,
 			    size_t len)
 {
 	Dwfl_Module *m;
-	size_t n = btsdec_core_read(s->core, addr, buf, len);
+	size_t n = s->core ? btsdec_core_read(s->core, addr, buf, len) : 0;
 
 	if (n)
 		return n;
+	addr -= s->slide;
 	m = dwfl_addrmodule(s->dwfl, addr);
 	return m ? read_module(m, addr, buf, len) : 0;
 }
 
 bool btsdec_sym_mapped(struct btsdec_sym *s, uint64_t addr)
 {
-	return btsdec_core_mapped(s->core, addr) || dwfl_addrmodule(s->dwfl, addr);
+	return (s->core && btsdec_core_mapped(s->core, addr)) ||
+	       dwfl_addrmodule(s->dwfl, addr - s->slide);
 }
 
 const char *btsdec_loc_format(const struct btsdec_loc *loc, uint64_t addr,

@@ -5,13 +5,18 @@
  * crash-note copy.  btsdec_vmmodel_build reads the rings once into a model
  * (the selected CPUs, where each trace comes from, the kernel symbols);
  * btsdec_vmmodel_render writes it as text for people or JSON for programs,
- * as often as asked.  Used by `btsdump vmcore` and btsdumpd's kdump
+ * as often as asked.  Given vmlinux, each CPU's trace is decoded as a
+ * core's thread is (lib/decode.c: kinds read from vmlinux's code, DWARF
+ * lines) and its lines are the core report's (report.c); otherwise the
+ * lines are lib/ringtext.c's, as crash> bts prints them.  Used by `btsdump vmcore` and btsdumpd's kdump
  * harvest (one model, text and JSON reports); process context.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "btsdec.h"
 #include "ringtext.h"
@@ -22,13 +27,18 @@ struct vm_cpu {
 	bool panic;
 	const struct btsdec_cpu_ring *ring;	/* NULL: the trace is the crash note */
 	const struct btsdec_trace *t;		/* points into rings or the vmcore */
+	bool decoded;				/* d holds t decoded (vmlinux given) */
+	struct btsdec_decoded d;
 };
 
 struct btsdec_vmmodel {
 	struct btsdec_vmcore *vc;
 	char *path;
 	bool raw;			/* no symbols */
+	bool calls;			/* text: call history of decoded CPUs */
 	struct btsdec_ksyms *ks;	/* NULL: addresses only */
+	struct btsdec_sym *ksym;	/* vmlinux given: its DWARF and code */
+	struct btsdec_classifier *cls;
 	struct btsdec_cpu_ring *rings;
 	size_t nr_rings;
 	int rings_status;		/* btsdec_vmcore_cpu_rings's result */
@@ -87,7 +97,8 @@ static const struct btsdec_trace *vm_note_of(struct btsdec_vmcore *vc, uint64_t 
 static void vm_add(struct btsdec_vmmodel *m, uint64_t cpu, bool panic,
 		   const struct btsdec_cpu_ring *ring, const struct btsdec_trace *t)
 {
-	m->cpus[m->nr_cpus++] = (struct vm_cpu){ cpu, panic, ring, t };
+	m->cpus[m->nr_cpus++] = (struct vm_cpu){ .cpu = cpu, .panic = panic,
+						 .ring = ring, .t = t };
 }
 
 /* Every selected CPU with a ring (an unreadable ring falls back to the
@@ -125,17 +136,49 @@ static int vm_select(struct btsdec_vmmodel *m, const struct btsdec_vmreport_opts
 	return 0;
 }
 
+static bool is_elf(const char *path)
+{
+	char magic[4];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	bool elf = fd >= 0 && pread(fd, magic, 4, 0) == 4 && !memcmp(magic, "\177ELF", 4);
+
+	if (fd >= 0)
+		close(fd);
+	return elf;
+}
+
+/* System.map: names.  vmlinux: names, and a symbolizer and classifier to
+ * decode each CPU's trace with (kinds, lines, calls). */
 static int vm_open_symbols(struct btsdec_vmmodel *m, const struct btsdec_vmreport_opts *o,
 			   struct btsdec_err *err)
 {
 	uint64_t kaslr = 0;
 	char buf[64];
+	int ret;
 
 	if (!o->symbols || o->raw)
 		return 0;
 	if (btsdec_vmcore_info(m->vc, "KERNELOFFSET", buf, sizeof(buf)))
 		kaslr = strtoull(buf, NULL, 16);
-	return btsdec_ksyms_open(o->symbols, kaslr, &m->ks, err);
+	ret = btsdec_ksyms_open(o->symbols, kaslr, &m->ks, err);
+	if (ret || !is_elf(o->symbols))
+		return ret;
+	ret = btsdec_sym_open_kernel(o->symbols, kaslr, NULL, &m->ksym, err);
+	return ret ? ret : btsdec_classifier_new(&m->cls, err);
+}
+
+/* Each selected CPU's trace decoded, when vmlinux was given. */
+static int vm_decode(struct btsdec_vmmodel *m, struct btsdec_err *err)
+{
+	for (size_t i = 0; m->ksym && i < m->nr_cpus; i++) {
+		struct vm_cpu *c = &m->cpus[i];
+		int ret = btsdec_decode(m->ksym, m->cls, c->t, &c->d, err);
+
+		if (ret)
+			return ret;
+		c->decoded = true;
+	}
+	return 0;
 }
 
 int btsdec_vmmodel_build(struct btsdec_vmcore *vc, const char *name,
@@ -151,6 +194,7 @@ int btsdec_vmmodel_build(struct btsdec_vmcore *vc, const char *name,
 	}
 	m->vc = vc;
 	m->raw = o->raw;
+	m->calls = o->calls;
 	for (size_t i = 0; i < btsdec_vmcore_nr_rejects(vc); i++)
 		vm_warn(warn, o->prog, "warning: CPU note skipped: %s\n",
 			btsdec_vmcore_reject(vc, i));
@@ -165,6 +209,9 @@ int btsdec_vmmodel_build(struct btsdec_vmcore *vc, const char *name,
 		ret = btsdec_fail(err, ret, "out of memory reading %s", name);
 		goto fail;
 	}
+	ret = vm_decode(m, err);
+	if (ret)
+		goto fail;
 	*out = m;
 	return 0;
 fail:
@@ -176,6 +223,11 @@ void btsdec_vmmodel_free(struct btsdec_vmmodel *m)
 {
 	if (!m)
 		return;
+	for (size_t i = 0; i < m->nr_cpus; i++)
+		if (m->cpus[i].decoded)
+			btsdec_decoded_free(&m->cpus[i].d);
+	btsdec_sym_close(m->ksym);
+	btsdec_classifier_free(m->cls);
 	btsdec_ksyms_close(m->ks);
 	btsdec_cpu_rings_free(m->rings, m->nr_rings);
 	free(m->cpus);
@@ -202,15 +254,26 @@ static const char *vmr_sym(const struct vmr *r, uint64_t a, char *buf, size_t le
 	return buf;
 }
 
-static struct json_object *vmr_json_record(const struct vmr *r,
-					   const struct btsdec_record *rec, size_t i)
+/* Branch i of CPU c: decoded (kind, and names from vmlinux's DWARF), or
+ * a record named from the symbol table. */
+static struct json_object *vmr_json_record(const struct vmr *r, const struct vm_cpu *c,
+					   size_t i)
 {
+	const struct btsdec_record *rec = &c->t->recs[i];
 	bool marker = btsdec_is_marker(rec);
-	struct json_object *o = btsdec_json_record(i, rec, marker ? BTSDEC_K_MARKER
-								    : BTSDEC_K_UNKNOWN);
+	struct btsdec_branch b = { .kind = marker ? BTSDEC_K_MARKER : BTSDEC_K_UNKNOWN };
+	struct json_object *o;
 	char fb[256], tb[256];
 
-	if (o && !marker) {
+	if (c->decoded)
+		btsdec_decoded_branch(&c->d, i, &b);
+	o = btsdec_json_record(i, rec, b.kind);
+	if (o && !marker && c->decoded) {
+		json_object_object_add(o, "from_symbol", b.from_loc.func ? btsdec_json_str(
+			btsdec_loc_format(&b.from_loc, rec->from, fb, sizeof(fb))) : NULL);
+		json_object_object_add(o, "to_symbol", b.to_loc.func ? btsdec_json_str(
+			btsdec_loc_format(&b.to_loc, rec->to, tb, sizeof(tb))) : NULL);
+	} else if (o && !marker) {
 		json_object_object_add(o, "from_symbol",
 				       btsdec_json_str(vmr_sym(r, rec->from, fb, sizeof(fb))));
 		json_object_object_add(o, "to_symbol",
@@ -238,7 +301,7 @@ static void vmr_json_cpu(struct vmr *r, const struct vm_cpu *c, size_t take)
 	json_object_object_add(o, "trace", btsdec_json_trace(t));
 	br = json_object_new_array();
 	for (size_t i = t->nr - take; br && i < t->nr; i++)
-		json_object_array_add(br, vmr_json_record(r, &t->recs[i], i));
+		json_object_array_add(br, vmr_json_record(r, c, i));
 	json_object_object_add(o, "branches", br);
 	json_object_array_add(r->cpus, o);
 }
@@ -265,7 +328,20 @@ static void vmr_text_cpu(struct vmr *r, const struct vm_cpu *c, size_t take, boo
 		 c->panic ? " (panic CPU)" : "");
 	if (!first)
 		fputc('\n', r->out);
-	btsdec_ring_text_write(r->out, &v, take, r->m->raw, vmr_name, r);
+	if (!c->decoded) {
+		btsdec_ring_text_write(r->out, &v, take, r->m->raw, vmr_name, r);
+		return;
+	}
+	/* decoded: the core report's lines (kind, names, lines) */
+	btsdec_ring_text_heading(r->out, &v, take);
+	if (r->m->calls && t->source == BTS_SOURCE_EMUL) {
+		fputs("  (no call history: the emulation records kernel function "
+		      "entries, not returns)\n", r->out);
+		return;
+	}
+	btsdec_render_text_trail(r->out, &c->d,
+				 &(struct btsdec_render_opts){ .calls = r->m->calls,
+							       .last = take ? take : SIZE_MAX });
 }
 
 /* The JSON document's head; the CPUs go into r->cpus. */

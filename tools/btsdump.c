@@ -413,11 +413,14 @@ static void vm_usage(FILE *out)
 	      "Prints each CPU's last kernel branches from a vmcore (ELF, or\n"
 	      "makedumpfile's kdump-compressed form, its pages raw, zlib, lzo, snappy\n"
 	      "or zstd, also as its flattened -F stream), found through VMCOREINFO alone:\n"
-	      "no vmlinux is needed; with one (or System.map) addresses get symbols.\n"
+	      "no vmlinux is needed.  With System.map addresses get names; with\n"
+	      "vmlinux each branch is decoded as in a core's report: its kind (read\n"
+	      "from vmlinux's code), names, and file:line from its DWARF.\n"
 	      "A CPU whose ring is not in the dump falls back to its crash-note copy.\n"
 	      "\n"
-	      "  -c, --cpu LIST   only these CPUs (comma-separated)\n"
+	      "  -C, --cpu LIST   only these CPUs (comma-separated)\n"
 	      "  -n, --last N     the newest N branches per CPU (default 32, 0 = all)\n"
+	      "  -c, --calls      call/return history per CPU (text; needs VMLINUX)\n"
 	      "  -r, --raw        no symbols\n"
 	      "  -j, --json       JSON instead of text\n"
 	      "\n"
@@ -444,7 +447,8 @@ static int vm_exit(int ret, const struct btsdec_vmreport_result *res,
 static int vmcore_main(int argc, char **argv)
 {
 	static const struct option opts[] = {
-		{ "cpu", required_argument, NULL, 'c' }, { "last", required_argument, NULL, 'n' },
+		{ "cpu", required_argument, NULL, 'C' }, { "last", required_argument, NULL, 'n' },
+		{ "calls", no_argument, NULL, 'c' },
 		{ "raw", no_argument, NULL, 'r' }, { "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
@@ -455,9 +459,10 @@ static int vmcore_main(int argc, char **argv)
 	char *end;
 	int c, ret;
 
-	while ((c = getopt_long(argc, argv, "c:n:rjh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "C:n:crjh", opts, NULL)) != -1) {
 		switch (c) {
-		case 'c': o.cpus = optarg; break;
+		case 'C': o.cpus = optarg; break;
+		case 'c': o.calls = true; break;
 		case 'n':
 			o.last = strtoul(optarg, &end, 10);
 			if (*end || !*optarg) {
@@ -476,6 +481,10 @@ static int vmcore_main(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	o.symbols = argv[optind + 1];
+	if (o.calls && (o.json || o.raw || !o.symbols)) {
+		fprintf(stderr, "btsdump: --calls is a text report and needs VMLINUX\n");
+		return EXIT_USAGE;
+	}
 	if (btsdec_vmcore_open(argv[optind], &vc, &err)) {
 		fprintf(stderr, "btsdump: %s\n", err.msg);
 		return EXIT_READ;

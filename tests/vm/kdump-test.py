@@ -130,6 +130,49 @@ def same_but_aliases(a, b, obj):
     return True
 
 
+def check_decoded(kind, tool, vmcore, vmlinux, ring, fn, branches):
+    """With vmlinux, btsdump decodes each CPU's ring as a core's thread
+    (lib/decode.c, report.c): the same records under the same numbers, each
+    with its kind read from vmlinux's code and file:line from its DWARF; a
+    call history where the ring holds real branches (hardware, LBR)."""
+    rc, o, e = btsdump(tool, "-n", "0", vmcore, vmlinux)
+    dec, cpu = {}, None
+    for line in o.splitlines():
+        m = re.match(r"CPU (\d+)", line)
+        if m:
+            cpu = int(m.group(1))
+            dec[cpu] = []
+        m = re.match(r"\s+(\d+)  (\S+)\s+(?:0x([0-9a-f]+) (.*?) -> 0x([0-9a-f]+) (.*))?$", line)
+        if m and cpu is not None:
+            dec[cpu].append(m.groups())
+    same = set(dec) == set(ring) and all(
+        len(dec[c]) == len(ring[c]) and
+        all(int(n) == i + 1 and (k == "marker" or
+                                 (int(f, 16), int(t, 16)) == ring[c][i][:2])
+            for i, (n, k, f, _, t, _) in enumerate(dec[c]))
+        for c in dec)
+    check(rc == 0 and dec and same,
+          f"{kind}: btsdump vmcore with vmlinux: the records crash> bts shows, "
+          f"decoded under the same numbers ({sum(len(v) for v in dec.values())} on "
+          f"{len(dec)} CPUs)", f"exit {rc}: {e}\n{o[:600]}")
+    unknown = [l for v in dec.values() for l in v
+               if l[1] == "unknown" and not l[3].startswith("??")]
+    check(not unknown, f"{kind}: every branch in vmlinux has its kind, read from "
+          "vmlinux's code", unknown[:4])
+    hit = re.search(r"-> 0x[0-9a-f]+ %s\b.*-> (bugs|perms)\.c:\d+\]" % fn, o)
+    check(hit is not None, f"{kind}: the branch into {fn}, with its source "
+          "line from vmlinux's DWARF", o[-800:])
+    rc, o, e = btsdump(tool, "-c", "-n", "0", vmcore, vmlinux)
+    if branches:
+        check(rc == 0 and re.search(r"^\s+\d+\t\s*%s\tat " % fn, o, re.M),
+              f"{kind}: btsdump vmcore --calls: the call history reaches {fn}",
+              f"exit {rc}: {e}\n{o[-800:]}")
+    else:
+        check(rc == 0 and "no call history" in o,
+              f"{kind}: btsdump vmcore --calls says the emulation has no returns",
+              f"exit {rc}: {e}\n{o[:400]}")
+
+
 def btsdump(tool, *args):
     p = subprocess.run([tool, "vmcore", *args], capture_output=True, text=True,
                        timeout=300)
@@ -426,6 +469,7 @@ def main():
           f"{kind}: crash> bts and btsdump vmcore print the same {len(lines(o))} lines",
           f"exit {rc2}: {e}\n{len(lines(text))} vs {len(lines(o))} lines; first "
           f"differences: {diff[:4]}")
+    check_decoded(kind, tool, vmcore, vmlinux, ring_crash, fn, hw or lbr)
     if kind == "EXCEPTION":
         # the same dump refiltered by makedumpfile with lzo pages (-l; Debian's
         # makedumpfile has no snappy or zstd: those are test-vmcore.py's)
