@@ -4,15 +4,18 @@
  * task) from a vmcore of a btscrash kernel.  Finds everything through the
  * VMCOREINFO keys of docs/format.md §4 (BTS_CRASH_TABLE_PA, SIZE/OFFSET of
  * bts_crash_ring, OFFSET(task_struct.bts_crash)); the table, descriptors
- * and ring order are decoded by lib/format.c, the library's own decoder,
- * and printed by lib/ringtext.c, the lines of `btsdump vmcore`, both built
- * into this module.  Symbols come from crash's own symbol table.
+ * and ring order are decoded by lib/format.c, the library's own decoder;
+ * a kernel ring is decoded against crash's vmlinux (lib/decode.c: kinds,
+ * DWARF lines) and printed by report.c, the lines of `btsdump vmcore
+ * VMCORE vmlinux`; -r and a task's user ring print through lib/ringtext.c
+ * with crash's own symbols.  The library is linked into this module.
  *   crash> extend bts.so
  *   crash> bts [-c CPU[,CPU...]] [-n N] [-r] [-t PID|TASK]
  */
 #include <crash/defs.h>
 #include <stdint.h>
 
+#include "btsdec.h"	/* lib/decode.c, report.c: a ring decoded and printed */
 #include "format.h"	/* lib/format.c: the one decoder of the format */
 #include "ringtext.h"	/* lib/ringtext.c: the text of a ring, as btsdump prints it */
 
@@ -131,6 +134,58 @@ static void bts_exe_init(ulong task)
 		bts_exe.name[0] = '\0';
 }
 
+/* The decoder of kernel rings: crash's vmlinux (pc->namelist) at the
+ * dump's KASLR offset, as `btsdump vmcore VMCORE vmlinux` opens it; set
+ * up at the first `bts`.  NULL sym: rings are printed undecoded. */
+static struct {
+	struct btsdec_sym *sym;
+	struct btsdec_classifier *cls;
+	int tried;
+} bts_dec;
+
+static int bts_decoder(void)
+{
+	struct btsdec_err err;
+	uint64_t kaslr = 0;
+	char buf[64];
+
+	if (bts_dec.tried)
+		return bts_dec.sym != NULL;
+	bts_dec.tried = TRUE;
+	if (crash_info(NULL, "KERNELOFFSET", buf, sizeof(buf)))
+		kaslr = strtoull(buf, NULL, 16);
+	if (btsdec_sym_open_kernel(pc->namelist, kaslr, NULL, &bts_dec.sym, &err) ||
+	    btsdec_classifier_new(&bts_dec.cls, &err)) {
+		error(INFO, "%s: %s: branches are shown undecoded\n", pc->namelist, err.msg);
+		btsdec_sym_close(bts_dec.sym);
+		bts_dec.sym = NULL;
+		return FALSE;
+	}
+	return TRUE;
+}
+
+/* A kernel ring decoded and printed in btsdump vmcore's lines; FALSE if it
+ * could not be decoded (then it is printed undecoded). */
+static int print_decoded(const struct btsdec_ring_text *v, ulong n)
+{
+	struct btsdec_trace t = {
+		.type = NT_BTSCRASH_CPU, .capacity = v->capacity, .source = v->source,
+		.nr = v->nr, .recs = (struct btsdec_record *)v->recs,
+	};
+	struct btsdec_decoded d;
+	struct btsdec_err err;
+
+	if (!bts_decoder())
+		return FALSE;
+	if (btsdec_decode(bts_dec.sym, bts_dec.cls, &t, &d, &err)) {
+		error(INFO, "%s: %s\n", v->what, err.msg);
+		return FALSE;
+	}
+	btsdec_render_ring_decoded(fp, v, &d, n, false);
+	btsdec_decoded_free(&d);
+	return TRUE;
+}
+
 /* lib/ringtext.c's names: crash's kernel symbols, or for a task's user
  * branches "(exe)" inside its executable's text. */
 static const char *crash_name(void *ctx, uint64_t a, char *buf, size_t len)
@@ -164,12 +219,17 @@ static void print_ring(const char *what, const struct bts_crash_ring *r, ulong n
 		      (ulonglong)r->records_pa, err.msg);
 		return;
 	}
-	btsdec_ring_text_write(fp, &(struct btsdec_ring_text){
+	struct btsdec_ring_text v = {
 		.what = what, .recs = recs, .nr = nr, .capacity = r->capacity,
 		.source = r->source, .wrapped = wrapped,
 		.frozen = r->flags & BTS_RING_F_FROZEN, .freeze_ts = r->freeze_ts,
 		.copy = user ? NULL : "full ring", .user = user,
-	}, n, raw, crash_name, &user);
+	};
+
+	/* kernel branches decoded against vmlinux; a task's user branches
+	 * (code not in vmlinux) and -r as the ring's words */
+	if (raw || user || !print_decoded(&v, n))
+		btsdec_ring_text_write(fp, &v, n, raw, crash_name, &user);
 	free(recs);
 }
 
@@ -346,9 +406,10 @@ static char *help_bts[] = {
 	"[-c cpu[,cpu...]] [-n count] [-r] [-t pid | taskp]",
 	"  Shows the last taken branches each CPU's kernel recorded before it was",
 	"  frozen by the crash path (panic or kdump), oldest first, each numbered",
-	"  by its place in the ring from the oldest, in the lines `btsdump vmcore`",
-	"  prints for the same ring (one renderer, lib/ringtext.c),",
-	"  symbolized with this session's symbols.  The panicking CPU",
+	"  by its place in the ring from the oldest, and decoded against this",
+	"  session's vmlinux: the kind of each branch (read from vmlinux's code;",
+	"  * marks an indirect one), function+offset and file:line from its",
+	"  DWARF, the lines `btsdump vmcore VMCORE vmlinux` prints.  The panicking CPU",
 	"  is marked.  The rings are found through VMCOREINFO (BTS_CRASH_TABLE_PA)",
 	"  and need no vmlinux offsets.  Where the records come from is named on",
 	"  each ring's line: the BTS hardware (every kernel branch), the emulation",
@@ -358,28 +419,29 @@ static char *help_bts[] = {
 	" ",
 	"     -c cpu  only these CPUs (comma-separated).",
 	"   -n count  the newest count branches of each ring (default 32; 0: all).",
-	"         -r  raw from, to and flags words, no symbols.",
+	"         -r  raw from, to and flags words, not decoded.",
 	"    -t task  the user-space branches of a traced task (pid or task_struct",
 	"             address), from its per-task ring, with context-switch markers;",
 	"             addresses in the executable's text are marked with its name.",
 	"\nEXAMPLE",
 	"  After \"echo EXCEPTION > /sys/kernel/debug/provoke-crash/DIRECT\" on CPU 1 of 2:\n",
-	"    %s> bts -n 6",
-	"    CPU 0: 6 of 4096 records (full ring, ring of 4096, wrapped, frozen at 6.618283 s), emulation; kernel function entries (ftrace), each from its reconstructed call site",
-	"      [4091] ffffffff8f2a8f75 insn_get_prefixes+0x37       -> ffffffff8f2a8ea0 __insn_get_emulate_prefix.constprop.0",
-	"      [4092] ffffffff8f2a8f9b insn_get_prefixes+0x5d       -> ffffffff8f2a8021 inat_get_opcode_attribute",
-	"      [4093] ffffffff8f2a907a insn_get_prefixes+0x13c      -> ffffffff8f2a8021 inat_get_opcode_attribute",
-	"      [4094] ffffffff8f2a90b8 insn_get_prefixes+0x17a      -> ffffffff8f2a8021 inat_get_opcode_attribute",
-	"      [4095] ffffffff8f2a929a insn_get_opcode+0xd3         -> ffffffff8f2a8021 inat_get_opcode_attribute",
-	"      [4096] ffffffff8f2b21f4 irqentry_exit_to_user_mode   -> ffffffff8f096e8b exit_to_user_mode_prepare",
+	"    %s> bts -n 4",
+	"    CPU 0 (panic CPU): 4 of 4096 records (full ring, ring of 4096, wrapped, frozen at 5.748533 s), emulation; kernel function entries (ftrace), each from its reconstructed call site",
+	"       4093  call      0xffffffff8a6d97f8 exc_page_fault+0xbd          -> 0xffffffff8a444a9a fault_in_kernel_space  [fault.c:1429 -> fault.c:1115]",
+	"       4094  call      0xffffffff8a6d98f6 exc_page_fault+0x1bb         -> 0xffffffff8a444263 page_fault_oops  [fault.c:1259 -> fault.c:656]",
+	"       4095  call      0xffffffff8a44429e page_fault_oops+0x3b         -> 0xffffffff8a5276d8 is_vmalloc_addr  [fault.c:677 -> vmalloc.c:76]",
+	"       4096  call      0xffffffff8a4442fc page_fault_oops+0x99         -> 0xffffffff8a420cc3 oops_begin  [fault.c:716 -> dumpstack.c:353]",
 	"",
-	"    CPU 1 (panic CPU): 6 of 4096 records (full ring, ring of 4096, wrapped, frozen at 6.618283 s), emulation; kernel function entries (ftrace), each from its reconstructed call site",
-	"      [4091] ffffffff8f26069b direct_entry+0xa5            -> ffffffff8f2aef79 lkdtm_do_action",
-	"      [4092] ffffffff8f26069b direct_entry+0xa5            -> ffffffff8f26089f lkdtm_EXCEPTION",
-	"      [4093] ffffffff8f2b1d28 exc_page_fault+0xbd          -> ffffffff8f03d7e1 fault_in_kernel_space",
-	"      [4094] ffffffff8f2b1e26 exc_page_fault+0x1bb         -> ffffffff8f03cfb4 page_fault_oops",
-	"      [4095] ffffffff8f03cfef page_fault_oops+0x3b         -> ffffffff8f119bc2 is_vmalloc_addr",
-	"      [4096] ffffffff8f03d04d page_fault_oops+0x99         -> ffffffff8f01ec99 oops_begin",
+	"    CPU 1: 4 of 4096 records (full ring, ring of 4096, wrapped, frozen at 5.748533 s), emulation; kernel function entries (ftrace), each from its reconstructed call site",
+	"       4093  call      0xffffffff8a46bd74 notifier_call_chain+0x33     -> 0xffffffff8a43d7e0 ds_lbr_notify  [notifier.c:87 -> ds.c:1545]",
+	"       4094  call      0xffffffff8a46bd74 notifier_call_chain+0x33     -> 0xffffffff8a43d9bc ds_emul_notify  [notifier.c:87 -> ds.c:1013]",
+	"       4095  call      0xffffffff8a43da1c ds_emul_notify+0x60          -> 0xffffffff8a4b3363 bts_crash_lookup  [ds.c:1023 -> bts_crash.c:76]",
+	"       4096  call      0xffffffff8a43da83 ds_emul_notify+0xc7          -> 0xffffffff8a43d08f user_insn_decode  [ds.c:949 -> ds.c:864]",
+	"\n  The same ring's newest records as words:\n",
+	"    %s> bts -r -n 2 -c 1",
+	"    CPU 1: 2 of 4096 records (full ring, ring of 4096, wrapped, frozen at 5.748533 s), emulation; kernel function entries (ftrace), each from its reconstructed call site",
+	"      [4095] ffffffff8a43da1c ffffffff8a4b3363 0000000000000000",
+	"      [4096] ffffffff8a43da83 ffffffff8a43d08f 0000000000000000",
 	"\n  A traced process that was running at the panic:\n",
 	"    %s> bts -t 49 -n 3",
 	"    PID 49 (crasher) user branches: 3 of 4096 records (ring of 4096, wrapped), emulation",
@@ -402,6 +464,9 @@ static void __attribute__((constructor)) bts_init(void)
 	register_extension(command_table);
 }
 
+/* `extend -u bts.so`, or crash's exit: the decoder goes with the module. */
 static void __attribute__((destructor)) bts_fini(void)
 {
+	btsdec_sym_close(bts_dec.sym);
+	btsdec_classifier_free(bts_dec.cls);
 }

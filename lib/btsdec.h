@@ -367,6 +367,12 @@ int btsdec_render_json(FILE *out, const struct btsdec_model *m,
  * and, decoded with vmlinux, a vmcore's CPU show under their heading. */
 void btsdec_render_text_trail(FILE *out, const struct btsdec_decoded *d,
 			      const struct btsdec_render_opts *o);
+/* A kernel ring decoded with vmlinux (btsdump vmcore, crash> bts): the
+ * ring's heading (lib/ringtext.c), then its newest `last` branches (0: all)
+ * or with calls its call history, in the lines above. */
+struct btsdec_ring_text;
+void btsdec_render_ring_decoded(FILE *out, const struct btsdec_ring_text *v,
+				const struct btsdec_decoded *d, size_t last, bool calls);
 /* One branch or marker as the text report writes it, numbered #i + 1, with
  * the number unpadded: the journal's LAST_BRANCHES lines.  No newline. */
 void btsdec_render_branch_line(FILE *out, size_t i, const struct btsdec_branch *b);

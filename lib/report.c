@@ -15,6 +15,7 @@
 
 #include "addrindex.h"
 #include "btsdec.h"
+#include "ringtext.h"
 
 static const char *signal_name(int sig, char *buf, size_t len)
 {
@@ -222,6 +223,21 @@ void btsdec_render_text_trail(FILE *out, const struct btsdec_decoded *d,
 		text_branch(out, 7, i, &b);
 		fputc('\n', out);
 	}
+}
+
+void btsdec_render_ring_decoded(FILE *out, const struct btsdec_ring_text *v,
+				const struct btsdec_decoded *d, size_t last, bool calls)
+{
+	size_t take = last && last < v->nr ? last : v->nr;
+
+	btsdec_ring_text_heading(out, v, take);
+	if (calls && v->source == BTS_SOURCE_EMUL) {
+		fputs("  (no call history: the emulation records kernel function "
+		      "entries, not returns)\n", out);
+		return;
+	}
+	btsdec_render_text_trail(out, d, &(struct btsdec_render_opts){
+		.calls = calls, .last = take ? take : SIZE_MAX });
 }
 
 static void text_thread(FILE *out, const struct btsdec_model_thread *th,

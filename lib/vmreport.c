@@ -333,15 +333,7 @@ static void vmr_text_cpu(struct vmr *r, const struct vm_cpu *c, size_t take, boo
 		return;
 	}
 	/* decoded: the core report's lines (kind, names, lines) */
-	btsdec_ring_text_heading(r->out, &v, take);
-	if (r->m->calls && t->source == BTS_SOURCE_EMUL) {
-		fputs("  (no call history: the emulation records kernel function "
-		      "entries, not returns)\n", r->out);
-		return;
-	}
-	btsdec_render_text_trail(r->out, &c->d,
-				 &(struct btsdec_render_opts){ .calls = r->m->calls,
-							       .last = take ? take : SIZE_MAX });
+	btsdec_render_ring_decoded(r->out, &v, &c->d, take, r->m->calls);
 }
 
 /* The JSON document's head; the CPUs go into r->cpus. */

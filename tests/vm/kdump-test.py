@@ -106,30 +106,6 @@ def per_cpu(text):
     return out
 
 
-_aliases = {}
-
-
-def same_but_aliases(a, b, obj):
-    """Two ring lines that differ only where crash and btsdump name one
-    address by two of its aliases (System.map symbols at one address, e.g.
-    __lock_text_start and _raw_spin_lock): crash's choice among aliases is
-    its own."""
-    if not _aliases:
-        for line in open(os.path.join(obj, "System.map")):
-            addr, _, name = line.split()[:3]
-            _aliases[re.sub(r"\.(isra|constprop|part|cold)\.\d+", "", name)] = addr
-    ta, tb = a.split(), b.split()
-    if len(ta) != len(tb):
-        return False
-    for x, y in zip(ta, tb):
-        if x == y:
-            continue
-        (nx, _, ox), (ny, _, oy) = x.partition("+"), y.partition("+")
-        if ox != oy or nx not in _aliases or _aliases[nx] != _aliases.get(ny):
-            return False
-    return True
-
-
 def check_decoded(kind, tool, vmcore, vmlinux, ring, fn, branches):
     """With vmlinux, btsdump decodes each CPU's ring as a core's thread
     (lib/decode.c, report.c): the same records under the same numbers, each
@@ -380,9 +356,9 @@ def main():
           f"{kind}: every online CPU has a ring ({up.group(1) if up else '?'} online, "
           f"{len(cpus)} rings)", up.group(0) if up else "no 'Brought up' line")
     panic_block = text.split("(panic CPU)", 1)[-1].split("\nCPU ", 1)[0]
-    check(re.search(r"-> [0-9a-f]{16} %s\b" % fn, panic_block) is not None,
+    check(re.search(r"-> 0x[0-9a-f]{16} %s\b" % fn, panic_block) is not None,
           f"{kind}: the panicking CPU's trail reaches {fn}", panic_block)
-    names = re.findall(r"-> [0-9a-f]{16} (\S+)", panic_block)
+    names = re.findall(r"-> 0x[0-9a-f]{16} (\S+)", panic_block)
     last = names[-1:]
     # emulation: the last function entered; hardware: the last branch
     # before the CPU stopped, inside the freeze (ds.c, bts_crash.c)
@@ -456,19 +432,24 @@ def main():
           f"{kind}: btsdump vmcore (no vmlinux) reads the same records as crash> bts "
           f"({sum(len(r) for r in ring_tool.values())} on {len(ring_tool)} CPUs)",
           f"exit {rc}: {e}\n{o[-800:]}")
-    # ... and prints them in the same lines (lib/ringtext.c in both), crash
-    # with vmlinux's symbols, btsdump with System.map's (crash drops the
-    # compiler's clone suffixes, ".isra.0" and the like: compared without)
+    # ... and prints them in the same lines: crash decodes with its vmlinux
+    # as btsdump vmcore does with it (lib/decode.c, report.c in both)
     rc, text = crash(vmlinux, vmcore, bts_so, "bts -n 0")
-    rc2, o, e = btsdump(tool, "-n", "0", vmcore, os.path.join(obj, "System.map"))
-    lines = lambda t: [" ".join(re.sub(r"\.(isra|constprop|part|cold)\.\d+", "", l).split())
-                       for l in t.splitlines() if re.match(r"CPU \d|  \[", l)]
-    diff = [(a, b) for a, b in zip(lines(text), lines(o))
-            if a != b and not same_but_aliases(a, b, obj)]
+    rc2, o, e = btsdump(tool, "-n", "0", vmcore, vmlinux)
+    lines = lambda t: [l for l in t.splitlines() if re.match(r"CPU \d|\s+\d+  \S", l)]
+    diff = [(a, b) for a, b in zip(lines(text), lines(o)) if a != b]
     check(rc2 == 0 and lines(o) and len(lines(o)) == len(lines(text)) and not diff,
-          f"{kind}: crash> bts and btsdump vmcore print the same {len(lines(o))} lines",
+          f"{kind}: crash> bts and btsdump vmcore (vmlinux) print the same "
+          f"{len(lines(o))} decoded lines",
           f"exit {rc2}: {e}\n{len(lines(text))} vs {len(lines(o))} lines; first "
           f"differences: {diff[:4]}")
+    # without vmlinux, the same records in ringtext.c's lines (System.map)
+    rc2, o, e = btsdump(tool, "-n", "0", vmcore, os.path.join(obj, "System.map"))
+    nums = lambda ls: [re.match(r"(CPU \d+)|\s*\[?\s*(\d+)", l).group(1, 2) for l in ls]
+    check(rc2 == 0 and nums(lines(text)) ==
+          nums(l for l in o.splitlines() if re.match(r"CPU \d|  \[", l)),
+          f"{kind}: btsdump vmcore with System.map numbers the same records",
+          f"exit {rc2}: {e}\n{o[:400]}")
     check_decoded(kind, tool, vmcore, vmlinux, ring_crash, fn, hw or lbr)
     if kind == "EXCEPTION":
         # the same dump refiltered by makedumpfile with lzo pages (-l; Debian's
