@@ -376,24 +376,43 @@ class _BtsInsns:
         self.at_branch = {}
         self.current = False    # the last instruction is the thread's pc
         self.broken = 0         # runs that did not match the code
+        # each stretch of code is disassembled once: a loop's body comes
+        # back thousands of times in a ring (bench/README.md)
+        self._ones = {}         # addr -> _BtsInsn
+        self._runs = {}         # (start, end) -> ([_BtsInsn], why or None)
 
     def note(self, text):
         self.notes.setdefault(len(self.insns), []).append(text)
 
+    def _one(self, arch, addr):
+        i = self._ones.get(addr)
+        if i is None:
+            try:
+                i = _BtsInsn.of(arch.disassemble(addr)[0])
+            except gdb.MemoryError as e:
+                i = _BtsInsn(addr, error=str(e))
+            self._ones[addr] = i
+        return i
+
     def one(self, arch, addr):
-        try:
-            self.insns.append(_BtsInsn.of(arch.disassemble(addr)[0]))
-        except gdb.MemoryError as e:
-            self.insns.append(_BtsInsn(addr, error=str(e)))
+        self.insns.append(self._one(arch, addr))
 
     def run(self, arch, start, end):
         """Appends the instructions from START to END (both included) when
         the code leads there without a transfer the trace would have
         recorded; else returns the -- line that says why not, and appends
-        nothing."""
+        only the instructions that did run (up to a syscall) or none."""
+        k = (start, end)
+        if k not in self._runs:
+            self._runs[k] = self._walk(arch, start, end)
+        insns, why = self._runs[k]
+        self.insns += insns
+        return why
+
+    def _walk(self, arch, start, end):
+        """run()'s work for one stretch: (instructions, why or None)."""
         if start == end:
-            self.one(arch, end)
-            return None
+            return [self._one(arch, end)], None
         if end < start or end - start > BTS_MAX_RUN_BYTES:
             why = "no straight path"
             try:
@@ -404,9 +423,9 @@ class _BtsInsns:
             try:
                 ds = arch.disassemble(start, end)
             except gdb.MemoryError as e:
-                return ("-- cannot read the code from 0x%x to the branch at "
-                        "0x%x (%s); for a core from another machine, `set "
-                        "sysroot` before loading it --" % (start, end, e))
+                return [], ("-- cannot read the code from 0x%x to the branch at "
+                            "0x%x (%s); for a core from another machine, `set "
+                            "sysroot` before loading it --" % (start, end, e))
             path = _bts_straight(ds)    # the branch at END may leave
             leaves = path[-1] if len(path) < len(ds) else None
             if not ds or ds[-1]["addr"] != end:
@@ -415,21 +434,19 @@ class _BtsInsns:
                 why = "%s at 0x%x leaves the path" % (
                     _bts_mnemonic(leaves["asm"]), leaves["addr"])
             else:
-                self.insns += [_BtsInsn.of(d) for d in ds]
-                return None
+                return [_BtsInsn.of(d) for d in ds], None
         # A syscall on the way: the kernel may have resumed the thread
         # elsewhere (a signal handler, sigreturn), which BTS does not
         # record.  The path up to the syscall did run.
         for i, d in enumerate(path):
             if _bts_mnemonic(d["asm"]) in ("syscall", "sysenter"):
-                self.insns += [_BtsInsn.of(x) for x in path[:i + 1]]
-                return ("-- the kernel took over at the syscall at 0x%x and "
-                        "resumed the thread elsewhere (a signal handler, "
-                        "sigreturn): the way on is not in the trace --"
-                        % d["addr"])
-        return ("-- 0x%x does not lead to the branch at 0x%x (%s): a "
-                "transfer the trace did not see, or code that differs "
-                "from the traced --" % (start, end, why))
+                return [_BtsInsn.of(x) for x in path[:i + 1]], (
+                    "-- the kernel took over at the syscall at 0x%x and "
+                    "resumed the thread elsewhere (a signal handler, "
+                    "sigreturn): the way on is not in the trace --" % d["addr"])
+        return [], ("-- 0x%x does not lead to the branch at 0x%x (%s): a "
+                    "transfer the trace did not see, or code that differs "
+                    "from the traced --" % (start, end, why))
 
 
 def _bts_marker_line(b):
@@ -629,29 +646,41 @@ def _bts_insns(arg):
                             "instruction history")
     width = len(str(total))
     src, shown_line = {}, None
+    # a ring repeats its loops: each address is named once, and the lines
+    # go to gdb a batch at a time (bench/README.md, gdb-bench.py)
+    at, out = {}, []
     for i in range(first - 1, last):
+        if len(out) >= 512:
+            gdb.write("".join(out))
+            out = []
         for n in h.notes.get(i, ()):
-            gdb.write("%*s\t%s\n" % (width, "", n))
+            out.append("%*s\t%s\n" % (width, "", n))
         ins = h.insns[i]
         if "m" in mods:
             st, ln = _bts_line(ins.addr)
             if st is not None and (st.filename, ln) != shown_line:
                 text = _bts_source_text(st, ln, src)
-                gdb.write("%d\t%s\n" % (ln, text if text is not None
-                                        else "in " + st.filename))
+                out.append("%d\t%s\n" % (ln, text if text is not None
+                                         else "in " + st.filename))
             shown_line = (st.filename, ln) if st is not None else None
         cur = "=> " if h.current and i == total - 1 else "   "
-        where = ("0x%016x" % ins.addr if "f" in mods else _bts_at(ins.addr))
+        if "f" in mods:
+            where = "0x%016x" % ins.addr
+        elif ins.addr in at:
+            where = at[ins.addr]
+        else:
+            where = at[ins.addr] = _bts_at(ins.addr)
         if ins.asm is None:
             body = "<%s>" % ins.error
         elif "r" in mods:
             body = "%s\t%s" % (_bts_raw(ins.addr, ins.length), ins.asm)
         else:
             body = ins.asm
-        gdb.write("%*d\t%s%s:\t%s\n" % (width, i + 1, cur, where, body))
+        out.append("%*d\t%s%s:\t%s\n" % (width, i + 1, cur, where, body))
     if last == total:
         for n in h.notes.get(total, ()):
-            gdb.write("%*s\t%s\n" % (width, "", n))
+            out.append("%*s\t%s\n" % (width, "", n))
+    gdb.write("".join(out))
 
 
 def _bts_segment_insns(h, segs, k, nbranches):
