@@ -413,6 +413,9 @@ struct json_object *btsdec_json_trace(const struct btsdec_trace *t);
 struct json_object *btsdec_json_record(size_t i, const struct btsdec_record *r,
 				       enum btsdec_kind kind);
 void btsdec_json_marker(struct json_object *o, const struct btsdec_record *r);
+/* A decoded branch's whole object (docs/json.md "Branch objects"): a
+ * core's thread, or a vmcore's CPU decoded with vmlinux. */
+struct json_object *btsdec_json_branch(size_t i, const struct btsdec_branch *b);
 /* A JSON string of s, always valid UTF-8 (bytes outside a valid sequence
  * become U+00HH); NULL (JSON null) for s == NULL. */
 struct json_object *btsdec_json_str(const char *s);

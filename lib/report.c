@@ -294,7 +294,7 @@ static struct json_object *json_module_offset(const struct btsdec_loc *l)
 	return l->module ? btsdec_json_hex(l->mod_off) : NULL;
 }
 
-static struct json_object *json_branch(size_t i, const struct btsdec_branch *b)
+struct json_object *btsdec_json_branch(size_t i, const struct btsdec_branch *b)
 {
 	struct json_object *o = btsdec_json_record(i, &b->rec, b->kind);
 	char buf[256];
@@ -493,7 +493,7 @@ static int json_branch_fast(FILE *out, struct jloc_cache *c, size_t i,
 	struct jloc f, t;	/* copies: a second jloc_get may move the entries */
 
 	if (b->kind == BTSDEC_K_MARKER)
-		return json_item(out, true, json_branch(i, b));
+		return json_item(out, true, btsdec_json_branch(i, b));
 	if (!(e = jloc_get(c, b->rec.from, &b->from_loc)))
 		return -ENOMEM;
 	f = *e;

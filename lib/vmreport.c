@@ -265,15 +265,12 @@ static struct json_object *vmr_json_record(const struct vmr *r, const struct vm_
 	struct json_object *o;
 	char fb[256], tb[256];
 
-	if (c->decoded)
+	if (c->decoded) {	/* the object a core's branch gets */
 		btsdec_decoded_branch(&c->d, i, &b);
+		return btsdec_json_branch(i, &b);
+	}
 	o = btsdec_json_record(i, rec, b.kind);
-	if (o && !marker && c->decoded) {
-		json_object_object_add(o, "from_symbol", b.from_loc.func ? btsdec_json_str(
-			btsdec_loc_format(&b.from_loc, rec->from, fb, sizeof(fb))) : NULL);
-		json_object_object_add(o, "to_symbol", b.to_loc.func ? btsdec_json_str(
-			btsdec_loc_format(&b.to_loc, rec->to, tb, sizeof(tb))) : NULL);
-	} else if (o && !marker) {
+	if (o && !marker) {
 		json_object_object_add(o, "from_symbol",
 				       btsdec_json_str(vmr_sym(r, rec->from, fb, sizeof(fb))));
 		json_object_object_add(o, "to_symbol",

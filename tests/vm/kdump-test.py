@@ -138,6 +138,17 @@ def check_decoded(kind, tool, vmcore, vmlinux, ring, fn, branches):
     hit = re.search(r"-> 0x[0-9a-f]+ %s\b.*-> (bugs|perms)\.c:\d+\]" % fn, o)
     check(hit is not None, f"{kind}: the branch into {fn}, with its source "
           "line from vmlinux's DWARF", o[-800:])
+    rc, o, e = btsdump(tool, "-j", "-n", "0", vmcore, vmlinux)
+    try:
+        cpus = __import__("json").loads(o)["cpus"]
+        into = [b for c in cpus if c["panic"] for b in c["branches"]
+                if b.get("to_symbol") == fn]
+        ok = rc == 0 and into and re.match(r"(bugs|perms)\.c:\d+$", into[0]["to_line"] or "") \
+            and into[0]["to_module"] == "vmlinux" and "depth" in into[0]
+    except (ValueError, KeyError, IndexError) as ex:
+        ok, into = False, repr(ex)
+    check(ok, f"{kind}: btsdump vmcore --json with vmlinux: the branch into {fn} "
+          "is a core's branch object (line, module, depth)", f"exit {rc}: {e}\n{str(into)[:600]}")
     rc, o, e = btsdump(tool, "-c", "-n", "0", vmcore, vmlinux)
     if branches:
         check(rc == 0 and re.search(r"^\s+\d+\t\s*%s\tat " % fn, o, re.M),
