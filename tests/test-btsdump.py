@@ -90,6 +90,12 @@ def test_json_shape():
           "json call history")
     rc, out, _ = run("--json", "--last", "3", FIX + "/crasher-null.core")
     check(len(json.loads(out)["threads"][0]["branches"]) == 3, "--last 3 in json")
+    # -n 0 is "all", for cores as for vmcores (issue 16: one set of options)
+    rc0, all0, _ = run("-n", "0", FIX + "/crasher-null.core")
+    rc1, dflt, _ = run(FIX + "/crasher-null.core")
+    check(rc0 == 0 and all0 == dflt, "-n 0 prints every branch, as the default")
+    rc, _, err = run("vmcore", "--calls", FIX + "/crasher-null.core")
+    check(rc == 1 and "needs VMLINUX" in err, "vmcore --calls without vmlinux: usage error")
 
 
 def test_no_symbols():

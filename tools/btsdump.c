@@ -31,7 +31,8 @@ static void usage(FILE *out)
 	      "newest, symbolized; the faulting thread first.\n"
 	      "\n"
 	      "  -t, --thread TID          only this thread\n"
-	      "  -n, --last N              only the newest N branches (segments with --calls)\n"
+	      "  -n, --last N              only the newest N branches (segments with --calls;\n"
+	      "                            0, the default: all)\n"
 	      "  -c, --calls               call/return history, indented by call depth\n"
 	      "  -j, --json                JSON instead of text\n"
 	      "  -S, --no-symbols          classify, but leave symbols and source lines out\n"
@@ -297,7 +298,7 @@ static int parse_dump_args(int argc, char **argv, struct dump_args *a)
 			a->ro.tid = v;
 			break;
 		case 'n':
-			if (parse_u64(optarg, &v) || !v)
+			if (parse_u64(optarg, &v))	/* 0: all, as btsdump vmcore */
 				return -EINVAL;
 			a->ro.last = v;
 			break;
@@ -456,7 +457,7 @@ static int vmcore_main(int argc, char **argv)
 	struct btsdec_vmreport_result res;
 	struct btsdec_vmcore *vc;
 	struct btsdec_err err;
-	char *end;
+	uint64_t v;
 	int c, ret;
 
 	while ((c = getopt_long(argc, argv, "C:n:crjh", opts, NULL)) != -1) {
@@ -464,11 +465,11 @@ static int vmcore_main(int argc, char **argv)
 		case 'C': o.cpus = optarg; break;
 		case 'c': o.calls = true; break;
 		case 'n':
-			o.last = strtoul(optarg, &end, 10);
-			if (*end || !*optarg) {
+			if (parse_u64(optarg, &v)) {	/* 0: the whole ring */
 				vm_usage(stderr);
 				return EXIT_USAGE;
 			}
+			o.last = v;
 			break;
 		case 'r': o.raw = true; break;
 		case 'j': o.json = true; break;
