@@ -23,7 +23,7 @@ BTS_SYMBOL_WIDTH = 32           # from-symbol column
 # longer than this is taken for a transfer the trace did not see.
 BTS_MAX_RUN_BYTES = 256 * 1024
 
-# btsdump's exit codes (docs/btsdump.md).
+# btsdump's exit codes (tools/exit.h, docs/btsdump.md).
 BTSDUMP_EXIT_UNREADABLE = 2
 BTSDUMP_EXIT_NO_TRACE = 3
 BTSDUMP_EXIT_REJECTED = 4

@@ -12,14 +12,8 @@
 #include <string.h>
 
 #include "btsdec.h"
+#include "exit.h"
 
-enum {
-	EXIT_USAGE = 1,
-	EXIT_READ = 2,		/* core unreadable, not a core, I/O error */
-	EXIT_NO_TRACE = 3,	/* a valid core without any trace note */
-	EXIT_REJECTED = 4,	/* malformed trace notes were skipped */
-	EXIT_NO_THREAD = 5,	/* --thread names no traced thread */
-};
 
 static void usage(FILE *out)
 {
@@ -245,7 +239,7 @@ static int add_note_main(int argc, char **argv)
 	if (argc - optind != 2)
 		goto bad;
 	if (read_records(argv[optind + 1], &t))
-		return EXIT_USAGE;
+		return BTS_EXIT_USAGE;
 	if (!t.capacity)
 		t.capacity = t.nr > 4096 ? t.nr : 4096;
 	if (!have_gaps)		/* what a writer counts: the GAP markers */
@@ -254,18 +248,18 @@ static int add_note_main(int argc, char **argv)
 			    BTS_MARKER_KIND(t.recs[i].from) == BTS_MARK_GAP)
 				t.nr_gaps++;
 	if (!have_tid && faulting_tid(argv[optind], &t.id))
-		return EXIT_READ;
+		return BTS_EXIT_READ;
 	ret = btsdec_core_add_notes(argv[optind], output ? output : argv[optind],
 				    &t, 1, &err);
 	btsdec_trace_free(&t);
 	if (ret) {
 		fprintf(stderr, "btsdump: add-note: %s\n", err.msg);
-		return EXIT_READ;
+		return BTS_EXIT_READ;
 	}
 	return 0;
 bad:
 	usage_add(stderr);
-	return EXIT_USAGE;
+	return BTS_EXIT_USAGE;
 }
 
 struct dump_args {
@@ -338,7 +332,7 @@ static int check_thread(struct btsdec_core *core, pid_t tid)
 	}
 	fprintf(stderr, "btsdump: %s: no trace for thread %d\n",
 		btsdec_core_path(core), tid);
-	return EXIT_NO_THREAD;
+	return BTS_EXIT_NO_THREAD;
 }
 
 static int report(struct btsdec_core *core, struct dump_args *a)
@@ -360,7 +354,7 @@ static int report(struct btsdec_core *core, struct dump_args *a)
 		fprintf(stderr, "btsdump: %s\n", err.msg);
 	btsdec_classifier_free(cls);
 	btsdec_sym_close(sym);
-	return ret ? EXIT_READ : 0;
+	return ret ? BTS_EXIT_READ : 0;
 }
 
 static int dump_main(int argc, char **argv)
@@ -373,11 +367,11 @@ static int dump_main(int argc, char **argv)
 
 	if (parse_dump_args(argc, argv, &a)) {
 		usage(stderr);
-		return EXIT_USAGE;
+		return BTS_EXIT_USAGE;
 	}
 	if (btsdec_core_open(a.core, &core, &err)) {
 		fprintf(stderr, "btsdump: %s\n", err.msg);
-		return EXIT_READ;
+		return BTS_EXIT_READ;
 	}
 	if (btsdec_core_truncated(core))
 		fprintf(stderr, "btsdump: warning: %s is truncated (%llu bytes expected); "
@@ -391,15 +385,15 @@ static int dump_main(int argc, char **argv)
 			fprintf(stderr, "btsdump: %s: no branch trace in this core "
 				"(the process was not traced, or its kernel lacks btscrash)\n",
 				a.core);
-		ret = rejects ? EXIT_REJECTED : EXIT_NO_TRACE;
+		ret = rejects ? BTS_EXIT_PARTIAL : BTS_EXIT_NONE;
 	} else if (a.ro.have_tid && (ret = check_thread(core, a.ro.tid))) {
 		;
 	} else {
 		ret = report(core, &a);
 		if (!ret && rejects)
-			ret = EXIT_REJECTED;
+			ret = BTS_EXIT_PARTIAL;
 		else if (!ret && !btsdec_core_nr_traces(core))
-			ret = EXIT_NO_TRACE;
+			ret = BTS_EXIT_NONE;
 	}
 	btsdec_core_close(core);
 	return ret;
@@ -436,13 +430,13 @@ static int vm_exit(int ret, const struct btsdec_vmreport_result *res,
 	if (ret == -ENODATA) {
 		if (!o->json)
 			fprintf(stderr, "btsdump: %s\n", err->msg);
-		return EXIT_NO_TRACE;
+		return BTS_EXIT_NONE;
 	}
 	if (ret) {
 		fprintf(stderr, "btsdump: %s\n", err->msg);
-		return EXIT_READ;
+		return BTS_EXIT_READ;
 	}
-	return res->rings_unreadable ? EXIT_REJECTED : 0;
+	return res->rings_unreadable ? BTS_EXIT_PARTIAL : 0;
 }
 
 static int vmcore_main(int argc, char **argv)
@@ -467,28 +461,28 @@ static int vmcore_main(int argc, char **argv)
 		case 'n':
 			if (parse_u64(optarg, &v)) {	/* 0: the whole ring */
 				vm_usage(stderr);
-				return EXIT_USAGE;
+				return BTS_EXIT_USAGE;
 			}
 			o.last = v;
 			break;
 		case 'r': o.raw = true; break;
 		case 'j': o.json = true; break;
 		case 'h': vm_usage(stdout); return 0;
-		default: vm_usage(stderr); return EXIT_USAGE;
+		default: vm_usage(stderr); return BTS_EXIT_USAGE;
 		}
 	}
 	if (optind >= argc || argc - optind > 2) {
 		vm_usage(stderr);
-		return EXIT_USAGE;
+		return BTS_EXIT_USAGE;
 	}
 	o.symbols = argv[optind + 1];
 	if (o.calls && (o.json || o.raw || !o.symbols)) {
 		fprintf(stderr, "btsdump: --calls is a text report and needs VMLINUX\n");
-		return EXIT_USAGE;
+		return BTS_EXIT_USAGE;
 	}
 	if (btsdec_vmcore_open(argv[optind], &vc, &err)) {
 		fprintf(stderr, "btsdump: %s\n", err.msg);
-		return EXIT_READ;
+		return BTS_EXIT_READ;
 	}
 	ret = btsdec_vmcore_report(stdout, vc, argv[optind], &o, &res, stderr, &err);
 	btsdec_vmcore_close(vc);

@@ -18,14 +18,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "exit.h"
 #include "store.h"
 
-enum {
-	EXIT_NO_MATCH = 1,	/* nothing stored, or no entry matches */
-	EXIT_USAGE = 2,		/* bad arguments, core to a terminal */
-	EXIT_READ = 3,		/* store/entry unreadable, core not stored/corrupt */
-	EXIT_GDB = 4,		/* gdb could not be run or was killed */
-};
 
 enum core_state { CORE_PRESENT, CORE_MISSING, CORE_NONE };
 static const char *const core_state_name[] = {
@@ -64,9 +59,10 @@ static void usage(FILE *out)
 	      "  -o, --output FILE         dump: write the core here\n"
 	      "  -h, --help                this text\n"
 	      "\n"
-	      "Exit status: 0 ok; 1 nothing stored or no match; 2 usage (or dump to a\n"
-	      "terminal); 3 store, entry or report unreadable, core not stored, missing\n"
-	      "or corrupt; 4 gdb could not be run.  gdb: gdb's own status once it ran.\n",
+	      "Exit status (as btsdump's): 0 ok; 1 usage (or dump to a terminal);\n"
+	      "2 store, entry or report unreadable, core not stored, missing or\n"
+	      "corrupt; 3 nothing stored or no match; 6 gdb could not be run.\n"
+	      "gdb: gdb's own status once it ran.\n",
 	      out);
 }
 
@@ -181,7 +177,7 @@ static char *entry_file(const struct ctl *c, const struct btsdumpd_entry *e,
 	if (asprintf(&p, "%s/%s%s%s", c->store, e->id, name ? "/" : "",
 		     name ? name : "") < 0) {
 		fputs("btsdumpctl: out of memory\n", stderr);
-		exit(EXIT_READ);
+		exit(BTS_EXIT_READ);
 	}
 	return p;
 }
@@ -248,12 +244,12 @@ static int load(struct ctl *c)
 
 	if (r == -ENOENT) {
 		fprintf(stderr, "No crashes stored (%s does not exist).\n", c->store);
-		return EXIT_NO_MATCH;
+		return BTS_EXIT_NONE;
 	}
 	if (r < 0) {
 		fprintf(stderr, "btsdumpctl: cannot read the store %s: %s\n",
 			c->store, strerror(-r));
-		return EXIT_READ;
+		return BTS_EXIT_READ;
 	}
 	return 0;
 }
@@ -382,7 +378,7 @@ static int cmd_list(const struct ctl *c)
 		fputs("]\n", stdout);
 	if (!shown)
 		pick(c);	/* prints why */
-	return shown ? 0 : EXIT_NO_MATCH;
+	return shown ? 0 : BTS_EXIT_NONE;
 }
 
 /* ---- info ---- */
@@ -468,7 +464,7 @@ static int cmd_info(const struct ctl *c)
 	char tbuf[64], *s = NULL;
 
 	if (!e)
-		return EXIT_NO_MATCH;
+		return BTS_EXIT_NONE;
 	if (c->json) {
 		json_entry(stdout, c, e);
 		putchar('\n');
@@ -512,14 +508,14 @@ static int cmd_show(const struct ctl *c)
 	FILE *f;
 
 	if (!e)
-		return EXIT_NO_MATCH;
+		return BTS_EXIT_NONE;
 	path = entry_file(c, e, name);
 	f = fopen(path, "re");
 	if (!f) {
 		fprintf(stderr, "btsdumpctl: entry %s has no readable %s: %s\n",
 			e->id, name, strerror(errno));
 		free(path);
-		return EXIT_READ;
+		return BTS_EXIT_READ;
 	}
 	while (fgets(buf, sizeof(buf), f)) {
 		if (c->json) {
@@ -534,7 +530,7 @@ static int cmd_show(const struct ctl *c)
 	free(path);
 	if (n) {
 		fprintf(stderr, "btsdumpctl: reading %s of %s failed\n", name, e->id);
-		return EXIT_READ;
+		return BTS_EXIT_READ;
 	}
 	return 0;
 }
@@ -579,7 +575,7 @@ static int core_extract(const struct ctl *c, const struct btsdumpd_entry *e, int
 		put_text(stderr, reason ? reason : "", false);
 		fputc('\n', stderr);
 		free(path);
-		return EXIT_READ;
+		return BTS_EXIT_READ;
 	}
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (btsdumpd_parse_u64(meta(e, "CORE_SIZE"), &max))
@@ -593,7 +589,7 @@ static int core_extract(const struct ctl *c, const struct btsdumpd_entry *e, int
 			r == -EBADMSG ? "corrupt or truncated zstd data" :
 			r == -EFBIG ? "larger than CORE_SIZE says" : strerror(-r));
 	free(path);
-	return r < 0 ? EXIT_READ : 0;
+	return r < 0 ? BTS_EXIT_READ : 0;
 }
 
 static int cmd_dump(const struct ctl *c)
@@ -604,22 +600,22 @@ static int cmd_dump(const struct ctl *c)
 	if (!c->output && isatty(STDOUT_FILENO)) {
 		fputs("btsdumpctl: refusing to write a core to a terminal; use -o FILE "
 		      "or redirect stdout\n", stderr);
-		return EXIT_USAGE;
+		return BTS_EXIT_USAGE;
 	}
 	e = pick(c);
 	if (!e)
-		return EXIT_NO_MATCH;
+		return BTS_EXIT_NONE;
 	if (c->output) {
 		fd = open(c->output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 		if (fd < 0) {
 			fprintf(stderr, "btsdumpctl: cannot create %s: %m\n", c->output);
-			return EXIT_READ;
+			return BTS_EXIT_READ;
 		}
 	}
 	r = core_extract(c, e, fd);
 	if (c->output && close(fd) < 0 && !r) {
 		fprintf(stderr, "btsdumpctl: writing %s failed: %m\n", c->output);
-		r = EXIT_READ;
+		r = BTS_EXIT_READ;
 	}
 	if (r && c->output)
 		unlink(c->output);
@@ -700,7 +696,7 @@ static int run_gdb(const struct ctl *c, const char *exe, const char *core)
 	if (pid < 0 || !WIFEXITED(status) || WEXITSTATUS(status) == 127) {
 		if (pid < 0 || !WIFEXITED(status))
 			fputs("btsdumpctl: gdb could not be run or was killed\n", stderr);
-		return EXIT_GDB;
+		return BTS_EXIT_GDB;
 	}
 	return WEXITSTATUS(status);
 }
@@ -713,20 +709,20 @@ static int cmd_gdb(const struct ctl *c)
 	int fd, r;
 
 	if (!e)
-		return EXIT_NO_MATCH;
+		return BTS_EXIT_NONE;
 	if (asprintf(&tmp, "%s/btsdumpctl-core-XXXXXX",
 		     tmpdir && *tmpdir ? tmpdir : "/tmp") < 0)
-		return EXIT_READ;
+		return BTS_EXIT_READ;
 	fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0) {
 		fprintf(stderr, "btsdumpctl: cannot create a temporary file %s: %m\n", tmp);
 		free(tmp);
-		return EXIT_READ;
+		return BTS_EXIT_READ;
 	}
 	r = core_extract(c, e, fd);
 	if (close(fd) < 0 && !r) {
 		fprintf(stderr, "btsdumpctl: writing %s failed: %m\n", tmp);
-		r = EXIT_READ;
+		r = BTS_EXIT_READ;
 	}
 	if (!r)
 		r = run_gdb(c, meta(e, "EXE"), tmp);
@@ -745,7 +741,7 @@ static const struct command {
 	{ "dump", cmd_dump }, { "gdb", cmd_gdb }, { "debug", cmd_gdb },
 };
 
-/* Options and positional arguments; 0 or EXIT_USAGE (message printed). */
+/* Options and positional arguments; 0 or BTS_EXIT_USAGE (message printed). */
 static int parse_args(struct ctl *c, int argc, char **argv, const struct command **cmd)
 {
 	static const struct option opts[] = {
@@ -771,7 +767,7 @@ static int parse_args(struct ctl *c, int argc, char **argv, const struct command
 		case 'j': c->json = true; break;
 		case 'o': c->output = optarg; break;
 		case 'h': usage(stdout); exit(0);
-		default: usage(stderr); return EXIT_USAGE;
+		default: usage(stderr); return BTS_EXIT_USAGE;
 		}
 	}
 	if (optind < argc)
@@ -788,7 +784,7 @@ static int parse_args(struct ctl *c, int argc, char **argv, const struct command
 			optind < argc ? "one MATCH at most" :
 			c->output ? "-o is for dump" : "\"--\" arguments are for gdb");
 		usage(stderr);
-		return EXIT_USAGE;
+		return BTS_EXIT_USAGE;
 	}
 	return 0;
 }
@@ -805,7 +801,7 @@ int main(int argc, char **argv)
 	if (!r)
 		r = cmd->fn(&c);
 	if (fflush(stdout) && !r)
-		r = EXIT_READ;
+		r = BTS_EXIT_READ;
 	btsdumpd_entries_free(c.e, c.n);
 	return r;
 }
