@@ -326,19 +326,49 @@ static void spool_core(struct btsdumpd_ctx *c, int in, int out, struct spool *s)
 
 /* ---- Analysis, in an unprivileged child ----------------------------------- */
 
-/* The analysis runs as AnalyzeUser (its uid and gid here), or as the
- * caller when that is not root; "nobody" need not be in the user database. */
+/* The analysis runs as the crashing user when that is a regular user, as
+ * systemd-coredump does its work: the executable and libraries of a
+ * program in a mode-0700 home are readable to that user and to nobody
+ * else.  A system user's crash (uid <= SYSTEM_UID_MAX, systemd's and
+ * Debian's SYS_UID_MAX), root's, and that of a process that changed
+ * credentials (DUMP_MODE 2: its memory may hold what its user must not
+ * read, and the analysis reads the core) run as AnalyzeUser (its uid and
+ * gid here); everything runs as the caller when that is not root.
+ * "nobody" need not be in the user database. */
+#define SYSTEM_UID_MAX	999
+
 struct analyzer {
 	uid_t uid;
 	gid_t gid;
 };
 
-static int analyzer_resolve(const char *user, struct analyzer *a)
+static bool analyze_as_crasher(const struct btsdumpd_meta *meta, struct analyzer *a)
+{
+	const char *uid = btsdumpd_meta_get(meta, "UID"), *gid = btsdumpd_meta_get(meta, "GID");
+	const char *mode = btsdumpd_meta_get(meta, "DUMP_MODE");
+	unsigned long u, g;
+	char *end;
+
+	if (!uid || !gid || (mode && strcmp(mode, "1")))
+		return false;
+	errno = 0;
+	u = strtoul(uid, &end, 10);
+	if (errno || *end || !*uid || u <= SYSTEM_UID_MAX || u >= NOBODY)
+		return false;
+	g = strtoul(gid, &end, 10);
+	if (errno || *end || !*gid || g >= NOBODY)
+		return false;
+	*a = (struct analyzer){ (uid_t)u, (gid_t)g };
+	return true;
+}
+
+static int analyzer_resolve(const char *user, const struct btsdumpd_meta *meta,
+			    struct analyzer *a)
 {
 	struct passwd *pw;
 
 	*a = (struct analyzer){ getuid(), getgid() };
-	if (geteuid() != 0)
+	if (geteuid() != 0 || analyze_as_crasher(meta, a))
 		return 0;
 	pw = getpwnam(user);
 	if (pw)
@@ -462,8 +492,8 @@ static void analysis_child(struct btsdumpd_ctx *c, const struct analyzer *a, int
 	ret = drop_privileges(a, spool_bytes, c->cfg.analyze_timeout_sec);
 	if (ret || !txt || !json) {
 		btsdumpd_meta_set(&m, "TRACE", "error");
-		btsdumpd_meta_setf(&m, "TRACE_ERROR", "analysis: dropping privileges to %s: %s",
-				   c->cfg.analyze_user, strerror(-ret));
+		btsdumpd_meta_setf(&m, "TRACE_ERROR", "analysis: dropping privileges to uid %u: %s",
+				   (unsigned int)a->uid, strerror(-ret));
 		goto out;
 	}
 	if (exe && access(exe, R_OK))
@@ -609,7 +639,7 @@ static void analyze(struct btsdumpd_ctx *c, int dirfd, int spool_fd, uint64_t by
 		snprintf(why, sizeof(why), "analysis: creating the report: %s", strerror(errno));
 		goto fail;
 	}
-	ret = analyzer_resolve(c->cfg.analyze_user, &a);
+	ret = analyzer_resolve(c->cfg.analyze_user, &c->meta, &a);
 	if (ret) {
 		snprintf(why, sizeof(why), "analysis: dropping privileges to %s: %s",
 			 c->cfg.analyze_user, strerror(-ret));

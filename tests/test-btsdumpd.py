@@ -335,6 +335,47 @@ m = meta(st, e) if e else {}
 check(m.get("DUMP_MODE") == "2" and m.get("ACL") == "root",
       "a process whose real and effective IDs differ: root-only without %d", str(m))
 
+# --- the analysis reads what the crashing user can (issue 17) -----------------
+# A program in a mode-0700 home: the analysis runs as its user (a regular
+# uid), as systemd-coredump's does, so the executable is read and named;
+# a system user's crash is analyzed as AnalyzeUser (nobody), who cannot.
+home = os.path.join(tmp, "home1000")
+os.mkdir(home, 0o700)
+priv = os.path.join(home, "crasher")
+with open(CRASHER, "rb") as f, open(priv, "wb") as g:
+    g.write(f.read())
+os.chmod(priv, 0o755)
+os.chown(priv, 1000, 1000)
+os.chown(home, 1000, 1000)
+check(not can_read(65534, priv) and can_read(1000, priv),
+      "the crasher lies in a 0700 home only uid 1000 can read")
+libc = ctypes.CDLL(None, use_errno=True)
+upid = os.fork()
+if upid == 0:
+    os.setgroups([])
+    os.setresgid(1000, 1000, 1000)
+    os.setresuid(1000, 1000, 1000)
+    libc.ptrace(0, 0, None, None)            # PTRACE_TRACEME
+    os.execv(priv, [priv, "null"])
+os.waitpid(upid, os.WUNTRACED)
+for label, uid, named in (("home-user", 1000, True), ("home-system", 999, False)):
+    st = os.path.join(tmp, label)
+    r = handler(st, core, upid, uid=uid)
+    e = one_entry(st, label)
+    m = meta(st, e) if e else {}
+    rep = read(os.path.join(st, e, "report.txt")) if e else ""
+    if named:
+        check(m.get("EXE") == priv and "dispatch+0x33" in rep and
+              "dispatch+0x33" in m.get("LAST_BRANCHES", "") and "missing:" not in rep,
+              "uid 1000's crash in its 0700 home: analyzed as uid 1000, symbols in "
+              "the report and the journal summary", f"{m}\n{rep[-600:]}")
+    else:
+        check(m.get("TRACE") == "present" and "dispatch" not in rep and
+              "crasher+0x" in rep,
+              "a system uid's crash is analyzed as nobody: the 0700 home is not "
+              "read (module+offset only)", f"{m}\n{rep[-600:]}")
+reap(upid)
+
 # --- limits -------------------------------------------------------------------
 st = os.path.join(tmp, "psm")
 # (the fixture's trace note sits at 0x91430, where add-note put it; a kernel
