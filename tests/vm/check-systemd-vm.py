@@ -1,14 +1,17 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-or-later
 """Checks what the systemd VM (tests/vm/run-systemd-vm.sh) collected, as TAP:
+btscrash's .debs installed with dpkg -i and did not take over
+kernel.core_pattern; with the administrator's sysctl.d link,
 systemd-sysctl applied btsdumpd's core_pattern, the socket listened before
 it, a SIGSEGV of uid 1000 became exactly one entry through a
 btsdumpd@.service instance (the socket hand-off, not direct mode), with the
 right metadata (stock kernel: TRACE=absent, core stored), one structured
 journal entry, an ACL letting uid 1000 read it and uid 1001 not; the
-harvest unit made a kernel entry of the synthetic vmcore; no unit failed.
+harvest unit made a kernel entry of the synthetic vmcore; a plain gdb has
+the bts commands; no unit failed.
 
-Usage: check-systemd-vm.py [--run BTSDUMPD BTSDUMPCTL] OUTDIR
+Usage: check-systemd-vm.py [--run] OUTDIR
 With --run, boots the VM first (run-systemd-vm.sh, its output on stderr).
 """
 import json
@@ -51,21 +54,42 @@ def journal_time(journal, pattern):
 def main():
     args = sys.argv[1:]
     if args[:1] == ["--run"]:
-        if len(args) != 4:
+        if len(args) != 2:
             sys.exit(__doc__)
         run = os.path.join(os.path.dirname(os.path.abspath(__file__)), "run-systemd-vm.sh")
-        r = subprocess.run([run, args[1], args[2], args[3]], stdout=sys.stderr)
+        r = subprocess.run([run, args[1]], stdout=sys.stderr)
         if r.returncode:
             print("not ok 1 - the systemd VM booted and ran the test (run-systemd-vm.sh "
-                  f"exit {r.returncode}; console: {args[3]}/console.log)")
+                  f"exit {r.returncode}; console: {args[1]}/console.log)")
             print("1..1")
             return 1
-        args = args[3:]
+        args = args[1:]
     if len(args) != 1:
         sys.exit(__doc__)
     out = args[0]
     t = Tap()
     journal = read(out, "journal.txt")
+
+    # --- the packages ---
+    status = read(out, "dpkg-status.txt")
+    pkgs = {"btscrash-tools", "btscrash-daemon", "btscrash-gdb", "btscrash-crash",
+            "btscrash-kernel-patches"}
+    t.check(all(re.search(r"^%s \S+ install ok installed$" % p, status, re.M) for p in pkgs),
+            "dpkg -i installed the five packages (their dependencies in the root)",
+            status + read(out, "dpkg.log")[-1500:])
+    after = read(out, "sysctl-d-after-dpkg.txt")
+    t.check("btsdumpd" not in after,
+            "installing btscrash-daemon put nothing in sysctl.d: core_pattern not taken over",
+            after)
+    t.check("bts.so" in read(out, "crash-ext.txt") and
+            "series" in read(out, "patches.txt").split(),
+            "crash's extension directory has bts.so; the patch series is in /usr/src",
+            read(out, "crash-ext.txt") + read(out, "patches.txt"))
+    gdb = read(out, "gdb-bts.txt")
+    t.check("exit 0" in read(out, "dump.txt") and
+            "bts: this core has no branch trace" in gdb and "Undefined command" not in gdb,
+            "a plain gdb on the stored core has bts (gdbinit.d); the stock kernel's core "
+            "has no trace, and bts says so", read(out, "dump.txt") + gdb)
 
     # --- boot-time setup by systemd ---
     t.check(read(out, "core_pattern").strip() == PATTERN,

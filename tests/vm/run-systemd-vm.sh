@@ -1,32 +1,42 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Boots a real systemd (Debian 12, debootstrap minbase) under QEMU TCG with
-# btsdumpd installed as a package would install it (systemd/: units enabled,
-# sysctl.d, tmpfiles.d), runs tests/vm/systemd/btscrash-sd-test.sh in it
-# (a crash as uid 1000, a synthetic kdump vmcore for the harvest unit) and
-# extracts what it collected into OUTDIR (checked by check-systemd-vm.py).
+# btscrash's Debian packages installed in it: built from this tree
+# (scripts/build-debs.sh) and installed into the root with `dpkg -i` (their
+# maintainer scripts enable the units, create the store), then the one
+# step an administrator takes, linking the shipped sysctl file into
+# /etc/sysctl.d (README.Debian); runs tests/vm/systemd/btscrash-sd-test.sh
+# in it (a crash as uid 1000, btsdumpctl, gdb with bts, a synthetic kdump
+# vmcore for the harvest unit) and extracts what it collected into OUTDIR
+# (checked by check-systemd-vm.py).
 #
 # The root is built once and cached as a compressed cpio in
 # ${BTSCRASH_CACHE:-~/.cache/btscrash} (rebuilt when $root_pkgs or
-# $root_rev change); each run appends a second cpio with btsdumpd, the
-# units and the test (the kernel unpacks concatenated archives in order).
+# $root_rev change); each run unpacks it, installs the packages with
+# `dpkg --root` and packs it again, and appends a second cpio with the test
+# (the kernel unpacks concatenated archives in order).
 # The whole root is the initramfs (rdinit=systemd), so Debian's stock
 # kernel (apt-get download, never installed: the host's /boot is untouched)
 # boots it without a disk driver or any module.  Stock kernel: cores carry
 # no btscrash trace note, entries say TRACE=absent.
 # Results come back base64'd on a second serial port (ttyS1), apart from
 # the console (ttyS0, OUTDIR/console.log).
-# Usage: run-systemd-vm.sh BTSDUMPD BTSDUMPCTL OUTDIR (recreated)
+# Usage: run-systemd-vm.sh OUTDIR (recreated)
 set -eu
-btsdumpd=$1 btsdumpctl=$2 out=$3
+out=${1:?usage: run-systemd-vm.sh OUTDIR}
 src=$(cd "$(dirname "$0")/../.." && pwd)
 cache=${BTSCRASH_CACHE:-$HOME/.cache/btscrash}
-# Runtime libraries of btsdumpd/btsdumpctl (ldd | dpkg -S): libelf1 libdw1
-# libcapstone4 libzstd1 libsystemd0, liblzo2-2 libsnappy1v5 (the vmcore
-# reader's page codecs; zlib1g, liblzma5, libbz2-1.0, libcap2,
-# libgcrypt20, liblz4-1 come with minbase or systemd); acl for getfacl.
-root_pkgs="systemd libelf1 libdw1 libcapstone4 libzstd1 libsystemd0 liblzo2-2 libsnappy1v5 acl"
-root_rev=1	# bump when the root's recipe below changes
+# What the packages depend on (their Depends:, from dpkg-shlibdeps: there
+# is no network in the VM for apt to fetch them): libelf1 libdw1
+# libcapstone4 libzstd1 libsystemd0 libjson-c5 libacl1 libcap-ng0,
+# liblzo2-2 libsnappy1v5 (the vmcore reader's page codecs), gdb
+# (btscrash-gdb) and crash (btscrash-crash); acl for getfacl;
+# init-system-helpers for the postinst's deb-systemd-helper;
+# libboost-regex1.74.0 by name: debootstrap does not resolve the virtual
+# libboost-regex1.74.0-icu72 that gdb's libsource-highlight4v5 needs.
+root_pkgs="systemd libelf1 libdw1 libcapstone4 libzstd1 libsystemd0 liblzo2-2 libsnappy1v5
+libjson-c5 libacl1 libcap-ng0 gdb libboost-regex1.74.0 crash acl init-system-helpers"
+root_rev=2	# bump when the root's recipe below changes
 mirror=http://deb.debian.org/debian
 log() { echo "run-systemd-vm: $*" >&2; }
 
@@ -44,7 +54,7 @@ trap 'exit 1' INT TERM HUP
 
 # --- the cached root and kernel (one builder at a time, own lock: the
 # kernel build's $cache/.lock can be held for minutes) ---
-key=$(echo "$root_pkgs $root_rev" | sha1sum | cut -c1-12)
+key=$(echo $root_pkgs $root_rev | sha1sum | cut -c1-12)
 rootcpio=$cache/systemd-root.cpio.zst
 exec 8>"$cache/.systemd-root.lock"
 flock 8
@@ -52,7 +62,7 @@ if [ ! -f "$rootcpio" ] || [ "$(cat "$rootcpio.key" 2>/dev/null)" != "$key" ]; t
 	log "debootstrap bookworm minbase (once; key $key)"
 	t0=$(date +%s)
 	rm -rf "$cache/systemd-root.tmp" "$rootcpio" "$rootcpio.key"
-	debootstrap --variant=minbase --include="$(echo "$root_pkgs" | tr ' ' ,)" \
+	debootstrap --variant=minbase --include="$(echo $root_pkgs | tr ' ' ,)" \
 		bookworm "$cache/systemd-root.tmp" "$mirror" \
 		>"$cache/systemd-root.debootstrap.log" 2>&1 || {
 		tail -n 30 "$cache/systemd-root.debootstrap.log" >&2
@@ -89,27 +99,39 @@ fi
 flock -u 8
 vmlinuz=$(find "$kdir/x/boot" -name "vmlinuz-*" | head -n 1)
 
-# --- this run's overlay: btsdumpd as a package installs it, the test ---
+# --- this run's packages, installed into the root as an operator would ---
+log "building the packages (scripts/build-debs.sh)"
+DEB_BUILD_OPTIONS=nocheck "$src/scripts/build-debs.sh" "$work/debs" >&2
+r=$work/root
+mkdir "$r"
+(cd "$r" && zstd -dc "$rootcpio" | cpio -i -d -m --quiet --no-absolute-filenames)
+mkdir -p "$r/tmp/debs"
+cp "$work"/debs/btscrash-*_*.deb "$r/tmp/debs/"
+rm -f "$r"/tmp/debs/*-dbgsym_*.deb
+# dpkg runs the maintainer scripts chrooted: units enabled
+# (deb-systemd-helper), the store created (systemd-tmpfiles); nothing is
+# started (no systemd runs in the chroot)
+chroot "$r" sh -c 'dpkg -i /tmp/debs/*.deb' >"$out/dpkg.log" 2>&1 || {
+	cat "$out/dpkg.log" >&2; log "dpkg -i failed"; exit 1; }
+chroot "$r" dpkg-query -W -f '${Package} ${Version} ${Status}\n' 'btscrash-*' >"$out/dpkg-status.txt"
+# what the package left in sysctl.d: nothing of btsdumpd's (checked)
+ls "$r/etc/sysctl.d" "$r/usr/lib/sysctl.d" >"$out/sysctl-d-after-dpkg.txt" 2>&1 || true
+# the administrator's one step: btsdumpd handles core dumps (README.Debian)
+ln -s /usr/share/btscrash/sysctl/50-btsdumpd.conf "$r/etc/sysctl.d/50-btsdumpd.conf"
+rm -rf "$r/tmp/debs"
+(cd "$r" && find . | cpio -o -H newc -R 0:0 --quiet | zstd -q -1 -T0) >"$work/root.cpio.zst"
+rm -rf "$r"
+
+# --- this run's overlay: the test ---
 o=$work/overlay
 mkdir -m 0755 "$o"
-install -D -m 0755 "$btsdumpd" "$o/usr/libexec/btsdumpd"
-install -D -m 0755 "$btsdumpctl" "$o/usr/bin/btsdumpctl"
 unitdir=$o/usr/lib/systemd/system	# merged /usr: /lib -> usr/lib
-for u in btsdumpd.socket btsdumpd@.service btsdumpd-harvest.service; do
-	install -D -m 0644 "$src/systemd/$u" "$unitdir/$u"
-done
-install -D -m 0644 "$src/systemd/50-btsdumpd.conf" "$o/usr/lib/sysctl.d/50-btsdumpd.conf"
-install -D -m 0644 "$src/systemd/btsdumpd.tmpfiles" "$o/usr/lib/tmpfiles.d/btsdumpd.conf"
-install -D -m 0644 "$src/systemd/btsdumpd.conf" "$o/etc/btsdumpd.conf"
 install -D -m 0644 "$src/tests/vm/systemd/btscrash-sd-test.service" \
 	"$unitdir/btscrash-sd-test.service"
 install -D -m 0755 "$src/tests/vm/systemd/btscrash-sd-test.sh" \
 	"$o/usr/local/bin/btscrash-sd-test"
-# systemctl enable, as the package's postinst would
 e=$o/etc/systemd/system
-mkdir -p "$e/sockets.target.wants" "$e/multi-user.target.wants"
-ln -s /lib/systemd/system/btsdumpd.socket "$e/sockets.target.wants/"
-ln -s /lib/systemd/system/btsdumpd-harvest.service "$e/multi-user.target.wants/"
+mkdir -p "$e/multi-user.target.wants"
 ln -s /lib/systemd/system/btscrash-sd-test.service "$e/multi-user.target.wants/"
 # No udev here: gettys would wait 90 s for their tty's .device unit.
 for u in getty@tty1.service serial-getty@ttyS0.service serial-getty@ttyS1.service; do
@@ -125,7 +147,7 @@ mkdir -p "$o/var/crash/202611230800"
 python3 "$src/tests/make-vmcore.py" elf "$o/var/crash/202611230800/dump.202611230800"
 chmod 0600 "$o/var/crash/202611230800/dump.202611230800"
 (cd "$o" && find . | cpio -o -H newc -R 0:0 --quiet | zstd -q -3) > "$work/overlay.cpio.zst"
-cat "$rootcpio" "$work/overlay.cpio.zst" > "$work/initrd"
+cat "$work/root.cpio.zst" "$work/overlay.cpio.zst" > "$work/initrd"
 
 # --- boot; the guest powers off after writing BTSCRASH-SD-END on ttyS1 ---
 log "booting $(basename "$vmlinuz") under TCG"

@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
-# In the systemd VM (btscrash-sd-test.service): crashes tests/crasher.c as
-# uid 1000, waits for btsdumpd's entry, collects the store, the journal,
+# In the systemd VM (btscrash-sd-test.service), btscrash's packages
+# installed: crashes tests/crasher.c as uid 1000, waits for btsdumpd's
+# entry, reads it with btsdumpctl and gdb, collects the store, the journal,
 # the units' states and who can read the entry into a tar, sends it base64'd
 # between BTSCRASH-SD-BEGIN/END lines on ttyS1 and powers off.
 # check-systemd-vm.py reads the files.
@@ -39,6 +40,17 @@ while [ $i -lt 120 ] && systemctl list-units --no-legend --state=active,activati
 	i=$((i + 1))
 done
 sleep 2
+
+# the operator's gdb: the bts commands come from /etc/gdb/gdbinit.d
+# (btscrash-gdb), no -iex; the stock kernel's core has no trace, and bts
+# says so (an unloaded bts would be "Undefined command")
+btsdumpctl dump crasher -o /tmp/crasher.core >$R/dump.txt 2>&1; echo "exit $?" >>$R/dump.txt
+gdb -batch -ex 'bts list' /usr/local/bin/crasher /tmp/crasher.core >$R/gdb-bts.txt 2>&1
+echo "exit $?" >>$R/gdb-bts.txt
+rm -f /tmp/crasher.core
+dpkg-query -W -f '${Package} ${Status}\n' 'btscrash-*' >$R/dpkg-query.txt 2>&1
+ls -la /usr/lib/crash/extensions/ >$R/crash-ext.txt 2>&1
+ls /usr/src/btscrash-patches >$R/patches.txt 2>&1
 
 btsdumpctl list >$R/list.txt 2>&1; echo $? >>$R/list.txt
 btsdumpctl --json list >$R/list.json 2>$R/list.err

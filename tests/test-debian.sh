@@ -1,0 +1,67 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+# btscrash's Debian packages (debian/, docs/packaging.md), built from the
+# tree with scripts/build-debs.sh (dpkg-buildpackage -us -uc -b): lintian
+# finds no error, each package holds what it should where Debian's tools
+# look for it (crash's extension directory, gdb's system gdbinit
+# directory, the units, the store's tmpfiles.d), and btscrash-daemon puts
+# nothing in sysctl.d (kernel.core_pattern is not taken over).  Installing
+# them under a real systemd is the systemd-vm test's.  TAP.
+# Usage: test-debian.sh
+set -u
+src=$(cd "$(dirname "$0")/.." && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+n=0 failed=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+fail() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; shift; for l in "$@"; do echo "# $l"; done; }
+check() { what=$1; shift; if "$@" >"$work/out" 2>&1; then ok "$what"; else fail "$what" "$(tail -n 20 "$work/out")"; fi; }
+
+for t in dpkg-buildpackage:dpkg-dev dh:debhelper lintian:lintian git:git; do
+	command -v "${t%%:*}" >/dev/null || {
+		fail "${t%%:*} is installed" "apt-get install ${t#*:}"; echo "1..$n"; exit 1; }
+done
+if ! DEB_BUILD_OPTIONS=nocheck "$src/scripts/build-debs.sh" "$work/debs" >"$work/build.out" 2>&1; then
+	fail "dpkg-buildpackage -us -uc -b builds the packages" "$(tail -n 30 "$work/build.out")"
+	echo "1..$n"; exit 1
+fi
+ok "dpkg-buildpackage -us -uc -b builds the packages"
+lintian --tag-display-limit 0 "$work"/debs/*.changes >"$work/lintian" 2>&1
+if grep -q '^E: ' "$work/lintian"; then
+	fail "lintian: no errors" "$(grep '^E: ' "$work/lintian")"
+else
+	ok "lintian: no errors ($(grep -c '^W: ' "$work/lintian") warnings)"
+fi
+
+has() {	# package, path...: the package's files include each path
+	pkg=$1; shift
+	dpkg-deb -c "$work"/debs/"$pkg"_*.deb | awk '{ print substr($6, 2) }' >"$work/files"
+	for p in "$@"; do
+		grep -qx "$p" "$work/files" || { echo "$pkg lacks $p"; return 1; }
+	done
+}
+check "btscrash-tools: btsdump, btsdumpctl" has btscrash-tools /usr/bin/btsdump /usr/bin/btsdumpctl
+check "btscrash-daemon: the handler, units, tmpfiles.d, configuration, the inactive sysctl file" \
+	has btscrash-daemon /usr/libexec/btsdumpd /lib/systemd/system/btsdumpd.socket \
+	/lib/systemd/system/btsdumpd@.service /lib/systemd/system/btsdumpd-harvest.service \
+	/usr/lib/tmpfiles.d/btsdumpd.conf /etc/btsdumpd.conf \
+	/usr/share/btscrash/sysctl/50-btsdumpd.conf
+check "btscrash-daemon puts nothing in sysctl.d" sh -c \
+	"! dpkg-deb -c '$work'/debs/btscrash-daemon_*.deb | grep -q sysctl.d"
+check "btscrash-crash: bts.so in crash's extension directory" \
+	has btscrash-crash /usr/lib/crash/extensions/bts.so
+check "btscrash-gdb: bts.py, and btscrash.gdb in gdb's system gdbinit directory" \
+	has btscrash-gdb /usr/share/btscrash/gdb/bts.py /etc/gdb/gdbinit.d/btscrash.gdb
+dpkg-deb --fsys-tarfile "$work"/debs/btscrash-gdb_*.deb | tar -xO ./etc/gdb/gdbinit.d/btscrash.gdb >"$work/gdbinit"
+check "btscrash.gdb sources the installed bts.py" grep -qx 'source /usr/share/btscrash/gdb/bts.py' "$work/gdbinit"
+check "btscrash-kernel-patches: the series with the new files first" \
+	has btscrash-kernel-patches /usr/src/btscrash-patches/series \
+	/usr/src/btscrash-patches/0001-btscrash-ds.patch
+check "btscrash-daemon depends on btscrash-tools of the same version" sh -c \
+	"dpkg-deb -f '$work'/debs/btscrash-daemon_*.deb Depends | grep -q 'btscrash-tools (= '"
+dpkg-deb -e "$work"/debs/btscrash-daemon_*.deb "$work/ctl"
+check "btscrash-daemon's postinst enables the socket and the harvest unit" sh -c \
+	"grep -q \"enable 'btsdumpd.socket'\" '$work/ctl/postinst' &&
+	 grep -q \"enable 'btsdumpd-harvest.service'\" '$work/ctl/postinst'"
+echo "1..$n"
+[ "$failed" = 0 ]
