@@ -4,7 +4,8 @@
  * handler it reads what /proc says of the dumping process, then hands the
  * core pipe to the socket-activated service (btsdumpd --serve) or, with no
  * service, collects the crash itself (collect.c).  Also the service side
- * of the hand-off, the kdump harvest (harvest.c) and a vacuum run.
+ * of the hand-off, the kdump harvest (harvest.c), the companion beside
+ * systemd-coredump (companion.c) and a vacuum run.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -31,12 +32,13 @@
 #define HANDOFF_TIMEOUT	10		/* seconds to wait for the service */
 #define FD_MESSAGE	"CORE_FD"
 
-enum mode { MODE_HANDLER, MODE_SERVE, MODE_HARVEST, MODE_VACUUM };
+enum mode { MODE_HANDLER, MODE_SERVE, MODE_HARVEST, MODE_VACUUM, MODE_COMPANION };
 
 static void usage(FILE *out)
 {
 	fputs("Usage: btsdumpd [OPTIONS] PID UID GID SIGNAL TIMESTAMP COMM [HOSTNAME]\n"
 	      "       btsdumpd [OPTIONS] --serve | --vacuum | --harvest [DIR...]\n"
+	      "       btsdumpd [OPTIONS] --companion [--once] [--journal-dir DIR]\n"
 	      "\n"
 	      "The core_pattern handler of btscrash:\n"
 	      "  kernel.core_pattern=|/usr/libexec/btsdumpd --dump-mode=%d %P %u %g %s %t %e\n"
@@ -52,6 +54,10 @@ static void usage(FILE *out)
 	      "  --serve          one connection of btsdumpd@.service (socket activation)\n"
 	      "  --harvest        report on kdump vmcores under DIR (default /var/crash)\n"
 	      "  --vacuum         apply MaxUse and KeepFree now\n"
+	      "  --companion      beside systemd-coredump: report on the cores it stores,\n"
+	      "                   following its journal entries (btsdumpd.service)\n"
+	      "  --once           with --companion: the entries there now, then exit\n"
+	      "  --journal-dir D  with --companion: read the journal files in D\n"
 	      "\n"
 	      "Exit status: 0 handed off, stored, or dropped by a limit (logged);\n"
 	      "1 bad arguments; 2 the store could not be written.\n", out);
@@ -352,6 +358,8 @@ int main(int argc, char **argv)
 		{ "log", required_argument, NULL, 'l' }, { "serve", no_argument, NULL, 'V' },
 		{ "harvest", no_argument, NULL, 'H' }, { "vacuum", no_argument, NULL, 'U' },
 		{ "dump-mode", required_argument, NULL, 'D' },
+		{ "companion", no_argument, NULL, 'C' }, { "once", no_argument, NULL, 'O' },
+		{ "journal-dir", required_argument, NULL, 'J' },
 		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
 	};
 	struct btsdumpd_ctx c = { .store = BTSDUMPD_STORE_DEFAULT,
@@ -360,6 +368,8 @@ int main(int argc, char **argv)
 	enum btsdumpd_log_target log = BTSDUMPD_LOG_AUTO;
 	enum mode mode = MODE_HANDLER;
 	char *defdir[] = { (char *)"/var/crash" };
+	const char *journal_dir = NULL;
+	bool once = false;
 	int opt, ret;
 
 	/* the kernel starts the handler with only fd 0, the core pipe */
@@ -389,6 +399,9 @@ int main(int argc, char **argv)
 		case 'V': mode = MODE_SERVE; break;
 		case 'H': mode = MODE_HARVEST; break;
 		case 'U': mode = MODE_VACUUM; break;
+		case 'C': mode = MODE_COMPANION; break;
+		case 'O': once = true; break;
+		case 'J': journal_dir = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 1;
 		}
@@ -408,6 +421,9 @@ int main(int argc, char **argv)
 	case MODE_VACUUM:
 		btsdumpd_load_config(&c);
 		ret = btsdumpd_vacuum(&c, NULL) ? 2 : 0;
+		break;
+	case MODE_COMPANION:
+		ret = btsdumpd_companion(&c, journal_dir, once) ? 2 : 0;
 		break;
 	default:
 		ret = run_handler(&c, argv + optind, argc - optind);

@@ -55,6 +55,10 @@ int btsdumpd_collect(struct btsdumpd_ctx *c, int core_fd);
 int btsdumpd_vacuum(struct btsdumpd_ctx *c, const char *keep);
 /* Reports on every vmcore under dirs not yet harvested. */
 int btsdumpd_harvest(struct btsdumpd_ctx *c, char *const *dirs, int n);
+/* Companion mode (companion.c): systemd-coredump's cores, from its journal
+ * entries (journal_dir: a journal directory instead of the system's, for
+ * tests); once: what is there now, then return.  0 or -errno. */
+int btsdumpd_companion(struct btsdumpd_ctx *c, const char *journal_dir, bool once);
 
 /* Helpers of collect.c used by harvest.c. */
 int btsdumpd_entry_begin(struct btsdumpd_ctx *c, const char *id_base, int *dirfd);

@@ -765,15 +765,24 @@ static void log_crash(struct btsdumpd_ctx *c, unsigned long long ratelimited_bef
 	const char *branches = btsdumpd_meta_get(&c->meta, "LAST_BRANCHES");
 	const char *fault = btsdumpd_meta_get(&c->meta, "FAULT");
 	const char *comm = btsdumpd_meta_get(&c->meta, "COMM");
-	char *msg = NULL, entry[PATH_MAX + 64], before[64];
-	const char *extra[3] = { entry, NULL, NULL };
+	const char *cd_ts = btsdumpd_meta_get(&c->meta, "COREDUMP_TIMESTAMP");
+	char *msg = NULL, entry[PATH_MAX + 64], before[64], cd_pid[48], cd_time[64];
+	const char *extra[5] = { entry, NULL, NULL, NULL, NULL };
+	size_t x = 1;
 	int n;
 
 	snprintf(entry, sizeof(entry), "BTSDUMPD_ENTRY=%s/%s", c->store, c->id);
 	if (ratelimited_before) {
 		snprintf(before, sizeof(before), "BTSDUMPD_RATELIMITED_BEFORE=%llu",
 			 ratelimited_before);
-		extra[1] = before;
+		extra[x++] = before;
+	}
+	if (cd_ts) {	/* companion.c: systemd-coredump's keys, linking the entries */
+		snprintf(cd_pid, sizeof(cd_pid), "COREDUMP_PID=%s",
+			 btsdumpd_meta_get(&c->meta, "PID"));
+		snprintf(cd_time, sizeof(cd_time), "COREDUMP_TIMESTAMP=%s", cd_ts);
+		extra[x++] = cd_pid;
+		extra[x++] = cd_time;
 	}
 	n = asprintf(&msg, "Process %s (%s) of user %s dumped core: %s.%s%s%s%s%s%s",
 		     btsdumpd_meta_get(&c->meta, "PID"), comm ? comm : "?",

@@ -1,0 +1,378 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * Companion mode (btsdumpd --companion, systemd/btsdumpd.service): beside
+ * systemd-coredump, which stays kernel.core_pattern's handler and stores
+ * the cores.  Follows the journal for systemd-coredump's entries, reads
+ * each stored core (zstd, xz, lz4 or plain, as systemd-coredump wrote it)
+ * and puts it through collect.c's pipeline as if the kernel had piped it:
+ * the trace report becomes a store entry (without the core, which stays
+ * systemd-coredump's) and a journal entry of btsdumpd's own MESSAGE_ID,
+ * linked to the coredump entry by COREDUMP_PID and COREDUMP_TIMESTAMP.
+ * Only entries journald attributes to systemd-coredump running as root
+ * are trusted (any process can log a field named COREDUMP_FILENAME).
+ * Where it stopped is kept in STORE/.companion-cursor.  Process context.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include <lz4frame.h>
+#include <lzma.h>
+#include <systemd/sd-journal.h>
+#include <zstd.h>
+
+#include "btsdumpd.h"
+
+/* systemd-coredump's MESSAGE_ID (SD_MESSAGE_COREDUMP) and its store. */
+#define COREDUMP_MESSAGE	"MESSAGE_ID=fc2e22bc6ee647b6b90729ab34a250b1"
+#define COREDUMP_DIR		"/var/lib/systemd/coredump/"
+#define CURSOR_NAME		".companion-cursor"
+#define CHUNK			(64 * 1024)
+
+/* ---- the stored core, decompressed into a pipe ------------------------------ */
+
+static int write_all(int fd, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n = write(fd, p, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -errno;
+		p += n;
+		len -= n;
+	}
+	return 0;
+}
+
+static int copy_plain(int in, int out)
+{
+	static char buf[CHUNK];
+	ssize_t n;
+
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		if (write_all(out, buf, n))
+			return -EPIPE;
+	return n < 0 ? -errno : 0;
+}
+
+static int copy_zstd(int in, int out)
+{
+	static char ibuf[CHUNK], obuf[CHUNK];
+	ZSTD_DStream *z = ZSTD_createDStream();
+	ssize_t n;
+	int ret = 0;
+
+	if (!z)
+		return -ENOMEM;
+	ZSTD_initDStream(z);
+	while (!ret && (n = read(in, ibuf, sizeof(ibuf))) > 0) {
+		ZSTD_inBuffer ib = { ibuf, n, 0 };
+
+		while (!ret && ib.pos < ib.size) {
+			ZSTD_outBuffer ob = { obuf, sizeof(obuf), 0 };
+
+			if (ZSTD_isError(ZSTD_decompressStream(z, &ob, &ib)))
+				ret = -EBADMSG;
+			else if (write_all(out, obuf, ob.pos))
+				ret = -EPIPE;
+		}
+	}
+	ZSTD_freeDStream(z);
+	return ret ? ret : n < 0 ? -errno : 0;
+}
+
+static int copy_xz(int in, int out)
+{
+	static uint8_t ibuf[CHUNK], obuf[CHUNK];
+	lzma_stream s = LZMA_STREAM_INIT;
+	lzma_action act = LZMA_RUN;
+	lzma_ret r = LZMA_OK;
+	ssize_t n;
+
+	if (lzma_stream_decoder(&s, UINT64_MAX, LZMA_CONCATENATED) != LZMA_OK)
+		return -ENOMEM;
+	while (r == LZMA_OK) {
+		if (!s.avail_in && act == LZMA_RUN) {
+			n = read(in, ibuf, sizeof(ibuf));
+			if (n < 0) {
+				r = LZMA_PROG_ERROR;
+				break;
+			}
+			s.next_in = ibuf;
+			s.avail_in = n;
+			if (!n)
+				act = LZMA_FINISH;
+		}
+		s.next_out = obuf;
+		s.avail_out = sizeof(obuf);
+		r = lzma_code(&s, act);
+		if (write_all(out, obuf, sizeof(obuf) - s.avail_out))
+			r = LZMA_PROG_ERROR;
+	}
+	lzma_end(&s);
+	return r == LZMA_STREAM_END ? 0 : -EBADMSG;
+}
+
+static int copy_lz4(int in, int out)
+{
+	static char ibuf[CHUNK], obuf[CHUNK];
+	LZ4F_dctx *z;
+	ssize_t n;
+	int ret = 0;
+
+	if (LZ4F_isError(LZ4F_createDecompressionContext(&z, LZ4F_VERSION)))
+		return -ENOMEM;
+	while (!ret && (n = read(in, ibuf, sizeof(ibuf))) > 0) {
+		size_t pos = 0;
+
+		while (!ret && pos < (size_t)n) {
+			size_t olen = sizeof(obuf), ilen = n - pos;
+
+			if (LZ4F_isError(LZ4F_decompress(z, obuf, &olen, ibuf + pos, &ilen, NULL)))
+				ret = -EBADMSG;
+			else if (write_all(out, obuf, olen))
+				ret = -EPIPE;
+			pos += ilen;
+		}
+	}
+	LZ4F_freeDecompressionContext(z);
+	return ret ? ret : n < 0 ? -errno : 0;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t a = strlen(s), b = strlen(suffix);
+
+	return a >= b && !strcmp(s + a - b, suffix);
+}
+
+/* A child decompressing the core at path into a pipe; returns the pipe's
+ * read end (the kernel's pipe, to collect.c) or -errno. */
+static int open_core(const char *path, pid_t *child)
+{
+	int p[2], fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	struct stat st;
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || pipe2(p, O_CLOEXEC)) {
+		close(fd);
+		return -EINVAL;
+	}
+	*child = fork();
+	if (*child < 0) {
+		close(fd);
+		close(p[0]);
+		close(p[1]);
+		return -errno;
+	}
+	if (!*child) {
+		int r;
+
+		close(p[0]);
+		signal(SIGPIPE, SIG_IGN);	/* a core cut at ProcessSizeMax */
+		r = ends_with(path, ".zst") ? copy_zstd(fd, p[1]) :
+		    ends_with(path, ".xz") ? copy_xz(fd, p[1]) :
+		    ends_with(path, ".lz4") ? copy_lz4(fd, p[1]) : copy_plain(fd, p[1]);
+		_exit(r && r != -EPIPE ? 1 : 0);
+	}
+	close(fd);
+	close(p[1]);
+	return p[0];
+}
+
+/* ---- one coredump entry --------------------------------------------------- */
+
+/* A field's value ("KEY=value" in the journal), NUL-terminated into buf;
+ * NULL when absent or longer than buf. */
+static const char *field(sd_journal *j, const char *key, char *buf, size_t len)
+{
+	size_t klen = strlen(key), n;
+	const void *d;
+
+	if (sd_journal_get_data(j, key, &d, &n) < 0 || n <= klen || n - klen - 1 >= len)
+		return NULL;
+	memcpy(buf, (const char *)d + klen + 1, n - klen - 1);
+	buf[n - klen - 1] = '\0';
+	return buf;
+}
+
+/* systemd-coredump's own entry: from its process, as root (trusted fields
+ * journald sets), naming a core in its store. */
+static bool trusted(sd_journal *j, const char *file)
+{
+	char uid[16], comm[32];
+
+	return field(j, "_UID", uid, sizeof(uid)) && !strcmp(uid, "0") &&
+	       field(j, "_COMM", comm, sizeof(comm)) && !strcmp(comm, "systemd-coredum") &&
+	       !strncmp(file, COREDUMP_DIR, strlen(COREDUMP_DIR)) && !strstr(file, "/../");
+}
+
+/* The entry's facts into c->meta, as the handler takes them from the
+ * kernel and /proc; 0, or -EINVAL when a number is missing or bad. */
+static int meta_from_entry(struct btsdumpd_ctx *c, sd_journal *j, const char *file)
+{
+	static const char *const num[][2] = { { "COREDUMP_PID", "PID" },
+		{ "COREDUMP_UID", "UID" }, { "COREDUMP_GID", "GID" },
+		{ "COREDUMP_SIGNAL", "SIGNAL" } };
+	static const char *const text[][2] = { { "COREDUMP_COMM", "COMM" },
+		{ "COREDUMP_EXE", "EXE" }, { "COREDUMP_CMDLINE", "CMDLINE" },
+		{ "COREDUMP_HOSTNAME", "HOSTNAME" }, { "COREDUMP_CGROUP", "CGROUP" } };
+	char buf[4096];
+	uint64_t v;
+
+	for (size_t i = 0; i < sizeof(num) / sizeof(num[0]); i++) {
+		if (!field(j, num[i][0], buf, sizeof(buf)) || btsdumpd_parse_u64(buf, &v) ||
+		    v > INT_MAX)
+			return -EINVAL;
+		btsdumpd_meta_setf(&c->meta, num[i][1], "%llu", (unsigned long long)v);
+	}
+	/* COREDUMP_TIMESTAMP is in microseconds, the kernel's %t in seconds */
+	if (!field(j, "COREDUMP_TIMESTAMP", buf, sizeof(buf)) || btsdumpd_parse_u64(buf, &v))
+		return -EINVAL;
+	btsdumpd_meta_setf(&c->meta, "TIMESTAMP", "%llu", (unsigned long long)(v / 1000000));
+	btsdumpd_meta_set(&c->meta, "COREDUMP_TIMESTAMP", buf);
+	for (size_t i = 0; i < sizeof(text) / sizeof(text[0]); i++)
+		if (field(j, text[i][0], buf, sizeof(buf)))
+			btsdumpd_meta_set(&c->meta, text[i][1], buf);
+	if (!btsdumpd_meta_get(&c->meta, "COMM"))
+		btsdumpd_meta_set(&c->meta, "COMM", "unknown");
+	btsdumpd_meta_set(&c->meta, "SIGNAL_NAME",
+			  btsdumpd_signal_name(atoi(btsdumpd_meta_get(&c->meta, "SIGNAL"))));
+	btsdumpd_meta_set(&c->meta, "COREDUMP_FILENAME", file);
+	if (field(j, "_BOOT_ID", buf, sizeof(buf)))
+		btsdumpd_meta_set(&c->meta, "COREDUMP_BOOT_ID", buf);
+	return 0;
+}
+
+static void one_entry(struct btsdumpd_ctx *c, sd_journal *j)
+{
+	char file[PATH_MAX];
+	pid_t child = -1;
+	int fd, status;
+
+	if (!field(j, "COREDUMP_FILENAME", file, sizeof(file)))
+		return;		/* not stored (Storage=journal or none): no core to read */
+	if (!trusted(j, file)) {
+		btsdumpd_log(LOG_WARNING, "companion: ignoring a coredump entry not from "
+			     "systemd-coredump as root (COREDUMP_FILENAME=%s)", file);
+		return;
+	}
+	btsdumpd_meta_free(&c->meta);
+	if (meta_from_entry(c, j, file)) {
+		btsdumpd_log(LOG_WARNING, "companion: coredump entry of %s lacks its "
+			     "PID/UID/GID/SIGNAL/TIMESTAMP; skipped", file);
+		return;
+	}
+	fd = open_core(file, &child);
+	if (fd < 0) {	/* vacuumed by systemd-coredump since, most likely */
+		btsdumpd_log(LOG_INFO, "companion: %s: %s; skipped", file, strerror(-fd));
+		return;
+	}
+	btsdumpd_collect(c, fd);	/* closes fd */
+	if (waitpid(child, &status, 0) == child && (!WIFEXITED(status) || WEXITSTATUS(status)))
+		btsdumpd_log(LOG_WARNING, "companion: %s: the core did not decompress whole",
+			     file);
+}
+
+/* ---- the journal ------------------------------------------------------------- */
+
+static void save_cursor(struct btsdumpd_ctx *c, sd_journal *j)
+{
+	char path[PATH_MAX], tmp[PATH_MAX + 8];
+	char *cur = NULL;
+	FILE *f;
+
+	if (sd_journal_get_cursor(j, &cur) < 0)
+		return;
+	snprintf(path, sizeof(path), "%s/%s", c->store, CURSOR_NAME);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "we");
+	if (f && fputs(cur, f) >= 0 && !fclose(f)) {
+		if (rename(tmp, path))
+			btsdumpd_warn("companion: saving the cursor: %m");
+	} else {
+		if (f)
+			fclose(f);
+		btsdumpd_warn("companion: saving the cursor: %m");
+	}
+	free(cur);
+}
+
+/* Where the last run stopped; from the journal's head the first time (the
+ * cores systemd-coredump still keeps get their reports). */
+static int seek(struct btsdumpd_ctx *c, sd_journal *j)
+{
+	char path[PATH_MAX], cur[1024];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", c->store, CURSOR_NAME);
+	f = fopen(path, "re");
+	if (f && fgets(cur, sizeof(cur), f)) {
+		fclose(f);
+		cur[strcspn(cur, "\n")] = '\0';
+		if (sd_journal_seek_cursor(j, cur) < 0 || sd_journal_next(j) <= 0)
+			return sd_journal_seek_head(j);
+		/* on the last one done; or, when it has been rotated away, on
+		 * the first after it: step back so that one comes next */
+		if (sd_journal_test_cursor(j, cur) <= 0)
+			sd_journal_previous(j);
+		return 0;
+	}
+	if (f)
+		fclose(f);
+	return sd_journal_seek_head(j);
+}
+
+int btsdumpd_companion(struct btsdumpd_ctx *c, const char *journal_dir, bool once)
+{
+	sd_journal *j;
+	int r;
+
+	btsdumpd_load_config(c);
+	c->cfg.storage = BTSDUMPD_STORAGE_NONE;	/* the core is systemd-coredump's */
+	r = btsdumpd_store_open(c);
+	if (r) {
+		btsdumpd_log(LOG_ERR, "companion: store %s: %s", c->store, strerror(-r));
+		return r;
+	}
+	r = journal_dir ? sd_journal_open_directory(&j, journal_dir, 0)
+			: sd_journal_open(&j, SD_JOURNAL_LOCAL_ONLY | SD_JOURNAL_SYSTEM);
+	if (r < 0 || (r = sd_journal_add_match(j, COREDUMP_MESSAGE, 0)) < 0 ||
+	    (r = seek(c, j)) < 0) {
+		btsdumpd_log(LOG_ERR, "companion: opening the journal: %s", strerror(-r));
+		return r;
+	}
+	for (;;) {
+		while ((r = sd_journal_next(j)) > 0) {
+			one_entry(c, j);
+			save_cursor(c, j);
+		}
+		if (r < 0) {
+			btsdumpd_log(LOG_ERR, "companion: reading the journal: %s", strerror(-r));
+			break;
+		}
+		if (once)
+			break;
+		r = sd_journal_wait(j, (uint64_t)-1);
+		if (r < 0) {
+			btsdumpd_log(LOG_ERR, "companion: waiting on the journal: %s",
+				     strerror(-r));
+			break;
+		}
+	}
+	sd_journal_close(j);
+	return r < 0 ? r : 0;
+}

@@ -1,0 +1,127 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+# btsdumpd --companion (daemon/companion.c) against a real systemd-journald
+# started in a private mount namespace, with a private
+# /var/lib/systemd/coredump: systemd-coredump's entries are sent as
+# systemd-coredump sends them (native protocol, from a root process named
+# systemd-coredum), naming the fixture core stored zstd-, xz- and
+# lz4-compressed and plain; the companion's journal entries carry the trail
+# (symbols read as the crashing uid), btsdumpd's MESSAGE_ID and the
+# coredump entry's COREDUMP_PID/COREDUMP_TIMESTAMP; a forged entry (another
+# process's) is ignored; a second run resumes at its cursor (no repeats);
+# btsdumpctl shows an entry by the coredump's PID.  TAP.
+# Usage: test-companion.sh BTSDUMPD BTSDUMPCTL.  Exit 77 (skip) without
+# root or unshare.
+set -u
+daemon=$(realpath "$1")
+ctl=$(realpath "$2")
+src=$(cd "$(dirname "$0")/.." && pwd)
+journald=/lib/systemd/systemd-journald
+[ "$(id -u)" = 0 ] && [ -x "$journald" ] && command -v unshare >/dev/null &&
+	unshare -m true 2>/dev/null || { echo "skip: needs root, unshare and systemd-journald"; exit 77; }
+for t in zstd xz lz4; do
+	command -v $t >/dev/null || { echo "not ok 1 - $t is installed (apt-get install $t)"; echo "1..1"; exit 1; }
+done
+tmp=$(mktemp -d)
+chmod 0755 "$tmp"
+trap 'rm -rf "$tmp"' EXIT
+printf '[Store]\n' > "$tmp/conf"
+core=$src/tests/fixtures/crasher-null.core
+cat > "$tmp/send.py" <<'EOP'
+# systemd-coredump's journal entries, sent over the native protocol from a
+# process journald names systemd-coredum (root): COREDUMP_* fields.
+import ctypes, socket, sys
+exe, forged = sys.argv[1], sys.argv[2] == "forged"
+if not forged:
+    ctypes.CDLL(None).prctl(15, b"systemd-coredump", 0, 0, 0)   # PR_SET_NAME
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+for line in sys.stdin:
+    pid, name = line.split()
+    ts = 1700000000000000 + int(pid)
+    fields = {"MESSAGE_ID": "fc2e22bc6ee647b6b90729ab34a250b1",
+              "MESSAGE": "Process %s (crasher) of user 1000 dumped core." % pid,
+              "PRIORITY": "2", "COREDUMP_PID": pid, "COREDUMP_UID": "1000",
+              "COREDUMP_GID": "1000", "COREDUMP_SIGNAL": "11",
+              "COREDUMP_SIGNAL_NAME": "SIGSEGV", "COREDUMP_TIMESTAMP": str(ts),
+              "COREDUMP_COMM": "crasher", "COREDUMP_EXE": exe,
+              "COREDUMP_FILENAME": "/var/lib/systemd/coredump/" + name}
+    s.sendto("".join("%s=%s\n" % kv for kv in fields.items()).encode(),
+             "/run/systemd/journal/socket")
+EOP
+cat > "$tmp/run.sh" <<EOS
+set -e
+mkdir -p /run/systemd /run/log /var/lib/systemd/coredump
+mount -t tmpfs tmpfs /run/systemd
+mount -t tmpfs tmpfs /run/log
+mount -t tmpfs tmpfs /var/lib/systemd/coredump
+mkdir -p /run/systemd/journal
+$journald &
+j=\$!
+for i in \$(seq 100); do [ -S /run/systemd/journal/socket ] && break; sleep 0.1; done
+d=/var/lib/systemd/coredump
+zstd -q -c "$core" > \$d/core.crasher.1000.b.4201.1700000004201000.zst
+xz -c "$core" > \$d/core.crasher.1000.b.4202.1700000004202000.xz
+lz4 -q -c "$core" > \$d/core.crasher.1000.b.4203.1700000004203000.lz4
+cp "$core" \$d/core.crasher.1000.b.4204.1700000004204000
+cp "$core" \$d/core.crasher.1000.b.4299.1700000004299000
+printf '4201 core.crasher.1000.b.4201.1700000004201000.zst\n4202 core.crasher.1000.b.4202.1700000004202000.xz\n' |
+	python3 "$tmp/send.py" "$src/tests/fixtures/crasher" trusted
+printf '4299 core.crasher.1000.b.4299.1700000004299000\n' |
+	python3 "$tmp/send.py" "$src/tests/fixtures/crasher" forged
+journalctl --sync -q 2>/dev/null || sleep 1
+"$daemon" --companion --once --store "$tmp/store" --config "$tmp/conf" --log journal
+printf '4203 core.crasher.1000.b.4203.1700000004203000.lz4\n4204 core.crasher.1000.b.4204.1700000004204000\n' |
+	python3 "$tmp/send.py" "$src/tests/fixtures/crasher" trusted
+journalctl --sync -q 2>/dev/null || sleep 1
+# the second run starts after the first one's last entry
+"$daemon" --companion --once --store "$tmp/store" --config "$tmp/conf" --log journal
+journalctl --sync -q 2>/dev/null || sleep 1
+journalctl -D /run/log/journal -o json --no-pager SYSLOG_IDENTIFIER=btsdumpd > "$tmp/journal.json"
+"$ctl" --store "$tmp/store" info 4202 > "$tmp/info.txt" 2>&1 || true
+kill \$j
+EOS
+unshare -m --propagation private sh "$tmp/run.sh" >"$tmp/run.log" 2>&1 || {
+	echo "not ok 1 - the companion ran in a private journald"; sed 's/^/# /' "$tmp/run.log"; echo "1..1"; exit 1; }
+exec python3 - "$tmp" <<'EOP'
+import json, os, sys
+tmp = sys.argv[1]
+entries = [json.loads(l) for l in open(os.path.join(tmp, "journal.json")) if l.strip()]
+mine = [e for e in entries if e.get("MESSAGE_ID") == "6d2e1f0c4b9a4d0e8f3a7b5c2d1e0f9a"]
+n = fails = 0
+def check(ok, what, detail=""):
+    global n, fails
+    n += 1
+    fails += not ok
+    print(("ok" if ok else "not ok"), n, "-", what)
+    if not ok:
+        print("# " + str(detail)[-1500:].replace("\n", "\n# "))
+pids = sorted(e.get("COREDUMP_PID") for e in mine)
+check(pids == ["4201", "4202", "4203", "4204"],
+      "one btsdumpd entry per coredump entry (zstd, xz, lz4, plain), none repeated by the second run",
+      pids)
+for e in mine:
+    pid = e.get("COREDUMP_PID")
+    check(e.get("COREDUMP_TIMESTAMP") == str(1700000000000000 + int(pid or 0)) and
+          e.get("BTSDUMPD_PID") == pid and e.get("BTSDUMPD_TRACE") == "present" and
+          e.get("BTSDUMPD_COREDUMP_FILENAME", "").startswith("/var/lib/systemd/coredump/core.crasher.1000.b." + str(pid)) and
+          "dispatch+0x33" in e.get("BTSDUMPD_LAST_BRANCHES", "") and
+          e.get("BTSDUMPD_FAULT", "").startswith("faulted at 0x0 = target of #"),
+          f"PID {pid}: linked to its coredump entry (COREDUMP_PID, COREDUMP_TIMESTAMP), "
+          "the trail with symbols, the fault", json.dumps(e)[:1500])
+check(not any(e.get("BTSDUMPD_PID") == "4299" for e in entries) and
+      any("not from systemd-coredump" in e.get("MESSAGE", "") for e in entries),
+      "a coredump entry sent by another process is ignored, and said so",
+      [e.get("MESSAGE") for e in entries][:10])
+store = os.path.join(tmp, "store")
+ents = sorted(x for x in os.listdir(store) if not x.startswith("."))
+check(len(ents) == 4 and os.path.exists(os.path.join(store, ".companion-cursor")),
+      "four store entries and the cursor", ents)
+meta = dict(l.rstrip("\n").split("=", 1) for l in open(os.path.join(store, ents[0], "meta"))
+            if "=" in l) if ents else {}
+check(meta.get("CORE") == "none" and "core.zst" not in os.listdir(os.path.join(store, ents[0])),
+      "the core stays systemd-coredump's: not stored again (CORE=none)", meta)
+info = open(os.path.join(tmp, "info.txt")).read()
+check("dispatch+0x33" in info, "btsdumpctl info PID shows the trail of the coredump's PID", info)
+print("1..%d" % n)
+sys.exit(1 if fails else 0)
+EOP
