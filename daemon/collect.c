@@ -385,11 +385,16 @@ static int drop_privileges(const struct analyzer *a, uint64_t core_bytes, unsign
 	struct rlimit as = { .rlim_cur = core_bytes + (1ULL << 30) };
 	struct rlimit cpu = { .rlim_cur = timeout, .rlim_max = timeout + 1 };
 	struct rlimit core = { 1, 1 };	/* a pipe core_pattern never dumps at 1 */
+	struct rlimit hard;
 
 	if (geteuid() == 0 && (setgroups(0, NULL) || setresgid(a->gid, a->gid, a->gid) ||
 			       setresuid(a->uid, a->uid, a->uid)))
 		return -errno;
 	as.rlim_max = as.rlim_cur;
+	/* under a hard limit of 0 (LimitCORE=0), 0: raising it needs
+	 * CAP_SYS_RESOURCE, and 0 dumps nothing either */
+	if (!getrlimit(RLIMIT_CORE, &hard) && hard.rlim_max < core.rlim_max)
+		core = (struct rlimit){ hard.rlim_max, hard.rlim_max };
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) ||
 	    setrlimit(RLIMIT_CORE, &core) || setrlimit(RLIMIT_CPU, &cpu))
 		return -errno;

@@ -8,7 +8,7 @@
  * the trace report becomes a store entry (without the core, which stays
  * systemd-coredump's) and a journal entry of btsdumpd's own MESSAGE_ID,
  * linked to the coredump entry by COREDUMP_PID and COREDUMP_TIMESTAMP.
- * Only entries journald attributes to systemd-coredump running as root
+ * Only entries journald attributes to systemd-coredump (its unit, or root)
  * are trusted (any process can log a field named COREDUMP_FILENAME).
  * Where it stopped is kept in STORE/.companion-cursor.  Process context.
  */
@@ -209,13 +209,19 @@ static const char *field(sd_journal *j, const char *key, char *buf, size_t len)
 	return buf;
 }
 
-/* systemd-coredump's own entry: from its process, as root (trusted fields
- * journald sets), naming a core in its store. */
+/* systemd-coredump's own entry, by the fields journald sets itself (a
+ * sender cannot forge them): its process, in one of its service's
+ * instances (systemd-coredump@.service, where it logs as the crashing
+ * user: it drops to that uid for its work) or as root (the kernel-spawned
+ * handler without its socket); and a core in its store. */
 static bool trusted(sd_journal *j, const char *file)
 {
-	char uid[16], comm[32];
+	char uid[16], comm[32], unit[256];
+	bool by_unit = field(j, "_SYSTEMD_UNIT", unit, sizeof(unit)) &&
+		       !strncmp(unit, "systemd-coredump@", 17) && ends_with(unit, ".service");
+	bool by_root = field(j, "_UID", uid, sizeof(uid)) && !strcmp(uid, "0");
 
-	return field(j, "_UID", uid, sizeof(uid)) && !strcmp(uid, "0") &&
+	return (by_unit || by_root) &&
 	       field(j, "_COMM", comm, sizeof(comm)) && !strcmp(comm, "systemd-coredum") &&
 	       !strncmp(file, COREDUMP_DIR, strlen(COREDUMP_DIR)) && !strstr(file, "/../");
 }
@@ -349,7 +355,10 @@ int btsdumpd_companion(struct btsdumpd_ctx *c, const char *journal_dir, bool onc
 		return r;
 	}
 	r = journal_dir ? sd_journal_open_directory(&j, journal_dir, 0)
-			: sd_journal_open(&j, SD_JOURNAL_LOCAL_ONLY | SD_JOURNAL_SYSTEM);
+			/* not SD_JOURNAL_SYSTEM: systemd-coredump logs as the
+			 * crashing user, so its entries land in that user's
+			 * journal file (journald's SplitMode=uid) */
+			: sd_journal_open(&j, SD_JOURNAL_LOCAL_ONLY);
 	if (r < 0 || (r = sd_journal_add_match(j, COREDUMP_MESSAGE, 0)) < 0 ||
 	    (r = seek(c, j)) < 0) {
 		btsdumpd_log(LOG_ERR, "companion: opening the journal: %s", strerror(-r));

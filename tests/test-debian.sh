@@ -43,6 +43,7 @@ has() {	# package, path...: the package's files include each path
 check "btscrash-tools: btsdump, btsdumpctl" has btscrash-tools /usr/bin/btsdump /usr/bin/btsdumpctl
 check "btscrash-daemon: the handler, units, tmpfiles.d, configuration, the inactive sysctl file" \
 	has btscrash-daemon /usr/libexec/btsdumpd /lib/systemd/system/btsdumpd.socket \
+	/lib/systemd/system/btsdumpd.service \
 	/lib/systemd/system/btsdumpd@.service /lib/systemd/system/btsdumpd-harvest.service \
 	/usr/lib/tmpfiles.d/btsdumpd.conf /etc/btsdumpd.conf \
 	/usr/share/btscrash/sysctl/50-btsdumpd.conf
@@ -60,8 +61,9 @@ check "btscrash-kernel-patches: the series with the new files first" \
 check "btscrash-daemon depends on btscrash-tools of the same version" sh -c \
 	"dpkg-deb -f '$work'/debs/btscrash-daemon_*.deb Depends | grep -q 'btscrash-tools (= '"
 dpkg-deb -e "$work"/debs/btscrash-daemon_*.deb "$work/ctl"
-check "btscrash-daemon's postinst enables the socket and the harvest unit" sh -c \
-	"grep -q \"enable 'btsdumpd.socket'\" '$work/ctl/postinst' &&
+check "btscrash-daemon's postinst enables the companion, the socket and the harvest unit" sh -c \
+	"grep -q \"enable 'btsdumpd.service'\" '$work/ctl/postinst' &&
+	 grep -q \"enable 'btsdumpd.socket'\" '$work/ctl/postinst' &&
 	 grep -q \"enable 'btsdumpd-harvest.service'\" '$work/ctl/postinst'"
 echo "1..$n"
 [ "$failed" = 0 ]

@@ -29,7 +29,7 @@ TESTS = {
     "kdump-EXEC_NULL": "crash", "kdump-notraces": "crash",
     "kdump-hw-EXCEPTION": "crash", "kdump-hw-PANIC": "crash",
     "kdump-lbr-EXCEPTION": "crash", "kdump-lbr-PANIC": "crash", "kdump-lbr-BUG": "crash",
-    "systemd-vm": "debootstrap", "parts": "", "debian": "debhelper lintian",
+    "systemd-vm": "debootstrap", "systemd-vm-companion": "debootstrap", "parts": "", "debian": "debhelper lintian",
 }
 # built target -> package: parts that are a file, not (only) a test
 TARGETS = {

@@ -11,7 +11,12 @@ journal entry, an ACL letting uid 1000 read it and uid 1001 not; the
 harvest unit made a kernel entry of the synthetic vmcore; a plain gdb has
 the bts commands; no unit failed.
 
-Usage: check-systemd-vm.py [--run] OUTDIR
+In companion mode (the VM booted with `run-systemd-vm.sh OUTDIR companion`):
+systemd-coredump stays the handler and stores the core, btsdumpd.service
+(enabled by the package) reports on it, linked by COREDUMP_PID and
+COREDUMP_TIMESTAMP to systemd-coredump's journal entry.
+
+Usage: check-systemd-vm.py [--run [MODE]] OUTDIR
 With --run, boots the VM first (run-systemd-vm.sh, its output on stderr).
 """
 import json
@@ -51,26 +56,8 @@ def journal_time(journal, pattern):
     return None
 
 
-def main():
-    args = sys.argv[1:]
-    if args[:1] == ["--run"]:
-        if len(args) != 2:
-            sys.exit(__doc__)
-        run = os.path.join(os.path.dirname(os.path.abspath(__file__)), "run-systemd-vm.sh")
-        r = subprocess.run([run, args[1]], stdout=sys.stderr)
-        if r.returncode:
-            print("not ok 1 - the systemd VM booted and ran the test (run-systemd-vm.sh "
-                  f"exit {r.returncode}; console: {args[1]}/console.log)")
-            print("1..1")
-            return 1
-        args = args[1:]
-    if len(args) != 1:
-        sys.exit(__doc__)
-    out = args[0]
-    t = Tap()
-    journal = read(out, "journal.txt")
-
-    # --- the packages ---
+def check_packages(t, out):
+    """What dpkg -i did, and a plain gdb's bts (both modes)."""
     status = read(out, "dpkg-status.txt")
     pkgs = {"btscrash-tools", "btscrash-daemon", "btscrash-gdb", "btscrash-crash",
             "btscrash-kernel-patches"}
@@ -90,6 +77,88 @@ def main():
             "bts: this core has no branch trace" in gdb and "Undefined command" not in gdb,
             "a plain gdb on the stored core has bts (gdbinit.d); the stock kernel's core "
             "has no trace, and bts says so", read(out, "dump.txt") + gdb)
+
+
+
+def check_companion(t, out, journal):
+    """Companion mode: systemd-coredump the handler, btsdumpd beside it."""
+    t.check(read(out, "core_pattern").startswith("|/lib/systemd/systemd-coredump"),
+            "kernel.core_pattern stays systemd-coredump's", read(out, "core_pattern"))
+    t.check("ActiveState=active" in read(out, "companion-unit") and
+            "SubState=running" in read(out, "companion-unit"),
+            "btsdumpd.service (enabled by the package) is running",
+            read(out, "companion-unit") + read(out, "status.txt"))
+    cds = []
+    for line in read(out, "journal-coredump.json").splitlines():
+        try:
+            cds.append(json.loads(line))
+        except ValueError:
+            pass
+    cd = [j for j in cds if j.get("COREDUMP_COMM") == "crasher"]
+    t.check(len(cd) == 1 and cd[0].get("COREDUMP_FILENAME", "").endswith(".zst"),
+            "systemd-coredump logged the crash and stored the core (zstd)",
+            "\n".join(json.dumps(j)[:600] for j in cds) + read(out, "coredump-ls.txt"))
+    cd = cd[0] if cd else {}
+    store = os.path.join(out, "store")
+    entries = sorted(os.listdir(store)) if os.path.isdir(store) else []
+    procs = [e for e in entries if e.endswith(".crasher")]
+    meta = parse_meta(read(out, f"store/{procs[0]}/meta")) if len(procs) == 1 else {}
+    want = {"KIND": "process", "UID": "1000", "GID": "1000", "SIGNAL": "11",
+            "SIGNAL_NAME": "SIGSEGV", "CORE": "none", "TRACE": "absent",
+            "EXE": "/usr/local/bin/crasher", "COMM": "crasher",
+            "PID": cd.get("COREDUMP_PID"), "COREDUMP_FILENAME": cd.get("COREDUMP_FILENAME"),
+            "COREDUMP_TIMESTAMP": cd.get("COREDUMP_TIMESTAMP")}
+    bad = {k: (meta.get(k), v) for k, v in want.items() if meta.get(k) != v}
+    t.check(len(procs) == 1 and not bad, "one btsdumpd entry for the crash, from "
+            "systemd-coredump's entry: its PID, uid, signal, core file; the core not "
+            "stored again", "\n".join(entries) + "\n" +
+            "\n".join(f"{k}: got {g!r}, want {w!r}" for k, (g, w) in bad.items()))
+    mine = []
+    for line in read(out, "journal-btsdumpd.json").splitlines():
+        try:
+            j = json.loads(line)
+        except ValueError:
+            continue
+        if j.get("MESSAGE_ID") == MESSAGE_ID and j.get("BTSDUMPD_COMM") == "crasher":
+            mine.append(j)
+    t.check(len(mine) == 1 and mine[0].get("COREDUMP_PID") == cd.get("COREDUMP_PID") and
+            mine[0].get("COREDUMP_TIMESTAMP") == cd.get("COREDUMP_TIMESTAMP") and
+            mine[0].get("_SYSTEMD_UNIT") == "btsdumpd.service" and
+            mine[0].get("BTSDUMPD_TRACE") == "absent",
+            "btsdumpd.service's journal entry, linked by COREDUMP_PID and "
+            "COREDUMP_TIMESTAMP to systemd-coredump's",
+            "\n".join(json.dumps(j)[:800] for j in mine))
+    t.check("exit 0" in read(out, "btsdumpctl-1000.txt"),
+            "btsdumpctl info crasher: uid 1000 sees the report", read(out, "btsdumpctl-1000.txt"))
+    failed = read(out, "failed.txt", None)
+    t.check(failed is not None and not failed.strip(), "systemctl --failed: none",
+            failed or "(not collected)")
+    t.check("reboot: Power down" in read(out, "console.log"), "the VM powered off cleanly",
+            "\n".join(read(out, "console.log").splitlines()[-15:]))
+    return t.done()
+
+
+def main():
+    args = sys.argv[1:]
+    if args[:1] == ["--run"]:
+        if len(args) not in (2, 3):
+            sys.exit(__doc__)
+        run = os.path.join(os.path.dirname(os.path.abspath(__file__)), "run-systemd-vm.sh")
+        r = subprocess.run([run, args[-1], *args[1:-1]], stdout=sys.stderr)
+        if r.returncode:
+            print("not ok 1 - the systemd VM booted and ran the test (run-systemd-vm.sh "
+                  f"exit {r.returncode}; console: {args[-1]}/console.log)")
+            print("1..1")
+            return 1
+        args = args[-1:]
+    if len(args) != 1:
+        sys.exit(__doc__)
+    out = args[0]
+    t = Tap()
+    journal = read(out, "journal.txt")
+    check_packages(t, out)
+    if read(out, "mode").strip() == "companion":
+        return check_companion(t, out, journal)
 
     # --- boot-time setup by systemd ---
     t.check(read(out, "core_pattern").strip() == PATTERN,

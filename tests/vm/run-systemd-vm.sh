@@ -21,9 +21,16 @@
 # no btscrash trace note, entries say TRACE=absent.
 # Results come back base64'd on a second serial port (ttyS1), apart from
 # the console (ttyS0, OUTDIR/console.log).
-# Usage: run-systemd-vm.sh OUTDIR (recreated)
+# MODE standalone: the administrator makes btsdumpd kernel.core_pattern's
+# handler (links 50-btsdumpd.conf into /etc/sysctl.d, masks
+# systemd-coredump's 50-coredump.conf, README.Debian); MODE companion:
+# systemd-coredump stays the handler and btsdumpd.service reports on the
+# cores it stores; nothing is done after dpkg -i.
+# Usage: run-systemd-vm.sh OUTDIR [standalone|companion] (OUTDIR recreated)
 set -eu
-out=${1:?usage: run-systemd-vm.sh OUTDIR}
+out=${1:?usage: run-systemd-vm.sh OUTDIR [standalone|companion]}
+mode=${2:-standalone}
+case $mode in standalone|companion) ;; *) echo "run-systemd-vm: bad mode $mode" >&2; exit 2;; esac
 src=$(cd "$(dirname "$0")/../.." && pwd)
 cache=${BTSCRASH_CACHE:-$HOME/.cache/btscrash}
 # What the packages depend on (their Depends:, from dpkg-shlibdeps: there
@@ -33,10 +40,12 @@ cache=${BTSCRASH_CACHE:-$HOME/.cache/btscrash}
 # (btscrash-gdb) and crash (btscrash-crash); acl for getfacl;
 # init-system-helpers for the postinst's deb-systemd-helper;
 # libboost-regex1.74.0 by name: debootstrap does not resolve the virtual
-# libboost-regex1.74.0-icu72 that gdb's libsource-highlight4v5 needs.
+# libboost-regex1.74.0-icu72 that gdb's libsource-highlight4v5 needs;
+# systemd-coredump, the handler the companion mode runs beside.
 root_pkgs="systemd libelf1 libdw1 libcapstone4 libzstd1 libsystemd0 liblzo2-2 libsnappy1v5
-libjson-c5 libacl1 libcap-ng0 gdb libboost-regex1.74.0 crash acl init-system-helpers"
-root_rev=2	# bump when the root's recipe below changes
+libjson-c5 libacl1 libcap-ng0 gdb libboost-regex1.74.0 crash acl init-system-helpers
+systemd-coredump"
+root_rev=3	# bump when the root's recipe below changes
 mirror=http://deb.debian.org/debian
 log() { echo "run-systemd-vm: $*" >&2; }
 
@@ -116,8 +125,13 @@ chroot "$r" sh -c 'dpkg -i /tmp/debs/*.deb' >"$out/dpkg.log" 2>&1 || {
 chroot "$r" dpkg-query -W -f '${Package} ${Version} ${Status}\n' 'btscrash-*' >"$out/dpkg-status.txt"
 # what the package left in sysctl.d: nothing of btsdumpd's (checked)
 ls "$r/etc/sysctl.d" "$r/usr/lib/sysctl.d" >"$out/sysctl-d-after-dpkg.txt" 2>&1 || true
-# the administrator's one step: btsdumpd handles core dumps (README.Debian)
-ln -s /usr/share/btscrash/sysctl/50-btsdumpd.conf "$r/etc/sysctl.d/50-btsdumpd.conf"
+if [ "$mode" = standalone ]; then
+	# the administrator's step: btsdumpd handles core dumps, not
+	# systemd-coredump (README.Debian)
+	ln -s /usr/share/btscrash/sysctl/50-btsdumpd.conf "$r/etc/sysctl.d/50-btsdumpd.conf"
+	ln -s /dev/null "$r/etc/sysctl.d/50-coredump.conf"
+fi
+echo "$mode" >"$r/etc/btscrash-sd-mode"
 rm -rf "$r/tmp/debs"
 (cd "$r" && find . | cpio -o -H newc -R 0:0 --quiet | zstd -q -1 -T0) >"$work/root.cpio.zst"
 rm -rf "$r"

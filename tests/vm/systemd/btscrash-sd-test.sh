@@ -44,7 +44,12 @@ sleep 2
 # the operator's gdb: the bts commands come from /etc/gdb/gdbinit.d
 # (btscrash-gdb), no -iex; the stock kernel's core has no trace, and bts
 # says so (an unloaded bts would be "Undefined command")
-btsdumpctl dump crasher -o /tmp/crasher.core >$R/dump.txt 2>&1; echo "exit $?" >>$R/dump.txt
+if [ "$(cat /etc/btscrash-sd-mode)" = companion ]; then
+	# the core is systemd-coredump's
+	coredumpctl dump crasher -o /tmp/crasher.core >$R/dump.txt 2>&1; echo "exit $?" >>$R/dump.txt
+else
+	btsdumpctl dump crasher -o /tmp/crasher.core >$R/dump.txt 2>&1; echo "exit $?" >>$R/dump.txt
+fi
 gdb -batch -ex 'bts list' /usr/local/bin/crasher /tmp/crasher.core >$R/gdb-bts.txt 2>&1
 echo "exit $?" >>$R/gdb-bts.txt
 rm -f /tmp/crasher.core
@@ -53,6 +58,12 @@ ls -la /usr/lib/crash/extensions/ >$R/crash-ext.txt 2>&1
 ls /usr/src/btscrash-patches >$R/patches.txt 2>&1
 
 btsdumpctl list >$R/list.txt 2>&1; echo $? >>$R/list.txt
+# companion mode: systemd-coredump's side of the same crash
+cp /etc/btscrash-sd-mode $R/mode
+journalctl -b -o json --no-pager MESSAGE_ID=fc2e22bc6ee647b6b90729ab34a250b1 >$R/journal-coredump.json
+coredumpctl --no-pager list >$R/coredumpctl.txt 2>&1
+ls -la /var/lib/systemd/coredump/ >$R/coredump-ls.txt 2>&1
+systemctl show -p ActiveState -p SubState btsdumpd.service >$R/companion-unit
 btsdumpctl --json list >$R/list.json 2>$R/list.err
 btsdumpctl --json info crasher >$R/info.json 2>$R/info.err
 btsdumpctl show crasher >$R/show.txt 2>&1
