@@ -18,6 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <systemd/sd-journal.h>
+
 #include "exit.h"
 #include "store.h"
 
@@ -28,7 +30,10 @@ static const char *const core_state_name[] = {
 };
 
 struct ctl {
-	const char *store;
+	const char *store;	/* NULL: entries read from a journal */
+	const char *journal_dir;	/* -D: a journal directory */
+	const char *journal_files[16];	/* --file, as coredumpctl's */
+	size_t n_journal_files;
 	bool json;
 	const char *output;	/* dump -o */
 	const char *match;
@@ -42,7 +47,10 @@ static void usage(FILE *out)
 {
 	fputs("Usage: btsdumpctl [OPTIONS] [COMMAND] [MATCH]\n"
 	      "\n"
-	      "Reads the crashes btsdumpd stored (default " BTSDUMPD_STORE_DEFAULT ").\n"
+	      "Reads the crashes btsdumpd stored (default " BTSDUMPD_STORE_DEFAULT "),\n"
+	      "or, with -D or --file, btsdumpd's journal entries in a journal directory\n"
+	      "or files: a central host's, collected with systemd-journal-remote\n"
+	      "(list, info and show; the cores stay on the hosts that crashed).\n"
 	      "\n"
 	      "Commands:\n"
 	      "  list [MATCH]              one line per entry, oldest first (default)\n"
@@ -55,6 +63,8 @@ static void usage(FILE *out)
 	      "of EXE).\n"
 	      "\n"
 	      "      --store DIR           the store (default " BTSDUMPD_STORE_DEFAULT ")\n"
+	      "  -D, --directory DIR       btsdumpd's entries in the journal files in DIR\n"
+	      "      --file FILE           ... in this journal file (repeatable)\n"
 	      "  -j, --json                JSON instead of text (list, info, show)\n"
 	      "  -o, --output FILE         dump: write the core here\n"
 	      "  -h, --help                this text\n"
@@ -185,9 +195,15 @@ static char *entry_file(const struct ctl *c, const struct btsdumpd_entry *e,
 static bool entry_has(const struct ctl *c, const struct btsdumpd_entry *e,
 		      const char *name)
 {
-	char *p = entry_file(c, e, name);
+	char *p;
+
+	if (!c->store)
+		return false;	/* a journal entry: its files are on its host */
+	p = entry_file(c, e, name);
 	struct stat st;
-	bool ok = !lstat(p, &st) && S_ISREG(st.st_mode);
+	bool ok;
+
+	ok = !lstat(p, &st) && S_ISREG(st.st_mode);
 
 	free(p);
 	return ok;
@@ -237,10 +253,94 @@ static bool entry_matches(const struct btsdumpd_entry *e, const char *match)
 	return base && !strcmp(base, match);
 }
 
+/* ---- btsdumpd's journal entries (-D, --file) ---- */
+
+#define BTSDUMPD_MESSAGE_ID	"6d2e1f0c4b9a4d0e8f3a7b5c2d1e0f9a"
+
+/* One journal field into e's meta: BTSDUMPD_KEY=value as KEY, MESSAGE,
+ * and the sender's _HOSTNAME as HOSTNAME unless the entry named one. */
+static void journal_field(struct btsdumpd_entry *e, const char *d, size_t len)
+{
+	const char *eq = memchr(d, '=', len);
+	char *key, *val;
+
+	if (!eq)
+		return;
+	key = strndup(d, eq - d);
+	val = strndup(eq + 1, len - (eq + 1 - d));	/* values are text (btsdumpd's) */
+	if (key && val) {
+		if (!strncmp(key, "BTSDUMPD_", 9))
+			btsdumpd_meta_set(&e->meta, key + 9, val);
+		else if (!strcmp(key, "MESSAGE"))
+			btsdumpd_meta_set(&e->meta, "MESSAGE", val);
+		else if (!strcmp(key, "_HOSTNAME") && !meta(e, "HOSTNAME"))
+			btsdumpd_meta_set(&e->meta, "HOSTNAME", val);
+	}
+	free(key);
+	free(val);
+}
+
+static int journal_entry_add(struct ctl *c, sd_journal *j)
+{
+	struct btsdumpd_entry *n = realloc(c->e, (c->n + 1) * sizeof(*c->e)), *e;
+	const void *d;
+	size_t len;
+	uint64_t ts = 0;
+
+	if (!n)
+		return -ENOMEM;
+	c->e = n;
+	e = &c->e[c->n];
+	memset(e, 0, sizeof(*e));
+	SD_JOURNAL_FOREACH_DATA(j, d, len)
+		journal_field(e, d, len);
+	if (!meta(e, "ID") || btsdumpd_parse_u64(meta(e, "TIMESTAMP"), &ts)) {
+		btsdumpd_meta_free(&e->meta);	/* not one of btsdumpd's crash entries */
+		return 0;
+	}
+	e->id = strdup(meta(e, "ID"));
+	e->timestamp = ts;
+	if (!e->id) {
+		btsdumpd_meta_free(&e->meta);
+		return -ENOMEM;
+	}
+	c->n++;
+	return 0;
+}
+
+static int load_journal(struct ctl *c)
+{
+	const char *what = c->journal_dir ? c->journal_dir : c->journal_files[0];
+	sd_journal *j;
+	int r;
+
+	r = c->journal_dir ? sd_journal_open_directory(&j, c->journal_dir, 0)
+			   : sd_journal_open_files(&j, c->journal_files, 0);
+	if (r < 0) {
+		fprintf(stderr, "btsdumpctl: cannot open the journal in %s: %s\n", what,
+			strerror(-r));
+		return BTS_EXIT_READ;
+	}
+	sd_journal_set_data_threshold(j, 0);	/* whole fields: the trail */
+	r = sd_journal_add_match(j, "MESSAGE_ID=" BTSDUMPD_MESSAGE_ID, 0);
+	while (r >= 0 && (r = sd_journal_next(j)) > 0)
+		r = journal_entry_add(c, j);
+	sd_journal_close(j);
+	if (r < 0) {
+		fprintf(stderr, "btsdumpctl: reading the journal in %s: %s\n", what, strerror(-r));
+		return BTS_EXIT_READ;
+	}
+	return 0;
+}
+
 /* Loads the store; 0 or an exit status (message printed). */
 static int load(struct ctl *c)
 {
-	int r = btsdumpd_store_list(c->store, &c->e, &c->n);
+	int r;
+
+	if (!c->store)
+		return load_journal(c);
+	r = btsdumpd_store_list(c->store, &c->e, &c->n);
 
 	if (r == -ENOENT) {
 		fprintf(stderr, "No crashes stored (%s does not exist).\n", c->store);
@@ -306,10 +406,16 @@ static void list_line(const struct ctl *c, const struct btsdumpd_entry *e, int t
 	f[4] = text_esc(core_state_name[core_state(c, e)]);
 	f[5] = text_esc(meta(e, "TRACE") ? meta(e, "TRACE") : "absent");
 	f[6] = text_esc(exe);
-	printf("%-*s %7s %5s %5s %-7s %-8s %-7s %s\n", tw, tbuf,
+	printf("%-*s %7s %5s %5s %-7s %-8s %-7s ", tw, tbuf,
 	       f[0] ? f[0] : "?", f[1] ? f[1] : "?", f[2] ? f[2] : "?",
-	       f[3] ? f[3] : "?", f[4] ? f[4] : "?", f[5] ? f[5] : "?",
-	       f[6] ? f[6] : "?");
+	       f[3] ? f[3] : "?", f[4] ? f[4] : "?", f[5] ? f[5] : "?");
+	if (!c->store) {	/* a central host's journal: which host */
+		char *h = text_esc(meta(e, "HOSTNAME"));
+
+		printf("%-15s ", h ? h : "?");
+		free(h);
+	}
+	printf("%s\n", f[6] ? f[6] : "?");
 	for (int i = 0; i < 7; i++)
 		free(f[i]);
 }
@@ -318,12 +424,15 @@ static void list_line(const struct ctl *c, const struct btsdumpd_entry *e, int t
  * are (strings), and the derived facts in lower case. */
 static void json_entry(FILE *f, const struct ctl *c, const struct btsdumpd_entry *e)
 {
-	char *path = entry_file(c, e, NULL);
+	char *path = c->store ? entry_file(c, e, NULL) : NULL;
 
 	fputs("{\"id\": ", f);
 	put_json(f, e->id);
 	fputs(", \"path\": ", f);
-	put_json(f, path);
+	if (path)
+		put_json(f, path);
+	else
+		fputs("null", f);	/* a journal entry: on its host */
 	fprintf(f, ", \"timestamp\": %llu, \"bytes\": %llu, \"corefile\": \"%s\"",
 		(unsigned long long)e->timestamp, (unsigned long long)e->bytes,
 		core_state_name[core_state(c, e)]);
@@ -368,8 +477,9 @@ static int cmd_list(const struct ctl *c)
 			json_entry(stdout, c, &c->e[i]);
 		} else {
 			if (!shown)
-				printf("%-*s %7s %5s %5s %-7s %-8s %-7s %s\n", tw, "TIME",
-				       "PID", "UID", "GID", "SIG", "COREFILE", "TRACE", "EXE");
+				printf("%-*s %7s %5s %5s %-7s %-8s %-7s %s%s\n", tw, "TIME",
+				       "PID", "UID", "GID", "SIG", "COREFILE", "TRACE",
+				       c->store ? "" : "HOST            ", "EXE");
 			list_line(c, &c->e[i], tw);
 		}
 		shown++;
@@ -509,6 +619,16 @@ static int cmd_show(const struct ctl *c)
 
 	if (!e)
 		return BTS_EXIT_NONE;
+	if (!c->store) {	/* the journal entry's MESSAGE: the trail */
+		if (c->json) {
+			json_entry(stdout, c, e);
+			putchar('\n');
+		} else {
+			put_text(stdout, meta(e, "MESSAGE") ?: "", true);
+			putchar('\n');
+		}
+		return 0;
+	}
 	path = entry_file(c, e, name);
 	f = fopen(path, "re");
 	if (!f) {
@@ -746,6 +866,8 @@ static int parse_args(struct ctl *c, int argc, char **argv, const struct command
 {
 	static const struct option opts[] = {
 		{ "store", required_argument, NULL, 'S' },
+		{ "directory", required_argument, NULL, 'D' },
+		{ "file", required_argument, NULL, 'F' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
@@ -761,15 +883,30 @@ static int parse_args(struct ctl *c, int argc, char **argv, const struct command
 			argc = i;
 			break;
 		}
-	while ((o = getopt_long(argc, argv, "jo:h", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "D:jo:h", opts, NULL)) != -1) {
 		switch (o) {
 		case 'S': c->store = optarg; break;
+		case 'D': c->journal_dir = optarg; break;
+		case 'F':
+			if (c->n_journal_files + 1 >= sizeof(c->journal_files) /
+						      sizeof(c->journal_files[0])) {
+				fputs("btsdumpctl: too many --file\n", stderr);
+				return BTS_EXIT_USAGE;
+			}
+			c->journal_files[c->n_journal_files++] = optarg;
+			break;
 		case 'j': c->json = true; break;
 		case 'o': c->output = optarg; break;
 		case 'h': usage(stdout); exit(0);
 		default: usage(stderr); return BTS_EXIT_USAGE;
 		}
 	}
+	if (c->journal_dir && c->n_journal_files) {
+		fputs("btsdumpctl: -D or --file, not both\n", stderr);
+		return BTS_EXIT_USAGE;
+	}
+	if (c->journal_dir || c->n_journal_files)
+		c->store = NULL;
 	if (optind < argc)
 		name = argv[optind++];
 	if (optind < argc)
@@ -778,6 +915,11 @@ static int parse_args(struct ctl *c, int argc, char **argv, const struct command
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (!strcmp(commands[i].name, name))
 			*cmd = &commands[i];
+	if (*cmd && !c->store && ((*cmd)->fn == cmd_dump || (*cmd)->fn == cmd_gdb)) {
+		fprintf(stderr, "btsdumpctl: %s: journal entries carry no core; it stays on "
+			"the host that crashed (btsdumpctl %s there)\n", name, name);
+		return BTS_EXIT_USAGE;
+	}
 	if (!*cmd || optind < argc || (c->gdb_args && (*cmd)->fn != cmd_gdb) ||
 	    (c->output && (*cmd)->fn != cmd_dump)) {
 		fprintf(stderr, "btsdumpctl: %s\n", !*cmd ? "unknown command" :
