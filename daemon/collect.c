@@ -571,6 +571,10 @@ static void kill_child(pid_t pid, const struct analyzer *a)
 		btsdumpd_warn("analysis: killing it: %m");
 	if (setresuid(-1, 0, -1))
 		btsdumpd_warn("analysis: back to uid 0: %m");
+	/* the euid change cleared the dumpable flag (fs.suid_dumpable=0):
+	 * restore it, nothing about this process changed (LeakSanitizer's
+	 * exit-time check, which ptraces the process, needs it) */
+	prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
 }
 
 /* Waits for the analysis child at most timeout seconds (wall clock), then
