@@ -63,5 +63,12 @@ int btsdumpd_companion(struct btsdumpd_ctx *c, const char *journal_dir, bool onc
 /* Helpers of collect.c used by harvest.c. */
 int btsdumpd_entry_begin(struct btsdumpd_ctx *c, const char *id_base, int *dirfd);
 int btsdumpd_entry_commit(struct btsdumpd_ctx *c, int dirfd, uid_t reader);
+/* A new file in an entry (O_EXCL, mode 0600): fd or -1 with errno. */
+int btsdumpd_entry_create_file(int dirfd, const char *name);
+/* The analysis child's findings in an entry while it runs (meta format). */
+#define BTSDUMPD_ANALYSIS_FILE	"analysis"
+/* analyze.c: the spooled core (bytes long) analysed in an unprivileged
+ * child into the entry's reports; its findings merged into c->meta. */
+void btsdumpd_analyze(struct btsdumpd_ctx *c, int dirfd, int spool_fd, uint64_t bytes);
 
 #endif /* BTSDUMPD_H */

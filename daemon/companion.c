@@ -209,21 +209,54 @@ static const char *field(sd_journal *j, const char *key, char *buf, size_t len)
 	return buf;
 }
 
-/* systemd-coredump's own entry, by the fields journald sets itself (a
+/* The core's name, core.COMM.UID.BOOT_ID.PID.TIMESTAMP[.zst|.xz|.lz4]
+ * (systemd-coredump's), agrees with the entry's COREDUMP_UID, _PID and
+ * _TIMESTAMP, and the file is root's, in its store. */
+static bool file_agrees(sd_journal *j, const char *file)
+{
+	char name[PATH_MAX], uid[32], pid[32], ts[32], *f[5];
+	struct stat st;
+	char *p;
+	int n = 0;
+
+	if (lstat(file, &st) || !S_ISREG(st.st_mode) || st.st_uid != 0 ||
+	    !field(j, "COREDUMP_UID", uid, sizeof(uid)) ||
+	    !field(j, "COREDUMP_PID", pid, sizeof(pid)) ||
+	    !field(j, "COREDUMP_TIMESTAMP", ts, sizeof(ts)))
+		return false;
+	snprintf(name, sizeof(name), "%s", file + strlen(COREDUMP_DIR));
+	for (const char *ext = ".zst\0.xz\0.lz4\0"; *ext; ext += strlen(ext) + 1)
+		if (ends_with(name, ext))
+			name[strlen(name) - strlen(ext)] = '\0';
+	while (n < 4 && (p = strrchr(name, '.'))) {	/* ts, pid, boot id, uid */
+		f[n++] = p + 1;
+		*p = '\0';
+	}
+	return n == 4 && !strcmp(f[0], ts) && !strcmp(f[1], pid) && !strcmp(f[3], uid);
+}
+
+/* systemd-coredump's own entry.  By the fields journald sets itself (a
  * sender cannot forge them): its process, in one of its service's
  * instances (systemd-coredump@.service, where it logs as the crashing
  * user: it drops to that uid for its work) or as root (the kernel-spawned
- * handler without its socket); and a core in its store. */
+ * handler without its socket).  journald reads _COMM and _SYSTEMD_UNIT
+ * from /proc, so they are missing when systemd-coredump exited before its
+ * entry was read: then the core itself vouches for it (root's, in the
+ * store, its name agreeing with the entry), which only systemd-coredump
+ * writes.  Either way a core in its store. */
 static bool trusted(sd_journal *j, const char *file)
 {
 	char uid[16], comm[32], unit[256];
 	bool by_unit = field(j, "_SYSTEMD_UNIT", unit, sizeof(unit)) &&
 		       !strncmp(unit, "systemd-coredump@", 17) && ends_with(unit, ".service");
 	bool by_root = field(j, "_UID", uid, sizeof(uid)) && !strcmp(uid, "0");
+	bool by_comm = field(j, "_COMM", comm, sizeof(comm));
 
-	return (by_unit || by_root) &&
-	       field(j, "_COMM", comm, sizeof(comm)) && !strcmp(comm, "systemd-coredum") &&
-	       !strncmp(file, COREDUMP_DIR, strlen(COREDUMP_DIR)) && !strstr(file, "/../");
+	if (strncmp(file, COREDUMP_DIR, strlen(COREDUMP_DIR)) || strstr(file, "/../"))
+		return false;
+	if (by_comm)
+		return (by_unit || by_root) && !strcmp(comm, "systemd-coredum");
+	return file_agrees(j, file);
 }
 
 /* The entry's facts into c->meta, as the handler takes them from the

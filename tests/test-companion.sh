@@ -5,7 +5,8 @@
 # /var/lib/systemd/coredump: systemd-coredump's entries are sent as
 # systemd-coredump sends them (native protocol, from a root process named
 # systemd-coredum), naming the fixture core stored zstd-, xz- and
-# lz4-compressed and plain; the companion's journal entries carry the trail
+# lz4-compressed and plain (one sender gone before journald read its
+# /proc entry); the companion's journal entries carry the trail
 # (symbols read as the crashing uid), btsdumpd's MESSAGE_ID and the
 # coredump entry's COREDUMP_PID/COREDUMP_TIMESTAMP; a forged entry (another
 # process's) is ignored; a second run resumes at its cursor (no repeats);
@@ -24,15 +25,19 @@ for t in zstd xz lz4; do
 done
 tmp=$(mktemp -d)
 chmod 0755 "$tmp"
-trap 'rm -rf "$tmp"' EXIT
+trap '[ -n "${KEEP:-}" ] || rm -rf "$tmp"' EXIT
 printf '[Store]\n' > "$tmp/conf"
 core=$src/tests/fixtures/crasher-null.core
 cat > "$tmp/send.py" <<'EOP'
 # systemd-coredump's journal entries, sent over the native protocol from a
-# process journald names systemd-coredum (root): COREDUMP_* fields.
-import ctypes, socket, sys
-exe, forged = sys.argv[1], sys.argv[2] == "forged"
-if not forged:
+# process journald names systemd-coredum (root): COREDUMP_* fields.  Modes:
+# trusted (named so, stays until journald read it), quick (named so, exits
+# at once: journald may find no /proc entry, so no _COMM; the core file
+# vouches), forged (another name, stays), forged-quick (another name,
+# exits at once, COREDUMP_UID disagreeing with the core's name).
+import ctypes, socket, sys, time
+exe, mode = sys.argv[1], sys.argv[2]
+if not mode.startswith("forged"):
     ctypes.CDLL(None).prctl(15, b"systemd-coredump", 0, 0, 0)   # PR_SET_NAME
 s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
 for line in sys.stdin:
@@ -40,13 +45,16 @@ for line in sys.stdin:
     ts = 1700000000000000 + int(pid)
     fields = {"MESSAGE_ID": "fc2e22bc6ee647b6b90729ab34a250b1",
               "MESSAGE": "Process %s (crasher) of user 1000 dumped core." % pid,
-              "PRIORITY": "2", "COREDUMP_PID": pid, "COREDUMP_UID": "1000",
+              "PRIORITY": "2", "COREDUMP_PID": pid,
+              "COREDUMP_UID": "0" if mode == "forged-quick" else "1000",
               "COREDUMP_GID": "1000", "COREDUMP_SIGNAL": "11",
               "COREDUMP_SIGNAL_NAME": "SIGSEGV", "COREDUMP_TIMESTAMP": str(ts),
               "COREDUMP_COMM": "crasher", "COREDUMP_EXE": exe,
               "COREDUMP_FILENAME": "/var/lib/systemd/coredump/" + name}
     s.sendto("".join("%s=%s\n" % kv for kv in fields.items()).encode(),
              "/run/systemd/journal/socket")
+if not mode.endswith("quick"):
+    time.sleep(1)       # journald reads _COMM from /proc/PID while we live
 EOP
 cat > "$tmp/run.sh" <<EOS
 set -e
@@ -68,10 +76,14 @@ printf '4201 core.crasher.1000.b.4201.1700000004201000.zst\n4202 core.crasher.10
 	python3 "$tmp/send.py" "$src/tests/fixtures/crasher" trusted
 printf '4299 core.crasher.1000.b.4299.1700000004299000\n' |
 	python3 "$tmp/send.py" "$src/tests/fixtures/crasher" forged
+printf '4299 core.crasher.1000.b.4299.1700000004299000\n' |
+	python3 "$tmp/send.py" "$src/tests/fixtures/crasher" forged-quick
 journalctl --sync -q 2>/dev/null || sleep 1
 "$daemon" --companion --once --store "$tmp/store" --config "$tmp/conf" --log journal
-printf '4203 core.crasher.1000.b.4203.1700000004203000.lz4\n4204 core.crasher.1000.b.4204.1700000004204000\n' |
+printf '4203 core.crasher.1000.b.4203.1700000004203000.lz4\n' |
 	python3 "$tmp/send.py" "$src/tests/fixtures/crasher" trusted
+printf '4204 core.crasher.1000.b.4204.1700000004204000\n' |
+	python3 "$tmp/send.py" "$src/tests/fixtures/crasher" quick
 journalctl --sync -q 2>/dev/null || sleep 1
 # the second run starts after the first one's last entry
 "$daemon" --companion --once --store "$tmp/store" --config "$tmp/conf" --log journal
@@ -109,8 +121,9 @@ for e in mine:
           f"PID {pid}: linked to its coredump entry (COREDUMP_PID, COREDUMP_TIMESTAMP), "
           "the trail with symbols, the fault", json.dumps(e)[:1500])
 check(not any(e.get("BTSDUMPD_PID") == "4299" for e in entries) and
-      any("not from systemd-coredump" in e.get("MESSAGE", "") for e in entries),
-      "a coredump entry sent by another process is ignored, and said so",
+      sum("not from systemd-coredump" in e.get("MESSAGE", "") for e in entries) == 2,
+      "coredump entries sent by another process are ignored, and said so (the "
+      "quick one's COREDUMP_UID disagrees with its core's name)",
       [e.get("MESSAGE") for e in entries][:10])
 store = os.path.join(tmp, "store")
 ents = sorted(x for x in os.listdir(store) if not x.startswith("."))

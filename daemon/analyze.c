@@ -1,0 +1,397 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * btsdumpd's analysis of one spooled core (docs/btsdumpd.md "What runs
+ * where", step 3): a child that drops to the crashing user (a regular
+ * uid) or AnalyzeUser, with no_new_privs, address-space, CPU and core
+ * limits, decodes the core with the library (lib/) into report.txt,
+ * report.json and the journal summary; the parent waits on its pidfd with
+ * a wall-clock timeout, kills it past that, and merges its findings into
+ * the crash's meta.  Called by collect.c, process context.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/pidfd.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "btsdec.h"
+#include "btsdumpd.h"
+
+#define NOBODY		65534
+
+/* The analysis runs as the crashing user when that is a regular user, as
+ * systemd-coredump does its work: the executable and libraries of a
+ * program in a mode-0700 home are readable to that user and to nobody
+ * else.  A system user's crash (uid <= SYSTEM_UID_MAX, systemd's and
+ * Debian's SYS_UID_MAX), root's, and that of a process that changed
+ * credentials (DUMP_MODE 2: its memory may hold what its user must not
+ * read, and the analysis reads the core) run as AnalyzeUser (its uid and
+ * gid here); everything runs as the caller when that is not root.
+ * "nobody" need not be in the user database. */
+#define SYSTEM_UID_MAX	999
+
+struct analyzer {
+	uid_t uid;
+	gid_t gid;
+};
+
+static bool analyze_as_crasher(const struct btsdumpd_meta *meta, struct analyzer *a)
+{
+	const char *uid = btsdumpd_meta_get(meta, "UID"), *gid = btsdumpd_meta_get(meta, "GID");
+	const char *mode = btsdumpd_meta_get(meta, "DUMP_MODE");
+	unsigned long u, g;
+	char *end;
+
+	if (!uid || !gid || (mode && strcmp(mode, "1")))
+		return false;
+	errno = 0;
+	u = strtoul(uid, &end, 10);
+	if (errno || *end || !*uid || u <= SYSTEM_UID_MAX || u >= NOBODY)
+		return false;
+	g = strtoul(gid, &end, 10);
+	if (errno || *end || !*gid || g >= NOBODY)
+		return false;
+	*a = (struct analyzer){ (uid_t)u, (gid_t)g };
+	return true;
+}
+
+static int analyzer_resolve(const char *user, const struct btsdumpd_meta *meta,
+			    struct analyzer *a)
+{
+	struct passwd *pw;
+
+	*a = (struct analyzer){ getuid(), getgid() };
+	if (geteuid() != 0 || analyze_as_crasher(meta, a))
+		return 0;
+	pw = getpwnam(user);
+	if (pw)
+		*a = (struct analyzer){ pw->pw_uid, pw->pw_gid };
+	else if (!strcmp(user, "nobody"))
+		*a = (struct analyzer){ NOBODY, NOBODY };
+	else
+		return -ENOENT;
+	return 0;
+}
+
+static int drop_privileges(const struct analyzer *a, uint64_t core_bytes, unsigned int timeout)
+{
+	struct rlimit as = { .rlim_cur = core_bytes + (1ULL << 30) };
+	struct rlimit cpu = { .rlim_cur = timeout, .rlim_max = timeout + 1 };
+	struct rlimit core = { 1, 1 };	/* a pipe core_pattern never dumps at 1 */
+	struct rlimit hard;
+
+	if (geteuid() == 0 && (setgroups(0, NULL) || setresgid(a->gid, a->gid, a->gid) ||
+			       setresuid(a->uid, a->uid, a->uid)))
+		return -errno;
+	as.rlim_max = as.rlim_cur;
+	/* under a hard limit of 0 (LimitCORE=0), 0: raising it needs
+	 * CAP_SYS_RESOURCE, and 0 dumps nothing either */
+	if (!getrlimit(RLIMIT_CORE, &hard) && hard.rlim_max < core.rlim_max)
+		core = (struct rlimit){ hard.rlim_max, hard.rlim_max };
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) ||
+	    setrlimit(RLIMIT_CORE, &core) || setrlimit(RLIMIT_CPU, &cpu))
+		return -errno;
+#ifndef __SANITIZE_ADDRESS__	/* ASan's shadow alone is terabytes of address space */
+	if (setrlimit(RLIMIT_AS, &as))
+		return -errno;
+#endif
+	return 0;
+}
+
+/* The journal's summary, from the model: the faulting thread and its last
+ * journal_branches records' branch lines (markers left out), newest last. */
+static void summarize(struct btsdumpd_ctx *c, const struct btsdec_model *model,
+		      size_t nr_traces, struct btsdumpd_meta *m)
+{
+	const struct btsdec_model_thread *t = model->nr_threads ? &model->threads[0] : NULL;
+	size_t n = c->cfg.journal_branches, i, len = 0;
+	char *out = NULL;
+	bool first = true;
+	FILE *f;
+
+	btsdumpd_meta_setf(m, "TRACE_THREADS", "%zu", nr_traces);
+	if (!t || !t->has_trace || !n)
+		return;
+	btsdumpd_meta_setf(m, "FAULT_TID", "%d", (int)t->tid);
+	f = open_memstream(&out, &len);
+	if (!f)
+		return;
+	for (i = n < t->d.nr ? t->d.nr - n : 0; i < t->d.nr; i++) {
+		struct btsdec_branch b;
+
+		btsdec_decoded_branch(&t->d, i, &b);
+		if (b.kind == BTSDEC_K_MARKER)
+			continue;
+		fputs(first ? "" : "\n", f);
+		btsdec_render_branch_line(f, i, &b);
+		first = false;
+	}
+	fclose(f);
+	if (out && *out)
+		btsdumpd_meta_set(m, "LAST_BRANCHES", out);
+	free(out);
+	if (!t->has_fault)
+		return;
+	out = NULL;
+	f = open_memstream(&out, &len);
+	if (!f)
+		return;
+	btsdec_render_fault_line(f, t);
+	fclose(f);
+	if (out && *out)
+		btsdumpd_meta_set(m, "FAULT", out);
+	free(out);
+}
+
+/* Decodes the core once; the text and JSON reports and the journal's
+ * summary are renderings of that one model. */
+static void report_core(struct btsdumpd_ctx *c, struct btsdec_core *core,
+			struct btsdec_sym *sym, struct btsdec_classifier *cls,
+			const char *exe, FILE *txt, FILE *json, struct btsdumpd_meta *m)
+{
+	struct btsdec_model_opts mo = { .executable = exe };
+	struct btsdec_render_opts ro = { 0 };
+	struct btsdec_model *model;
+	struct btsdec_err err;
+
+	if (btsdec_model_build(core, sym, cls, &mo, &model, &err)) {
+		btsdumpd_meta_setf(m, "TRACE_WARNING", "report: %s", err.msg);
+		fprintf(txt, "btsdumpd: report: %s\n", err.msg);
+		btsdec_json_error(json, err.msg, NULL);
+		return;
+	}
+	if (!btsdec_core_nr_traces(core)) {
+		fprintf(txt, "btsdumpd: no branch trace in this core (the process was not "
+			"traced, or its kernel lacks btscrash)%s\n",
+			btsdec_core_nr_rejects(core) ? "; malformed trace notes were rejected" : "");
+	} else {
+		if (btsdec_render_text(txt, model, &ro, &err))
+			fprintf(txt, "btsdumpd: report: %s\n", err.msg);
+		summarize(c, model, btsdec_core_nr_traces(core), m);
+	}
+	if (btsdec_render_json(json, model, &ro, &err))
+		btsdumpd_meta_setf(m, "TRACE_WARNING", "JSON report: %s", err.msg);
+	btsdec_model_free(model);
+}
+
+static void analysis_child(struct btsdumpd_ctx *c, const struct analyzer *a, int spool_fd,
+			   int txt_fd, int json_fd, int res_fd, uint64_t spool_bytes)
+{
+	const char *exe = btsdumpd_meta_get(&c->meta, "EXE");
+	struct btsdec_symopts so = { .executable = exe };
+	struct btsdec_classifier *cls = NULL;
+	struct btsdec_sym *sym = NULL;
+	struct btsdec_core *core;
+	struct btsdumpd_meta m = { 0 };
+	struct btsdec_err err;
+	FILE *txt = fdopen(txt_fd, "w"), *json = fdopen(json_fd, "w");
+	int ret;
+
+	ret = drop_privileges(a, spool_bytes, c->cfg.analyze_timeout_sec);
+	if (ret || !txt || !json) {
+		btsdumpd_meta_set(&m, "TRACE", "error");
+		btsdumpd_meta_setf(&m, "TRACE_ERROR", "analysis: dropping privileges to uid %u: %s",
+				   (unsigned int)a->uid, strerror(-ret));
+		goto out;
+	}
+	if (exe && access(exe, R_OK))
+		so.executable = NULL;	/* dwfl finds it by build-id or NT_FILE */
+	ret = btsdec_core_open_fd(spool_fd, "core", &core, &err);
+	if (ret) {
+		btsdumpd_meta_set(&m, "TRACE", "error");
+		btsdumpd_meta_set(&m, "TRACE_ERROR", err.msg);
+		fprintf(txt, "btsdumpd: no trace report: %s\n", err.msg);
+		btsdec_json_error(json, err.msg, NULL);
+		goto out;
+	}
+	if (btsdec_sym_open_core(core, &so, &sym, &err))
+		btsdumpd_meta_setf(&m, "TRACE_WARNING", "no symbols: %s", err.msg);
+	if (btsdec_classifier_new(&cls, &err))
+		btsdumpd_meta_setf(&m, "TRACE_WARNING", "branches not classified: %s", err.msg);
+	if (btsdec_core_nr_rejects(core)) {
+		btsdumpd_meta_setf(&m, "TRACE_REJECTED", "%zu", btsdec_core_nr_rejects(core));
+		btsdumpd_meta_set(&m, "TRACE_ERROR", btsdec_core_reject(core, 0));
+	}
+	if (!btsdec_core_nr_traces(core))
+		btsdumpd_meta_set(&m, "TRACE", btsdec_core_nr_rejects(core) ? "error" : "absent");
+	else
+		btsdumpd_meta_set(&m, "TRACE", "present");
+	report_core(c, core, sym, cls, exe, txt, json, &m);
+	btsdec_classifier_free(cls);
+	btsdec_sym_close(sym);
+	btsdec_core_close(core);
+out:
+	if (txt)
+		fflush(txt);
+	if (json)
+		fflush(json);
+	_exit(btsdumpd_meta_write_fd(res_fd, &m) ? 1 : 0);
+}
+
+/* Reaps pid into *status; 0 or -errno. */
+static int reap(pid_t pid, int *status)
+{
+	while (waitpid(pid, status, 0) < 0)
+		if (errno != EINTR)
+			return -errno;
+	return 0;
+}
+
+/* Milliseconds left until end (CLOCK_MONOTONIC), 0 once past it. */
+static int ms_left(const struct timespec *end)
+{
+	struct timespec now;
+	long long ms;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	ms = (end->tv_sec - now.tv_sec) * 1000LL + (end->tv_nsec - now.tv_nsec) / 1000000;
+	return ms > 0 ? (int)ms : 0;
+}
+
+/* SIGKILL to the analysis child, which runs as a->uid.  The handler keeps
+ * no CAP_KILL, so as root it takes that uid as its effective uid for the
+ * kill(2), then 0 again (allowed and giving its capabilities back: its real
+ * and saved uids stay 0). */
+static void kill_child(pid_t pid, const struct analyzer *a)
+{
+	if (!kill(pid, SIGKILL) || errno != EPERM || geteuid() != 0)
+		return;
+	if (setresuid(-1, a->uid, -1)) {
+		btsdumpd_warn("analysis: killing it as uid %u: %m", (unsigned int)a->uid);
+		return;
+	}
+	if (kill(pid, SIGKILL))
+		btsdumpd_warn("analysis: killing it: %m");
+	if (setresuid(-1, 0, -1))
+		btsdumpd_warn("analysis: back to uid 0: %m");
+	/* the euid change cleared the dumpable flag (fs.suid_dumpable=0):
+	 * restore it, nothing about this process changed (LeakSanitizer's
+	 * exit-time check, which ptraces the process, needs it) */
+	prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+}
+
+/* Waits for the analysis child at most timeout seconds (wall clock), then
+ * kills it.  Its pidfd turns readable when it exits: one poll(), no
+ * polling loop.  pidfd_open() needs Linux 5.3 (btscrash's kernel is 6.1);
+ * there is no fallback: without it (ENOSYS, or a seccomp filter's EPERM)
+ * the child is killed and the error returned, so the entry says the
+ * analysis failed and why, and the core is stored all the same. */
+static int wait_child(pid_t pid, const struct analyzer *a, unsigned int timeout, int *status)
+{
+	struct pollfd p = { .fd = pidfd_open(pid, 0), .events = POLLIN };
+	struct timespec end;
+	int ret = 0, n;
+
+	if (p.fd < 0) {
+		ret = -errno;
+		goto kill;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += timeout;
+	do {
+		n = ms_left(&end);
+		n = n ? poll(&p, 1, n) : 0;
+	} while (n < 0 && errno == EINTR);
+	if (n < 0)
+		ret = -errno;
+	else if (n == 0)
+		ret = -ETIMEDOUT;
+	close(p.fd);
+	if (!ret)
+		return reap(pid, status);
+kill:
+	kill_child(pid, a);	/* not reaped yet: pid still names the child */
+	reap(pid, status);
+	return ret;
+}
+
+
+/* Replaces a partial JSON report by the error document (docs/json.md). */
+static void json_error(int fd, const char *why)
+{
+	FILE *f;
+
+	if (ftruncate(fd, 0) || lseek(fd, 0, SEEK_SET))
+		return;
+	f = fdopen(dup(fd), "w");
+	if (!f)
+		return;
+	btsdec_json_error(f, why, NULL);
+	fclose(f);
+}
+
+/* Runs the analysis; merges its findings into c->meta. */
+void btsdumpd_analyze(struct btsdumpd_ctx *c, int dirfd, int spool_fd, uint64_t bytes)
+{
+	int txt = btsdumpd_entry_create_file(dirfd, BTSDUMPD_REPORT_TXT);
+	int json = btsdumpd_entry_create_file(dirfd, BTSDUMPD_REPORT_JSON);
+	int res = btsdumpd_entry_create_file(dirfd, BTSDUMPD_ANALYSIS_FILE);
+	struct btsdumpd_meta m = { 0 };
+	struct analyzer a;
+	char why[160] = "";
+	int status = 0, ret;
+	pid_t pid;
+	size_t i;
+
+	if (txt < 0 || json < 0 || res < 0) {
+		snprintf(why, sizeof(why), "analysis: creating the report: %s", strerror(errno));
+		goto fail;
+	}
+	ret = analyzer_resolve(c->cfg.analyze_user, &c->meta, &a);
+	if (ret) {
+		snprintf(why, sizeof(why), "analysis: dropping privileges to %s: %s",
+			 c->cfg.analyze_user, strerror(-ret));
+		goto fail;
+	}
+	pid = fork();
+	if (pid < 0) {
+		snprintf(why, sizeof(why), "analysis: fork: %s", strerror(errno));
+		goto fail;
+	}
+	if (!pid)
+		analysis_child(c, &a, spool_fd, txt, json, res, bytes);
+	ret = wait_child(pid, &a, c->cfg.analyze_timeout_sec, &status);
+	if (ret == -ETIMEDOUT)
+		snprintf(why, sizeof(why), "analysis timed out after %u s (AnalyzeTimeoutSec)",
+			 c->cfg.analyze_timeout_sec);
+	else if (ret)
+		snprintf(why, sizeof(why), "analysis: waiting for it: %s%s", strerror(-ret),
+			 ret == -ENOSYS ? " (pidfd_open needs Linux 5.3)" : "");
+	else if (!WIFEXITED(status))
+		snprintf(why, sizeof(why), "analysis failed: %s",
+			 WIFSIGNALED(status) ? strsignal(WTERMSIG(status)) : "no exit status");
+	else if (btsdumpd_meta_read_at(dirfd, BTSDUMPD_ANALYSIS_FILE, &m) || !btsdumpd_meta_get(&m, "TRACE"))
+		snprintf(why, sizeof(why), "analysis: no result (exit status %d)",
+			 WEXITSTATUS(status));
+	for (i = 0; !*why && i < m.n; i++)
+		btsdumpd_meta_set(&c->meta, m.keys[i], m.vals[i]);
+fail:
+	if (*why) {
+		btsdumpd_meta_set(&c->meta, "TRACE", "error");
+		btsdumpd_meta_set(&c->meta, "TRACE_ERROR", why);
+		if (txt >= 0)
+			dprintf(txt, "\nbtsdumpd: %s\n", why);
+		if (json >= 0)
+			json_error(json, why);
+	}
+	btsdumpd_meta_free(&m);
+	if (txt >= 0)
+		close(txt);
+	if (json >= 0)
+		close(json);
+	if (res >= 0)
+		close(res);
+	unlinkat(dirfd, BTSDUMPD_ANALYSIS_FILE, 0);
+}
+
