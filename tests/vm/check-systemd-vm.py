@@ -128,6 +128,10 @@ def check_companion(t, out, journal):
             "btsdumpd.service's journal entry, linked by COREDUMP_PID and "
             "COREDUMP_TIMESTAMP to systemd-coredump's",
             "\n".join(json.dumps(j)[:800] for j in mine))
+    if mine and cd.get("__REALTIME_TIMESTAMP"):
+        # for bench/README.md: the coredump entry to the trace entry, under TCG
+        lat = int(mine[0]["__REALTIME_TIMESTAMP"]) - int(cd["__REALTIME_TIMESTAMP"])
+        print(f"# companion: coredump entry to trace entry {lat / 1000:.0f} ms (TCG)")
     t.check("exit 0" in read(out, "btsdumpctl-1000.txt"),
             "btsdumpctl info crasher: uid 1000 sees the report", read(out, "btsdumpctl-1000.txt"))
     failed = read(out, "failed.txt", None)
