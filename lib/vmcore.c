@@ -50,6 +50,8 @@ struct flat_seg {
 struct btsdec_vmcore {
 	int fd;
 	uint64_t size;		/* of the dump (reassembled, when flattened) */
+	uint64_t stored;	/* bytes the file holds of it (a flattened
+				 * stream's segments may leave holes) */
 	struct flat_seg *flat;	/* flattened: the segments, in file order */
 	size_t nr_flat;
 	bool kdump;
@@ -279,7 +281,10 @@ static int open_kdump(struct btsdec_vmcore *vc, struct btsdec_err *err)
 	vc->bitmap_len = (uint64_t)bitmap_blocks * block / 2;
 	vc->bitmap2_off = (uint64_t)block * (1 + sub_blocks) + vc->bitmap_len;
 	vc->pd_off = (uint64_t)block * (1 + sub_blocks + bitmap_blocks);
-	if (vc->pd_off > vc->size)
+	/* the bitmap is read whole: it must be in the file, not in a
+	 * flattened stream's holes (a 20 KB stream claiming a dump of 2^44
+	 * bytes made this allocate terabytes: fuzz-vmcore) */
+	if (vc->pd_off > vc->size || vc->bitmap_len > vc->stored)
 		return btsdec_fail(err, -EINVAL, "kdump bitmaps past the end of the file "
 				   "(truncated dump?)");
 	words = (vc->bitmap_len + 7) / 8;
@@ -362,6 +367,7 @@ static int open_flat(struct btsdec_vmcore *vc, const char *path, struct btsdec_e
 		pos += size;
 	}
 	vc->size = end;
+	vc->stored = pos;
 	if (!vc->flat)
 		return btsdec_fail(err, -EINVAL, "%s: flattened dump without data", path);
 	return 0;
@@ -383,6 +389,7 @@ int btsdec_vmcore_open(const char *path, struct btsdec_vmcore **out,
 		goto fail;
 	}
 	vc->size = st.st_size;
+	vc->stored = st.st_size;
 	if (pread(vc->fd, magic, sizeof(magic), 0) < 8) {
 		ret = btsdec_fail(err, -EINVAL, "%s: too short for a vmcore", path);
 		goto fail;
