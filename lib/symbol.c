@@ -107,6 +107,18 @@ static int sym_new(const struct btsdec_symopts *opts, struct btsdec_sym **out,
 	return 0;
 }
 
+/* Ends sym_new's reporting: the symbolizer to *out, or closed on ret. */
+static int sym_done(struct btsdec_sym *s, int ret, struct btsdec_sym **out)
+{
+	if (ret) {
+		btsdec_sym_close(s);
+		return ret;
+	}
+	dwfl_report_end(s->dwfl, NULL, NULL);
+	*out = s;
+	return 0;
+}
+
 int btsdec_sym_open_core(struct btsdec_core *core,
 			 const struct btsdec_symopts *opts,
 			 struct btsdec_sym **out, struct btsdec_err *err)
@@ -114,21 +126,14 @@ int btsdec_sym_open_core(struct btsdec_core *core,
 	struct btsdec_sym *s = NULL;
 	int ret = sym_new(opts, &s, err);
 
-	if (ret)
-		goto err_free;
-	s->core = core;
-	if (dwfl_core_file_report(s->dwfl, btsdec_core_elf(core),
-				  opts->executable) < 0) {
-		ret = btsdec_fail(err, -EIO, "dwfl_core_file_report: %s",
-				  dwfl_errmsg(-1));
-		goto err_free;
+	if (!ret) {
+		s->core = core;
+		if (dwfl_core_file_report(s->dwfl, btsdec_core_elf(core),
+					  opts->executable) < 0)
+			ret = btsdec_fail(err, -EIO, "dwfl_core_file_report: %s",
+					  dwfl_errmsg(-1));
 	}
-	dwfl_report_end(s->dwfl, NULL, NULL);
-	*out = s;
-	return 0;
-err_free:
-	btsdec_sym_close(s);
-	return ret;
+	return sym_done(s, ret, out);
 }
 
 int btsdec_sym_open_kernel(const char *vmlinux, uint64_t kaslr,
@@ -138,24 +143,17 @@ int btsdec_sym_open_kernel(const char *vmlinux, uint64_t kaslr,
 	struct btsdec_sym *s = NULL;
 	int ret = sym_new(opts, &s, err);
 
-	if (ret)
-		goto err_free;
 	/* an ET_EXEC vmlinux stays at its link address in libdwfl (which
 	 * ignores a base for ET_EXEC): addresses are slid back by KASLR's
 	 * offset on the way in.  Its code is read from the file (.text is
 	 * never changed at run time but for alternatives and static keys,
 	 * which patch in place instructions of the same length and kind) */
-	s->slide = kaslr;
-	if (!dwfl_report_elf(s->dwfl, "vmlinux", vmlinux, -1, 0, false)) {
-		ret = btsdec_fail(err, -ENOEXEC, "%s: %s", vmlinux, dwfl_errmsg(-1));
-		goto err_free;
+	if (!ret) {
+		s->slide = kaslr;
+		if (!dwfl_report_elf(s->dwfl, "vmlinux", vmlinux, -1, 0, false))
+			ret = btsdec_fail(err, -ENOEXEC, "%s: %s", vmlinux, dwfl_errmsg(-1));
 	}
-	dwfl_report_end(s->dwfl, NULL, NULL);
-	*out = s;
-	return 0;
-err_free:
-	btsdec_sym_close(s);
-	return ret;
+	return sym_done(s, ret, out);
 }
 
 void btsdec_sym_close(struct btsdec_sym *s)
