@@ -47,6 +47,32 @@ def parse_meta(text):
     return dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
 
 
+def json_lines(out, name):
+    """The entries of a `journalctl -o json` file; bad lines skipped."""
+    entries = []
+    for line in read(out, name).splitlines():
+        try:
+            entries.append(json.loads(line))
+        except ValueError:
+            pass
+    return entries
+
+
+def check_ended(t, out, journal):
+    """No unit failed, none of btsdumpd's in the journal; a clean poweroff."""
+    failed = read(out, "failed.txt", None)
+    t.check(failed is not None and not failed.strip(), "systemctl --failed: none",
+            failed or "(not collected)")
+    t.check(not re.search(r"btsdumpd.*(failed|Failed)|Failed to .*btsdumpd", journal),
+            "no systemd failure about btsdumpd's units in the journal",
+            "\n".join(ln for ln in journal.splitlines()
+                      if "btsdumpd" in ln and "ailed" in ln))
+    console = read(out, "console.log")
+    t.check("reboot: Power down" in console, "the VM powered off cleanly",
+            "\n".join(console.splitlines()[-15:]))
+    return t.done()
+
+
 def journal_time(journal, pattern):
     """Monotonic time of the first journal line matching pattern."""
     for line in journal.splitlines():
@@ -88,12 +114,7 @@ def check_companion(t, out, journal):
             "SubState=running" in read(out, "companion-unit"),
             "btsdumpd.service (enabled by the package) is running",
             read(out, "companion-unit") + read(out, "status.txt"))
-    cds = []
-    for line in read(out, "journal-coredump.json").splitlines():
-        try:
-            cds.append(json.loads(line))
-        except ValueError:
-            pass
+    cds = json_lines(out, "journal-coredump.json")
     cd = [j for j in cds if j.get("COREDUMP_COMM") == "crasher"]
     t.check(len(cd) == 1 and cd[0].get("COREDUMP_FILENAME", "").endswith(".zst"),
             "systemd-coredump logged the crash and stored the core (zstd)",
@@ -113,14 +134,8 @@ def check_companion(t, out, journal):
             "systemd-coredump's entry: its PID, uid, signal, core file; the core not "
             "stored again", "\n".join(entries) + "\n" +
             "\n".join(f"{k}: got {g!r}, want {w!r}" for k, (g, w) in bad.items()))
-    mine = []
-    for line in read(out, "journal-btsdumpd.json").splitlines():
-        try:
-            j = json.loads(line)
-        except ValueError:
-            continue
-        if j.get("MESSAGE_ID") == MESSAGE_ID and j.get("BTSDUMPD_COMM") == "crasher":
-            mine.append(j)
+    mine = [j for j in json_lines(out, "journal-btsdumpd.json")
+            if j.get("MESSAGE_ID") == MESSAGE_ID and j.get("BTSDUMPD_COMM") == "crasher"]
     t.check(len(mine) == 1 and mine[0].get("COREDUMP_PID") == cd.get("COREDUMP_PID") and
             mine[0].get("COREDUMP_TIMESTAMP") == cd.get("COREDUMP_TIMESTAMP") and
             mine[0].get("_SYSTEMD_UNIT") == "btsdumpd.service" and
@@ -134,12 +149,7 @@ def check_companion(t, out, journal):
         print(f"# companion: coredump entry to trace entry {lat / 1000:.0f} ms (TCG)")
     t.check("exit 0" in read(out, "btsdumpctl-1000.txt"),
             "btsdumpctl info crasher: uid 1000 sees the report", read(out, "btsdumpctl-1000.txt"))
-    failed = read(out, "failed.txt", None)
-    t.check(failed is not None and not failed.strip(), "systemctl --failed: none",
-            failed or "(not collected)")
-    t.check("reboot: Power down" in read(out, "console.log"), "the VM powered off cleanly",
-            "\n".join(read(out, "console.log").splitlines()[-15:]))
-    return t.done()
+    return check_ended(t, out, journal)
 
 
 def main():
@@ -214,12 +224,7 @@ def main():
             read(out, f"store/{procs[0]}/report.txt") if procs else "")
 
     # --- its journal entry, from a btsdumpd@ instance ---
-    jentries = []
-    for line in read(out, "journal-btsdumpd.json").splitlines():
-        try:
-            jentries.append(json.loads(line))
-        except ValueError:
-            pass
+    jentries = json_lines(out, "journal-btsdumpd.json")
     crash = [j for j in jentries if j.get("MESSAGE_ID") == MESSAGE_ID and
              j.get("BTSDUMPD_COMM") == "crasher"]
     t.check(len(crash) == 1, "one journal entry with MESSAGE_ID for the crash",
@@ -301,17 +306,7 @@ def main():
             "\n".join(json.dumps(x) for x in jentries))
 
     # --- nothing failed ---
-    failed = read(out, "failed.txt", None)
-    t.check(failed is not None and not failed.strip(), "systemctl --failed: none",
-            failed or "(not collected)")
-    t.check(not re.search(r"btsdumpd.*(failed|Failed)|Failed to .*btsdumpd", journal),
-            "no systemd failure about btsdumpd's units in the journal",
-            "\n".join(ln for ln in journal.splitlines()
-                      if "btsdumpd" in ln and "ailed" in ln))
-    console = read(out, "console.log")
-    t.check("reboot: Power down" in console, "the VM powered off cleanly",
-            "\n".join(console.splitlines()[-15:]))
-    return t.done()
+    return check_ended(t, out, journal)
 
 
 if __name__ == "__main__":
