@@ -17,9 +17,8 @@ set -u
 daemon=$(realpath "$1")
 ctl=$(realpath "$2")
 src=$(cd "$(dirname "$0")/.." && pwd)
-journald=/lib/systemd/systemd-journald
-[ "$(id -u)" = 0 ] && [ -x "$journald" ] && command -v unshare >/dev/null &&
-	unshare -m true 2>/dev/null || { echo "skip: needs root, unshare and systemd-journald"; exit 77; }
+. "$src/tests/journald-ns.sh"
+journald_ns_usable || { echo "skip: needs root, unshare and systemd-journald"; exit 77; }
 for t in zstd xz lz4; do
 	command -v $t >/dev/null || { echo "not ok 1 - $t is installed (apt-get install $t)"; echo "1..1"; exit 1; }
 done
@@ -57,15 +56,6 @@ if not mode.endswith("quick"):
     time.sleep(1)       # journald reads _COMM from /proc/PID while we live
 EOP
 cat > "$tmp/run.sh" <<EOS
-set -e
-mkdir -p /run/systemd /run/log /var/lib/systemd/coredump
-mount -t tmpfs tmpfs /run/systemd
-mount -t tmpfs tmpfs /run/log
-mount -t tmpfs tmpfs /var/lib/systemd/coredump
-mkdir -p /run/systemd/journal
-$journald &
-j=\$!
-for i in \$(seq 100); do [ -S /run/systemd/journal/socket ] && break; sleep 0.1; done
 d=/var/lib/systemd/coredump
 zstd -q -c "$core" > \$d/core.crasher.1000.b.4201.1700000004201000.zst
 xz -c "$core" > \$d/core.crasher.1000.b.4202.1700000004202000.xz
@@ -90,23 +80,18 @@ journalctl --sync -q 2>/dev/null || sleep 1
 journalctl --sync -q 2>/dev/null || sleep 1
 journalctl -D /run/log/journal -o json --no-pager SYSLOG_IDENTIFIER=btsdumpd > "$tmp/journal.json"
 "$ctl" --store "$tmp/store" info 4202 > "$tmp/info.txt" 2>&1 || true
-kill \$j
 EOS
-unshare -m --propagation private sh "$tmp/run.sh" >"$tmp/run.log" 2>&1 || {
+journald_ns_run "$tmp/run.sh" /var/lib/systemd/coredump >"$tmp/run.log" 2>&1 || {
 	echo "not ok 1 - the companion ran in a private journald"; sed 's/^/# /' "$tmp/run.log"; echo "1..1"; exit 1; }
-exec python3 - "$tmp" <<'EOP'
-import json, os, sys
+SRC=$src exec python3 - "$tmp" <<'EOP'
+import os, sys
+sys.path.insert(0, os.path.join(os.environ["SRC"], "tests", "vm"))
+from tap import Tap
+import json
 tmp = sys.argv[1]
 entries = [json.loads(l) for l in open(os.path.join(tmp, "journal.json")) if l.strip()]
 mine = [e for e in entries if e.get("MESSAGE_ID") == "6d2e1f0c4b9a4d0e8f3a7b5c2d1e0f9a"]
-n = fails = 0
-def check(ok, what, detail=""):
-    global n, fails
-    n += 1
-    fails += not ok
-    print(("ok" if ok else "not ok"), n, "-", what)
-    if not ok:
-        print("# " + str(detail)[-1500:].replace("\n", "\n# "))
+check = (t := Tap()).check
 pids = sorted(e.get("COREDUMP_PID") for e in mine)
 check(pids == ["4201", "4202", "4203", "4204"],
       "one btsdumpd entry per coredump entry (zstd, xz, lz4, plain), none repeated by the second run",
@@ -135,6 +120,5 @@ check(meta.get("CORE") == "none" and "core.zst" not in os.listdir(os.path.join(s
       "the core stays systemd-coredump's: not stored again (CORE=none)", meta)
 info = open(os.path.join(tmp, "info.txt")).read()
 check("dispatch+0x33" in info, "btsdumpctl info PID shows the trail of the coredump's PID", info)
-print("1..%d" % n)
-sys.exit(1 if fails else 0)
+sys.exit(t.done())
 EOP

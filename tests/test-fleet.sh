@@ -14,11 +14,10 @@ set -u
 daemon=$(realpath "$1")
 ctl=$(realpath "$2")
 src=$(cd "$(dirname "$0")/.." && pwd)
-journald=/lib/systemd/systemd-journald
 remote=/lib/systemd/systemd-journal-remote
 upload=/lib/systemd/systemd-journal-upload
-[ "$(id -u)" = 0 ] && [ -x "$journald" ] && command -v unshare >/dev/null &&
-	unshare -m true 2>/dev/null || { echo "skip: needs root, unshare and systemd-journald"; exit 77; }
+. "$src/tests/journald-ns.sh"
+journald_ns_usable || { echo "skip: needs root, unshare and systemd-journald"; exit 77; }
 [ -x "$remote" ] && [ -x "$upload" ] || {
 	echo "not ok 1 - systemd-journal-remote and -upload (apt-get install systemd-journal-remote)"
 	echo "1..1"; exit 1; }
@@ -28,14 +27,6 @@ trap 'rm -rf "$tmp"' EXIT
 printf '[Store]\n' > "$tmp/conf"
 port=$((20000 + $$ % 20000))
 cat > "$tmp/run.sh" <<EOS
-set -e
-mkdir -p /run/systemd /run/log
-mount -t tmpfs tmpfs /run/systemd
-mount -t tmpfs tmpfs /run/log
-mkdir -p /run/systemd/journal
-$journald &
-j=\$!
-for i in \$(seq 100); do [ -S /run/systemd/journal/socket ] && break; sleep 0.1; done
 "$daemon" --store "$tmp/store" --config "$tmp/conf" --direct \
 	4242 1000 1000 11 1700000000 crasher web-1 < "$src/tests/fixtures/crasher-null.core"
 "$daemon" --store "$tmp/store" --config "$tmp/conf" --direct \
@@ -49,9 +40,8 @@ sleep 1
 $upload --url=http://127.0.0.1:$port -D /run/log/journal --follow=no
 sleep 1
 kill \$r; wait \$r || true
-kill \$j
 EOS
-unshare -m --propagation private sh "$tmp/run.sh" >"$tmp/run.log" 2>&1 || {
+journald_ns_run "$tmp/run.sh" >"$tmp/run.log" 2>&1 || {
 	echo "not ok 1 - journald, journal-upload and journal-remote ran"; sed 's/^/# /' "$tmp/run.log"
 	echo "1..1"; exit 1; }
 "$ctl" -D "$tmp/central" list > "$tmp/list.txt" 2>&1; echo "exit $?" >> "$tmp/list.txt"
@@ -60,18 +50,14 @@ unshare -m --propagation private sh "$tmp/run.sh" >"$tmp/run.log" 2>&1 || {
 "$ctl" -D "$tmp/central" show 4343 > "$tmp/show.txt" 2>&1; echo "exit $?" >> "$tmp/show.txt"
 "$ctl" -D "$tmp/central" dump 4242 -o "$tmp/x" > "$tmp/dump.txt" 2>&1; echo "exit $?" >> "$tmp/dump.txt"
 journalctl --file "$tmp/central/all.journal" -o json --no-pager MESSAGE_ID=6d2e1f0c4b9a4d0e8f3a7b5c2d1e0f9a > "$tmp/central.json"
-exec python3 - "$tmp" <<'EOP'
-import json, os, sys
+SRC=$src exec python3 - "$tmp" <<'EOP'
+import os, sys
+sys.path.insert(0, os.path.join(os.environ["SRC"], "tests", "vm"))
+from tap import Tap
+import json
 tmp = sys.argv[1]
 read = lambda n: open(os.path.join(tmp, n), errors="replace").read()
-n = fails = 0
-def check(ok, what, detail=""):
-    global n, fails
-    n += 1
-    fails += not ok
-    print(("ok" if ok else "not ok"), n, "-", what)
-    if not ok:
-        print("# " + str(detail)[-1500:].replace("\n", "\n# "))
+check = (t := Tap()).check
 lst = read("list.txt")
 rows = [l for l in lst.splitlines()[1:] if l.strip() and not l.startswith("exit")]
 check("exit 0" in lst and len(rows) == 2 and "web-1" in rows[0] and "db-2" in rows[1] and
@@ -100,6 +86,5 @@ check(set(local) == set(central) == {"4242", "4343"} and
       all(local[p].get(k) == central[p].get(k) for p in local for k in keys),
       "the trail's fields (multi-line MESSAGE, LAST_BRANCHES, FAULT) arrived byte for byte",
       [(p, k) for p in local for k in keys if local[p].get(k) != central.get(p, {}).get(k)])
-print("1..%d" % n)
-sys.exit(1 if fails else 0)
+sys.exit(t.done())
 EOP

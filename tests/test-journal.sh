@@ -8,41 +8,28 @@
 set -u
 daemon=$(realpath "$1")
 src=$(cd "$(dirname "$0")/.." && pwd)
-journald=/lib/systemd/systemd-journald
-[ "$(id -u)" = 0 ] && [ -x "$journald" ] && command -v unshare >/dev/null &&
-	unshare -m true 2>/dev/null || { echo "skip: needs root, unshare and systemd-journald"; exit 77; }
+. "$src/tests/journald-ns.sh"
+journald_ns_usable || { echo "skip: needs root, unshare and systemd-journald"; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 printf '[Store]\nRateLimitIntervalSec=600\nRateLimitBurst=1\n' > "$tmp/conf"
 cat > "$tmp/run.sh" <<EOS
-set -e
-mkdir -p /run/systemd /run/log
-mount -t tmpfs tmpfs /run/systemd
-mount -t tmpfs tmpfs /run/log
-mkdir -p /run/systemd/journal
-$journald &
-j=\$!
-for i in \$(seq 100); do [ -S /run/systemd/journal/socket ] && break; sleep 0.1; done
 for ts in 1700000000 1700000001; do
 	"$daemon" --store "$tmp/store" --config "$tmp/conf" --direct \
 		4242 1000 1000 11 \$ts crasher < "$src/tests/fixtures/crasher-null.core"
 done
 journalctl --sync -q 2>/dev/null || sleep 1
 journalctl -D /run/log/journal -o json --no-pager SYSLOG_IDENTIFIER=btsdumpd > "$tmp/journal.json"
-kill \$j
 EOS
-unshare -m --propagation private sh "$tmp/run.sh" || { echo "journald run failed"; exit 1; }
-exec python3 - "$tmp/journal.json" <<'EOP'
-import json, sys
+journald_ns_run "$tmp/run.sh" || { echo "journald run failed"; exit 1; }
+SRC=$src exec python3 - "$tmp/journal.json" <<'EOP'
+import os, sys
+sys.path.insert(0, os.path.join(os.environ["SRC"], "tests", "vm"))
+from tap import Tap
+import json
 entries = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 crash = [e for e in entries if e.get("MESSAGE_ID") == "6d2e1f0c4b9a4d0e8f3a7b5c2d1e0f9a"]
-n = 0
-fails = 0
-def check(ok, what):
-    global n, fails
-    n += 1
-    fails += not ok
-    print(("ok" if ok else "not ok"), n, "-", what)
+check = (t := Tap()).check
 stored = [e for e in crash if "BTSDUMPD_RATELIMITED" not in e]
 limited = [e for e in crash if "BTSDUMPD_RATELIMITED" in e]
 check(len(stored) == 1 and len(limited) == 1, "one stored and one rate-limited entry in the journal")
@@ -60,6 +47,5 @@ check(s.get("BTSDUMPD_ENTRY", "").endswith("/1700000000.4242.crasher"), "BTSDUMP
 l = limited[0] if limited else {}
 check(l.get("BTSDUMPD_RATELIMITED") == "1" and l.get("PRIORITY") == "4",
       "rate-limited crash: BTSDUMPD_RATELIMITED=1, PRIORITY=4")
-print(f"1..{n}")
-sys.exit(1 if fails else 0)
+sys.exit(t.done())
 EOP
