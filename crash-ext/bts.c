@@ -188,7 +188,7 @@ static int print_decoded(const struct btsdec_ring_text *v, ulong n)
 
 /* lib/ringtext.c's names: crash's kernel symbols, or for a task's user
  * branches "(exe)" inside its executable's text. */
-static const char *crash_name(void *ctx, uint64_t a, char *buf, size_t len)
+static const char *crash_name(const void *ctx, uint64_t a, char *buf, size_t len)
 {
 	int user = *(const int *)ctx;
 	struct syment *sp;

@@ -476,6 +476,8 @@ void btsdec_ksyms_close(struct btsdec_ksyms *ks);
 /* Name of the function holding addr and the offset into it; NULL if none. */
 const char *btsdec_ksyms_lookup(const struct btsdec_ksyms *ks, uint64_t addr,
 				uint64_t *off);
+/* Whether ks came from a vmlinux (ELF), not a System.map. */
+bool btsdec_ksyms_from_vmlinux(const struct btsdec_ksyms *ks);
 
 /* ---- Vmcore reports (vmreport.c) ------------------------------------------- */
 

@@ -22,6 +22,7 @@ struct ksym {
 struct btsdec_ksyms {
 	struct ksym *v;
 	size_t n, cap;
+	bool vmlinux;		/* read from an ELF file's .symtab */
 };
 
 static int add(struct btsdec_ksyms *ks, uint64_t addr, const char *name)
@@ -118,7 +119,8 @@ int btsdec_ksyms_open(const char *path, uint64_t kaslr_offset,
 		free(ks);
 		return btsdec_fail(err, -errno, "%s: %s", path, strerror(errno));
 	}
-	if (pread(fd, magic, 4, 0) == 4 && !memcmp(magic, ELFMAG, SELFMAG))
+	ks->vmlinux = pread(fd, magic, 4, 0) == 4 && !memcmp(magic, ELFMAG, SELFMAG);
+	if (ks->vmlinux)
 		ret = from_elf(ks, fd, kaslr_offset, err);
 	else
 		ret = from_map(ks, fd, kaslr_offset);
@@ -169,4 +171,9 @@ const char *btsdec_ksyms_lookup(const struct btsdec_ksyms *ks, uint64_t addr,
 		lo--;	/* of aliases, the first in System.map, as crash names it */
 	*off = addr - ks->v[lo].addr;
 	return ks->v[lo].name;
+}
+
+bool btsdec_ksyms_from_vmlinux(const struct btsdec_ksyms *ks)
+{
+	return ks && ks->vmlinux;
 }

@@ -27,7 +27,7 @@ void btsdec_ring_text_heading(FILE *out, const struct btsdec_ring_text *v, size_
 }
 
 static void ring_record(FILE *out, size_t nth, const struct btsdec_record *r,
-			bool raw, btsdec_addr_name_fn name, void *ctx)
+			bool raw, btsdec_addr_name_fn name, const void *ctx)
 {
 	char fb[256], tb[256], cb[32];
 	const char *fs, *ts;
@@ -52,7 +52,7 @@ static void ring_record(FILE *out, size_t nth, const struct btsdec_record *r,
 }
 
 void btsdec_ring_text_write(FILE *out, const struct btsdec_ring_text *v, size_t last,
-			    bool raw, btsdec_addr_name_fn name, void *ctx)
+			    bool raw, btsdec_addr_name_fn name, const void *ctx)
 {
 	size_t take = last && last < v->nr ? last : v->nr;
 

@@ -29,7 +29,7 @@ struct btsdec_ring_text {
 };
 
 /* Names addr into buf ("func+0x12", "(crasher)"); NULL: no name. */
-typedef const char *(*btsdec_addr_name_fn)(void *ctx, uint64_t addr,
+typedef const char *(*btsdec_addr_name_fn)(const void *ctx, uint64_t addr,
 					    char *buf, size_t len);
 
 /* The heading line alone ("CPU 1 (panic CPU): 32 of 4096 records (...)"),
@@ -38,6 +38,6 @@ void btsdec_ring_text_heading(FILE *out, const struct btsdec_ring_text *v, size_
 /* The heading line, then the newest `last` records (0: all), oldest first;
  * raw: the three words of each record, markers included, no names. */
 void btsdec_ring_text_write(FILE *out, const struct btsdec_ring_text *v, size_t last,
-			    bool raw, btsdec_addr_name_fn name, void *ctx);
+			    bool raw, btsdec_addr_name_fn name, const void *ctx);
 
 #endif

@@ -12,11 +12,9 @@
  * harvest (one model, text and JSON reports); process context.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "btsdec.h"
 #include "ringtext.h"
@@ -136,17 +134,6 @@ static int vm_select(struct btsdec_vmmodel *m, const struct btsdec_vmreport_opts
 	return 0;
 }
 
-static bool is_elf(const char *path)
-{
-	char magic[4];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	bool elf = fd >= 0 && pread(fd, magic, 4, 0) == 4 && !memcmp(magic, "\177ELF", 4);
-
-	if (fd >= 0)
-		close(fd);
-	return elf;
-}
-
 /* System.map: names.  vmlinux: names, and a symbolizer and classifier to
  * decode each CPU's trace with (kinds, lines, calls). */
 static int vm_open_symbols(struct btsdec_vmmodel *m, const struct btsdec_vmreport_opts *o,
@@ -161,7 +148,7 @@ static int vm_open_symbols(struct btsdec_vmmodel *m, const struct btsdec_vmrepor
 	if (btsdec_vmcore_info(m->vc, "KERNELOFFSET", buf, sizeof(buf)))
 		kaslr = strtoull(buf, NULL, 16);
 	ret = btsdec_ksyms_open(o->symbols, kaslr, &m->ks, err);
-	if (ret || !is_elf(o->symbols))
+	if (ret || !btsdec_ksyms_from_vmlinux(m->ks))
 		return ret;
 	ret = btsdec_sym_open_kernel(o->symbols, kaslr, NULL, &m->ksym, err);
 	return ret ? ret : btsdec_classifier_new(&m->cls, err);
@@ -237,8 +224,11 @@ void btsdec_vmmodel_free(struct btsdec_vmmodel *m)
 
 /* ---- rendering ------------------------------------------------------------- */
 
-static const char *vmr_sym(const struct vmr *r, uint64_t a, char *buf, size_t len)
+/* Names a kernel address from System.map or vmlinux's symbol table (ctx: the
+ * rendering, struct vmr); lib/ringtext.c's callback too. */
+static const char *vmr_sym(const void *ctx, uint64_t a, char *buf, size_t len)
 {
+	const struct vmr *r = ctx;
 	uint64_t off;
 	const char *name;
 
@@ -303,11 +293,6 @@ static void vmr_json_cpu(struct vmr *r, const struct vm_cpu *c, size_t take)
 	json_object_array_add(r->cpus, o);
 }
 
-static const char *vmr_name(void *ctx, uint64_t a, char *buf, size_t len)
-{
-	return vmr_sym(ctx, a, buf, len);
-}
-
 /* One CPU as text: lib/ringtext.c, the same lines as crash> bts. */
 static void vmr_text_cpu(struct vmr *r, const struct vm_cpu *c, size_t take, bool first)
 {
@@ -326,7 +311,7 @@ static void vmr_text_cpu(struct vmr *r, const struct vm_cpu *c, size_t take, boo
 	if (!first)
 		fputc('\n', r->out);
 	if (!c->decoded) {
-		btsdec_ring_text_write(r->out, &v, take, r->m->raw, vmr_name, r);
+		btsdec_ring_text_write(r->out, &v, take, r->m->raw, vmr_sym, r);
 		return;
 	}
 	/* decoded: the core report's lines (kind, names, lines) */
