@@ -32,7 +32,7 @@ session() {	# crash command, run 50 times in one session
 bare=$(median session "")
 bt=$(median session "bt -a")
 bts=$(median session "bts -n 0")
-tool=$(median "$build/btsdump" vmcore -n 0 "$vmcore")
+tool=$(median "$build/tools/btsdump" vmcore -n 0 "$vmcore")
 dmesg=$(median makedumpfile --dump-dmesg "$vmcore" "$out/dmesg.txt")
 echo "vmcore: $vmcore ($(du -h "$vmcore" | cut -f1))"
 printf '%-42s %9s\n' "what" "seconds"

@@ -18,7 +18,7 @@ cg=${BENCH_CALLGRIND:-0}
 src=$(cd "$(dirname "$0")/.." && pwd)
 fix=$src/tests/fixtures
 exe=$fix/crasher
-btsdump=$build/btsdump
+btsdump=$build/tools/btsdump
 tid=999999	# not the fixture's thread: one note per id (docs/format.md §2.2)
 
 for tool in "$btsdump" eu-addr2line /usr/bin/time python3; do

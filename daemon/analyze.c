@@ -27,6 +27,7 @@
 
 #include "btsdec.h"
 #include "btsdumpd.h"
+#include "entries.h"
 
 #define NOBODY		65534
 

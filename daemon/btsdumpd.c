@@ -25,6 +25,9 @@
 #include <systemd/sd-daemon.h>
 
 #include "btsdumpd.h"
+#include "entries.h"
+#include "handoff.h"
+#include "util.h"
 
 #define SOCKET_DEFAULT	"/run/btsdumpd/btsdumpd.socket"
 #define FIELD_MAX	(64 * 1024)	/* one metadata datagram */

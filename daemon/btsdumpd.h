@@ -13,7 +13,7 @@
 #include <sys/types.h>
 
 #include "config.h"
-#include "store.h"
+#include "meta.h"
 
 enum btsdumpd_log_target {
 	BTSDUMPD_LOG_AUTO,	/* journal if its socket exists, else kmsg, else stderr */

@@ -22,6 +22,10 @@
 
 #include "btsdec.h"
 #include "btsdumpd.h"
+#include "acl.h"
+#include "entries.h"
+#include "util.h"
+#include "zstdio.h"
 
 #define SPOOL_CHUNK	(64 * 1024)
 #define SPACE_CHECK	(16ULL << 20)	/* statvfs every 16 MiB written */

@@ -30,6 +30,7 @@
 #include <zstd.h>
 
 #include "btsdumpd.h"
+#include "util.h"
 
 /* systemd-coredump's MESSAGE_ID (SD_MESSAGE_COREDUMP) and its store. */
 #define COREDUMP_MESSAGE	"MESSAGE_ID=fc2e22bc6ee647b6b90729ab34a250b1"

@@ -22,6 +22,7 @@
 
 #include "btsdec.h"
 #include "btsdumpd.h"
+#include "entries.h"
 
 #define HARVESTED	".harvested"
 #define MAX_DEPTH	2

@@ -32,16 +32,16 @@ show() {	# core exe what
 	gdb -batch -nx -ex bt "$2" "$1" 2>/dev/null | grep '^#' | uniq | head -n 6
 	echo
 	echo "== btsdump says how it got there (last branches, oldest first):"
-	build/btsdump --last 16 "$1" "$2"
+	build/tools/btsdump --last 16 "$1" "$2"
 	echo "== the same as a call history (btsdump --calls):"
-	build/btsdump --calls --last 8 "$1" "$2"
+	build/tools/btsdump --calls --last 8 "$1" "$2"
 	echo
 }
 
 if [ "${1:-}" = --fixture ]; then
 	show tests/fixtures/crasher-smash.core tests/fixtures/crasher \
 		"shipped core of 'crasher smash'"
-	echo "== and for programs: build/btsdump --json tests/fixtures/crasher-smash.core tests/fixtures/crasher"
+	echo "== and for programs: build/tools/btsdump --json tests/fixtures/crasher-smash.core tests/fixtures/crasher"
 	exit 0
 fi
 
@@ -62,7 +62,7 @@ echo "== gdb, with the bts commands (docs/gdb.md), on the same core:"
 echo "   gdb -iex 'set sysroot $out/sysroot' -iex 'source gdb/bts.py' $out/crasher $out/smash.core"
 for cmd in 'bts function-call-history /c 4' 'bts instruction-history /m 8'; do
 	echo "   (gdb) $cmd"
-	BTSDUMP=build/btsdump gdb -batch -nx -iex "set sysroot $out/sysroot" \
+	BTSDUMP=build/tools/btsdump gdb -batch -nx -iex "set sysroot $out/sysroot" \
 		-iex 'source gdb/bts.py' -ex "$cmd" "$out/crasher" "$out/smash.core" \
 		2>/dev/null | sed -n '/^ *[0-9]/,$p' | sed 's/^/   /'
 done
@@ -70,8 +70,8 @@ echo
 # the traced crash (the VM then crashes 100 untraced ones, a storm)
 id=$(grep -l '^TRACE=present' "$out"/store/*/meta | head -n 1 | xargs dirname | xargs basename)
 echo "== btsdumpd, the VM's core_pattern handler, stored the traced crash with its trail:"
-echo "   build/daemon/btsdumpctl --store $out/store info $id"
-build/daemon/btsdumpctl --store "$out/store" info "$id" | sed 's/^/   /'
+echo "   build/tools/btsdumpctl --store $out/store info $id"
+build/tools/btsdumpctl --store "$out/store" info "$id" | sed 's/^/   /'
 echo "== and $(grep -c BTSDUMPD_RATELIMITED= "$out/dmesg") crashes of the storm logged as rate-limited, $(ls "$out/store" | wc -l) entries stored"
 echo "== all cores, the btsdumpd store and the VM's console log: $out/"
 
@@ -88,7 +88,7 @@ echo "== booting the same kernel on the model (BTS hardware backend)"
 BTSCRASH_BACKEND=hw tests/vm/run-vm.sh "$obj" "$hw" pti=off
 grep -E 'ds: |bts_crash: per-CPU' "$hw/console.log" | sed 's/^/   vm| /'
 echo "== the NULL call again, recorded by the CPU (btsdump --last 8):"
-build/btsdump --last 8 "$hw/null.core" "$hw/crasher" | sed 's/^/   /'
+build/tools/btsdump --last 8 "$hw/null.core" "$hw/crasher" | sed 's/^/   /'
 python3 - "$hw" <<'PY'
 import os, struct, sys
 sys.path.insert(0, "tests/vm")

@@ -14,7 +14,12 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-#include "store.h"
+#include "acl.h"
+#include "entries.h"
+#include "handoff.h"
+#include "meta.h"
+#include "util.h"
+#include "zstdio.h"
 #include "test.h"
 
 static char tmpdir[] = "/tmp/test-store-XXXXXX";

@@ -4,4 +4,4 @@
 # Review `git diff tests/golden` before committing.  Usage: update-golden.sh BUILD_DIR
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
-exec python3 "$here/test-btsdump.py" "${1:-build}/btsdump" --update-golden
+exec python3 "$here/test-btsdump.py" "${1:-build}/tools/btsdump" --update-golden

@@ -10,6 +10,7 @@
 #include <getopt.h>
 #include <libgen.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,12 +22,17 @@
 #include <systemd/sd-journal.h>
 
 #include "exit.h"
-#include "store.h"
+#include "entries.h"
+#include "meta.h"
+#include "util.h"
+#include "zstdio.h"
 
 
-enum core_state { CORE_PRESENT, CORE_MISSING, CORE_NONE };
+/* CORE_REMOTE: stored on the host that crashed (an entry from a journal) */
+enum core_state { CORE_PRESENT, CORE_MISSING, CORE_NONE, CORE_REMOTE };
 static const char *const core_state_name[] = {
 	[CORE_PRESENT] = "present", [CORE_MISSING] = "missing", [CORE_NONE] = "none",
+	[CORE_REMOTE] = "remote",
 };
 
 struct ctl {
@@ -217,13 +223,25 @@ static const char *core_file(const struct btsdumpd_entry *e)
 	return f && !strcmp(f, "core") ? "core" : BTSDUMPD_CORE_FILE;
 }
 
+/* A file of an entry read from a journal: "HOST:ENTRY/name", where its
+ * host keeps it. */
+static void remote_file(const struct btsdumpd_entry *e, const char *name)
+{
+	put_text(stdout, meta(e, "HOSTNAME") ? meta(e, "HOSTNAME") : "?", false);
+	putchar(':');
+	put_text(stdout, meta(e, "ENTRY") ? meta(e, "ENTRY") : e->id, false);
+	printf("/%s", name);
+}
+
 static enum core_state core_state(const struct ctl *c, const struct btsdumpd_entry *e)
 {
 	const char *core = meta(e, "CORE");
 
 	if (entry_has(c, e, core_file(e)))
 		return CORE_PRESENT;
-	return core && !strcmp(core, "stored") ? CORE_MISSING : CORE_NONE;
+	if (!core || strcmp(core, "stored"))
+		return CORE_NONE;
+	return c->store ? CORE_MISSING : CORE_REMOTE;
 }
 
 static bool is_digits(const char *s)
@@ -506,11 +524,14 @@ static void info_core(const struct ctl *c, const struct btsdumpd_entry *e)
 {
 	const char *core = meta(e, "CORE"), *reason = meta(e, "CORE_REASON");
 	enum core_state st = core_state(c, e);
-	char *path = entry_file(c, e, core_file(e));
+	char *path = c->store ? entry_file(c, e, core_file(e)) : NULL;
 
 	printf("%14s: ", "Storage");
 	if (st == CORE_NONE) {
 		put_text(stdout, core ? core : "none", false);
+	} else if (st == CORE_REMOTE) {
+		remote_file(e, core_file(e));
+		fputs(" (remote)", stdout);
 	} else {
 		put_text(stdout, path, false);
 		printf(" (%s", core_state_name[st]);
@@ -525,7 +546,8 @@ static void info_core(const struct ctl *c, const struct btsdumpd_entry *e)
 	putchar('\n');
 	field("Core Size", meta(e, "CORE_SIZE"));
 	field("Stored Size", meta(e, "CORE_STORED_SIZE"));
-	printf("%14s: %llu bytes\n", "Disk Usage", (unsigned long long)e->bytes);
+	if (c->store)
+		printf("%14s: %llu bytes\n", "Disk Usage", (unsigned long long)e->bytes);
 	free(path);
 }
 
@@ -560,6 +582,12 @@ static void info_trace(const struct ctl *c, const struct btsdumpd_entry *e)
 			}
 			free(line);
 		}
+	}
+	if (!c->store && meta(e, "ENTRY")) {
+		printf("%14s: ", "Report");
+		remote_file(e, BTSDUMPD_REPORT_TXT);
+		putchar('\n');
+		return;
 	}
 	path = entry_has(c, e, BTSDUMPD_REPORT_TXT) ?
 	       entry_file(c, e, BTSDUMPD_REPORT_TXT) : NULL;

@@ -17,7 +17,8 @@
 #include <string.h>
 
 #include "config.h"
-#include "store.h"
+#include "handoff.h"
+#include "meta.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

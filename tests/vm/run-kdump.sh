@@ -7,7 +7,7 @@
 # (makedumpfile -R) as OUTDIR/vmcore (kdump-compressed), with the console
 # log and the traced process's pid (OUTDIR/traced.pid).  The capture kernel
 # also prints btsdump's report of /proc/vmcore (ELF) on the console, between
-# BTSCRASH-REPORT-BEGIN/END (env BTSDUMP, default build/btsdump).
+# BTSCRASH-REPORT-BEGIN/END (env BTSDUMP, default build/tools/btsdump).
 # BTSCRASH_BACKEND=hw (QEMU, BTS_MODEL_CPU): on the BTS model, the hardware
 # backend's per-CPU kernel rings (tests/vm/vm-lib.sh vm_machine).
 # Usage: run-kdump.sh OBJDIR OUTDIR LKDTM_TYPE [EXTRA KERNEL ARGS...]
@@ -22,8 +22,8 @@ trap '[ -z "$qemu_pid" ] || kill "$qemu_pid" 2>/dev/null; rm -rf "$work"' EXIT
 root=$work/root
 vm_root "$root"
 vm_add_dynamic "$root" /usr/sbin/kexec /usr/bin/makedumpfile
-# btsdump for the capture kernel's own report (BTSDUMP, or build/btsdump)
-btsdump=${BTSDUMP:-$src/build/btsdump}
+# btsdump for the capture kernel's own report (BTSDUMP, or build/tools/btsdump)
+btsdump=${BTSDUMP:-$src/build/tools/btsdump}
 if [ -x "$btsdump" ]; then
 	vm_add_dynamic "$root" "$btsdump"
 	mv "$root$btsdump" "$root/usr/bin/btsdump" 2>/dev/null ||

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The store's layout and its listing (entries.c, docs/btsdumpd.md "The
+ * store").  Errors: negative errno.
+ */
+#ifndef BTSDUMPD_ENTRIES_H
+#define BTSDUMPD_ENTRIES_H
+
+#include <stdint.h>
+
+#include "meta.h"
+
+#define BTSDUMPD_STORE_DEFAULT	"/var/lib/btsdumpd"
+#define BTSDUMPD_META		"meta"
+#define BTSDUMPD_CORE_FILE	"core.zst"
+#define BTSDUMPD_REPORT_TXT	"report.txt"
+#define BTSDUMPD_REPORT_JSON	"report.json"
+
+/* A complete entry (a directory ID/ holding a readable meta). */
+struct btsdumpd_entry {
+	char *id;
+	struct btsdumpd_meta meta;
+	uint64_t timestamp;	/* TIMESTAMP, else the directory's mtime */
+	uint64_t bytes;		/* sum of the entry's file sizes */
+};
+
+/* Lists the store's complete entries that the caller can read, oldest
+ * first (timestamp, then id).  Directories starting with '.' are skipped.
+ * 0 or -errno. */
+int btsdumpd_store_list(const char *store, struct btsdumpd_entry **out, size_t *n);
+void btsdumpd_entries_free(struct btsdumpd_entry *e, size_t n);
+
+#endif /* BTSDUMPD_ENTRIES_H */
