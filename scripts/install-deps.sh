@@ -21,7 +21,7 @@ case "${1:-}" in
 qemu) pkgs=$qemu_pkgs ;;
 kernel) pkgs="$pkgs linux-source-6.1 ccache make bc bison flex
 libssl-dev dwarves xz-utils patch qemu-system-x86 busybox-static cpio
-kexec-tools makedumpfile crash debootstrap gcc-multilib $qemu_pkgs" ;;
+kexec-tools makedumpfile crash debootstrap kmod gcc-multilib $qemu_pkgs" ;;
 esac
 missing=
 for p in $pkgs; do

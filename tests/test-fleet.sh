@@ -72,8 +72,10 @@ check([(e.get("PID"), e.get("HOSTNAME"), e.get("path")) for e in js] ==
       "btsdumpctl --file --json list: the same two, no local path", read("list.json") + read("list.err"))
 info = read("info.txt")
 check("exit 0" in info and "call*     0x55585717520c" in info and "web-1" in info and
-      "-> 0x000000000000" in info and "faulted at 0x0" in read("list.json"),
-      "btsdumpctl -D info PID: the last branches, from the journal alone", info)
+      "-> 0x000000000000" in info and "faulted at 0x0" in read("list.json") and
+      "web-1:" + tmp + "/store/" in info and "core.zst (remote)" in info and "(null)" not in info,
+      "btsdumpctl -D info PID: the last branches, from the journal alone; the core on its host",
+      info)
 show = read("show.txt")
 check("exit 0" in show and "Last branches of thread" in show and "SIGABRT" in show,
       "btsdumpctl -D show PID: the journal entry's message with the trail", show)

@@ -106,6 +106,50 @@ def check_packages(t, out):
 
 
 
+def check_fleet(t, out):
+    """Both modes: the VM's stock systemd-journal-upload.service shipped its
+    journal over the VM's NIC to journal-remote on the central host (this
+    machine), where the packaged btsdumpctl -D reads the VM's crashes."""
+    t.check("ActiveState=active" in read(out, "upload-unit") and
+            int(read(out, "upload-wait-s", "999").strip() or 999) < 120,
+            "systemd-journal-upload.service in the VM uploaded past btsdumpd's entries",
+            read(out, "net.txt") + read(out, "upload-unit") + read(out, "upload-journal.txt") +
+            read(out, "journal-remote.log"))
+    local = {(j.get("BTSDUMPD_KIND"), j.get("BTSDUMPD_PID")): j
+             for j in json_lines(out, "journal-btsdumpd.json") if j.get("MESSAGE_ID") == MESSAGE_ID}
+    central = {(j.get("BTSDUMPD_KIND"), j.get("BTSDUMPD_PID")): j
+               for j in json_lines(out, "central-journal.json")}
+    fields = lambda j: {k: v for k, v in j.items() if k == "MESSAGE" or
+                        k.startswith(("BTSDUMPD_", "COREDUMP_"))}
+    t.check(local and local.keys() == central.keys() and
+            all(fields(local[k]) == fields(central[k]) for k in local),
+            "the central journal holds the VM's btsdumpd entries, fields byte for byte",
+            f"VM: {sorted(local, key=str)}\ncentral: {sorted(central, key=str)}\n" +
+            read(out, "journal-remote.log"))
+    rows = read(out, "central-list.txt").splitlines()
+    crash = [r for r in rows[1:] if "crasher" in r]
+    t.check("exit 0" in rows and "HOST" in rows[0] and len(crash) == 1 and
+            "btscrash-sd" in crash[0] and " missing " not in crash[0],
+            "on the central host, btsdumpctl -D lists the VM's crash with its host",
+            read(out, "central-list.txt"))
+    try:
+        js = json.loads(read(out, "central-list.json"))
+    except ValueError:
+        js = []
+    kern = [e for e in js if e.get("KIND") == "kernel"]
+    t.check(any(e.get("COMM") == "crasher" and e.get("HOSTNAME") == "btscrash-sd" for e in js) and
+            (kern == [] or kern[0].get("TRACE") == "present"),
+            "btsdumpctl -D --json list: the crash (and the harvested vmcore's entry)",
+            read(out, "central-list.json") + read(out, "central-list.err"))
+    info = read(out, "central-info.txt")
+    stored = read(out, "mode").strip() != "companion"	# else the core is systemd-coredump's
+    t.check("exit 0" in info and "btscrash-sd" in info and "SIGSEGV" in info and
+            "(null)" not in info and "Disk Usage" not in info and
+            (not stored or re.search(r"Storage: btscrash-sd:/var/lib/btsdumpd/\S+\.crasher/"
+                                     r"core\.zst \(remote\)", info)),
+            "btsdumpctl -D info crasher on the central host: the core stays on the VM", info)
+
+
 def check_companion(t, out, journal):
     """Companion mode: systemd-coredump the handler, btsdumpd beside it."""
     t.check(read(out, "core_pattern").startswith("|/lib/systemd/systemd-coredump"),
@@ -147,6 +191,7 @@ def check_companion(t, out, journal):
         # for bench/README.md: the coredump entry to the trace entry, under TCG
         lat = int(mine[0]["__REALTIME_TIMESTAMP"]) - int(cd["__REALTIME_TIMESTAMP"])
         print(f"# companion: coredump entry to trace entry {lat / 1000:.0f} ms (TCG)")
+    check_fleet(t, out)
     t.check("exit 0" in read(out, "btsdumpctl-1000.txt"),
             "btsdumpctl info crasher: uid 1000 sees the report", read(out, "btsdumpctl-1000.txt"))
     return check_ended(t, out, journal)
@@ -305,6 +350,7 @@ def main():
             "harvest journal entry from btsdumpd-harvest.service",
             "\n".join(json.dumps(x) for x in jentries))
 
+    check_fleet(t, out)
     # --- nothing failed ---
     return check_ended(t, out, journal)
 

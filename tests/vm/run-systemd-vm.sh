@@ -41,11 +41,13 @@ cache=${BTSCRASH_CACHE:-$HOME/.cache/btscrash}
 # init-system-helpers for the postinst's deb-systemd-helper;
 # libboost-regex1.74.0 by name: debootstrap does not resolve the virtual
 # libboost-regex1.74.0-icu72 that gdb's libsource-highlight4v5 needs;
-# systemd-coredump, the handler the companion mode runs beside.
+# systemd-coredump, the handler the companion mode runs beside;
+# systemd-journal-remote (its journal-upload ships the VM's journal to the
+# central host) and iproute2 (the VM's address: no udev, no networkd).
 root_pkgs="systemd libelf1 libdw1 libcapstone4 libzstd1 libsystemd0 liblzo2-2 libsnappy1v5
 libjson-c5 libacl1 libcap-ng0 gdb libboost-regex1.74.0 crash acl init-system-helpers
-systemd-coredump"
-root_rev=3	# bump when the root's recipe below changes
+systemd-coredump systemd-journal-remote iproute2"
+root_rev=4	# bump when the root's recipe below changes
 mirror=http://deb.debian.org/debian
 log() { echo "run-systemd-vm: $*" >&2; }
 
@@ -54,8 +56,10 @@ rm -rf "$out"
 mkdir -p "$cache" "$out"
 work=$(mktemp -d)
 qemu_pid=
+remote_pid=
 cleanup() {
 	if [ -n "$qemu_pid" ]; then kill "$qemu_pid" 2>/dev/null || true; fi
+	if [ -n "$remote_pid" ]; then kill "$remote_pid" 2>/dev/null || true; fi
 	rm -rf "$work"
 }
 trap cleanup EXIT
@@ -95,18 +99,23 @@ fi
 kpkg=$(apt-cache depends linux-image-amd64 | awk '$1 == "Depends:" && $2 ~ /^linux-image-/ { print $2; exit }')
 [ -n "$kpkg" ] || { log "no linux-image-amd64 in apt's lists"; exit 1; }
 kdir=$cache/debian-kernel/$kpkg
-if [ ! -f "$kdir/done" ]; then
+if [ ! -f "$kdir/done-e1000-2" ]; then
 	log "apt-get download $kpkg"
 	rm -rf "$cache/debian-kernel" && mkdir -p "$kdir/deb"	# older ABIs go
 	(cd "$kdir/deb" && apt-get download -q "$kpkg" >&2 2>&1)
-	# only /boot (vmlinuz): no module is needed
+	# /boot (vmlinuz) and one module: e1000, the NIC the VM uploads its
+	# journal through (the root has no disk driver and needs no other),
+	# with the lists depmod reads
 	mkdir "$kdir/x"
-	dpkg-deb --fsys-tarfile "$kdir"/deb/*.deb | tar -x -C "$kdir/x" ./boot
+	dpkg-deb --fsys-tarfile "$kdir"/deb/*.deb |
+		tar -x -C "$kdir/x" --wildcards ./boot './lib/modules/*/e1000.ko*' \
+			'./lib/modules/*/modules.order' './lib/modules/*/modules.builtin*'
 	rm -rf "$kdir/deb"
-	touch "$kdir/done"
+	touch "$kdir/done-e1000-2"
 fi
 flock -u 8
 vmlinuz=$(find "$kdir/x/boot" -name "vmlinuz-*" | head -n 1)
+kver=${vmlinuz##*/vmlinuz-}
 
 # --- this run's packages, installed into the root as an operator would ---
 log "building the packages (scripts/build-debs.sh)"
@@ -156,12 +165,33 @@ done
 gcc -static -g -O0 -fno-omit-frame-pointer -o "$o/usr/local/bin/crasher" "$src/tests/crasher.c" -pthread
 chmod 0755 "$o/usr/local/bin/crasher"
 cp "$o/usr/local/bin/crasher" "$out/crasher"
+# The NIC's module, loaded by systemd-modules-load (depmod's index made
+# here: the root has no kmod), and journal-upload pointed at the central
+# host: this machine, 10.0.2.2 on QEMU's user network.
+m=$(find "$kdir/x/lib/modules" -name "e1000.ko*" | head -n 1)
+[ -n "$m" ] || { log "no e1000 module in $kpkg"; exit 1; }
+install -D -m 0644 "$m" "$o/usr/lib/modules/$kver/${m#"$kdir/x/lib/modules/$kver/"}"
+cp "$kdir/x/lib/modules/$kver"/modules.order "$kdir/x/lib/modules/$kver"/modules.builtin* \
+	"$o/usr/lib/modules/$kver/"
+ln -s usr/lib "$o/lib"	# for depmod only: a lib/ in the cpio would replace the root's link
+depmod -b "$o" "$kver"
+rm "$o/lib"
+mkdir -p "$o/etc/modules-load.d"
+echo e1000 > "$o/etc/modules-load.d/e1000.conf"
+port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+printf '[Upload]\nURL=http://10.0.2.2:%s\n' "$port" > "$o/etc/systemd/journal-upload.conf"
 # A kdump vmcore as kdump-tools leaves it, for btsdumpd-harvest.service.
 mkdir -p "$o/var/crash/202611230800"
 python3 "$src/tests/make-vmcore.py" elf "$o/var/crash/202611230800/dump.202611230800"
 chmod 0600 "$o/var/crash/202611230800/dump.202611230800"
 (cd "$o" && find . | cpio -o -H newc -R 0:0 --quiet | zstd -q -3) > "$work/overlay.cpio.zst"
 cat "$work/root.cpio.zst" "$work/overlay.cpio.zst" > "$work/initrd"
+
+# --- the central host: journal-remote here takes what the VM uploads ---
+mkdir "$out/central"
+/lib/systemd/systemd-journal-remote --listen-http="127.0.0.1:$port" \
+	--output="$out/central/remote.journal" --split-mode=none 2>"$out/journal-remote.log" &
+remote_pid=$!
 
 # --- boot; the guest powers off after writing BTSCRASH-SD-END on ttyS1 ---
 log "booting $(basename "$vmlinuz") under TCG"
@@ -171,6 +201,7 @@ t0=$(date +%s)
 qemu-system-x86_64 -accel tcg,thread=single -cpu max -m 2G -smp 1 \
 	-display none -monitor none -no-reboot \
 	-serial "file:$out/console.log" -serial "file:$work/results.txt" \
+	-nic user,model=e1000 \
 	-kernel "$vmlinuz" -initrd "$work/initrd" \
 	-append "console=ttyS0 rdinit=/lib/systemd/systemd systemd.unit=multi-user.target systemd.firstboot=off systemd.show_status=yes panic=-1 loglevel=4" &
 qemu_pid=$!
@@ -192,8 +223,21 @@ if kill -0 "$qemu_pid" 2>/dev/null; then
 fi
 wait "$qemu_pid" 2>/dev/null || true
 qemu_pid=
+kill "$remote_pid" 2>/dev/null || true
+wait "$remote_pid" 2>/dev/null || true
+remote_pid=
 log "VM ran $(($(date +%s) - t0)) s"
 [ -n "$ended" ] || { tail -n 40 "$out/console.log" >&2; log "the VM did not finish"; exit 1; }
 tr -d '\r' < "$work/results.txt" |
 	sed -n '/^BTSCRASH-SD-BEGIN/,/^BTSCRASH-SD-END/p' | sed '1d;$d' |
 	base64 -d | tar -xzf - -C "$out"
+
+# --- on the central host, the operator's btsdumpctl (this run's
+# btscrash-tools, unpacked) reads what journal-remote received ---
+dpkg-deb -x "$(ls "$work"/debs/btscrash-tools_*.deb)" "$work/tools"
+ctl="$work/tools/usr/bin/btsdumpctl"
+"$ctl" -D "$out/central" list >"$out/central-list.txt" 2>&1; echo "exit $?" >>"$out/central-list.txt"
+"$ctl" -D "$out/central" --json list >"$out/central-list.json" 2>"$out/central-list.err"
+"$ctl" -D "$out/central" info crasher >"$out/central-info.txt" 2>&1; echo "exit $?" >>"$out/central-info.txt"
+journalctl --file "$out/central/remote.journal" -o json --no-pager \
+	MESSAGE_ID=6d2e1f0c4b9a4d0e8f3a7b5c2d1e0f9a >"$out/central-journal.json" 2>&1 || true

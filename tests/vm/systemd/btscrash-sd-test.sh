@@ -41,6 +41,27 @@ while [ $i -lt 120 ] && systemctl list-units --no-legend --state=active,activati
 done
 sleep 2
 
+# The fleet: the journal, btsdumpd's entry in it, goes to the central host
+# (run-systemd-vm.sh's journal-remote, 10.0.2.2 on QEMU's user network)
+# through the stock systemd-journal-upload.service; done when the cursor
+# it saved is past every btsdumpd entry.
+ip link set lo up
+ip link set eth0 up && ip addr add 10.0.2.15/24 dev eth0
+ip -br addr >$R/net.txt 2>&1
+systemctl start systemd-journal-upload.service
+up=/var/lib/private/systemd/journal-upload/state
+i=0
+while [ $i -lt 120 ]; do
+	c=$(sed -n 's/^LAST_CURSOR=//p' $up 2>/dev/null)
+	[ -n "$c" ] && [ -n "$(journalctl -q --no-pager -n 1 MESSAGE_ID=6d2e1f0c4b9a4d0e8f3a7b5c2d1e0f9a)" ] &&
+		[ -z "$(journalctl -q --no-pager --after-cursor="$c" MESSAGE_ID=6d2e1f0c4b9a4d0e8f3a7b5c2d1e0f9a)" ] && break
+	sleep 1
+	i=$((i + 1))
+done
+echo $i >$R/upload-wait-s
+systemctl show -p ActiveState -p Result systemd-journal-upload.service >$R/upload-unit
+journalctl -b -o short-monotonic --no-pager -u systemd-journal-upload.service >$R/upload-journal.txt
+
 # the operator's gdb: the bts commands come from /etc/gdb/gdbinit.d
 # (btscrash-gdb), no -iex; the stock kernel's core has no trace, and bts
 # says so (an unloaded bts would be "Undefined command")
