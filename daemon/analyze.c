@@ -47,33 +47,24 @@ struct analyzer {
 	gid_t gid;
 };
 
-static bool analyze_as_crasher(const struct btsdumpd_meta *meta, struct analyzer *a)
+static bool analyze_as_crasher(const struct btsdumpd_crash *cr, struct analyzer *a)
 {
-	const char *uid = btsdumpd_meta_get(meta, "UID"), *gid = btsdumpd_meta_get(meta, "GID");
-	const char *mode = btsdumpd_meta_get(meta, "DUMP_MODE");
-	unsigned long u, g;
-	char *end;
-
-	if (!uid || !gid || (mode && strcmp(mode, "1")))
+	if ((cr->have & (BTSDUMPD_HAVE_UID | BTSDUMPD_HAVE_GID)) !=
+	    (BTSDUMPD_HAVE_UID | BTSDUMPD_HAVE_GID) || (cr->dump_mode >= 0 && cr->dump_mode != 1))
 		return false;
-	errno = 0;
-	u = strtoul(uid, &end, 10);
-	if (errno || *end || !*uid || u <= SYSTEM_UID_MAX || u >= NOBODY)
+	if (cr->uid <= SYSTEM_UID_MAX || cr->uid >= NOBODY || cr->gid >= NOBODY)
 		return false;
-	g = strtoul(gid, &end, 10);
-	if (errno || *end || !*gid || g >= NOBODY)
-		return false;
-	*a = (struct analyzer){ (uid_t)u, (gid_t)g };
+	*a = (struct analyzer){ cr->uid, cr->gid };
 	return true;
 }
 
-static int analyzer_resolve(const char *user, const struct btsdumpd_meta *meta,
+static int analyzer_resolve(const char *user, const struct btsdumpd_crash *cr,
 			    struct analyzer *a)
 {
 	struct passwd *pw;
 
 	*a = (struct analyzer){ getuid(), getgid() };
-	if (geteuid() != 0 || analyze_as_crasher(meta, a))
+	if (geteuid() != 0 || analyze_as_crasher(cr, a))
 		return 0;
 	pw = getpwnam(user);
 	if (pw)
@@ -113,7 +104,7 @@ static int drop_privileges(const struct analyzer *a, uint64_t core_bytes, unsign
 /* The journal's summary, from the model: the faulting thread and its last
  * journal_branches records' branch lines (markers left out), newest last. */
 static void summarize(struct btsdumpd_ctx *c, const struct btsdec_model *model,
-		      size_t nr_traces, struct btsdumpd_meta *m)
+		      size_t nr_traces, struct btsdumpd_analysis *an)
 {
 	const struct btsdec_model_thread *t = model->nr_threads ? &model->threads[0] : NULL;
 	size_t n = c->cfg.journal_branches, i, len = 0;
@@ -121,10 +112,12 @@ static void summarize(struct btsdumpd_ctx *c, const struct btsdec_model *model,
 	bool first = true;
 	FILE *f;
 
-	btsdumpd_meta_setf(m, "TRACE_THREADS", "%zu", nr_traces);
+	an->threads = nr_traces;
+	an->has_threads = true;
 	if (!t || !t->has_trace || !n)
 		return;
-	btsdumpd_meta_setf(m, "FAULT_TID", "%d", (int)t->tid);
+	an->fault_tid = t->tid;
+	an->has_tid = true;
 	f = open_memstream(&out, &len);
 	if (!f)
 		return;
@@ -140,7 +133,7 @@ static void summarize(struct btsdumpd_ctx *c, const struct btsdec_model *model,
 	}
 	fclose(f);
 	if (out && *out)
-		btsdumpd_meta_set(m, "LAST_BRANCHES", out);
+		btsdumpd_crash_set(&an->last_branches, out);
 	free(out);
 	if (!t->has_fault)
 		return;
@@ -151,7 +144,7 @@ static void summarize(struct btsdumpd_ctx *c, const struct btsdec_model *model,
 	btsdec_render_fault_line(f, t);
 	fclose(f);
 	if (out && *out)
-		btsdumpd_meta_set(m, "FAULT", out);
+		btsdumpd_crash_set(&an->fault, out);
 	free(out);
 }
 
@@ -159,7 +152,7 @@ static void summarize(struct btsdumpd_ctx *c, const struct btsdec_model *model,
  * summary are renderings of that one model. */
 static void report_core(struct btsdumpd_ctx *c, struct btsdec_core *core,
 			struct btsdec_sym *sym, struct btsdec_classifier *cls,
-			const char *exe, FILE *txt, FILE *json, struct btsdumpd_meta *m)
+			const char *exe, FILE *txt, FILE *json, struct btsdumpd_analysis *an)
 {
 	struct btsdec_model_opts mo = { .executable = exe };
 	struct btsdec_render_opts ro = { 0 };
@@ -167,7 +160,7 @@ static void report_core(struct btsdumpd_ctx *c, struct btsdec_core *core,
 	struct btsdec_err err;
 
 	if (btsdec_model_build(core, sym, cls, &mo, &model, &err)) {
-		btsdumpd_meta_setf(m, "TRACE_WARNING", "report: %s", err.msg);
+		btsdumpd_crash_setf(&an->warning, "report: %s", err.msg);
 		fprintf(txt, "btsdumpd: report: %s\n", err.msg);
 		btsdec_json_error(json, err.msg, NULL);
 		return;
@@ -179,56 +172,56 @@ static void report_core(struct btsdumpd_ctx *c, struct btsdec_core *core,
 	} else {
 		if (btsdec_render_text(txt, model, &ro, &err))
 			fprintf(txt, "btsdumpd: report: %s\n", err.msg);
-		summarize(c, model, btsdec_core_nr_traces(core), m);
+		summarize(c, model, btsdec_core_nr_traces(core), an);
 	}
 	if (btsdec_render_json(json, model, &ro, &err))
-		btsdumpd_meta_setf(m, "TRACE_WARNING", "JSON report: %s", err.msg);
+		btsdumpd_crash_setf(&an->warning, "JSON report: %s", err.msg);
 	btsdec_model_free(model);
 }
 
 static void analysis_child(struct btsdumpd_ctx *c, const struct analyzer *a, int spool_fd,
 			   int txt_fd, int json_fd, int res_fd, uint64_t spool_bytes)
 {
-	const char *exe = btsdumpd_meta_get(&c->meta, "EXE");
+	const char *exe = c->crash.exe;
 	struct btsdec_symopts so = { .executable = exe };
 	struct btsdec_classifier *cls = NULL;
 	struct btsdec_sym *sym = NULL;
 	struct btsdec_core *core;
-	struct btsdumpd_meta m = { 0 };
+	struct btsdumpd_analysis an = { 0 };
 	struct btsdec_err err;
 	FILE *txt = fdopen(txt_fd, "w"), *json = fdopen(json_fd, "w");
 	int ret;
 
 	ret = drop_privileges(a, spool_bytes, c->cfg.analyze_timeout_sec);
 	if (ret || !txt || !json) {
-		btsdumpd_meta_set(&m, "TRACE", "error");
-		btsdumpd_meta_setf(&m, "TRACE_ERROR", "analysis: dropping privileges to uid %u: %s",
-				   (unsigned int)a->uid, strerror(-ret));
+		an.trace = BTSDUMPD_TRACE_ERROR;
+		btsdumpd_crash_setf(&an.error, "analysis: dropping privileges to uid %u: %s",
+				    (unsigned int)a->uid, strerror(-ret));
 		goto out;
 	}
 	if (exe && access(exe, R_OK))
 		so.executable = NULL;	/* dwfl finds it by build-id or NT_FILE */
 	ret = btsdec_core_open_fd(spool_fd, "core", &core, &err);
 	if (ret) {
-		btsdumpd_meta_set(&m, "TRACE", "error");
-		btsdumpd_meta_set(&m, "TRACE_ERROR", err.msg);
+		an.trace = BTSDUMPD_TRACE_ERROR;
+		btsdumpd_crash_set(&an.error, err.msg);
 		fprintf(txt, "btsdumpd: no trace report: %s\n", err.msg);
 		btsdec_json_error(json, err.msg, NULL);
 		goto out;
 	}
 	if (btsdec_sym_open_core(core, &so, &sym, &err))
-		btsdumpd_meta_setf(&m, "TRACE_WARNING", "no symbols: %s", err.msg);
+		btsdumpd_crash_setf(&an.warning, "no symbols: %s", err.msg);
 	if (btsdec_classifier_new(&cls, &err))
-		btsdumpd_meta_setf(&m, "TRACE_WARNING", "branches not classified: %s", err.msg);
+		btsdumpd_crash_setf(&an.warning, "branches not classified: %s", err.msg);
 	if (btsdec_core_nr_rejects(core)) {
-		btsdumpd_meta_setf(&m, "TRACE_REJECTED", "%zu", btsdec_core_nr_rejects(core));
-		btsdumpd_meta_set(&m, "TRACE_ERROR", btsdec_core_reject(core, 0));
+		an.rejected = btsdec_core_nr_rejects(core);
+		btsdumpd_crash_set(&an.error, btsdec_core_reject(core, 0));
 	}
 	if (!btsdec_core_nr_traces(core))
-		btsdumpd_meta_set(&m, "TRACE", btsdec_core_nr_rejects(core) ? "error" : "absent");
+		an.trace = an.rejected ? BTSDUMPD_TRACE_ERROR : BTSDUMPD_TRACE_ABSENT;
 	else
-		btsdumpd_meta_set(&m, "TRACE", "present");
-	report_core(c, core, sym, cls, exe, txt, json, &m);
+		an.trace = BTSDUMPD_TRACE_PRESENT;
+	report_core(c, core, sym, cls, exe, txt, json, &an);
 	btsdec_classifier_free(cls);
 	btsdec_sym_close(sym);
 	btsdec_core_close(core);
@@ -237,7 +230,7 @@ out:
 		fflush(txt);
 	if (json)
 		fflush(json);
-	_exit(btsdumpd_meta_write_fd(res_fd, &m) ? 1 : 0);
+	_exit(btsdumpd_analysis_write(res_fd, &an) ? 1 : 0);
 }
 
 /* Reaps pid into *status; 0 or -errno. */
@@ -332,24 +325,23 @@ static void json_error(int fd, const char *why)
 	fclose(f);
 }
 
-/* Runs the analysis; merges its findings into c->meta. */
+/* Runs the analysis; its findings into c->crash.an. */
 void btsdumpd_analyze(struct btsdumpd_ctx *c, int dirfd, int spool_fd, uint64_t bytes)
 {
 	int txt = btsdumpd_entry_create_file(dirfd, BTSDUMPD_REPORT_TXT);
 	int json = btsdumpd_entry_create_file(dirfd, BTSDUMPD_REPORT_JSON);
 	int res = btsdumpd_entry_create_file(dirfd, BTSDUMPD_ANALYSIS_FILE);
-	struct btsdumpd_meta m = { 0 };
+	struct btsdumpd_analysis an = { 0 };
 	struct analyzer a;
 	char why[160] = "";
 	int status = 0, ret;
 	pid_t pid;
-	size_t i;
 
 	if (txt < 0 || json < 0 || res < 0) {
 		snprintf(why, sizeof(why), "analysis: creating the report: %s", strerror(errno));
 		goto fail;
 	}
-	ret = analyzer_resolve(c->cfg.analyze_user, &c->meta, &a);
+	ret = analyzer_resolve(c->cfg.analyze_user, &c->crash, &a);
 	if (ret) {
 		snprintf(why, sizeof(why), "analysis: dropping privileges to %s: %s",
 			 c->cfg.analyze_user, strerror(-ret));
@@ -372,21 +364,24 @@ void btsdumpd_analyze(struct btsdumpd_ctx *c, int dirfd, int spool_fd, uint64_t 
 	else if (!WIFEXITED(status))
 		snprintf(why, sizeof(why), "analysis failed: %s",
 			 WIFSIGNALED(status) ? strsignal(WTERMSIG(status)) : "no exit status");
-	else if (btsdumpd_meta_read_at(dirfd, BTSDUMPD_ANALYSIS_FILE, &m) || !btsdumpd_meta_get(&m, "TRACE"))
+	else if (btsdumpd_analysis_read_at(dirfd, BTSDUMPD_ANALYSIS_FILE, &an))
 		snprintf(why, sizeof(why), "analysis: no result (exit status %d)",
 			 WEXITSTATUS(status));
-	for (i = 0; !*why && i < m.n; i++)
-		btsdumpd_meta_set(&c->meta, m.keys[i], m.vals[i]);
+	if (!*why) {
+		btsdumpd_analysis_free(&c->crash.an);
+		c->crash.an = an;
+		memset(&an, 0, sizeof(an));
+	}
 fail:
 	if (*why) {
-		btsdumpd_meta_set(&c->meta, "TRACE", "error");
-		btsdumpd_meta_set(&c->meta, "TRACE_ERROR", why);
+		c->crash.an.trace = BTSDUMPD_TRACE_ERROR;
+		btsdumpd_crash_set(&c->crash.an.error, why);
 		if (txt >= 0)
 			dprintf(txt, "\nbtsdumpd: %s\n", why);
 		if (json >= 0)
 			json_error(json, why);
 	}
-	btsdumpd_meta_free(&m);
+	btsdumpd_analysis_free(&an);
 	if (txt >= 0)
 		close(txt);
 	if (json >= 0)

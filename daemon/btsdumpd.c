@@ -26,7 +26,6 @@
 
 #include "btsdumpd.h"
 #include "entries.h"
-#include "handoff.h"
 #include "util.h"
 
 #define SOCKET_DEFAULT	"/run/btsdumpd/btsdumpd.socket"
@@ -67,13 +66,13 @@ static void usage(FILE *out)
 }
 
 /* Reads a small /proc file; NULs become spaces, trailing newline cut. */
-static int read_proc(const char *pid, const char *what, char *buf, size_t len)
+static int read_proc(pid_t pid, const char *what, char *buf, size_t len)
 {
 	char path[64];
 	ssize_t n, i;
 	int fd;
 
-	snprintf(path, sizeof(path), "/proc/%s/%s", pid, what);
+	snprintf(path, sizeof(path), "/proc/%d/%s", (int)pid, what);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
@@ -90,32 +89,25 @@ static int read_proc(const char *pid, const char *what, char *buf, size_t len)
 	return n ? 0 : -ENODATA;
 }
 
-/* The numeric arguments the kernel passes, checked, into meta. */
-static int meta_from_args(struct btsdumpd_ctx *c, char **pos, int npos)
+/* The arguments the kernel passes (%p %u %g %s %t %e [%h]), checked. */
+static int crash_from_args(struct btsdumpd_crash *cr, char **pos, int npos)
 {
-	static const char *const keys[] = { "PID", "UID", "GID", "SIGNAL", "TIMESTAMP" };
-	uint64_t v;
+	static const unsigned int bits[] = { BTSDUMPD_HAVE_PID, BTSDUMPD_HAVE_UID,
+		BTSDUMPD_HAVE_GID, BTSDUMPD_HAVE_SIGNAL, BTSDUMPD_HAVE_TIMESTAMP };
 	int i;
 
 	if (npos < 6 || npos > 7)
 		return -EINVAL;
-	for (i = 0; i < 5; i++) {
-		if (btsdumpd_parse_u64(pos[i], &v) || (i < 4 && v > INT_MAX))
+	for (i = 0; i < 5; i++)
+		if (btsdumpd_crash_set_number(cr, bits[i], pos[i]))
 			return -EINVAL;
-		btsdumpd_meta_setf(&c->meta, keys[i], "%llu", (unsigned long long)v);
-	}
-	btsdumpd_meta_set(&c->meta, "SIGNAL_NAME", btsdumpd_signal_name(atoi(pos[3])));
-	btsdumpd_meta_set(&c->meta, "COMM", pos[5]);
-	if (c->dump_mode)
-		btsdumpd_meta_set(&c->meta, "DUMP_MODE", c->dump_mode);
-	if (npos == 7)
-		btsdumpd_meta_set(&c->meta, "HOSTNAME", pos[6]);
-	return 0;
+	return btsdumpd_crash_set(&cr->comm, pos[5]) ?:
+	       btsdumpd_crash_set(&cr->hostname, npos == 7 ? pos[6] : NULL);
 }
 
 /* Without the kernel's %d: real, effective, saved and filesystem IDs that
  * differ mark a process that changed credentials (setuid and the like). */
-static bool creds_changed(const char *pid)
+static bool creds_changed(pid_t pid)
 {
 	char buf[4096], *l;
 	unsigned long a, b, c, d;
@@ -132,17 +124,18 @@ static bool creds_changed(const char *pid)
 	return false;
 }
 
-/* What /proc says of the dumping process, read while it still exists. */
-static void meta_from_proc(struct btsdumpd_ctx *c)
+/* What /proc says of the dumping process, read while it still exists
+ * (allocation failures leave a fact out). */
+static void crash_from_proc(struct btsdumpd_crash *cr)
 {
-	const char *pid = btsdumpd_meta_get(&c->meta, "PID");
+	pid_t pid = cr->pid;
 	char buf[CMDLINE_MAX], path[64], *nl;
 	ssize_t n;
 
 	if (!read_proc(pid, "comm", buf, sizeof(buf)))
-		btsdumpd_meta_set(&c->meta, "COMM", buf);
+		btsdumpd_crash_set(&cr->comm, buf);
 	if (!read_proc(pid, "cmdline", buf, sizeof(buf)))
-		btsdumpd_meta_set(&c->meta, "CMDLINE", buf);
+		btsdumpd_crash_set(&cr->cmdline, buf);
 	if (!read_proc(pid, "cgroup", buf, sizeof(buf))) {
 		/* the first line, "ID:CONTROLLERS:PATH": its path */
 		nl = strchr(buf, '\n');
@@ -150,19 +143,19 @@ static void meta_from_proc(struct btsdumpd_ctx *c)
 			*nl = '\0';
 		nl = strchr(buf, ':');
 		nl = nl ? strchr(nl + 1, ':') : NULL;
-		btsdumpd_meta_set(&c->meta, "CGROUP", nl ? nl + 1 : buf);
+		btsdumpd_crash_set(&cr->cgroup, nl ? nl + 1 : buf);
 	}
-	if (!c->dump_mode && creds_changed(pid))
-		btsdumpd_meta_set(&c->meta, "DUMP_MODE", "2");
-	snprintf(path, sizeof(path), "/proc/%s/exe", pid);
+	if (cr->dump_mode < 0 && creds_changed(pid))
+		cr->dump_mode = 2;
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
 	n = readlink(path, buf, sizeof(buf) - 1);
 	if (n > 0) {
 		buf[n] = '\0';
-		btsdumpd_meta_set(&c->meta, "EXE", buf);
+		btsdumpd_crash_set(&cr->exe, buf);
 	}
-	if (!btsdumpd_meta_get(&c->meta, "HOSTNAME") && !gethostname(buf, 256)) {
+	if (!cr->hostname && !gethostname(buf, 256)) {
 		buf[255] = '\0';
-		btsdumpd_meta_set(&c->meta, "HOSTNAME", buf);
+		btsdumpd_crash_set(&cr->hostname, buf);
 	}
 }
 
@@ -187,27 +180,31 @@ static int handoff(struct btsdumpd_ctx *c)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct timeval tv = { HANDOFF_TIMEOUT, 0 };
-	char line[FIELD_MAX], ack[8];
-	int sock, ret = 0, n;
+	char **fields = NULL, ack[8];
+	int sock, ret, n;
 	size_t i;
 
 	if (strlen(c->socket_path) >= sizeof(sa.sun_path))
 		return -ENAMETOOLONG;
 	strcpy(sa.sun_path, c->socket_path);
+	ret = btsdumpd_crash_handoff_fields(&c->crash, &fields);
+	if (ret)
+		return ret;
 	sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (sock < 0)
+	if (sock < 0) {
+		btsdumpd_fields_free(fields);
 		return -errno;
+	}
 	if (connect(sock, (struct sockaddr *)&sa, sizeof(sa)) ||
 	    setsockopt(sock, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) ||
 	    setsockopt(sock, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)))
 		ret = -errno;
-	for (i = 0; !ret && i < c->meta.n; i++) {
-		n = snprintf(line, sizeof(line), "%s=%s", c->meta.keys[i], c->meta.vals[i]);
-		if (n >= (int)sizeof(line))
-			n = sizeof(line) - 1;
-		if (send(sock, line, n, MSG_NOSIGNAL) < 0)
+	for (i = 0; !ret && fields[i]; i++) {
+		n = strnlen(fields[i], FIELD_MAX - 1);
+		if (send(sock, fields[i], n, MSG_NOSIGNAL) < 0)
 			ret = -errno;
 	}
+	btsdumpd_fields_free(fields);
 	if (!ret)
 		ret = send_fd(sock, STDIN_FILENO);
 	if (!ret) {
@@ -251,12 +248,12 @@ static int run_handler(struct btsdumpd_ctx *c, char **pos, int npos)
 {
 	int ret;
 
-	if (meta_from_args(c, pos, npos)) {
+	if (crash_from_args(&c->crash, pos, npos)) {
 		btsdumpd_log(LOG_ERR, "bad arguments from the kernel; expected "
 			     "PID UID GID SIGNAL TIMESTAMP COMM [HOSTNAME]");
 		return 1;
 	}
-	meta_from_proc(c);
+	crash_from_proc(&c->crash);
 	drop_capabilities();
 	if (!c->direct) {
 		ret = handoff(c);
@@ -297,7 +294,7 @@ static int receive_one(struct btsdumpd_ctx *c, int sock, char *buf)
 	}
 	if (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))
 		return -EMSGSIZE;
-	ret = btsdumpd_handoff_field(&c->meta, buf, n);
+	ret = btsdumpd_crash_handoff_field(&c->crash, buf, n);
 	return ret ? ret : -EAGAIN;	/* more to come */
 }
 
@@ -325,14 +322,12 @@ static int run_serve(struct btsdumpd_ctx *c)
 		btsdumpd_log(LOG_ERR, "hand-off: %s", strerror(-fd));
 		return 1;
 	}
-	missing = btsdumpd_handoff_missing(&c->meta);
+	missing = btsdumpd_crash_missing(&c->crash);
 	if (missing) {
 		btsdumpd_log(LOG_ERR, "hand-off: missing or bad %s", missing);
 		close(fd);
 		return 1;
 	}
-	btsdumpd_meta_set(&c->meta, "SIGNAL_NAME",
-			  btsdumpd_signal_name(atoi(btsdumpd_meta_get(&c->meta, "SIGNAL"))));
 	if (send(sock, "OK", 2, MSG_NOSIGNAL) != 2)
 		btsdumpd_log(LOG_WARNING, "hand-off: acknowledging: %m");
 	close(sock);
@@ -367,7 +362,8 @@ int main(int argc, char **argv)
 	};
 	struct btsdumpd_ctx c = { .store = BTSDUMPD_STORE_DEFAULT,
 				  .config_path = BTSDUMPD_CONFIG_DEFAULT,
-				  .socket_path = SOCKET_DEFAULT };
+				  .socket_path = SOCKET_DEFAULT,
+				  .crash = { .dump_mode = -1 } };
 	enum btsdumpd_log_target log = BTSDUMPD_LOG_AUTO;
 	enum mode mode = MODE_HANDLER;
 	char *defdir[] = { (char *)"/var/crash" };
@@ -391,7 +387,7 @@ int main(int argc, char **argv)
 				usage(stderr);
 				return 1;
 			}
-			c.dump_mode = optarg;
+			c.crash.dump_mode = *optarg - '0';
 			break;
 		case 'l':
 			if (parse_log(optarg, &log)) {
@@ -432,6 +428,6 @@ int main(int argc, char **argv)
 		ret = run_handler(&c, argv + optind, argc - optind);
 		break;
 	}
-	btsdumpd_meta_free(&c.meta);
+	btsdumpd_crash_free(&c.crash);
 	return ret;
 }

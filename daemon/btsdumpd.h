@@ -13,6 +13,7 @@
 #include <sys/types.h>
 
 #include "config.h"
+#include "crash.h"
 #include "meta.h"
 
 enum btsdumpd_log_target {
@@ -27,18 +28,19 @@ struct btsdumpd_ctx {
 	const char *config_path;
 	const char *socket_path;
 	bool direct;
-	const char *dump_mode;		/* the kernel's %d, or NULL */
 	struct btsdumpd_config cfg;
-	struct btsdumpd_meta meta;	/* what is known of the crash so far */
-	char id[128];			/* the entry's name */
+	struct btsdumpd_crash crash;	/* what is known of the crash so far */
+	char id[128];			/* the entry's name, once begun */
+	const char *acl;		/* the entry's ACL state, once committed */
 };
 
 void btsdumpd_log_init(enum btsdumpd_log_target t);
 void btsdumpd_log(int prio, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void btsdumpd_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* One structured entry: MESSAGE, PRIORITY and BTSDUMPD_<KEY> for every key
- * of m, plus extra fields ("KEY=value", NULL-terminated). */
-void btsdumpd_log_entry(int prio, const char *message, const struct btsdumpd_meta *m,
+ * of the crash's meta (btsdumpd_crash_to_meta, with the entry's id and ACL
+ * state), plus extra fields ("KEY=value", NULL-terminated). */
+void btsdumpd_log_entry(int prio, const char *message, const struct btsdumpd_ctx *c,
 			const char *const *extra);
 
 /* Creates the store if need be (0755: entries protect themselves) and
@@ -46,7 +48,7 @@ void btsdumpd_log_entry(int prio, const char *message, const struct btsdumpd_met
 int btsdumpd_store_open(struct btsdumpd_ctx *c);
 /* Loads the configuration (warnings logged). */
 void btsdumpd_load_config(struct btsdumpd_ctx *c);
-/* Stores the crash whose core is read from core_fd (closed here); meta
+/* Stores the crash whose core is read from core_fd (closed here); c->crash
  * already holds PID, UID, GID, SIGNAL, TIMESTAMP and what /proc told.
  * 0 or a negative errno when the store could not be written at all. */
 int btsdumpd_collect(struct btsdumpd_ctx *c, int core_fd);
@@ -65,10 +67,11 @@ int btsdumpd_entry_begin(struct btsdumpd_ctx *c, const char *id_base, int *dirfd
 int btsdumpd_entry_commit(struct btsdumpd_ctx *c, int dirfd, uid_t reader);
 /* A new file in an entry (O_EXCL, mode 0600): fd or -1 with errno. */
 int btsdumpd_entry_create_file(int dirfd, const char *name);
-/* The analysis child's findings in an entry while it runs (meta format). */
+/* The analysis child's findings in an entry while it runs
+ * (btsdumpd_analysis_write). */
 #define BTSDUMPD_ANALYSIS_FILE	"analysis"
 /* analyze.c: the spooled core (bytes long) analysed in an unprivileged
- * child into the entry's reports; its findings merged into c->meta. */
+ * child into the entry's reports; its findings into c->crash.an. */
 void btsdumpd_analyze(struct btsdumpd_ctx *c, int dirfd, int spool_fd, uint64_t bytes);
 
 #endif /* BTSDUMPD_H */

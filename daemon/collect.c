@@ -131,6 +131,7 @@ int btsdumpd_entry_begin(struct btsdumpd_ctx *c, const char *id_base, int *dirfd
 	char tmp[sizeof(c->id) + 4];
 	int k, ret = btsdumpd_store_open(c);
 
+	c->acl = NULL;
 	if (ret)
 		return ret;
 	for (k = 0; k < 1000; k++) {
@@ -149,7 +150,6 @@ int btsdumpd_entry_begin(struct btsdumpd_ctx *c, const char *id_base, int *dirfd
 		*dirfd = openat(store_fd, tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
 		if (*dirfd < 0)
 			return -errno;
-		btsdumpd_meta_set(&c->meta, "ID", c->id);
 		return 0;
 	}
 	return -EEXIST;
@@ -181,26 +181,30 @@ static int protect_files(int dirfd, uid_t reader)
 	return ret;
 }
 
-/* meta is written last, then the directory gets its final name. */
+/* meta, the crash turned into text here, is written last, then the
+ * directory gets its final name. */
 int btsdumpd_entry_commit(struct btsdumpd_ctx *c, int dirfd, uid_t reader)
 {
 	char tmp[sizeof(c->id) + 4];
+	struct btsdumpd_meta m;
 	int ret, fd;
 
-	btsdumpd_meta_set(&c->meta, "VERSION", "1");
-	if (!btsdumpd_meta_get(&c->meta, "KIND"))
-		btsdumpd_meta_set(&c->meta, "KIND", "process");
 	ret = protect_files(dirfd, reader);
 	if (!ret)
 		ret = protect(dirfd, reader, true);
-	btsdumpd_meta_set(&c->meta, "ACL", ret == -EOPNOTSUPP ? "unsupported" :
-			  reader ? "set" : "root");
+	c->acl = ret == -EOPNOTSUPP ? "unsupported" : reader ? "set" : "root";
 	if (ret && ret != -EOPNOTSUPP)
 		btsdumpd_warn("%s: permissions: %s", c->id, strerror(-ret));
+	ret = btsdumpd_crash_to_meta(&c->crash, c->id, c->acl, &m);
+	if (ret)
+		return ret;
 	fd = openat(dirfd, BTSDUMPD_META, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0640);
-	if (fd < 0)
+	if (fd < 0) {
+		btsdumpd_meta_free(&m);
 		return -errno;
-	ret = btsdumpd_meta_write_fd(fd, &c->meta);
+	}
+	ret = btsdumpd_meta_write_fd(fd, &m);
+	btsdumpd_meta_free(&m);
 	if (!ret)
 		ret = protect(fd, reader, false);
 	if (!ret && fsync(fd))
@@ -328,8 +332,15 @@ int btsdumpd_entry_create_file(int dirfd, const char *name)
 
 static void core_dropped(struct btsdumpd_ctx *c, const char *why)
 {
-	btsdumpd_meta_set(&c->meta, "CORE", "dropped");
-	btsdumpd_meta_set(&c->meta, "CORE_REASON", why);
+	c->crash.core = BTSDUMPD_CORE_DROPPED;
+	btsdumpd_crash_set(&c->crash.core_reason, why);
+}
+
+static void core_stored(struct btsdumpd_ctx *c, const char *file, uint64_t bytes)
+{
+	c->crash.core = BTSDUMPD_CORE_STORED;
+	c->crash.core_file = file;
+	c->crash.core_stored_size = bytes;
 }
 
 /* Compresses the spool into core.zst (or keeps it as is with Compress=no). */
@@ -341,7 +352,7 @@ static void store_core(struct btsdumpd_ctx *c, int dirfd, int spool_fd, const st
 	int out, ret;
 
 	if (c->cfg.storage == BTSDUMPD_STORAGE_NONE) {
-		btsdumpd_meta_set(&c->meta, "CORE", "none");
+		c->crash.core = BTSDUMPD_CORE_NONE;
 		return;
 	}
 	if (!s->keep)
@@ -352,10 +363,7 @@ static void store_core(struct btsdumpd_ctx *c, int dirfd, int spool_fd, const st
 		return core_dropped(c, why);
 	}
 	if (!c->cfg.compress) {		/* the spool itself is the stored core */
-		btsdumpd_meta_set(&c->meta, "CORE", "stored");
-		btsdumpd_meta_set(&c->meta, "CORE_FILE", SPOOL_NAME);
-		btsdumpd_meta_setf(&c->meta, "CORE_STORED_SIZE", "%llu",
-				   (unsigned long long)s->written);
+		core_stored(c, SPOOL_NAME, s->written);
 		goto cut;
 	}
 	/* the compressed core is at most about the spool's size */
@@ -377,33 +385,30 @@ static void store_core(struct btsdumpd_ctx *c, int dirfd, int spool_fd, const st
 		snprintf(why, sizeof(why), "storing the core: %s", strerror(-ret));
 		return core_dropped(c, why);
 	}
-	btsdumpd_meta_set(&c->meta, "CORE", "stored");
-	btsdumpd_meta_set(&c->meta, "CORE_FILE", BTSDUMPD_CORE_FILE);
-	btsdumpd_meta_setf(&c->meta, "CORE_STORED_SIZE", "%llu", (unsigned long long)out_bytes);
+	core_stored(c, BTSDUMPD_CORE_FILE, out_bytes);
 cut:
 	if (s->stopped)
-		btsdumpd_meta_set(&c->meta, "CORE_REASON", s->reason);
+		btsdumpd_crash_set(&c->crash.core_reason, s->reason);
 }
 
 /* ---- One crash ------------------------------------------------------------- */
 
 static void entry_id_base(struct btsdumpd_ctx *c, char *buf, size_t len)
 {
-	const char *comm = btsdumpd_meta_get(&c->meta, "COMM");
 	char safe[16];
 
-	btsdumpd_sanitize_comm(comm ? comm : "", safe);
-	snprintf(buf, len, "%s.%s.%s", btsdumpd_meta_get(&c->meta, "TIMESTAMP"),
-		 btsdumpd_meta_get(&c->meta, "PID"), safe);
+	btsdumpd_sanitize_comm(c->crash.comm ? c->crash.comm : "", safe);
+	snprintf(buf, len, "%llu.%d.%s", (unsigned long long)c->crash.timestamp,
+		 (int)c->crash.pid, safe);
 }
 
 /* The journal entry (docs/btsdumpd.md "Journal"). */
 static void log_crash(struct btsdumpd_ctx *c, unsigned long long ratelimited_before)
 {
-	const char *branches = btsdumpd_meta_get(&c->meta, "LAST_BRANCHES");
-	const char *fault = btsdumpd_meta_get(&c->meta, "FAULT");
-	const char *comm = btsdumpd_meta_get(&c->meta, "COMM");
-	const char *cd_ts = btsdumpd_meta_get(&c->meta, "COREDUMP_TIMESTAMP");
+	const struct btsdumpd_crash *cr = &c->crash;
+	const char *branches = cr->an.last_branches, *fault = cr->an.fault;
+	const char *cd_ts = cr->coredump_timestamp;
+	char tid[24];
 	char *msg = NULL, entry[PATH_MAX + 64], before[64], cd_pid[48], cd_time[64];
 	const char *extra[5] = { entry, NULL, NULL, NULL, NULL };
 	size_t x = 1;
@@ -416,23 +421,22 @@ static void log_crash(struct btsdumpd_ctx *c, unsigned long long ratelimited_bef
 		extra[x++] = before;
 	}
 	if (cd_ts) {	/* companion.c: systemd-coredump's keys, linking the entries */
-		snprintf(cd_pid, sizeof(cd_pid), "COREDUMP_PID=%s",
-			 btsdumpd_meta_get(&c->meta, "PID"));
+		snprintf(cd_pid, sizeof(cd_pid), "COREDUMP_PID=%d", (int)cr->pid);
 		snprintf(cd_time, sizeof(cd_time), "COREDUMP_TIMESTAMP=%s", cd_ts);
 		extra[x++] = cd_pid;
 		extra[x++] = cd_time;
 	}
-	n = asprintf(&msg, "Process %s (%s) of user %s dumped core: %s.%s%s%s%s%s%s",
-		     btsdumpd_meta_get(&c->meta, "PID"), comm ? comm : "?",
-		     btsdumpd_meta_get(&c->meta, "UID"),
-		     btsdumpd_meta_get(&c->meta, "SIGNAL_NAME"),
+	snprintf(tid, sizeof(tid), "%llu", (unsigned long long)cr->an.fault_tid);
+	n = asprintf(&msg, "Process %d (%s) of user %u dumped core: %s.%s%s%s%s%s%s",
+		     (int)cr->pid, cr->comm ? cr->comm : "?", (unsigned int)cr->uid,
+		     btsdumpd_signal_name(cr->signal),
 		     branches ? "\n\nLast branches of thread " : "",
-		     branches ? btsdumpd_meta_get(&c->meta, "FAULT_TID") : "",
+		     branches && cr->an.has_tid ? tid : "",
 		     branches ? ":\n" : "", branches ? branches : "",
 		     branches && fault ? "\n" : "", branches && fault ? fault : "");
 	if (n < 0)
 		return;
-	btsdumpd_log_entry(LOG_CRIT, msg, &c->meta, extra);
+	btsdumpd_log_entry(LOG_CRIT, msg, c, extra);
 	free(msg);
 }
 
@@ -440,18 +444,18 @@ static void log_ratelimited(struct btsdumpd_ctx *c, unsigned long long count, ui
 {
 	char field[64];
 	const char *extra[] = { field, NULL };
-	const char *comm = btsdumpd_meta_get(&c->meta, "COMM");
+	const struct btsdumpd_crash *cr = &c->crash;
 	char *msg;
 
 	snprintf(field, sizeof(field), "BTSDUMPD_RATELIMITED=%llu", count);
-	if (asprintf(&msg, "Process %s (%s) of user %s dumped core: %s; not stored: rate "
+	if (asprintf(&msg, "Process %d (%s) of user %u dumped core: %s; not stored: rate "
 		     "limit (%u per %u s), %llu suppressed in this window, %llu bytes discarded",
-		     btsdumpd_meta_get(&c->meta, "PID"), comm ? comm : "?",
-		     btsdumpd_meta_get(&c->meta, "UID"), btsdumpd_meta_get(&c->meta, "SIGNAL_NAME"),
+		     (int)cr->pid, cr->comm ? cr->comm : "?", (unsigned int)cr->uid,
+		     btsdumpd_signal_name(cr->signal),
 		     c->cfg.rate_limit_burst, c->cfg.rate_limit_interval_sec, count,
 		     (unsigned long long)bytes) < 0)
 		return;
-	btsdumpd_log_entry(LOG_WARNING, msg, &c->meta, extra);
+	btsdumpd_log_entry(LOG_WARNING, msg, c, extra);
 	free(msg);
 }
 
@@ -461,17 +465,15 @@ int btsdumpd_collect(struct btsdumpd_ctx *c, int core_fd)
 	struct spool s;
 	char base[96], tmp[sizeof(c->id) + 4];
 	int ret, dirfd = -1, spool_fd;
-	uid_t reader = strtoul(btsdumpd_meta_get(&c->meta, "UID"), NULL, 10);
-
 	/* a process that changed credentials (SUID_DUMP_ROOT): its memory may
 	 * hold what its user must not read; the entry stays root-only */
-	if (!strcmp(btsdumpd_meta_get(&c->meta, "DUMP_MODE") ?: "", "2"))
-		reader = 0;
+	uid_t reader = c->crash.dump_mode == 2 ? 0 : c->crash.uid;
+
 
 	ret = btsdumpd_store_open(c);
 	if (ret) {
-		btsdumpd_log(LOG_ERR, "store %s: %s; core of PID %s discarded", c->store,
-			     strerror(-ret), btsdumpd_meta_get(&c->meta, "PID"));
+		btsdumpd_log(LOG_ERR, "store %s: %s; core of PID %d discarded", c->store,
+			     strerror(-ret), (int)c->crash.pid);
 		drain(core_fd);
 		close(core_fd);
 		return ret;
@@ -486,17 +488,17 @@ int btsdumpd_collect(struct btsdumpd_ctx *c, int core_fd)
 	spool_fd = ret ? -1 : btsdumpd_entry_create_file(dirfd, SPOOL_NAME);
 	if (spool_fd < 0) {
 		ret = ret ? ret : -errno;
-		btsdumpd_log(LOG_ERR, "store %s: new entry %s: %s; core of PID %s discarded",
-			     c->store, base, strerror(-ret), btsdumpd_meta_get(&c->meta, "PID"));
+		btsdumpd_log(LOG_ERR, "store %s: new entry %s: %s; core of PID %d discarded",
+			     c->store, base, strerror(-ret), (int)c->crash.pid);
 		drain(core_fd);
 		close(core_fd);
 		goto out;
 	}
 	spool_core(c, core_fd, spool_fd, &s);
 	close(core_fd);		/* the dumping process is released here */
-	btsdumpd_meta_setf(&c->meta, "CORE_SIZE", "%llu", (unsigned long long)s.received);
-	if (s.written < s.received)
-		btsdumpd_meta_set(&c->meta, "CORE_TRUNCATED", "1");
+	c->crash.core_size = s.received;
+	c->crash.has_core_size = true;
+	c->crash.core_truncated = s.written < s.received;
 	if (s.stopped)
 		btsdumpd_log(LOG_WARNING, "%s: core cut at %llu of %llu bytes: %s", c->id,
 			     (unsigned long long)s.written, (unsigned long long)s.received,
@@ -504,10 +506,10 @@ int btsdumpd_collect(struct btsdumpd_ctx *c, int core_fd)
 	btsdumpd_analyze(c, dirfd, spool_fd, s.written);
 	store_core(c, dirfd, spool_fd, &s);
 	close(spool_fd);
-	if (strcmp(btsdumpd_meta_get(&c->meta, "CORE_FILE") ?: "", SPOOL_NAME))
+	if (c->crash.core != BTSDUMPD_CORE_STORED || strcmp(c->crash.core_file, SPOOL_NAME))
 		unlinkat(dirfd, SPOOL_NAME, 0);
 	ret = btsdumpd_entry_commit(c, dirfd, reader);
-	if (ret && !strcmp(btsdumpd_meta_get(&c->meta, "CORE") ?: "", "stored")) {
+	if (ret && c->crash.core == BTSDUMPD_CORE_STORED) {
 		/* out of space for the metadata: keep the report, not the core */
 		unlinkat(dirfd, BTSDUMPD_CORE_FILE, 0);
 		unlinkat(dirfd, SPOOL_NAME, 0);

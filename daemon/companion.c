@@ -260,40 +260,40 @@ static bool trusted(sd_journal *j, const char *file)
 	return file_agrees(j, file);
 }
 
-/* The entry's facts into c->meta, as the handler takes them from the
- * kernel and /proc; 0, or -EINVAL when a number is missing or bad. */
-static int meta_from_entry(struct btsdumpd_ctx *c, sd_journal *j, const char *file)
+/* The entry's facts into c->crash, as the handler takes them from the
+ * kernel and /proc; 0, -EINVAL when a number is missing or bad, or
+ * -ENOMEM. */
+static int crash_from_entry(struct btsdumpd_crash *cr, sd_journal *j, const char *file)
 {
-	static const char *const num[][2] = { { "COREDUMP_PID", "PID" },
-		{ "COREDUMP_UID", "UID" }, { "COREDUMP_GID", "GID" },
-		{ "COREDUMP_SIGNAL", "SIGNAL" } };
-	static const char *const text[][2] = { { "COREDUMP_COMM", "COMM" },
-		{ "COREDUMP_EXE", "EXE" }, { "COREDUMP_CMDLINE", "CMDLINE" },
-		{ "COREDUMP_HOSTNAME", "HOSTNAME" }, { "COREDUMP_CGROUP", "CGROUP" } };
+	static const struct { const char *field; unsigned int bit; } num[] = {
+		{ "COREDUMP_PID", BTSDUMPD_HAVE_PID }, { "COREDUMP_UID", BTSDUMPD_HAVE_UID },
+		{ "COREDUMP_GID", BTSDUMPD_HAVE_GID }, { "COREDUMP_SIGNAL", BTSDUMPD_HAVE_SIGNAL } };
+	static const char *const text[] = { "COREDUMP_COMM", "COREDUMP_EXE",
+		"COREDUMP_CMDLINE", "COREDUMP_HOSTNAME", "COREDUMP_CGROUP" };
+	char **dest[] = { &cr->comm, &cr->exe, &cr->cmdline, &cr->hostname, &cr->cgroup };
 	char buf[4096];
 	uint64_t v;
 
-	for (size_t i = 0; i < sizeof(num) / sizeof(num[0]); i++) {
-		if (!field(j, num[i][0], buf, sizeof(buf)) || btsdumpd_parse_u64(buf, &v) ||
-		    v > INT_MAX)
+	for (size_t i = 0; i < sizeof(num) / sizeof(num[0]); i++)
+		if (!field(j, num[i].field, buf, sizeof(buf)) ||
+		    btsdumpd_crash_set_number(cr, num[i].bit, buf))
 			return -EINVAL;
-		btsdumpd_meta_setf(&c->meta, num[i][1], "%llu", (unsigned long long)v);
-	}
 	/* COREDUMP_TIMESTAMP is in microseconds, the kernel's %t in seconds */
 	if (!field(j, "COREDUMP_TIMESTAMP", buf, sizeof(buf)) || btsdumpd_parse_u64(buf, &v))
 		return -EINVAL;
-	btsdumpd_meta_setf(&c->meta, "TIMESTAMP", "%llu", (unsigned long long)(v / 1000000));
-	btsdumpd_meta_set(&c->meta, "COREDUMP_TIMESTAMP", buf);
+	cr->timestamp = v / 1000000;
+	cr->have |= BTSDUMPD_HAVE_TIMESTAMP;
+	if (btsdumpd_crash_set(&cr->coredump_timestamp, buf))
+		return -ENOMEM;
 	for (size_t i = 0; i < sizeof(text) / sizeof(text[0]); i++)
-		if (field(j, text[i][0], buf, sizeof(buf)))
-			btsdumpd_meta_set(&c->meta, text[i][1], buf);
-	if (!btsdumpd_meta_get(&c->meta, "COMM"))
-		btsdumpd_meta_set(&c->meta, "COMM", "unknown");
-	btsdumpd_meta_set(&c->meta, "SIGNAL_NAME",
-			  btsdumpd_signal_name(atoi(btsdumpd_meta_get(&c->meta, "SIGNAL"))));
-	btsdumpd_meta_set(&c->meta, "COREDUMP_FILENAME", file);
-	if (field(j, "_BOOT_ID", buf, sizeof(buf)))
-		btsdumpd_meta_set(&c->meta, "COREDUMP_BOOT_ID", buf);
+		if (field(j, text[i], buf, sizeof(buf)) && btsdumpd_crash_set(dest[i], buf))
+			return -ENOMEM;
+	if (!cr->comm && btsdumpd_crash_set(&cr->comm, "unknown"))
+		return -ENOMEM;
+	if (btsdumpd_crash_set(&cr->coredump_filename, file) ||
+	    (field(j, "_BOOT_ID", buf, sizeof(buf)) &&
+	     btsdumpd_crash_set(&cr->coredump_boot_id, buf)))
+		return -ENOMEM;
 	return 0;
 }
 
@@ -310,8 +310,8 @@ static void one_entry(struct btsdumpd_ctx *c, sd_journal *j)
 			     "systemd-coredump as root (COREDUMP_FILENAME=%s)", file);
 		return;
 	}
-	btsdumpd_meta_free(&c->meta);
-	if (meta_from_entry(c, j, file)) {
+	btsdumpd_crash_free(&c->crash);
+	if (crash_from_entry(&c->crash, j, file)) {
 		btsdumpd_log(LOG_WARNING, "companion: coredump entry of %s lacks its "
 			     "PID/UID/GID/SIGNAL/TIMESTAMP; skipped", file);
 		return;

@@ -108,20 +108,25 @@ static int report_child(struct btsdec_vmcore *vc, const char *vmcore, const char
 
 static int harvest_one(struct btsdumpd_ctx *c, const char *path, const struct stat *st)
 {
-	static const char *const trace[] = { "present", "error", "error", "absent", "present" };
+	static const enum btsdumpd_trace trace[] = { BTSDUMPD_TRACE_PRESENT,
+		BTSDUMPD_TRACE_ERROR, BTSDUMPD_TRACE_ERROR, BTSDUMPD_TRACE_ABSENT,
+		BTSDUMPD_TRACE_PRESENT };
 	char base[96], symbols[PATH_MAX];
 	int dirfd, txt = -1, json = -1, status = 0, ret, code;
 	struct btsdec_vmcore *vc;
 	struct btsdec_err err;
 	pid_t pid;
 
-	btsdumpd_meta_free(&c->meta);
-	btsdumpd_meta_set(&c->meta, "KIND", "kernel");
-	btsdumpd_meta_set(&c->meta, "VMCORE", path);
-	btsdumpd_meta_setf(&c->meta, "TIMESTAMP", "%lld", (long long)st->st_mtime);
-	btsdumpd_meta_set(&c->meta, "UID", "0");
-	btsdumpd_meta_set(&c->meta, "CORE", "none");
-	btsdumpd_meta_setf(&c->meta, "CORE_SIZE", "%llu", (unsigned long long)st->st_size);
+	btsdumpd_crash_free(&c->crash);
+	c->crash.kind = BTSDUMPD_KIND_KERNEL;
+	if (btsdumpd_crash_set(&c->crash.vmcore, path))
+		return -ENOMEM;
+	c->crash.timestamp = st->st_mtime > 0 ? st->st_mtime : 0;
+	c->crash.uid = 0;
+	c->crash.have = BTSDUMPD_HAVE_TIMESTAMP | BTSDUMPD_HAVE_UID;
+	c->crash.core = BTSDUMPD_CORE_NONE;
+	c->crash.core_size = st->st_size;
+	c->crash.has_core_size = true;
 	snprintf(base, sizeof(base), "%lld.kernel.vmcore", (long long)st->st_mtime);
 	ret = btsdumpd_entry_begin(c, base, &dirfd);
 	if (ret)
@@ -135,14 +140,14 @@ static int harvest_one(struct btsdumpd_ctx *c, const char *path, const struct st
 	if (btsdec_vmcore_open(path, &vc, &err)) {
 		/* an entry all the same: the vmcore is there, unreadable */
 		dprintf(txt, "btsdumpd: %s\n", err.msg);
-		btsdumpd_meta_set(&c->meta, "TRACE", "error");
-		btsdumpd_meta_set(&c->meta, "TRACE_ERROR", err.msg);
+		c->crash.an.trace = BTSDUMPD_TRACE_ERROR;
+		btsdumpd_crash_set(&c->crash.an.error, err.msg);
 		ret = btsdumpd_entry_commit(c, dirfd, 0);
 		goto out;
 	}
 	find_symbols(vc, symbols, sizeof(symbols));
 	if (*symbols)
-		btsdumpd_meta_set(&c->meta, "SYMBOLS", symbols);
+		btsdumpd_crash_set(&c->crash.symbols, symbols);
 	pid = fork();
 	if (pid < 0) {
 		ret = -errno;
@@ -152,10 +157,10 @@ static int harvest_one(struct btsdumpd_ctx *c, const char *path, const struct st
 		report_child(vc, path, symbols, txt, json);
 	waitpid(pid, &status, 0);
 	code = WIFEXITED(status) ? WEXITSTATUS(status) : 1;
-	btsdumpd_meta_set(&c->meta, "TRACE", code <= 4 ? trace[code] : "error");
+	c->crash.an.trace = code <= 4 ? trace[code] : BTSDUMPD_TRACE_ERROR;
 	if (code == 1 || code > 4)
-		btsdumpd_meta_set(&c->meta, "TRACE_ERROR", WIFSIGNALED(status) ?
-				  strsignal(WTERMSIG(status)) : "vmcore unreadable");
+		btsdumpd_crash_set(&c->crash.an.error, WIFSIGNALED(status) ?
+				   strsignal(WTERMSIG(status)) : "vmcore unreadable");
 	ret = btsdumpd_entry_commit(c, dirfd, 0);
 close_vmcore:
 	btsdec_vmcore_close(vc);
@@ -175,10 +180,10 @@ static void log_harvest(struct btsdumpd_ctx *c, const char *path)
 
 	snprintf(entry, sizeof(entry), "BTSDUMPD_ENTRY=%s/%s", c->store, c->id);
 	if (asprintf(&msg, "Kernel crash dump %s: per-CPU branch traces %s (%s/%s).", path,
-		     strcmp(btsdumpd_meta_get(&c->meta, "TRACE"), "present") ?
+		     c->crash.an.trace != BTSDUMPD_TRACE_PRESENT ?
 		     "not found" : "harvested", c->store, c->id) < 0)
 		return;
-	btsdumpd_log_entry(LOG_CRIT, msg, &c->meta, extra);
+	btsdumpd_log_entry(LOG_CRIT, msg, c, extra);
 	free(msg);
 }
 

@@ -177,15 +177,22 @@ static void put_entry(int prio, const char *message, const struct btsdumpd_meta 
 		put_text(prio, p);
 }
 
-void btsdumpd_log_entry(int prio, const char *message, const struct btsdumpd_meta *m,
+void btsdumpd_log_entry(int prio, const char *message, const struct btsdumpd_ctx *c,
 			const char *const *extra)
 {
+	struct btsdumpd_meta meta, *m = &meta;
+
+	/* without memory for the fields, the message alone */
+	if (btsdumpd_crash_to_meta(&c->crash, *c->id ? c->id : NULL, c->acl, &meta))
+		memset(&meta, 0, sizeof(meta));
 	if (target == BTSDUMPD_LOG_JOURNAL && journal_entry(prio, message, m, extra) >= 0)
-		return;
+		goto out;
 	if (target == BTSDUMPD_LOG_KMSG) {
 		put_entry(prio, message, m, extra);
-		return;
+		goto out;
 	}
 	put_text(prio, message);
 	put_entry(prio, "", m, extra);
+out:
+	btsdumpd_meta_free(&meta);
 }

@@ -16,7 +16,7 @@
 
 #include "acl.h"
 #include "entries.h"
-#include "handoff.h"
+#include "crash.h"
 #include "meta.h"
 #include "util.h"
 #include "zstdio.h"
@@ -355,34 +355,87 @@ static void test_sanitize_comm(void)
 	CHECK_STR(out, "unknown");
 }
 
-/* The hand-off's datagrams: known keys in, unknown ones ignored, values
- * taken by length (not up to a NUL), malformed ones refused. */
+/* The hand-off's datagrams into a typed crash: known keys in, unknown ones
+ * ignored, values taken by length (not up to a NUL), numbers checked,
+ * malformed datagrams refused; and what the handler sends of a crash
+ * comes out the same on the other side. */
 static void test_handoff(void)
 {
+	struct btsdumpd_crash cr, back;
 	struct btsdumpd_meta m = { 0 };
 	static const char cmdline[] = "CMDLINE=a=b c";
+	char **fields;
 
-	CHECK_EQ(btsdumpd_handoff_field(&m, "PID=42", 6), 0);
-	CHECK_STR(btsdumpd_handoff_missing(&m), "UID");
-	CHECK_EQ(btsdumpd_handoff_field(&m, "UID=1000xxx", 8), 0);	/* by length */
-	CHECK_EQ(btsdumpd_handoff_field(&m, "GID=1000", 8), 0);
-	CHECK_EQ(btsdumpd_handoff_field(&m, "SIGNAL=11", 9), 0);
-	CHECK_EQ(btsdumpd_handoff_field(&m, "TIMESTAMP=x", 11), 0);
-	CHECK_STR(btsdumpd_handoff_missing(&m), "TIMESTAMP");		/* not a number */
-	CHECK_EQ(btsdumpd_handoff_field(&m, "TIMESTAMP=1700000000", 20), 0);
-	CHECK(btsdumpd_handoff_missing(&m) == NULL);
-	CHECK_EQ(btsdumpd_handoff_field(&m, cmdline, sizeof(cmdline) - 1), 0);
-	CHECK_STR(btsdumpd_meta_get(&m, "CMDLINE"), "a=b c");
-	CHECK_EQ(btsdumpd_handoff_field(&m, "TRACE=present", 13), 0);	/* ignored */
-	CHECK(btsdumpd_meta_get(&m, "TRACE") == NULL);
-	CHECK_EQ(btsdumpd_handoff_field(&m, "PIDX=1", 6), 0);		/* ignored */
-	CHECK_EQ(btsdumpd_handoff_field(&m, "PI", 2), 0 - EBADMSG);
-	CHECK_EQ(btsdumpd_handoff_field(&m, "PID=4\0=2", 8), 0 - EBADMSG);
-	CHECK_EQ(btsdumpd_handoff_field(&m, "", 0), 0 - EBADMSG);
-	CHECK_STR(btsdumpd_meta_get(&m, "UID"), "1000");
-	CHECK_STR(btsdumpd_meta_get(&m, "PID"), "42");
-	CHECK_EQ(m.n, 6);
+	btsdumpd_crash_init(&cr);
+	CHECK_EQ(btsdumpd_crash_handoff_field(&cr, "PID=42", 6), 0);
+	CHECK_STR(btsdumpd_crash_missing(&cr), "UID");
+	CHECK_EQ(btsdumpd_crash_handoff_field(&cr, "UID=1000xxx", 8), 0);	/* by length */
+	CHECK_EQ(btsdumpd_crash_handoff_field(&cr, "GID=1000", 8), 0);
+	CHECK_EQ(btsdumpd_crash_handoff_field(&cr, "SIGNAL=11", 9), 0);
+	CHECK_EQ(btsdumpd_crash_handoff_field(&cr, "TIMESTAMP=x", 11), 0);
+	CHECK_STR(btsdumpd_crash_missing(&cr), "TIMESTAMP");		/* not a number */
+	CHECK_EQ(btsdumpd_crash_handoff_field(&cr, "TIMESTAMP=1700000000", 20), 0);
+	CHECK(btsdumpd_crash_missing(&cr) == NULL);
+	CHECK_EQ(btsdumpd_crash_handoff_field(&cr, "SIGNAL=2147483648", 17), 0);	/* > INT_MAX */
+	CHECK_STR(btsdumpd_crash_missing(&cr), "SIGNAL");
+	CHECK_EQ(btsdumpd_crash_handoff_field(&cr, "SIGNAL=11", 9), 0);
+	CHECK_EQ(btsdumpd_crash_handoff_field(&cr, cmdline, sizeof(cmdline) - 1), 0);
+	CHECK_STR(cr.cmdline, "a=b c");
+	CHECK_EQ(btsdumpd_crash_handoff_field(&cr, "DUMP_MODE=7", 11), 0);	/* no such mode */
+	CHECK_EQ(cr.dump_mode, -1);
+	CHECK_EQ(btsdumpd_crash_handoff_field(&cr, "DUMP_MODE=2", 11), 0);
+	CHECK_EQ(cr.dump_mode, 2);
+	CHECK_EQ(btsdumpd_crash_handoff_field(&cr, "TRACE=present", 13), 0);	/* ignored */
+	CHECK_EQ(cr.an.trace, BTSDUMPD_TRACE_UNSET);
+	CHECK_EQ(btsdumpd_crash_handoff_field(&cr, "PIDX=1", 6), 0);		/* ignored */
+	CHECK_EQ(btsdumpd_crash_handoff_field(&cr, "PI", 2), 0 - EBADMSG);
+	CHECK_EQ(btsdumpd_crash_handoff_field(&cr, "PID=4\0=2", 8), 0 - EBADMSG);
+	CHECK_EQ(btsdumpd_crash_handoff_field(&cr, "", 0), 0 - EBADMSG);
+	CHECK_EQ(cr.uid, 1000);
+	CHECK_EQ(cr.pid, 42);
+	CHECK_EQ(btsdumpd_crash_to_meta(&cr, NULL, NULL, &m), 0);
+	CHECK_STR(btsdumpd_meta_get(&m, "SIGNAL_NAME"), "SIGSEGV");
+	CHECK_STR(btsdumpd_meta_get(&m, "DUMP_MODE"), "2");
+	CHECK(btsdumpd_meta_get(&m, "TRACE") == NULL && btsdumpd_meta_get(&m, "ID") == NULL);
 	btsdumpd_meta_free(&m);
+
+	/* the handler's side: its fields, received, are the same crash */
+	CHECK_EQ(btsdumpd_crash_set(&cr.exe, "/bin/x\ny"), 0);
+	cr.core = BTSDUMPD_CORE_STORED;	/* not a process fact: not sent */
+	CHECK_EQ(btsdumpd_crash_handoff_fields(&cr, &fields), 0);
+	btsdumpd_crash_init(&back);
+	for (size_t i = 0; fields[i]; i++) {
+		CHECK(strncmp(fields[i], "CORE", 4) != 0);
+		CHECK_EQ(btsdumpd_crash_handoff_field(&back, fields[i], strlen(fields[i])), 0);
+	}
+	CHECK(back.pid == 42 && back.uid == 1000 && back.gid == 1000 && back.signal == 11 &&
+	      back.timestamp == 1700000000 && back.dump_mode == 2 &&
+	      back.core == BTSDUMPD_CORE_UNSET);
+	CHECK_STR(back.exe, "/bin/x\ny");
+	CHECK_STR(back.cmdline, "a=b c");
+	btsdumpd_fields_free(fields);
+	btsdumpd_crash_free(&back);
+	btsdumpd_crash_free(&cr);
+}
+
+/* The analysis child's result: typed findings through text and back;
+ * a result without TRACE, or with a bad number, is refused. */
+static void test_analysis_result(void)
+{
+	static const char good[] = "TRACE=present\nTRACE_THREADS=3\nFAULT_TID=77\n"
+				   "LAST_BRANCHES=#1 a\\n#2 b\nFAULT=f\nOTHER=x\n";
+	struct btsdumpd_analysis an;
+
+	CHECK_EQ(btsdumpd_analysis_parse(good, sizeof(good) - 1, &an), 0);
+	CHECK(an.trace == BTSDUMPD_TRACE_PRESENT && an.has_threads && an.threads == 3 &&
+	      an.has_tid && an.fault_tid == 77);
+	CHECK_STR(an.last_branches, "#1 a\n#2 b");
+	CHECK_STR(an.fault, "f");
+	btsdumpd_analysis_free(&an);
+	CHECK_EQ(btsdumpd_analysis_parse("TRACE_THREADS=1\n", 16, &an), 0 - EBADMSG);
+	CHECK_EQ(btsdumpd_analysis_parse("TRACE=maybe\n", 12, &an), 0 - EBADMSG);
+	CHECK_EQ(btsdumpd_analysis_parse("TRACE=absent\nFAULT_TID=-1\n", 26, &an), 0 - EBADMSG);
+	CHECK(an.last_branches == NULL);
 }
 
 static const struct test_case tests[] = {
@@ -395,6 +448,7 @@ static const struct test_case tests[] = {
 	TEST_CASE(test_acl),
 	TEST_CASE(test_sanitize_comm),
 	TEST_CASE(test_handoff),
+	TEST_CASE(test_analysis_result),
 };
 
 int main(void)

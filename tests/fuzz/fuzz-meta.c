@@ -1,15 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * libFuzzer target for btsdumpd's text parsers: the store's `meta`
- * (daemon/store.c, read by btsdumpctl), btsdumpd.conf (daemon/config.c) and
- * the hand-off's datagrams (daemon/store.c, read by the service).  All in
- * memory: the file readers only hand these parsers a buffer.
+ * (daemon/meta.c, read by btsdumpctl), btsdumpd.conf (daemon/config.c),
+ * the hand-off's datagrams and the analysis child's result (daemon/crash.c,
+ * read by the service).  All in memory: the file readers only hand these
+ * parsers a buffer.
  * meta: whatever parses must survive a format/parse round trip unchanged
  * and hold no raw control character once formatted; config: values stay in
- * range; hand-off: only the handler's keys get in, and what got in is
- * formatted and parsed back unchanged.
- * Input: one selector byte (mod 3: 0 meta, 1 config, 2 hand-off), then the
- * file, or the datagrams, each a 2-byte little-endian length and its bytes.
+ * range; hand-off: only the handler's keys get in, what got in is
+ * formatted and parsed back unchanged, and sent again it is the same
+ * crash; analysis: what parses, stored, parses back the same.
+ * Input: one selector byte (mod 4: 0 meta, 1 config, 2 hand-off,
+ * 3 analysis), then the file, or the datagrams, each a 2-byte
+ * little-endian length and its bytes.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -17,7 +20,7 @@
 #include <string.h>
 
 #include "config.h"
-#include "handoff.h"
+#include "crash.h"
 #include "meta.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -74,7 +77,7 @@ static bool handoff_key(const char *k)
 {
 	static const char *const keys[] = { "PID", "UID", "GID", "SIGNAL",
 		"SIGNAL_NAME", "TIMESTAMP", "COMM", "EXE", "CMDLINE", "CGROUP",
-		"HOSTNAME", "DUMP_MODE" };
+		"HOSTNAME", "DUMP_MODE", "VERSION", "KIND" };
 
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
 		if (!strcmp(k, keys[i]))
@@ -82,11 +85,24 @@ static bool handoff_key(const char *k)
 	return false;
 }
 
+/* Two metas with the same pairs in the same order. */
+static void check_same(const struct btsdumpd_meta *a, const struct btsdumpd_meta *b)
+{
+	if (a->n != b->n)
+		__builtin_trap();
+	for (size_t i = 0; i < a->n; i++)
+		if (strcmp(a->keys[i], b->keys[i]) || strcmp(a->vals[i], b->vals[i]))
+			__builtin_trap();
+}
+
 static void check_handoff(const uint8_t *data, size_t size)
 {
-	struct btsdumpd_meta m = { 0 };
+	struct btsdumpd_crash cr, back;
+	struct btsdumpd_meta m, mb;
 	const char *missing;
+	char **fields;
 
+	btsdumpd_crash_init(&cr);
 	while (size >= 2) {
 		size_t len = data[0] | (size_t)data[1] << 8;
 
@@ -94,33 +110,79 @@ static void check_handoff(const uint8_t *data, size_t size)
 		size -= 2;
 		if (len > size)
 			len = size;
-		btsdumpd_handoff_field(&m, (const char *)data, len);
+		btsdumpd_crash_handoff_field(&cr, (const char *)data, len);
 		data += len;
 		size -= len;
 	}
+	if (btsdumpd_crash_to_meta(&cr, NULL, NULL, &m))
+		__builtin_trap();
 	for (size_t i = 0; i < m.n; i++)
 		if (!handoff_key(m.keys[i]) || strlen(m.vals[i]) > (1 << 16))
 			__builtin_trap();
-	missing = btsdumpd_handoff_missing(&m);
+	missing = btsdumpd_crash_missing(&cr);
 	if (missing && !handoff_key(missing))
 		__builtin_trap();
 	check_round_trip(&m);	/* what the service would store reads back */
+	/* what the handler would send of it, received again: the same crash */
+	if (btsdumpd_crash_handoff_fields(&cr, &fields))
+		__builtin_trap();
+	btsdumpd_crash_init(&back);
+	for (size_t i = 0; fields[i]; i++)
+		if (btsdumpd_crash_handoff_field(&back, fields[i], strlen(fields[i])))
+			__builtin_trap();
+	if (btsdumpd_crash_to_meta(&back, NULL, NULL, &mb))
+		__builtin_trap();
+	check_same(&m, &mb);
+	btsdumpd_fields_free(fields);
 	btsdumpd_meta_free(&m);
+	btsdumpd_meta_free(&mb);
+	btsdumpd_crash_free(&cr);
+	btsdumpd_crash_free(&back);
+}
+
+/* The analysis child's result: parsed (checked), it goes into meta, and
+ * that meta's text parses back to the same findings. */
+static void check_analysis(const uint8_t *data, size_t size)
+{
+	struct btsdumpd_crash cr, back;
+	struct btsdumpd_meta m, mb;
+	size_t len;
+	char *buf;
+
+	btsdumpd_crash_init(&cr);
+	if (btsdumpd_analysis_parse((const char *)data, size, &cr.an))
+		return;
+	if (!cr.an.trace || btsdumpd_crash_to_meta(&cr, NULL, NULL, &m) ||
+	    btsdumpd_meta_format(&m, &buf, &len))
+		__builtin_trap();
+	btsdumpd_crash_init(&back);
+	if (btsdumpd_analysis_parse(buf, len, &back.an) ||
+	    btsdumpd_crash_to_meta(&back, NULL, NULL, &mb))
+		__builtin_trap();
+	check_same(&m, &mb);
+	free(buf);
+	btsdumpd_meta_free(&m);
+	btsdumpd_meta_free(&mb);
+	btsdumpd_crash_free(&cr);
+	btsdumpd_crash_free(&back);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (!size || size > (1 << 15))
 		return 0;
-	switch (data[0] % 3) {
+	switch (data[0] % 4) {
 	case 0:
 		check_meta(data + 1, size - 1);
 		break;
 	case 1:
 		check_config(data + 1, size - 1);
 		break;
-	default:
+	case 2:
 		check_handoff(data + 1, size - 1);
+		break;
+	default:
+		check_analysis(data + 1, size - 1);
 	}
 	return 0;
 }
