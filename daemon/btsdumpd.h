@@ -43,17 +43,27 @@ void btsdumpd_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void btsdumpd_log_entry(int prio, const char *message, const struct btsdumpd_ctx *c,
 			const char *const *extra);
 
-/* Creates the store if need be (0755: entries protect themselves) and
- * opens it for the calls below; 0 or -errno. */
+/* entry.c: creates the store if need be (0755: entries protect
+ * themselves) and opens it for the calls below; 0 or -errno.  Its
+ * descriptor, once open (else -1). */
 int btsdumpd_store_open(struct btsdumpd_ctx *c);
+int btsdumpd_store_fd(void);
+/* The size of the filesystem statvfs described, in bytes. */
+struct statvfs;
+uint64_t btsdumpd_fs_size(const struct statvfs *v);
+/* ratelimit.c: true when this crash is over RateLimitBurst in its
+ * interval (*suppressed: the count in this window); else false, and
+ * *suppressed is the count suppressed in the previous window, reported
+ * once by this entry. */
+bool btsdumpd_rate_limited(struct btsdumpd_ctx *c, unsigned long long *suppressed);
 /* Loads the configuration (warnings logged). */
 void btsdumpd_load_config(struct btsdumpd_ctx *c);
 /* Stores the crash whose core is read from core_fd (closed here); c->crash
  * already holds PID, UID, GID, SIGNAL, TIMESTAMP and what /proc told.
  * 0 or a negative errno when the store could not be written at all. */
 int btsdumpd_collect(struct btsdumpd_ctx *c, int core_fd);
-/* Applies MaxUse and KeepFree to the store; keep names an entry never to
- * delete (NULL: none). */
+/* vacuum.c: applies MaxUse and KeepFree to the store; keep names an entry
+ * never to delete (NULL: none). */
 int btsdumpd_vacuum(struct btsdumpd_ctx *c, const char *keep);
 /* Reports on every vmcore under dirs not yet harvested. */
 int btsdumpd_harvest(struct btsdumpd_ctx *c, char *const *dirs, int n);
@@ -62,11 +72,18 @@ int btsdumpd_harvest(struct btsdumpd_ctx *c, char *const *dirs, int n);
  * tests); once: what is there now, then return.  0 or -errno. */
 int btsdumpd_companion(struct btsdumpd_ctx *c, const char *journal_dir, bool once);
 
-/* Helpers of collect.c used by harvest.c. */
+/* entry.c: an entry's transaction.  begin: a hidden .#ID directory (ID
+ * from id_base, made unique) in c->id, *dirfd open on it; commit: modes
+ * and ACLs (reader may read it; 0: root only), meta from c->crash, the
+ * rename to ID; remove: a directory of the store and its known files. */
 int btsdumpd_entry_begin(struct btsdumpd_ctx *c, const char *id_base, int *dirfd);
 int btsdumpd_entry_commit(struct btsdumpd_ctx *c, int dirfd, uid_t reader);
+void btsdumpd_entry_remove(const char *name);
 /* A new file in an entry (O_EXCL, mode 0600): fd or -1 with errno. */
 int btsdumpd_entry_create_file(int dirfd, const char *name);
+/* The spooled core in an entry while it is collected (kept as the stored
+ * core with Compress=no). */
+#define BTSDUMPD_SPOOL_FILE	"core"
 /* The analysis child's findings in an entry while it runs
  * (btsdumpd_analysis_write). */
 #define BTSDUMPD_ANALYSIS_FILE	"analysis"

@@ -1,28 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * btsdumpd's collection pipeline for one crash (docs/btsdumpd.md "What runs
- * where"): rate limit, spool the core from its pipe in bounded memory,
- * have it analysed (analyze.c), store core + reports + meta under a
- * temporary name and rename, log one journal entry, vacuum.  Runs in the
+ * where"): rate limit (ratelimit.c), spool the core from its pipe in
+ * bounded memory, have it analysed (analyze.c), store the core, commit the
+ * entry (entry.c), log one journal entry, vacuum (vacuum.c).  Runs in the
  * handler (direct mode), in a service instance or in the companion.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
-#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <syslog.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "btsdec.h"
 #include "btsdumpd.h"
-#include "acl.h"
 #include "entries.h"
 #include "util.h"
 #include "zstdio.h"
@@ -30,32 +24,11 @@
 #define SPOOL_CHUNK	(64 * 1024)
 #define SPACE_CHECK	(16ULL << 20)	/* statvfs every 16 MiB written */
 #define REPORT_ROOM	(256 * 1024)	/* given back by a spool on a full disk */
-#define SPOOL_NAME	"core"
-#define STALE_SEC	3600	/* a .#ID this old is a handler that died */
-
-static int store_fd = -1;
 
 void btsdumpd_load_config(struct btsdumpd_ctx *c)
 {
 	btsdumpd_config_defaults(&c->cfg);
 	btsdumpd_config_load(&c->cfg, c->config_path, btsdumpd_warn);
-}
-
-int btsdumpd_store_open(struct btsdumpd_ctx *c)
-{
-	if (store_fd >= 0)
-		return 0;
-	if (!mkdir(c->store, 0755))
-		chmod(c->store, 0755);	/* listable; entries protect themselves */
-	else if (errno != EEXIST)
-		return -errno;
-	store_fd = open(c->store, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	return store_fd < 0 ? -errno : 0;
-}
-
-static uint64_t fs_size(const struct statvfs *v)
-{
-	return (uint64_t)v->f_blocks * v->f_frsize;
 }
 
 /* Reads and throws away the rest of a core, so the kernel finishes. */
@@ -76,166 +49,6 @@ static uint64_t drain(int fd)
 	return total;
 }
 
-/* ---- Rate limit ----------------------------------------------------------
- * STORE/.ratelimit holds "WINDOW_START STORED SUPPRESSED PREV_SUPPRESSED",
- * updated under flock by every crash.  Returns true when this crash is over
- * the burst; *suppressed is then the count in this window, else the count
- * suppressed in the previous window (reported once by the next entry). */
-static bool rate_limited(struct btsdumpd_ctx *c, unsigned long long *suppressed)
-{
-	unsigned long long start = 0, stored = 0, supp = 0, prev = 0;
-	unsigned long long now = time(NULL);
-	char buf[128];
-	bool limited = false;
-	ssize_t n;
-	int fd;
-
-	*suppressed = 0;
-	if (!c->cfg.rate_limit_interval_sec || !c->cfg.rate_limit_burst)
-		return false;
-	fd = openat(store_fd, ".ratelimit", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (fd < 0 || flock(fd, LOCK_EX)) {
-		btsdumpd_warn("rate limit state: %m; not limiting");
-		if (fd >= 0)
-			close(fd);
-		return false;
-	}
-	n = pread(fd, buf, sizeof(buf) - 1, 0);
-	buf[n > 0 ? n : 0] = '\0';
-	if (sscanf(buf, "%llu %llu %llu %llu", &start, &stored, &supp, &prev) != 4)
-		start = stored = supp = prev = 0;
-	if (now < start || now - start >= c->cfg.rate_limit_interval_sec) {
-		prev += supp;	/* not reported yet: carried until an entry says it */
-		start = now;
-		stored = supp = 0;
-	}
-	if (stored >= c->cfg.rate_limit_burst) {
-		limited = true;
-		*suppressed = ++supp;
-	} else {
-		stored++;
-		*suppressed = prev;
-		prev = 0;
-	}
-	n = snprintf(buf, sizeof(buf), "%llu %llu %llu %llu\n", start, stored, supp, prev);
-	if (pwrite(fd, buf, n, 0) != n || ftruncate(fd, n))
-		btsdumpd_warn("rate limit state: %m");
-	close(fd);
-	return limited;
-}
-
-/* ---- Entries ------------------------------------------------------------- */
-
-int btsdumpd_entry_begin(struct btsdumpd_ctx *c, const char *id_base, int *dirfd)
-{
-	char tmp[sizeof(c->id) + 4];
-	int k, ret = btsdumpd_store_open(c);
-
-	c->acl = NULL;
-	if (ret)
-		return ret;
-	for (k = 0; k < 1000; k++) {
-		if (k)
-			snprintf(c->id, sizeof(c->id), "%s.%d", id_base, k);
-		else
-			snprintf(c->id, sizeof(c->id), "%s", id_base);
-		if (!faccessat(store_fd, c->id, F_OK, AT_SYMLINK_NOFOLLOW))
-			continue;
-		snprintf(tmp, sizeof(tmp), ".#%s", c->id);
-		if (mkdirat(store_fd, tmp, 0700)) {
-			if (errno == EEXIST)
-				continue;
-			return -errno;
-		}
-		*dirfd = openat(store_fd, tmp, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-		if (*dirfd < 0)
-			return -errno;
-		return 0;
-	}
-	return -EEXIST;
-}
-
-/* Mode and ACL of one file (or the directory) of an entry. */
-static int protect(int fd, uid_t reader, bool dir)
-{
-	if (fchmod(fd, dir ? 0750 : 0640))
-		return -errno;
-	return reader ? btsdumpd_acl_grant_user(fd, reader, dir) : 0;
-}
-
-static int protect_files(int dirfd, uid_t reader)
-{
-	static const char *const files[] = { BTSDUMPD_CORE_FILE, SPOOL_NAME,
-					      BTSDUMPD_REPORT_TXT, BTSDUMPD_REPORT_JSON };
-	int ret = 0, r, fd;
-	size_t i;
-
-	for (i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		fd = openat(dirfd, files[i], O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-		if (fd < 0)
-			continue;
-		r = protect(fd, reader, false);
-		ret = ret ? ret : r;
-		close(fd);
-	}
-	return ret;
-}
-
-/* meta, the crash turned into text here, is written last, then the
- * directory gets its final name. */
-int btsdumpd_entry_commit(struct btsdumpd_ctx *c, int dirfd, uid_t reader)
-{
-	char tmp[sizeof(c->id) + 4];
-	struct btsdumpd_meta m;
-	int ret, fd;
-
-	ret = protect_files(dirfd, reader);
-	if (!ret)
-		ret = protect(dirfd, reader, true);
-	c->acl = ret == -EOPNOTSUPP ? "unsupported" : reader ? "set" : "root";
-	if (ret && ret != -EOPNOTSUPP)
-		btsdumpd_warn("%s: permissions: %s", c->id, strerror(-ret));
-	ret = btsdumpd_crash_to_meta(&c->crash, c->id, c->acl, &m);
-	if (ret)
-		return ret;
-	fd = openat(dirfd, BTSDUMPD_META, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0640);
-	if (fd < 0) {
-		btsdumpd_meta_free(&m);
-		return -errno;
-	}
-	ret = btsdumpd_meta_write_fd(fd, &m);
-	btsdumpd_meta_free(&m);
-	if (!ret)
-		ret = protect(fd, reader, false);
-	if (!ret && fsync(fd))
-		ret = -errno;
-	close(fd);
-	if (ret)
-		return ret;
-	snprintf(tmp, sizeof(tmp), ".#%s", c->id);
-	if (renameat(store_fd, tmp, store_fd, c->id))
-		return -errno;
-	fsync(store_fd);
-	return 0;
-}
-
-/* Removes a directory of the store and its files (no subdirectories). */
-static void remove_dir(const char *name)
-{
-	static const char *const files[] = { BTSDUMPD_META, BTSDUMPD_CORE_FILE,
-		BTSDUMPD_REPORT_TXT, BTSDUMPD_REPORT_JSON, SPOOL_NAME, "core.zst.tmp",
-		BTSDUMPD_ANALYSIS_FILE, "meta.tmp" };
-	int fd = openat(store_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-	size_t i;
-
-	if (fd >= 0) {
-		for (i = 0; i < sizeof(files) / sizeof(files[0]); i++)
-			unlinkat(fd, files[i], 0);
-		close(fd);
-	}
-	unlinkat(store_fd, name, AT_REMOVEDIR);
-}
-
 /* ---- Spool --------------------------------------------------------------- */
 
 struct spool {
@@ -252,10 +65,10 @@ static bool space_ok(struct btsdumpd_ctx *c, uint64_t more, char *why, size_t le
 	struct statvfs v;
 	uint64_t avail, keep;
 
-	if (fstatvfs(store_fd, &v) || !v.f_blocks)	/* ramfs: no accounting */
+	if (fstatvfs(btsdumpd_store_fd(), &v) || !v.f_blocks)	/* ramfs: no accounting */
 		return true;
 	avail = (uint64_t)v.f_bavail * v.f_frsize;
-	keep = btsdumpd_size_resolve(&c->cfg.keep_free, fs_size(&v));
+	keep = btsdumpd_size_resolve(&c->cfg.keep_free, btsdumpd_fs_size(&v));
 	if (avail >= keep + more)
 		return true;
 	snprintf(why, len, "KeepFree: %llu bytes free, %llu to keep",
@@ -322,12 +135,6 @@ static void spool_core(struct btsdumpd_ctx *c, int in, int out, struct spool *s)
 	}
 }
 
-/* The analysis (analyze.c) creates its files in the entry with this too. */
-int btsdumpd_entry_create_file(int dirfd, const char *name)
-{
-	return openat(dirfd, name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-}
-
 /* ---- Storing the core ------------------------------------------------------ */
 
 static void core_dropped(struct btsdumpd_ctx *c, const char *why)
@@ -363,7 +170,7 @@ static void store_core(struct btsdumpd_ctx *c, int dirfd, int spool_fd, const st
 		return core_dropped(c, why);
 	}
 	if (!c->cfg.compress) {		/* the spool itself is the stored core */
-		core_stored(c, SPOOL_NAME, s->written);
+		core_stored(c, BTSDUMPD_SPOOL_FILE, s->written);
 		goto cut;
 	}
 	/* the compressed core is at most about the spool's size */
@@ -478,14 +285,14 @@ int btsdumpd_collect(struct btsdumpd_ctx *c, int core_fd)
 		close(core_fd);
 		return ret;
 	}
-	if (rate_limited(c, &suppressed)) {
+	if (btsdumpd_rate_limited(c, &suppressed)) {
 		log_ratelimited(c, suppressed, drain(core_fd));
 		close(core_fd);
 		return 0;
 	}
 	entry_id_base(c, base, sizeof(base));
 	ret = btsdumpd_entry_begin(c, base, &dirfd);
-	spool_fd = ret ? -1 : btsdumpd_entry_create_file(dirfd, SPOOL_NAME);
+	spool_fd = ret ? -1 : btsdumpd_entry_create_file(dirfd, BTSDUMPD_SPOOL_FILE);
 	if (spool_fd < 0) {
 		ret = ret ? ret : -errno;
 		btsdumpd_log(LOG_ERR, "store %s: new entry %s: %s; core of PID %d discarded",
@@ -506,13 +313,13 @@ int btsdumpd_collect(struct btsdumpd_ctx *c, int core_fd)
 	btsdumpd_analyze(c, dirfd, spool_fd, s.written);
 	store_core(c, dirfd, spool_fd, &s);
 	close(spool_fd);
-	if (c->crash.core != BTSDUMPD_CORE_STORED || strcmp(c->crash.core_file, SPOOL_NAME))
-		unlinkat(dirfd, SPOOL_NAME, 0);
+	if (c->crash.core != BTSDUMPD_CORE_STORED || strcmp(c->crash.core_file, BTSDUMPD_SPOOL_FILE))
+		unlinkat(dirfd, BTSDUMPD_SPOOL_FILE, 0);
 	ret = btsdumpd_entry_commit(c, dirfd, reader);
 	if (ret && c->crash.core == BTSDUMPD_CORE_STORED) {
 		/* out of space for the metadata: keep the report, not the core */
 		unlinkat(dirfd, BTSDUMPD_CORE_FILE, 0);
-		unlinkat(dirfd, SPOOL_NAME, 0);
+		unlinkat(dirfd, BTSDUMPD_SPOOL_FILE, 0);
 		unlinkat(dirfd, BTSDUMPD_META, 0);
 		core_dropped(c, "no space left for the entry with its core");
 		ret = btsdumpd_entry_commit(c, dirfd, reader);
@@ -521,120 +328,12 @@ int btsdumpd_collect(struct btsdumpd_ctx *c, int core_fd)
 		btsdumpd_log(LOG_ERR, "store %s: entry %s: %s; removed", c->store, c->id,
 			     strerror(-ret));
 		snprintf(tmp, sizeof(tmp), ".#%s", c->id);
-		remove_dir(tmp);
+		btsdumpd_entry_remove(tmp);
 	}
 	log_crash(c, suppressed);
 	btsdumpd_vacuum(c, ret ? NULL : c->id);
 out:
 	if (dirfd >= 0)
 		close(dirfd);
-	return ret;
-}
-
-/* ---- Vacuum ---------------------------------------------------------------- */
-
-static void remove_stale(void)
-{
-	int fd = dup(store_fd);
-	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
-	struct dirent *de;
-	struct stat st;
-
-	if (!d) {
-		if (fd >= 0)
-			close(fd);
-		return;
-	}
-	while ((de = readdir(d)))
-		if (!strncmp(de->d_name, ".#", 2) &&
-		    !fstatat(store_fd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) &&
-		    S_ISDIR(st.st_mode) && time(NULL) - st.st_mtime > STALE_SEC) {
-			btsdumpd_log(LOG_NOTICE, "removing %s, left by a handler that died",
-				     de->d_name);
-			remove_dir(de->d_name);
-		}
-	closedir(d);
-}
-
-/* Drops the core of entry e; returns the bytes freed. */
-static uint64_t vacuum_core(struct btsdumpd_entry *e, const char *why)
-{
-	const char *file = btsdumpd_meta_get(&e->meta, "CORE_FILE");
-	int fd = openat(store_fd, e->id, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-	uint64_t freed = 0;
-	struct stat st;
-	int mfd;
-
-	if (fd < 0 || !file || strchr(file, '/'))
-		goto out;
-	if (fstatat(fd, file, &st, AT_SYMLINK_NOFOLLOW) || unlinkat(fd, file, 0))
-		goto out;
-	freed = st.st_size;
-	btsdumpd_meta_set(&e->meta, "CORE", "dropped");
-	btsdumpd_meta_set(&e->meta, "CORE_REASON", why);
-	btsdumpd_meta_set(&e->meta, "CORE_FILE", "");
-	mfd = openat(fd, "meta.tmp", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0640);
-	if (mfd >= 0) {
-		/* same mode and ACL as the meta it replaces */
-		if (!btsdumpd_meta_write_fd(mfd, &e->meta) &&
-		    !fstatat(fd, BTSDUMPD_META, &st, 0) && !fchmod(mfd, st.st_mode & 07777))
-			renameat(fd, "meta.tmp", fd, BTSDUMPD_META);
-		close(mfd);
-		unlinkat(fd, "meta.tmp", 0);
-	}
-out:
-	if (fd >= 0)
-		close(fd);
-	return freed;
-}
-
-int btsdumpd_vacuum(struct btsdumpd_ctx *c, const char *keep)
-{
-	struct btsdumpd_entry *e = NULL;
-	uint64_t total = 0, max_use, keep_free, avail, f;
-	struct statvfs v;
-	size_t n = 0, i;
-	int lock, ret, pass;
-
-	if ((ret = btsdumpd_store_open(c)))
-		return ret;
-	lock = openat(store_fd, ".lock", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-	if (lock < 0 || flock(lock, LOCK_EX) || fstatvfs(store_fd, &v)) {
-		ret = -errno;
-		goto out;
-	}
-	remove_stale();
-	max_use = btsdumpd_size_resolve(&c->cfg.max_use, fs_size(&v));
-	keep_free = v.f_blocks ? btsdumpd_size_resolve(&c->cfg.keep_free, fs_size(&v)) : 0;
-	avail = (uint64_t)v.f_bavail * v.f_frsize;
-	if ((ret = btsdumpd_store_list(c->store, &e, &n)))
-		goto out;
-	for (i = 0; i < n; i++)
-		total += e[i].bytes;
-	/* first the cores of the oldest entries, then whole entries */
-	for (pass = 0; pass < 2; pass++)
-		for (i = 0; i < n && (total > max_use || avail < keep_free); i++) {
-			if (keep && !strcmp(e[i].id, keep))
-				continue;
-			if (pass == 0) {
-				f = vacuum_core(&e[i], total > max_use ? "vacuum: MaxUse" :
-						"vacuum: KeepFree");
-			} else {
-				f = e[i].bytes;
-				remove_dir(e[i].id);
-			}
-			if (f)
-				btsdumpd_log(LOG_INFO, "vacuum: %s %s (%llu bytes)",
-					     pass ? "removed entry" : "removed the core of",
-					     e[i].id, (unsigned long long)f);
-			total -= f < total ? f : total;
-			avail += f;
-			if (pass == 0)
-				e[i].bytes -= f < e[i].bytes ? f : e[i].bytes;
-		}
-	btsdumpd_entries_free(e, n);
-out:
-	if (lock >= 0)
-		close(lock);
 	return ret;
 }
