@@ -275,35 +275,12 @@ static bool entry_matches(const struct btsdumpd_entry *e, const char *match)
 
 #define BTSDUMPD_MESSAGE_ID	"6d2e1f0c4b9a4d0e8f3a7b5c2d1e0f9a"
 
-/* One journal field into e's meta: BTSDUMPD_KEY=value as KEY, MESSAGE,
- * and the sender's _HOSTNAME as HOSTNAME unless the entry named one. */
-static void journal_field(struct btsdumpd_entry *e, const char *d, size_t len)
-{
-	const char *eq = memchr(d, '=', len);
-	char *key, *val;
-
-	if (!eq)
-		return;
-	key = strndup(d, eq - d);
-	val = strndup(eq + 1, len - (eq + 1 - d));	/* values are text (btsdumpd's) */
-	if (key && val) {
-		if (!strncmp(key, "BTSDUMPD_", 9))
-			btsdumpd_meta_set(&e->meta, key + 9, val);
-		else if (!strcmp(key, "MESSAGE"))
-			btsdumpd_meta_set(&e->meta, "MESSAGE", val);
-		else if (!strcmp(key, "_HOSTNAME") && !meta(e, "HOSTNAME"))
-			btsdumpd_meta_set(&e->meta, "HOSTNAME", val);
-	}
-	free(key);
-	free(val);
-}
-
 static int journal_entry_add(struct ctl *c, sd_journal *j)
 {
 	struct btsdumpd_entry *n = realloc(c->e, (c->n + 1) * sizeof(*c->e)), *e;
 	const void *d;
 	size_t len;
-	uint64_t ts = 0;
+	int r;
 
 	if (!n)
 		return -ENOMEM;
@@ -311,19 +288,11 @@ static int journal_entry_add(struct ctl *c, sd_journal *j)
 	e = &c->e[c->n];
 	memset(e, 0, sizeof(*e));
 	SD_JOURNAL_FOREACH_DATA(j, d, len)
-		journal_field(e, d, len);
-	if (!meta(e, "ID") || btsdumpd_parse_u64(meta(e, "TIMESTAMP"), &ts)) {
-		btsdumpd_meta_free(&e->meta);	/* not one of btsdumpd's crash entries */
-		return 0;
-	}
-	e->id = strdup(meta(e, "ID"));
-	e->timestamp = ts;
-	if (!e->id) {
-		btsdumpd_meta_free(&e->meta);
-		return -ENOMEM;
-	}
-	c->n++;
-	return 0;
+		if (btsdumpd_entry_journal_field(e, d, len) == -ENOMEM)
+			return -ENOMEM;
+	r = btsdumpd_entry_journal_done(e);
+	c->n += r > 0;
+	return r < 0 ? r : 0;
 }
 
 static int load_journal(struct ctl *c)

@@ -9,10 +9,12 @@
  * and hold no raw control character once formatted; config: values stay in
  * range; hand-off: only the handler's keys get in, what got in is
  * formatted and parsed back unchanged, and sent again it is the same
- * crash; analysis: what parses, stored, parses back the same.
- * Input: one selector byte (mod 4: 0 meta, 1 config, 2 hand-off,
- * 3 analysis), then the file, or the datagrams, each a 2-byte
- * little-endian length and its bytes.
+ * crash; analysis: what parses, stored, parses back the same; journal
+ * (btsdumpctl -D, daemon/entries.c): a crash entry's id is its ID, its
+ * meta stores and reads back.
+ * Input: one selector byte (mod 5: 0 meta, 1 config, 2 hand-off,
+ * 3 analysis, 4 journal), then the file, or the datagrams (journal
+ * fields), each a 2-byte little-endian length and its bytes.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -21,6 +23,7 @@
 
 #include "config.h"
 #include "crash.h"
+#include "entries.h"
 #include "meta.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -167,11 +170,42 @@ static void check_analysis(const uint8_t *data, size_t size)
 	btsdumpd_crash_free(&back);
 }
 
+/* Journal fields from another host (btsdumpctl -D): an entry or not; a
+ * crash entry's id is its ID, and its meta stores and reads back. */
+static void check_journal(const uint8_t *data, size_t size)
+{
+	struct btsdumpd_entry e = { 0 };
+	int r;
+
+	while (size >= 2) {
+		size_t len = data[0] | (size_t)data[1] << 8;
+
+		data += 2;
+		size -= 2;
+		if (len > size)
+			len = size;
+		if (btsdumpd_entry_journal_field(&e, data, len))
+			__builtin_trap();
+		data += len;
+		size -= len;
+	}
+	r = btsdumpd_entry_journal_done(&e);
+	if (r < 0 || (r == 0 && (e.id || e.meta.n)))
+		__builtin_trap();
+	if (r == 1) {
+		if (strcmp(e.id, btsdumpd_meta_get(&e.meta, "ID")))
+			__builtin_trap();
+		check_round_trip(&e.meta);
+		free(e.id);
+		btsdumpd_meta_free(&e.meta);
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (!size || size > (1 << 15))
 		return 0;
-	switch (data[0] % 4) {
+	switch (data[0] % 5) {
 	case 0:
 		check_meta(data + 1, size - 1);
 		break;
@@ -181,8 +215,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	case 2:
 		check_handoff(data + 1, size - 1);
 		break;
-	default:
+	case 3:
 		check_analysis(data + 1, size - 1);
+		break;
+	default:
+		check_journal(data + 1, size - 1);
 	}
 	return 0;
 }
