@@ -32,6 +32,8 @@ struct btsdumpd_ctx {
 	struct btsdumpd_crash crash;	/* what is known of the crash so far */
 	char id[128];			/* the entry's name, once begun */
 	const char *acl;		/* the entry's ACL state, once committed */
+	pid_t source;			/* companion: the child decompressing the core
+					 * into its pipe; collect.c reaps it (0: none) */
 };
 
 void btsdumpd_log_init(enum btsdumpd_log_target t);

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/statvfs.h>
 #include <syslog.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "btsdumpd.h"
@@ -209,6 +210,25 @@ static void entry_id_base(struct btsdumpd_ctx *c, char *buf, size_t len)
 		 (int)c->crash.pid, safe);
 }
 
+/* companion.c's child decompressing systemd-coredump's file, once its
+ * pipe ended: a file that did not decompress whole (corrupt, truncated)
+ * gave a cut core, and the entry says so. */
+static void reap_source(struct btsdumpd_ctx *c)
+{
+	int status;
+
+	if (c->source <= 0)
+		return;
+	if (waitpid(c->source, &status, 0) == c->source &&
+	    (!WIFEXITED(status) || WEXITSTATUS(status))) {
+		c->crash.core_truncated = true;
+		btsdumpd_crash_setf(&c->crash.core_reason, "%s did not decompress whole "
+				    "(corrupt or truncated)", c->crash.coredump_filename ?
+				    c->crash.coredump_filename : "the stored core");
+	}
+	c->source = 0;
+}
+
 /* The journal entry (docs/btsdumpd.md "Journal"). */
 static void log_crash(struct btsdumpd_ctx *c, unsigned long long ratelimited_before)
 {
@@ -303,9 +323,10 @@ int btsdumpd_collect(struct btsdumpd_ctx *c, int core_fd)
 	}
 	spool_core(c, core_fd, spool_fd, &s);
 	close(core_fd);		/* the dumping process is released here */
+	reap_source(c);
 	c->crash.core_size = s.received;
 	c->crash.has_core_size = true;
-	c->crash.core_truncated = s.written < s.received;
+	c->crash.core_truncated |= s.written < s.received;
 	if (s.stopped)
 		btsdumpd_log(LOG_WARNING, "%s: core cut at %llu of %llu bytes: %s", c->id,
 			     (unsigned long long)s.written, (unsigned long long)s.received,

@@ -77,6 +77,8 @@ static int copy_zstd(int in, int out)
 
 	if (!z)
 		return -ENOMEM;
+	size_t hint = 1;	/* 0 once a frame ended where the input did */
+
 	ZSTD_initDStream(z);
 	while (!ret && (n = read(in, ibuf, sizeof(ibuf))) > 0) {
 		ZSTD_inBuffer ib = { ibuf, n, 0 };
@@ -84,14 +86,16 @@ static int copy_zstd(int in, int out)
 		while (!ret && ib.pos < ib.size) {
 			ZSTD_outBuffer ob = { obuf, sizeof(obuf), 0 };
 
-			if (ZSTD_isError(ZSTD_decompressStream(z, &ob, &ib)))
+			hint = ZSTD_decompressStream(z, &ob, &ib);
+			if (ZSTD_isError(hint))
 				ret = -EBADMSG;
 			else if (write_all(out, obuf, ob.pos))
 				ret = -EPIPE;
 		}
 	}
 	ZSTD_freeDStream(z);
-	return ret ? ret : n < 0 ? -errno : 0;
+	/* the input ended inside a frame: a truncated file */
+	return ret ? ret : n < 0 ? -errno : hint ? -EBADMSG : 0;
 }
 
 static int copy_xz(int in, int out)
@@ -129,6 +133,7 @@ static int copy_xz(int in, int out)
 static int copy_lz4(int in, int out)
 {
 	static char ibuf[CHUNK], obuf[CHUNK];
+	size_t hint = 1;	/* 0 once a frame ended where the input did */
 	LZ4F_dctx *z;
 	ssize_t n;
 	int ret = 0;
@@ -141,7 +146,8 @@ static int copy_lz4(int in, int out)
 		while (!ret && pos < (size_t)n) {
 			size_t olen = sizeof(obuf), ilen = n - pos;
 
-			if (LZ4F_isError(LZ4F_decompress(z, obuf, &olen, ibuf + pos, &ilen, NULL)))
+			hint = LZ4F_decompress(z, obuf, &olen, ibuf + pos, &ilen, NULL);
+			if (LZ4F_isError(hint))
 				ret = -EBADMSG;
 			else if (write_all(out, obuf, olen))
 				ret = -EPIPE;
@@ -149,7 +155,7 @@ static int copy_lz4(int in, int out)
 		}
 	}
 	LZ4F_freeDecompressionContext(z);
-	return ret ? ret : n < 0 ? -errno : 0;
+	return ret ? ret : n < 0 ? -errno : hint ? -EBADMSG : 0;
 }
 
 static bool ends_with(const char *s, const char *suffix)
@@ -321,10 +327,14 @@ static void one_entry(struct btsdumpd_ctx *c, sd_journal *j)
 		btsdumpd_log(LOG_INFO, "companion: %s: %s; skipped", file, strerror(-fd));
 		return;
 	}
+	c->source = child;	/* reaped by collect.c once spooled: the entry says */
 	btsdumpd_collect(c, fd);	/* closes fd */
-	if (waitpid(child, &status, 0) == child && (!WIFEXITED(status) || WEXITSTATUS(status)))
-		btsdumpd_log(LOG_WARNING, "companion: %s: the core did not decompress whole",
-			     file);
+	if (c->source > 0)	/* not collected (store, rate limit): reaped here */
+		waitpid(child, &status, 0);
+	c->source = 0;
+	if (c->crash.core_truncated && c->crash.coredump_filename)
+		btsdumpd_log(LOG_WARNING, "companion: %s: %s", file,
+			     c->crash.core_reason ? c->crash.core_reason : "the core is cut");
 }
 
 /* ---- the journal ------------------------------------------------------------- */

@@ -10,7 +10,10 @@
 # (symbols read as the crashing uid), btsdumpd's MESSAGE_ID and the
 # coredump entry's COREDUMP_PID/COREDUMP_TIMESTAMP; a forged entry (another
 # process's) is ignored; a second run resumes at its cursor (no repeats);
-# btsdumpctl shows an entry by the coredump's PID.  TAP.
+# btsdumpctl shows an entry by the coredump's PID; stored cores that do not
+# decompress whole (zstd and lz4 cut short, xz with a corrupt block) still
+# make an entry, which says the core is cut and why, and the companion goes
+# on.  TAP.
 # Usage: test-companion.sh BTSDUMPD BTSDUMPCTL.  Exit 77 (skip) without
 # root or unshare.
 set -u
@@ -62,6 +65,10 @@ xz -c "$core" > \$d/core.crasher.1000.b.4202.1700000004202000.xz
 lz4 -q -c "$core" > \$d/core.crasher.1000.b.4203.1700000004203000.lz4
 cp "$core" \$d/core.crasher.1000.b.4204.1700000004204000
 cp "$core" \$d/core.crasher.1000.b.4299.1700000004299000
+# cut short, and corrupt in the middle (the file's header intact)
+zstd -q -c "$core" | head -c 4000 > \$d/core.crasher.1000.b.4205.1700000004205000.zst
+xz -c "$core" > $tmp/x.xz && python3 -c 'import sys; b = bytearray(open(sys.argv[1], "rb").read()); b[len(b) // 2] ^= 0xff; open(sys.argv[2], "wb").write(b)' $tmp/x.xz \$d/core.crasher.1000.b.4206.1700000004206000.xz
+lz4 -q -c "$core" | head -c 4000 > \$d/core.crasher.1000.b.4207.1700000004207000.lz4
 printf '4201 core.crasher.1000.b.4201.1700000004201000.zst\n4202 core.crasher.1000.b.4202.1700000004202000.xz\n' |
 	python3 "$tmp/send.py" "$src/tests/fixtures/crasher" trusted
 printf '4299 core.crasher.1000.b.4299.1700000004299000\n' |
@@ -74,6 +81,8 @@ printf '4203 core.crasher.1000.b.4203.1700000004203000.lz4\n' |
 	python3 "$tmp/send.py" "$src/tests/fixtures/crasher" trusted
 printf '4204 core.crasher.1000.b.4204.1700000004204000\n' |
 	python3 "$tmp/send.py" "$src/tests/fixtures/crasher" quick
+printf '4205 core.crasher.1000.b.4205.1700000004205000.zst\n4206 core.crasher.1000.b.4206.1700000004206000.xz\n4207 core.crasher.1000.b.4207.1700000004207000.lz4\n' |
+	python3 "$tmp/send.py" "$src/tests/fixtures/crasher" trusted
 journalctl --sync -q 2>/dev/null || sleep 1
 # the second run starts after the first one's last entry
 "$daemon" --companion --once --store "$tmp/store" --config "$tmp/conf" --log journal
@@ -93,10 +102,24 @@ entries = [json.loads(l) for l in open(os.path.join(tmp, "journal.json")) if l.s
 mine = [e for e in entries if e.get("MESSAGE_ID") == "6d2e1f0c4b9a4d0e8f3a7b5c2d1e0f9a"]
 check = (t := Tap()).check
 pids = sorted(e.get("COREDUMP_PID") for e in mine)
-check(pids == ["4201", "4202", "4203", "4204"],
-      "one btsdumpd entry per coredump entry (zstd, xz, lz4, plain), none repeated by the second run",
-      pids)
-for e in mine:
+check(pids == ["4201", "4202", "4203", "4204", "4205", "4206", "4207"],
+      "one btsdumpd entry per coredump entry (zstd, xz, lz4, plain, and three that do "
+      "not decompress whole), none repeated by the second run", pids)
+bad = {e.get("COREDUMP_PID"): e for e in mine if e.get("COREDUMP_PID") in ("4205", "4206", "4207")}
+good = [e for e in mine if e.get("COREDUMP_PID") not in bad]
+check(len(bad) == 3 and all(e.get("BTSDUMPD_CORE_TRUNCATED") == "1" and
+                            "did not decompress whole (corrupt or truncated)" in
+                            e.get("BTSDUMPD_CORE_REASON", "") and
+                            e.get("BTSDUMPD_CORE_REASON", "").startswith(
+                                e.get("BTSDUMPD_COREDUMP_FILENAME", "?"))
+                            for e in bad.values()),
+      "zstd and lz4 cut short, xz corrupt: each entry says its core is cut, and which file",
+      "\n".join(json.dumps(e)[:800] for e in bad.values()))
+warned = [e.get("MESSAGE", "") for e in entries if "did not decompress whole" in e.get("MESSAGE", "")
+          and e.get("MESSAGE_ID") != "6d2e1f0c4b9a4d0e8f3a7b5c2d1e0f9a"]
+check(len(warned) == 3 and not any(e.get("BTSDUMPD_CORE_TRUNCATED") for e in good),
+      "a warning for each of the three, none for the good cores", warned)
+for e in good:
     pid = e.get("COREDUMP_PID")
     check(e.get("COREDUMP_TIMESTAMP") == str(1700000000000000 + int(pid or 0)) and
           e.get("BTSDUMPD_PID") == pid and e.get("BTSDUMPD_TRACE") == "present" and
@@ -112,8 +135,8 @@ check(not any(e.get("BTSDUMPD_PID") == "4299" for e in entries) and
       [e.get("MESSAGE") for e in entries][:10])
 store = os.path.join(tmp, "store")
 ents = sorted(x for x in os.listdir(store) if not x.startswith("."))
-check(len(ents) == 4 and os.path.exists(os.path.join(store, ".companion-cursor")),
-      "four store entries and the cursor", ents)
+check(len(ents) == 7 and os.path.exists(os.path.join(store, ".companion-cursor")),
+      "seven store entries and the cursor", ents)
 meta = dict(l.rstrip("\n").split("=", 1) for l in open(os.path.join(store, ents[0], "meta"))
             if "=" in l) if ents else {}
 check(meta.get("CORE") == "none" and "core.zst" not in os.listdir(os.path.join(store, ents[0])),
