@@ -296,7 +296,8 @@ int btsdumpd_collect(struct btsdumpd_ctx *c, int core_fd)
 	 * hold what its user must not read; the entry stays root-only */
 	uid_t reader = c->crash.dump_mode == 2 ? 0 : c->crash.uid;
 
-
+	c->id[0] = '\0';	/* no entry yet (the companion collects many) */
+	c->acl = NULL;
 	ret = btsdumpd_store_open(c);
 	if (ret) {
 		btsdumpd_log(LOG_ERR, "store %s: %s; core of PID %d discarded", c->store,

@@ -9,7 +9,10 @@ btsdumpd@.service instance (the socket hand-off, not direct mode), with the
 right metadata (stock kernel: TRACE=absent, core stored), one structured
 journal entry, an ACL letting uid 1000 read it and uid 1001 not; the
 harvest unit made a kernel entry of the synthetic vmcore; a plain gdb has
-the bts commands; no unit failed.
+the bts commands; no unit failed.  In both modes, the fleet: the VM's
+systemd-journal-upload.service shipped its journal to journal-remote on
+this machine, where the packaged btsdumpctl -D lists the VM's crash with
+its host, the fields byte for byte, the core left on the VM.
 
 In companion mode (the VM booted with `run-systemd-vm.sh OUTDIR companion`):
 systemd-coredump stays the handler and stores the core, btsdumpd.service

@@ -9,6 +9,12 @@
 # in it (a crash as uid 1000, btsdumpctl, gdb with bts, a synthetic kdump
 # vmcore for the harvest unit) and extracts what it collected into OUTDIR
 # (checked by check-systemd-vm.py).
+# The fleet: this machine is the central host.  systemd-journal-remote
+# listens here on a free loopback port; the VM (an e1000 NIC on QEMU's
+# user network, where this machine is 10.0.2.2) ships its journal with the
+# stock systemd-journal-upload.service; afterwards the packaged btsdumpctl
+# (the run's btscrash-tools, unpacked) reads the received journal with -D
+# into OUTDIR/central-*.
 #
 # The root is built once and cached as a compressed cpio in
 # ${BTSCRASH_CACHE:-~/.cache/btscrash} (rebuilt when $root_pkgs or
