@@ -59,6 +59,24 @@ def crash(vmlinux, vmcore, bts_so, *cmds):
     return p.returncode, out
 
 
+def crash_by_name(vmlinux, vmcore, bts_so, *cmds):
+    """crash with `extend bts.so`, no path: crash looks in its extension
+    directory, /usr/lib/crash/extensions, where btscrash-crash installs
+    the module (test-debian checks that); here that directory is, in a
+    private mount namespace, one holding this build's bts.so."""
+    ext = "/usr/lib/crash/extensions"
+    d = os.path.join(os.path.dirname(os.path.abspath(vmcore)), "crash-extensions")
+    os.makedirs(d, exist_ok=True)
+    shutil.copy(bts_so, os.path.join(d, "bts.so"))
+    script = "extend bts.so\n" + "\n".join(cmds) + "\nquit\n"
+    p = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c",
+                        'mount --bind "$1" "$2" && cd / && exec crash -s --kaslr auto "$3" "$4"',
+                        "sh", d, ext, os.path.abspath(vmlinux), os.path.abspath(vmcore)],
+                       input=script, capture_output=True, text=True, timeout=300)
+    return p.returncode, "\n".join(l for l in (p.stdout + p.stderr).splitlines()
+                                   if not l.startswith("WARNING"))
+
+
 def kdump_notes(vmcore):
     """(type, name, desc) of the notes in a kdump-compressed dump's header."""
     with open(vmcore, "rb") as f:
@@ -399,6 +417,16 @@ def main():
           f"{kind}: bts -t shows the traced process's user branches in its executable",
           text)
     check_ring_id(vmlinux, vmcore, pid, kind)
+    if kind == "EXCEPTION" and not (hw or lbr):
+        if os.geteuid() != 0 or not os.path.isdir("/usr/lib/crash/extensions"):
+            tap.skip("extend bts.so by name: needs root and /usr/lib/crash/extensions "
+                     "(Debian's crash)")
+        else:
+            rc, named = crash_by_name(vmlinux, vmcore, bts_so, "bts -n 4")
+            check(rc == 0 and "/usr/lib/crash/extensions/bts.so: shared object loaded" in named
+                  and "(panic CPU): 4 of" in named,
+                  "`extend bts.so` without a path loads the module from crash's extension "
+                  "directory (where btscrash-crash installs it)", named)
 
     # Each CPU's vmcore note is the tail of its full ring (raw words).
     rc, text = crash(vmlinux, vmcore, bts_so, "bts -r -n 32")
