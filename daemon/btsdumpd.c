@@ -39,8 +39,8 @@ enum mode { MODE_HANDLER, MODE_SERVE, MODE_HARVEST, MODE_VACUUM, MODE_COMPANION 
 static void usage(FILE *out)
 {
 	fputs("Usage: btsdumpd [OPTIONS] PID UID GID SIGNAL TIMESTAMP COMM [HOSTNAME]\n"
-	      "       btsdumpd [OPTIONS] --serve | --vacuum | --harvest [DIR...]\n"
-	      "       btsdumpd [OPTIONS] --companion [--once] [--journal-dir DIR]\n"
+	      "  or:  btsdumpd [OPTIONS] --serve | --vacuum | --harvest [DIR...]\n"
+	      "  or:  btsdumpd [OPTIONS] --companion [--once] [--journal-dir DIR]\n"
 	      "\n"
 	      "The core_pattern handler of btscrash:\n"
 	      "  kernel.core_pattern=|/usr/libexec/btsdumpd --dump-mode=%d %P %u %g %s %t %e\n"

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # btscrash's Debian packages (debian/, docs/packaging.md), built from the
 # tree with scripts/build-debs.sh (dpkg-buildpackage -us -uc -b): lintian
-# finds no error, each package holds what it should where Debian's tools
+# is clean (no error, no warning), each package holds what it should where Debian's tools
 # look for it (crash's extension directory, gdb's system gdbinit
 # directory, the units, the store's tmpfiles.d), and btscrash-daemon puts
 # nothing in sysctl.d (kernel.core_pattern is not taken over).  Installing
@@ -17,7 +17,7 @@ ok() { n=$((n + 1)); echo "ok $n - $1"; }
 fail() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; shift; for l in "$@"; do echo "# $l"; done; }
 check() { what=$1; shift; if "$@" >"$work/out" 2>&1; then ok "$what"; else fail "$what" "$(tail -n 20 "$work/out")"; fi; }
 
-for t in dpkg-buildpackage:dpkg-dev dh:debhelper lintian:lintian git:git; do
+for t in dpkg-buildpackage:dpkg-dev dh:debhelper help2man:help2man lintian:lintian git:git; do
 	command -v "${t%%:*}" >/dev/null || {
 		fail "${t%%:*} is installed" "apt-get install ${t#*:}"; echo "1..$n"; exit 1; }
 done
@@ -27,10 +27,10 @@ if ! DEB_BUILD_OPTIONS=nocheck "$src/scripts/build-debs.sh" "$work/debs" >"$work
 fi
 ok "dpkg-buildpackage -us -uc -b builds the packages"
 lintian --tag-display-limit 0 "$work"/debs/*.changes >"$work/lintian" 2>&1
-if grep -q '^E: ' "$work/lintian"; then
-	fail "lintian: no errors" "$(grep '^E: ' "$work/lintian")"
+if grep -q '^[EW]: ' "$work/lintian"; then
+	fail "lintian: clean (no errors, no warnings)" "$(grep '^[EW]: ' "$work/lintian")"
 else
-	ok "lintian: no errors ($(grep -c '^W: ' "$work/lintian") warnings)"
+	ok "lintian: clean (no errors, no warnings)"
 fi
 
 has() {	# package, path...: the package's files include each path
@@ -40,9 +40,12 @@ has() {	# package, path...: the package's files include each path
 		grep -qx "$p" "$work/files" || { echo "$pkg lacks $p"; return 1; }
 	done
 }
-check "btscrash-tools: btsdump, btsdumpctl" has btscrash-tools /usr/bin/btsdump /usr/bin/btsdumpctl
-check "btscrash-daemon: the handler, units, tmpfiles.d, configuration, the inactive sysctl file" \
-	has btscrash-daemon /usr/libexec/btsdumpd /lib/systemd/system/btsdumpd.socket \
+check "btscrash-tools: btsdump, btsdumpctl, their manual pages" has btscrash-tools \
+	/usr/bin/btsdump /usr/bin/btsdumpctl \
+	/usr/share/man/man1/btsdump.1.gz /usr/share/man/man1/btsdumpctl.1.gz
+check "btscrash-daemon: the handler and its manual page, units, tmpfiles.d, configuration, the inactive sysctl file" \
+	has btscrash-daemon /usr/libexec/btsdumpd /usr/share/man/man8/btsdumpd.8.gz \
+	/lib/systemd/system/btsdumpd.socket \
 	/lib/systemd/system/btsdumpd.service \
 	/lib/systemd/system/btsdumpd@.service /lib/systemd/system/btsdumpd-harvest.service \
 	/usr/lib/tmpfiles.d/btsdumpd.conf /etc/btsdumpd.conf \

@@ -18,8 +18,8 @@
 static void usage(FILE *out)
 {
 	fputs("Usage: btsdump [OPTIONS] CORE [EXECUTABLE]\n"
-	      "       btsdump add-note [OPTIONS] CORE RECORDS\n"
-	      "       btsdump vmcore [OPTIONS] VMCORE [VMLINUX|SYSTEM.MAP]\n"
+	      "  or:  btsdump add-note [OPTIONS] CORE RECORDS\n"
+	      "  or:  btsdump vmcore [OPTIONS] VMCORE [VMLINUX|SYSTEM.MAP]\n"
 	      "\n"
 	      "Prints the last taken branches of each thread of a core, oldest to\n"
 	      "newest, symbolized; the faulting thread first.\n"
