@@ -413,9 +413,9 @@ def test_missing_module(tmp):
     line names its path and build-id (the build-id readelf reads from the
     executable itself)."""
     data = open(os.path.join(SRC, FIX, "crasher-null.core"), "rb").read()
-    # the mapped files' directory (docs: fixtures made in /work/main),
+    # the mapped files' directory (tests/fixtures/README.md: /build/src),
     # renamed to one that does not exist, the length kept
-    old, new = b"/work/main/build-d/tests/crasher", b"/nonexistent/dir/tests/crasher"
+    old, new = b"/build/src/build-d/tests/crasher", b"/nonexistent/dir/tests/crasher"
     new = new.replace(b"dir", b"d" * (3 + len(old) - len(new)))
     check(data.count(old) > 0 and len(new) == len(old), "fixture core names %s" % old)
     core = os.path.join(tmp, "hidden.core")
