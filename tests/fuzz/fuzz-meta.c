@@ -98,25 +98,36 @@ static void check_same(const struct btsdumpd_meta *a, const struct btsdumpd_meta
 			__builtin_trap();
 }
 
+/* The next of the datagrams (a 2-byte little-endian length, then its
+ * bytes, cut at the input's end): its bytes and *len, or NULL at the end. */
+static const char *next_datagram(const uint8_t **data, size_t *size, size_t *len)
+{
+	const char *d;
+
+	if (*size < 2)
+		return NULL;
+	*len = (*data)[0] | (size_t)(*data)[1] << 8;
+	*data += 2;
+	*size -= 2;
+	if (*len > *size)
+		*len = *size;
+	d = (const char *)*data;
+	*data += *len;
+	*size -= *len;
+	return d;
+}
+
 static void check_handoff(const uint8_t *data, size_t size)
 {
 	struct btsdumpd_crash cr, back;
 	struct btsdumpd_meta m, mb;
-	const char *missing;
+	const char *missing, *d;
 	char **fields;
+	size_t len;
 
 	btsdumpd_crash_init(&cr);
-	while (size >= 2) {
-		size_t len = data[0] | (size_t)data[1] << 8;
-
-		data += 2;
-		size -= 2;
-		if (len > size)
-			len = size;
-		btsdumpd_crash_handoff_field(&cr, (const char *)data, len);
-		data += len;
-		size -= len;
-	}
+	while ((d = next_datagram(&data, &size, &len)))
+		btsdumpd_crash_handoff_field(&cr, d, len);
 	if (btsdumpd_crash_to_meta(&cr, NULL, NULL, &m))
 		__builtin_trap();
 	for (size_t i = 0; i < m.n; i++)
@@ -175,20 +186,13 @@ static void check_analysis(const uint8_t *data, size_t size)
 static void check_journal(const uint8_t *data, size_t size)
 {
 	struct btsdumpd_entry e = { 0 };
+	const char *d;
+	size_t len;
 	int r;
 
-	while (size >= 2) {
-		size_t len = data[0] | (size_t)data[1] << 8;
-
-		data += 2;
-		size -= 2;
-		if (len > size)
-			len = size;
-		if (btsdumpd_entry_journal_field(&e, data, len))
+	while ((d = next_datagram(&data, &size, &len)))
+		if (btsdumpd_entry_journal_field(&e, d, len))
 			__builtin_trap();
-		data += len;
-		size -= len;
-	}
 	r = btsdumpd_entry_journal_done(&e);
 	if (r < 0 || (r == 0 && (e.id || e.meta.n)))
 		__builtin_trap();
