@@ -40,30 +40,13 @@
 
 /* ---- the stored core, decompressed into a pipe ------------------------------ */
 
-static int write_all(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return -errno;
-		p += n;
-		len -= n;
-	}
-	return 0;
-}
-
 static int copy_plain(int in, int out)
 {
 	static char buf[CHUNK];
 	ssize_t n;
 
 	while ((n = read(in, buf, sizeof(buf))) > 0)
-		if (write_all(out, buf, n))
+		if (btsdumpd_write_all(out, buf, n))
 			return -EPIPE;
 	return n < 0 ? -errno : 0;
 }
@@ -89,7 +72,7 @@ static int copy_zstd(int in, int out)
 			hint = ZSTD_decompressStream(z, &ob, &ib);
 			if (ZSTD_isError(hint))
 				ret = -EBADMSG;
-			else if (write_all(out, obuf, ob.pos))
+			else if (btsdumpd_write_all(out, obuf, ob.pos))
 				ret = -EPIPE;
 		}
 	}
@@ -123,7 +106,7 @@ static int copy_xz(int in, int out)
 		s.next_out = obuf;
 		s.avail_out = sizeof(obuf);
 		r = lzma_code(&s, act);
-		if (write_all(out, obuf, sizeof(obuf) - s.avail_out))
+		if (btsdumpd_write_all(out, obuf, sizeof(obuf) - s.avail_out))
 			r = LZMA_PROG_ERROR;
 	}
 	lzma_end(&s);
@@ -149,7 +132,7 @@ static int copy_lz4(int in, int out)
 			hint = LZ4F_decompress(z, obuf, &olen, ibuf + pos, &ilen, NULL);
 			if (LZ4F_isError(hint))
 				ret = -EBADMSG;
-			else if (write_all(out, obuf, olen))
+			else if (btsdumpd_write_all(out, obuf, olen))
 				ret = -EPIPE;
 			pos += ilen;
 		}
