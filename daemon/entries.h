@@ -15,6 +15,9 @@
 #define BTSDUMPD_CORE_FILE	"core.zst"
 #define BTSDUMPD_REPORT_TXT	"report.txt"
 #define BTSDUMPD_REPORT_JSON	"report.json"
+/* The MESSAGE_ID of btsdumpd's journal entries (written by log.c, read by
+ * btsdumpctl -D/--file) */
+#define BTSDUMPD_MESSAGE_ID	"6d2e1f0c4b9a4d0e8f3a7b5c2d1e0f9a"
 
 /* A complete entry (a directory ID/ holding a readable meta). */
 struct btsdumpd_entry {

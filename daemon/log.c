@@ -17,9 +17,9 @@
 #include <systemd/sd-journal.h>
 
 #include "btsdumpd.h"
+#include "entries.h"
 
 #define JOURNAL_SOCKET	"/run/systemd/journal/socket"
-#define MESSAGE_ID	"MESSAGE_ID=6d2e1f0c4b9a4d0e8f3a7b5c2d1e0f9a"
 #define KMSG_LINE_MAX	900
 
 static enum btsdumpd_log_target target = BTSDUMPD_LOG_STDERR;
@@ -117,7 +117,7 @@ static int journal_entry(int prio, const char *message, const struct btsdumpd_me
 	if (asprintf(&bufs[0], "MESSAGE=%s", message) < 0 ||
 	    asprintf(&bufs[1], "PRIORITY=%d", prio) < 0 ||
 	    !(bufs[2] = strdup("SYSLOG_IDENTIFIER=btsdumpd")) ||
-	    !(bufs[3] = strdup(MESSAGE_ID)))
+	    !(bufs[3] = strdup("MESSAGE_ID=" BTSDUMPD_MESSAGE_ID)))
 		goto out;
 	for (i = 0; i < m->n; i++)
 		if (asprintf(&bufs[4 + i], "BTSDUMPD_%s=%s", m->keys[i], m->vals[i]) < 0)

@@ -201,16 +201,14 @@ static char *entry_file(const struct ctl *c, const struct btsdumpd_entry *e,
 static bool entry_has(const struct ctl *c, const struct btsdumpd_entry *e,
 		      const char *name)
 {
+	struct stat st;
+	bool ok;
 	char *p;
 
 	if (!c->store)
 		return false;	/* a journal entry: its files are on its host */
 	p = entry_file(c, e, name);
-	struct stat st;
-	bool ok;
-
 	ok = !lstat(p, &st) && S_ISREG(st.st_mode);
-
 	free(p);
 	return ok;
 }
@@ -272,8 +270,6 @@ static bool entry_matches(const struct btsdumpd_entry *e, const char *match)
 }
 
 /* ---- btsdumpd's journal entries (-D, --file) ---- */
-
-#define BTSDUMPD_MESSAGE_ID	"6d2e1f0c4b9a4d0e8f3a7b5c2d1e0f9a"
 
 static int journal_entry_add(struct ctl *c, sd_journal *j)
 {
