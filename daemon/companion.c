@@ -27,10 +27,10 @@
 #include <lz4frame.h>
 #include <lzma.h>
 #include <systemd/sd-journal.h>
-#include <zstd.h>
 
 #include "btsdumpd.h"
 #include "util.h"
+#include "zstdio.h"
 
 /* systemd-coredump's MESSAGE_ID (SD_MESSAGE_COREDUMP) and its store. */
 #define COREDUMP_MESSAGE	"MESSAGE_ID=fc2e22bc6ee647b6b90729ab34a250b1"
@@ -49,36 +49,6 @@ static int copy_plain(int in, int out)
 		if (btsdumpd_write_all(out, buf, n))
 			return -EPIPE;
 	return n < 0 ? -errno : 0;
-}
-
-static int copy_zstd(int in, int out)
-{
-	static char ibuf[CHUNK], obuf[CHUNK];
-	ZSTD_DStream *z = ZSTD_createDStream();
-	ssize_t n;
-	int ret = 0;
-
-	if (!z)
-		return -ENOMEM;
-	size_t hint = 1;	/* 0 once a frame ended where the input did */
-
-	ZSTD_initDStream(z);
-	while (!ret && (n = read(in, ibuf, sizeof(ibuf))) > 0) {
-		ZSTD_inBuffer ib = { ibuf, n, 0 };
-
-		while (!ret && ib.pos < ib.size) {
-			ZSTD_outBuffer ob = { obuf, sizeof(obuf), 0 };
-
-			hint = ZSTD_decompressStream(z, &ob, &ib);
-			if (ZSTD_isError(hint))
-				ret = -EBADMSG;
-			else if (btsdumpd_write_all(out, obuf, ob.pos))
-				ret = -EPIPE;
-		}
-	}
-	ZSTD_freeDStream(z);
-	/* the input ended inside a frame: a truncated file */
-	return ret ? ret : n < 0 ? -errno : hint ? -EBADMSG : 0;
 }
 
 static int copy_xz(int in, int out)
@@ -173,7 +143,7 @@ static int open_core(const char *path, pid_t *child)
 
 		close(p[0]);
 		signal(SIGPIPE, SIG_IGN);	/* a core cut at ProcessSizeMax */
-		r = ends_with(path, ".zst") ? copy_zstd(fd, p[1]) :
+		r = ends_with(path, ".zst") ? btsdumpd_zstd_decompress(fd, p[1], 0) :
 		    ends_with(path, ".xz") ? copy_xz(fd, p[1]) :
 		    ends_with(path, ".lz4") ? copy_lz4(fd, p[1]) : copy_plain(fd, p[1]);
 		_exit(r && r != -EPIPE ? 1 : 0);
