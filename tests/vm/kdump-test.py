@@ -136,7 +136,9 @@ def check_decoded(kind, tool, vmcore, vmlinux, ring, fn, branches):
         if m:
             cpu = int(m.group(1))
             dec[cpu] = []
-        m = re.match(r"\s+(\d+)  (\S+)\s+(?:0x([0-9a-f]+) (.*?) -> 0x([0-9a-f]+) (.*))?$", line)
+        # a branch, or a marker with its text ("gap (unknown), resumed at …")
+        m = (re.match(r"\s+(\d+)  (\S+)\s+(?:0x([0-9a-f]+) (.*?) -> 0x([0-9a-f]+) (.*))?$", line)
+             or re.match(r"\s+(\d+)  (marker)\s+()()()(.*)$", line))
         if m and cpu is not None:
             dec[cpu].append(m.groups())
     same = set(dec) == set(ring) and all(
