@@ -3,11 +3,13 @@
 """Reader of the BTS model's oracle log (QEMU -cpu ...,bts-log=FILE).
 
 The patched QEMU (tests/qemu/patches, scripts/qemu-build.sh) appends one
-48-byte little-endian entry per BTS record it writes into a guest's buffer:
+56-byte little-endian entry per BTS record it writes into a guest's buffer:
 
     u64 from; u64 to; u64 flags;   the record as written
     u64 linear;                    linear address of the record's slot
     u64 phys;                      guest-physical address of the slot
+    u64 base;                      the DS BTS buffer base (linear) it was
+                                   written under
     u32 cpu;                       QEMU cpu_index of the vCPU
     u32 kind;                      0 near branch, 1 far transfer (far
                                    call/jmp/ret, iret, syscall, sysret,
@@ -16,19 +18,22 @@ The patched QEMU (tests/qemu/patches, scripts/qemu-build.sh) appends one
 Import it by path (the name has a dash):
     spec = importlib.util.spec_from_file_location("btslog", ".../bts-log.py")
     btslog = importlib.util.module_from_spec(spec); spec.loader.exec_module(btslog)
-    for e in btslog.read(path): e.frm, e.to, e.linear, e.phys, e.cpu, e.kind
+    for e in btslog.read(path): e.frm, e.to, e.linear, e.phys, e.base, e.cpu, e.kind
+    e.buffer_phys(), e.slot()   the record's buffer (guest-physical start)
+                                and slot index in it
 or run it: `bts-log.py [--cpu N] [--kind near|far|int] [--tail N] FILE`
-prints one entry per line as `cpu kind from -> to @linear phys`.  Exit 0;
-1 on an unreadable or malformed file (length not a multiple of 48); 2 on
-bad usage.
+prints one entry per line as `cpu kind from -> to @linear phys
+buffer+slot`.  Exit 0; 1 on an unreadable or malformed file (length not a
+multiple of 56); 2 on bad usage.
 """
 
 import argparse
 import struct
 import sys
 
-ENTRY = struct.Struct("<QQQQQII")
-ENTRY_SIZE = ENTRY.size  # 48
+ENTRY = struct.Struct("<QQQQQQII")
+ENTRY_SIZE = ENTRY.size  # 56
+RECORD_SIZE = 24          # a 64-bit DS save area's BTS record
 KINDS = {0: "near", 1: "far", 2: "int"}
 KIND_NEAR, KIND_FAR, KIND_INTERRUPT = 0, 1, 2
 
@@ -36,14 +41,15 @@ KIND_NEAR, KIND_FAR, KIND_INTERRUPT = 0, 1, 2
 class Entry:
     """One record the model wrote, with where it wrote it."""
 
-    __slots__ = ("frm", "to", "flags", "linear", "phys", "cpu", "kind")
+    __slots__ = ("frm", "to", "flags", "linear", "phys", "base", "cpu", "kind")
 
-    def __init__(self, frm, to, flags, linear, phys, cpu, kind):
+    def __init__(self, frm, to, flags, linear, phys, base, cpu, kind):
         self.frm = frm
         self.to = to
         self.flags = flags
         self.linear = linear
         self.phys = phys
+        self.base = base
         self.cpu = cpu
         self.kind = kind
 
@@ -51,14 +57,23 @@ class Entry:
     def kind_name(self):
         return KINDS.get(self.kind, str(self.kind))
 
+    def buffer_phys(self):
+        """Guest-physical start of the buffer the record went into (the
+        buffer is physically contiguous, as the test kernel's rings are)."""
+        return self.phys - (self.linear - self.base)
+
+    def slot(self):
+        """Index of the record's slot in its buffer."""
+        return (self.linear - self.base) // RECORD_SIZE
+
     def record(self):
         """The 24 bytes the guest's buffer holds at `linear`."""
         return struct.pack("<QQQ", self.frm, self.to, self.flags)
 
     def __str__(self):
-        return "%d %s %#018x -> %#018x @%#018x %#x" % (
+        return "%d %s %#018x -> %#018x @%#018x %#x %#x+%d" % (
             self.cpu, self.kind_name, self.frm, self.to, self.linear,
-            self.phys)
+            self.phys, self.buffer_phys(), self.slot())
 
     def __repr__(self):
         return "Entry(%s)" % self
@@ -69,7 +84,7 @@ class FormatError(ValueError):
 
 
 def parse(data):
-    """Entries of a log's bytes; FormatError if the length is not 48*N."""
+    """Entries of a log's bytes; FormatError if the length is not 56*N."""
     if len(data) % ENTRY_SIZE:
         raise FormatError("%d bytes is not a multiple of %d"
                           % (len(data), ENTRY_SIZE))

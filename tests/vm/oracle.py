@@ -20,12 +20,13 @@ _spec = importlib.util.spec_from_file_location("bts_log", os.path.join(
 bts_log = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(bts_log)
 SIZE = bts_log.ENTRY_SIZE
-WORDS = SIZE // 8           # from, to, flags, linear, phys, cpu|kind
-assert bts_log.ENTRY.format == "<QQQQQII" and SIZE == 48
+WORDS = SIZE // 8           # from, to, flags, linear, phys, base, cpu|kind
+RECORD = bts_log.RECORD_SIZE
+assert bts_log.ENTRY.format == "<QQQQQQII" and SIZE == 56
 
 
 class Log:
-    """RES/bts.log, mapped: entry i is at byte i * 48."""
+    """RES/bts.log, mapped: entry i is at byte i * 56."""
 
     def __init__(self, path):
         self.f = open(path, "rb")
@@ -40,9 +41,18 @@ class Log:
         self.to = self.words[1::WORDS]
         self.linear = self.words[3::WORDS]
         self.phys = self.words[4::WORDS]
+        self.base = self.words[5::WORDS]
 
     def __len__(self):
         return self.n
+
+    def ring(self, i):
+        """Guest-physical start of the ring entry I was written into."""
+        return self.phys[i] - (self.linear[i] - self.base[i])
+
+    def slot(self, i):
+        """Entry I's slot in its ring."""
+        return (self.linear[i] - self.base[i]) // RECORD
 
     def entry(self, i):
         return bts_log.Entry(*bts_log.ENTRY.unpack_from(self.data, i * SIZE))
@@ -78,58 +88,53 @@ def any_record(log, i):
 class Oracle:
     """Where the records of one trace came from in the model's log.
 
-    A ring is physically contiguous (alloc_pages_exact, alloc_pages), page
-    aligned, CAPACITY 24-byte slots; the CPU writes each record into the
-    slot after the previous one (the kernel's markers fill slots in
-    between and are not in the log), back at the base after the last.  So
-    the records a dump sees are the newest records of the kind KEEP (user
-    addresses for a user core) the model wrote into [base, base + 24 *
-    capacity).  The log does not say when a ring was freed and its pages
-    became another ring: a write that does not continue the ring's
-    sequence (a lower slot that is no wrap) starts a new life of them."""
+    Every entry names the ring it was written into: the model logs the DS
+    buffer base it wrote under, and a ring is physically contiguous
+    (alloc_pages_exact, alloc_pages; under KPTI a cpu_entry_area window maps
+    it from its first page), so its guest-physical start is phys - (linear -
+    base) whatever address the CPU wrote through.  The records a dump sees
+    are the newest records of the kind KEEP (user addresses for a user core)
+    the model wrote into that ring.  The log does not say when a ring was
+    freed and its pages became another ring with the same start: a write
+    that does not continue the ring's sequence (a lower slot that is no
+    wrap) starts a new life of them."""
 
     def __init__(self, log):
         self.log = log
 
-    def _ring_back(self, base, capacity, last, want, keep):
-        """Whether the newest writes KEEP keeps into the ring at BASE, up to
-        LAST, newest first, are WANT ((from, to), newest first); stops at
-        the first that is not."""
-        log, end, k = self.log, base + 24 * capacity, 0
+    def _ring_back(self, ring, capacity, last, want, keep):
+        """Whether the newest writes KEEP keeps into RING, up to LAST,
+        newest first, are WANT ((from, to), newest first); stops at the
+        first that is not."""
+        log, end, k = self.log, ring + RECORD * capacity, 0
         phys, frm, to = log.phys, log.frm, log.to
         i = last
         while i >= 0 and k < len(want):
-            p = phys[i]
-            if base <= p < end and (p - base) % 24 == 0 and keep(log, i):
+            # the physical range first: the ring's start only for writes there
+            if ring <= phys[i] < end and log.ring(i) == ring and keep(log, i):
                 if (frm[i], to[i]) != want[k]:
                     return False
                 k += 1
             i -= 1
         return k == len(want)
 
-    def _later(self, base, capacity, last, keep):
-        """Writes KEEP keeps after LAST in the same life of the ring."""
-        log, end, out = self.log, base + 24 * capacity, []
-        slot = (log.phys[last] - base) // 24
+    def _later(self, ring, capacity, last, keep):
+        """Writes KEEP keeps after LAST in the same life of RING."""
+        log, end, out = self.log, ring + RECORD * capacity, []
+        slot = log.slot(last)
         for i in range(last + 1, len(log)):
-            p = log.phys[i]
-            if not (base <= p < end and (p - base) % 24 == 0):
+            if not (ring <= log.phys[i] < end and log.ring(i) == ring):
                 continue
-            s = (p - base) // 24
+            s = log.slot(i)
             if s <= slot and not (slot >= capacity - 8 and s < 8):
                 break           # a new life: the pages hold another ring
-            if s > slot + 8:
-                # the ring is written in order, with at most a few kernel
-                # markers (not in the log) between two records: a write
-                # further on is another, smaller ring's life in these pages
-                break
             slot = s
             if keep(log, i):
                 out.append(i)
         return out
 
     def match(self, recs, capacity, keep=user):
-        """(ring base, index of the newest write, indexes of writes after
+        """(ring start, index of the newest write, indexes of writes after
         it in the same ring) for the records RECS ((from, to, flags) oldest
         first, markers skipped) of a ring of CAPACITY; None if no ring of
         the log ends with them."""
@@ -139,11 +144,8 @@ class Oracle:
         want.reverse()      # newest first, as the walk goes
         last = self.log.find_last(*want[0])
         while last is not None:
-            p = self.log.phys[last]
-            for j in range(capacity):       # the page-aligned bases holding it
-                base = p - 24 * j
-                if base % 4096 == 0 and \
-                   self._ring_back(base, capacity, last, want, keep):
-                    return base, last, self._later(base, capacity, last, keep)
+            ring = self.log.ring(last)
+            if self._ring_back(ring, capacity, last, want, keep):
+                return ring, last, self._later(ring, capacity, last, keep)
             last = self.log.find_last(*want[0], before=last)
         return None

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-or-later
 """The oracle log must hold exactly the records the guest expected, in order:
-kind, from, to, and slot (paging off: linear == physical == slot).
+kind, from, to, slot (paging off: linear == physical == slot) and the
+buffer base the record was written under.
 Usage: check-log.py CONSOLE_OUTPUT BTS_LOG"""
 import importlib.util
 import os
@@ -12,9 +13,11 @@ btslog = importlib.util.module_from_spec(spec); spec.loader.exec_module(btslog)
 exp = []
 for line in open(sys.argv[1], errors="replace"):
     if line.startswith("exp "):
-        k, f, t, s = line.split()[1:5]
-        exp.append((int(k), int(f, 16), int(t, 16), int(s, 16), int(s, 16)))
-got = [(e.kind, e.frm, e.to, e.linear, e.phys) for e in btslog.read(sys.argv[2])]
+        k, f, t, s, b = line.split()[1:6]
+        exp.append((int(k), int(f, 16), int(t, 16), int(s, 16), int(s, 16),
+                    int(b, 16)))
+got = [(e.kind, e.frm, e.to, e.linear, e.phys, e.base)
+       for e in btslog.read(sys.argv[2])]
 bad = [i for i, (a, b) in enumerate(zip(exp, got)) if a != b]
 if len(exp) != len(got) or bad:
     print("FAIL: oracle log: %d entries, %d expected, first mismatch at %s"

@@ -2,7 +2,7 @@
  * Bare-metal self-test of the BTS and LBR models (tests/qemu/patches):
  * CPUID, the MSRs, and the exact records of known branch sequences
  * (boot.S), checked in the guest's DS buffer and LBR MSRs; every expected
- * BTS record is also printed ("exp KIND FROM TO SLOT"), every expected LBR
+ * BTS record is also printed ("exp KIND FROM TO SLOT BASE"), every expected LBR
  * push too ("lexp TOS TYPE KIND SRC_CPL CPL FROM TO"), for the host to
  * compare with the oracle logs.
  * Multiboot command line: empty (the BTS tests, on a CPU without lbr=on),
@@ -208,6 +208,8 @@ static int check_records(const struct rec *exp, int n, int nslots)
 		puthex((uint32_t)exp[i].to);
 		putc_(' ');
 		puthex((uint32_t)slot);
+		putc_(' ');
+		puthex((uint32_t)buffer);
 		putc_('\n');
 		if (i + nslots < n)
 			continue;	/* overwritten */
