@@ -16,7 +16,7 @@ xz-utils dpkg-dev debhelper help2man lintian systemd-journal-remote
 git cpio"
 qemu_pkgs="dpkg-dev xz-utils patch ccache gcc libc6-dev make pkg-config
 ninja-build meson python3 python3-venv zlib1g-dev libfdt-dev libglib2.0-dev
-libpixman-1-dev qemu-system-x86 qemu-system-data seabios ipxe-qemu"
+libpixman-1-dev libslirp-dev qemu-system-x86 qemu-system-data seabios ipxe-qemu"
 case "${1:-}" in
 qemu) pkgs=$qemu_pkgs ;;
 kernel) pkgs="$pkgs linux-source-6.1 ccache make bc bison flex

@@ -5,15 +5,23 @@
 # kernel paths, kernel/patches/series applied), configured from tinyconfig +
 # kernel/config/btscrash-vm.config, built with ccache into a separate object
 # directory.  Prints the object directory (bzImage, vmlinux) on success.
+# VARIANT systemd: the same tree and fragment plus btscrash-systemd.config
+# (what a real systemd needs), in an object directory of its own.
+# Usage: kernel-build.sh [vm|systemd]  (default vm)
 # Env: BTSCRASH_CACHE (default ~/.cache/btscrash), JOBS.
 set -eu
+variant=${1:-vm}
 src=$(cd "$(dirname "$0")/.." && pwd)
 cache=${BTSCRASH_CACHE:-$HOME/.cache/btscrash}
 jobs=${JOBS:-$(nproc)}
 tarball=/usr/src/linux-source-6.1.tar.xz
 pristine=$cache/linux-6.1-pristine
 tree=$cache/linux-6.1
-obj=$cache/obj-6.1
+case $variant in
+vm) obj=$cache/obj-6.1; frags="btscrash-vm.config" ;;
+systemd) obj=$cache/obj-6.1-systemd; frags="btscrash-vm.config btscrash-systemd.config" ;;
+*) echo "kernel-build: VARIANT is vm or systemd, not $variant" >&2; exit 2 ;;
+esac
 log() { echo "kernel-build: $*" >&2; }
 
 # Files this repository adds to the kernel, at their kernel paths.
@@ -55,18 +63,25 @@ for f in $new_files; do
 done
 
 mkdir -p "$obj"
-frag=$src/kernel/config/btscrash-vm.config
-if [ ! -f "$obj/.config" ] || [ "$frag" -nt "$obj/.config" ] ||
+paths=
+newer=
+for f in $frags; do
+	paths="$paths $src/kernel/config/$f"
+	[ ! -f "$obj/.config" ] || [ ! "$src/kernel/config/$f" -nt "$obj/.config" ] || newer=1
+done
+if [ ! -f "$obj/.config" ] || [ -n "$newer" ] ||
    [ "$(cat "$obj/.btscrash-series" 2>/dev/null)" != "$series_id" ]; then
-	log "configuring"
+	log "configuring ($variant: $frags)"
 	make -s -C "$tree" O="$obj" tinyconfig >/dev/null
-	"$tree/scripts/kconfig/merge_config.sh" -m -O "$obj" "$obj/.config" "$frag" >/dev/null
+	# shellcheck disable=SC2086
+	"$tree/scripts/kconfig/merge_config.sh" -m -O "$obj" "$obj/.config" $paths >/dev/null
 	make -s -C "$tree" O="$obj" olddefconfig >/dev/null
-	missing=$(grep '^CONFIG_' "$frag" | while read -r line; do
+	# shellcheck disable=SC2086
+	missing=$(cat $paths | grep '^CONFIG_' | while read -r line; do
 		grep -qx "$line" "$obj/.config" || echo "$line"; done)
 	[ -z "$missing" ] || { log "options that did not stick: $missing"; exit 1; }
 	echo "$series_id" > "$obj/.btscrash-series"
 fi
-log "building with $jobs jobs"
+log "building $variant with $jobs jobs"
 make -s -C "$tree" O="$obj" -j"$jobs" CC="ccache gcc" bzImage >&2
 echo "$obj"

@@ -101,9 +101,11 @@ if [ "$(cat "$tree/.btscrash-series" 2>/dev/null)" != "$series_id" ]; then
 fi
 
 # Only what the model needs: one target, TCG, no guest agent or tools, no
-# firmware install (Debian's seabios/ipxe packages provide it at run time).
+# firmware install (Debian's seabios/ipxe packages provide it at run time);
+# user networking (libslirp) for the systemd VM's NIC (systemd-vm-companion
+# uploads its journal to the host).
 config="--target-list=x86_64-softmmu --without-default-features --disable-docs
---disable-werror --disable-user --enable-tcg --enable-fdt=system
+--disable-werror --disable-user --enable-tcg --enable-fdt=system --enable-slirp
 --disable-install-blobs"
 config_id=$(echo "$config $upstream" | sha1sum | cut -c1-12)
 if [ "$(cat "$build/.btscrash-config" 2>/dev/null)" != "$config_id" ]; then

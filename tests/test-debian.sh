@@ -43,13 +43,13 @@ has() {	# package, path...: the package's files include each path
 check "btscrash-tools: btsdump, btsdumpctl, their manual pages" has btscrash-tools \
 	/usr/bin/btsdump /usr/bin/btsdumpctl \
 	/usr/share/man/man1/btsdump.1.gz /usr/share/man/man1/btsdumpctl.1.gz
-check "btscrash-daemon: the handler and its manual page, units, tmpfiles.d, configuration, the inactive sysctl file" \
+check "btscrash-daemon: the handler and its manual page, units, tmpfiles.d, configuration, the inactive sysctl files" \
 	has btscrash-daemon /usr/libexec/btsdumpd /usr/share/man/man8/btsdumpd.8.gz \
 	/lib/systemd/system/btsdumpd.socket \
 	/lib/systemd/system/btsdumpd.service \
 	/lib/systemd/system/btsdumpd@.service /lib/systemd/system/btsdumpd-harvest.service \
 	/usr/lib/tmpfiles.d/btsdumpd.conf /etc/btsdumpd.conf \
-	/usr/share/btscrash/sysctl/50-btsdumpd.conf
+	/usr/share/btscrash/sysctl/50-btsdumpd.conf /usr/share/btscrash/sysctl/60-btscrash-trace.conf
 check "btscrash-daemon puts nothing in sysctl.d" sh -c \
 	"! dpkg-deb -c '$work'/debs/btscrash-daemon_*.deb | grep -q sysctl.d"
 check "btscrash-crash: bts.so in crash's extension directory" \

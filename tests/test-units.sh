@@ -61,7 +61,8 @@ done
 
 # ---- sysctl.d ----------------------------------------------------------------
 frag=$sd/50-btsdumpd.conf
-bad=$(grep -nvE '^[[:space:]]*([#;].*)?$|^-?[a-z0-9_.]+[[:space:]]*=[[:space:]]*[^[:space:]]' "$frag")
+trace=$sd/60-btscrash-trace.conf
+bad=$(grep -nvE '^[[:space:]]*([#;].*)?$|^-?[a-z0-9_.]+[[:space:]]*=[[:space:]]*[^[:space:]]' "$frag" "$trace")
 check $([ -z "$bad" ]; echo $?) "sysctl.d: every line is KEY=VALUE or a comment" "$bad"
 
 value() {	# value FILE KEY: the value of KEY=... in a sysctl-style file
@@ -80,6 +81,15 @@ check $([ -z "$unknown" ]; echo $?) "sysctl.d: core_pattern's specifiers are doc
 	"not in the Invocation table:$unknown"
 [ "$(value "$frag" kernel.core_pipe_limit)" = 0 ]
 check $? "sysctl.d: core_pipe_limit = 0 (the kernel never skips a core; btsdumpd rate-limits)"
+# 60-btscrash-trace.conf: "-" makes systemd-sysctl ignore a missing key, so
+# a renamed sysctl would silently trace nothing; the key and the largest
+# value are the kernel's (kernel/bts_crash.c)
+records=$(value "$trace" -kernel.bts_crash_task_records)
+max=$(sed -n 's/^#define BTS_CRASH_MAX_TASK_RECORDS[[:space:]]*(1U << \([0-9]*\)).*/\1/p' "$src/kernel/bts_crash.c")
+grep -q '\.procname = "bts_crash_task_records",' "$src/kernel/bts_crash.c" &&
+	[ -n "$records" ] && [ -n "$max" ] && [ "$records" -gt 0 ] && [ "$records" -le $((1 << max)) ]
+check $? "sysctl.d: 60-btscrash-trace.conf sets the kernel's kernel.bts_crash_task_records, within 1..2^${max:-?}" \
+	"value '$records', kernel's maximum 2^'$max'"
 
 # ---- tmpfiles.d ----------------------------------------------------------------
 # Applied to a scratch root; ownership left alone when not run as root.

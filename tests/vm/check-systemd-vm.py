@@ -15,9 +15,12 @@ this machine, where the packaged btsdumpctl -D lists the VM's crash with
 its host, the fields byte for byte, the core left on the VM.
 
 In companion mode (the VM booted with `run-systemd-vm.sh OUTDIR companion`):
-systemd-coredump stays the handler and stores the core, btsdumpd.service
-(enabled by the package) reports on it, linked by COREDUMP_PID and
-COREDUMP_TIMESTAMP to systemd-coredump's journal entry.
+the patched kernel on the BTS model, every program traced from boot by
+the shipped 60-btscrash-trace.conf; systemd-coredump stays the handler and
+stores the core, btsdumpd.service (enabled by the package) reports on it,
+linked by COREDUMP_PID and COREDUMP_TIMESTAMP to systemd-coredump's journal
+entry, with the crash's last branches symbolized: in its entry, in a plain
+gdb on systemd-coredump's core, and on the central host.
 
 Usage: check-systemd-vm.py [--run [MODE]] OUTDIR
 With --run, boots the VM first (run-systemd-vm.sh, its output on stderr).
@@ -102,10 +105,17 @@ def check_packages(t, out):
             "crash's extension directory has bts.so; the patch series is in /usr/src",
             read(out, "crash-ext.txt") + read(out, "patches.txt"))
     gdb = read(out, "gdb-bts.txt")
-    t.check("exit 0" in read(out, "dump.txt") and
-            "bts: this core has no branch trace" in gdb and "Undefined command" not in gdb,
-            "a plain gdb on the stored core has bts (gdbinit.d); the stock kernel's core "
-            "has no trace, and bts says so", read(out, "dump.txt") + gdb)
+    if read(out, "mode").strip() == "companion":
+        # the patched kernel: the call chain into NULL, symbolized
+        t.check("exit 0" in read(out, "dump.txt") and "Undefined command" not in gdb and
+                re.search(r"dispatch\+\d+", gdb) and re.search(r"parse_request\+\d+", gdb),
+                "a plain gdb on systemd-coredump's core has bts (gdbinit.d): the crash's "
+                "last branches, through parse_request and dispatch", read(out, "dump.txt") + gdb)
+    else:
+        t.check("exit 0" in read(out, "dump.txt") and
+                "bts: this core has no branch trace" in gdb and "Undefined command" not in gdb,
+                "a plain gdb on the stored core has bts (gdbinit.d); the stock kernel's core "
+                "has no trace, and bts says so", read(out, "dump.txt") + gdb)
 
 
 
@@ -151,10 +161,22 @@ def check_fleet(t, out):
             (not stored or re.search(r"Storage: btscrash-sd:/var/lib/btsdumpd/\S+\.crasher/"
                                      r"core\.zst \(remote\)", info)),
             "btsdumpctl -D info crasher on the central host: the core stays on the VM", info)
+    if not stored:
+        t.check(re.search(r"parse_request\+0x[0-9a-f]+ +-> 0x[0-9a-f]+ dispatch", info) and
+                re.search(r"call\* +0x[0-9a-f]+ dispatch\+0x[0-9a-f]+ +-> 0x0+ \?\?", info),
+                "on the central host, the VM's crash with its last branches (the call "
+                "into dispatch, its call through NULL), symbolized on the VM, through "
+                "journal-upload/remote", info)
 
 
 def check_companion(t, out, journal):
-    """Companion mode: systemd-coredump the handler, btsdumpd beside it."""
+    """Companion mode: the patched kernel, every program traced;
+    systemd-coredump the handler, btsdumpd beside it."""
+    t.check("ds: BTS hardware backend on" in read(out, "dmesg-bts.txt") and
+            read(out, "task-records").strip() == "4096",
+            "the patched kernel runs the BTS hardware backend on the model, and "
+            "systemd-sysctl applied 60-btscrash-trace.conf (every program traced)",
+            read(out, "uname.txt") + read(out, "dmesg-bts.txt") + read(out, "task-records"))
     t.check(read(out, "core_pattern").startswith("|/lib/systemd/systemd-coredump"),
             "kernel.core_pattern stays systemd-coredump's", read(out, "core_pattern"))
     t.check("ActiveState=active" in read(out, "companion-unit") and
@@ -172,7 +194,7 @@ def check_companion(t, out, journal):
     procs = [e for e in entries if e.endswith(".crasher")]
     meta = parse_meta(read(out, f"store/{procs[0]}/meta")) if len(procs) == 1 else {}
     want = {"KIND": "process", "UID": "1000", "GID": "1000", "SIGNAL": "11",
-            "SIGNAL_NAME": "SIGSEGV", "CORE": "none", "TRACE": "absent",
+            "SIGNAL_NAME": "SIGSEGV", "CORE": "none", "TRACE": "present",
             "EXE": "/usr/local/bin/crasher", "COMM": "crasher",
             "PID": cd.get("COREDUMP_PID"), "COREDUMP_FILENAME": cd.get("COREDUMP_FILENAME"),
             "COREDUMP_TIMESTAMP": cd.get("COREDUMP_TIMESTAMP")}
@@ -186,10 +208,20 @@ def check_companion(t, out, journal):
     t.check(len(mine) == 1 and mine[0].get("COREDUMP_PID") == cd.get("COREDUMP_PID") and
             mine[0].get("COREDUMP_TIMESTAMP") == cd.get("COREDUMP_TIMESTAMP") and
             mine[0].get("_SYSTEMD_UNIT") == "btsdumpd.service" and
-            mine[0].get("BTSDUMPD_TRACE") == "absent",
+            mine[0].get("BTSDUMPD_TRACE") == "present",
             "btsdumpd.service's journal entry, linked by COREDUMP_PID and "
             "COREDUMP_TIMESTAMP to systemd-coredump's",
             "\n".join(json.dumps(j)[:800] for j in mine))
+    last = mine[0].get("BTSDUMPD_LAST_BRANCHES", "") if mine else ""
+    t.check(re.search(r"dispatch\+0x[0-9a-f]+", last) and
+            re.search(r"parse_request\+0x[0-9a-f]+", last) and
+            mine[0].get("BTSDUMPD_FAULT", "").startswith("faulted at 0x0") and
+            "0xffff" not in last,
+            "the entry's last branches: the call chain into NULL, symbolized, user "
+            "addresses only, and the fault", "\n".join(json.dumps(j)[:1500] for j in mine))
+    info = read(out, "info.txt")
+    t.check(re.search(r"dispatch\+0x[0-9a-f]+", info) is not None,
+            "btsdumpctl info crasher in the VM shows the trail", info)
     if mine and cd.get("__REALTIME_TIMESTAMP"):
         # for bench/README.md: the coredump entry to the trace entry, under TCG
         lat = int(mine[0]["__REALTIME_TIMESTAMP"]) - int(cd["__REALTIME_TIMESTAMP"])

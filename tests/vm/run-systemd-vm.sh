@@ -21,17 +21,23 @@
 # $root_rev change); each run unpacks it, installs the packages with
 # `dpkg --root` and packs it again, and appends a second cpio with the test
 # (the kernel unpacks concatenated archives in order).
-# The whole root is the initramfs (rdinit=systemd), so Debian's stock
-# kernel (apt-get download, never installed: the host's /boot is untouched)
-# boots it without a disk driver or any module.  Stock kernel: cores carry
-# no btscrash trace note, entries say TRACE=absent.
+# The whole root is the initramfs (rdinit=systemd), so the kernel boots it
+# without a disk driver.  Which kernel depends on MODE (below): Debian's
+# stock kernel (apt-get download, never installed: the host's /boot is
+# untouched; cores carry no btscrash trace note, entries say TRACE=absent),
+# or the patched kernel on the BTS model, where the crash is traced.
 # Results come back base64'd on a second serial port (ttyS1), apart from
 # the console (ttyS0, OUTDIR/console.log).
-# MODE standalone: the administrator makes btsdumpd kernel.core_pattern's
-# handler (links 50-btsdumpd.conf into /etc/sysctl.d, masks
-# systemd-coredump's 50-coredump.conf, README.Debian); MODE companion:
+# MODE standalone: Debian's stock kernel; the administrator makes btsdumpd
+# kernel.core_pattern's handler (links 50-btsdumpd.conf into
+# /etc/sysctl.d, masks systemd-coredump's 50-coredump.conf, README.Debian).
+# MODE companion: the patched kernel (scripts/kernel-build.sh systemd: the
+# test kernel plus what systemd needs) on the BTS model (tests/qemu/,
+# scripts/qemu-build.sh: an Intel CPU with BTS, the hardware backend);
 # systemd-coredump stays the handler and btsdumpd.service reports on the
-# cores it stores; nothing is done after dpkg -i.
+# cores it stores; the administrator's one step is linking
+# 60-btscrash-trace.conf into /etc/sysctl.d (README.Debian: every program
+# exec'd from boot on is traced).
 # Usage: run-systemd-vm.sh OUTDIR [standalone|companion] (OUTDIR recreated)
 set -eu
 out=${1:?usage: run-systemd-vm.sh OUTDIR [standalone|companion]}
@@ -71,6 +77,31 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
 
+# Debian's current 6.1 kernel image, unpacked (not installed) in the cache,
+# with one module: e1000 (the NIC), and depmod's lists.  Sets kdir,
+# vmlinuz, kver.
+stock_kernel() {
+	kpkg=$(apt-cache depends linux-image-amd64 | awk '$1 == "Depends:" && $2 ~ /^linux-image-/ { print $2; exit }')
+	[ -n "$kpkg" ] || { log "no linux-image-amd64 in apt's lists"; exit 1; }
+	kdir=$cache/debian-kernel/$kpkg
+	if [ ! -f "$kdir/done-e1000-2" ]; then
+		log "apt-get download $kpkg"
+		rm -rf "$cache/debian-kernel" && mkdir -p "$kdir/deb"	# older ABIs go
+		(cd "$kdir/deb" && apt-get download -q "$kpkg" >&2 2>&1)
+		# /boot (vmlinuz) and one module: e1000, the NIC the VM uploads its
+		# journal through (the root has no disk driver and needs no other),
+		# with the lists depmod reads
+		mkdir "$kdir/x"
+		dpkg-deb --fsys-tarfile "$kdir"/deb/*.deb |
+			tar -x -C "$kdir/x" --wildcards ./boot './lib/modules/*/e1000.ko*' \
+				'./lib/modules/*/modules.order' './lib/modules/*/modules.builtin*'
+		rm -rf "$kdir/deb"
+		touch "$kdir/done-e1000-2"
+	fi
+	vmlinuz=$(find "$kdir/x/boot" -name "vmlinuz-*" | head -n 1)
+	kver=${vmlinuz##*/vmlinuz-}
+}
+
 # --- the cached root and kernel (one builder at a time, own lock: the
 # kernel build's $cache/.lock can be held for minutes) ---
 key=$(echo $root_pkgs $root_rev | sha1sum | cut -c1-12)
@@ -101,27 +132,29 @@ if [ ! -f "$rootcpio" ] || [ "$(cat "$rootcpio.key" 2>/dev/null)" != "$key" ]; t
 	rm -rf "$r"
 	log "root built in $(($(date +%s) - t0)) s, $(du -h "$rootcpio" | cut -f1)"
 fi
-# Debian's current 6.1 kernel image, unpacked (not installed) in the cache.
-kpkg=$(apt-cache depends linux-image-amd64 | awk '$1 == "Depends:" && $2 ~ /^linux-image-/ { print $2; exit }')
-[ -n "$kpkg" ] || { log "no linux-image-amd64 in apt's lists"; exit 1; }
-kdir=$cache/debian-kernel/$kpkg
-if [ ! -f "$kdir/done-e1000-2" ]; then
-	log "apt-get download $kpkg"
-	rm -rf "$cache/debian-kernel" && mkdir -p "$kdir/deb"	# older ABIs go
-	(cd "$kdir/deb" && apt-get download -q "$kpkg" >&2 2>&1)
-	# /boot (vmlinuz) and one module: e1000, the NIC the VM uploads its
-	# journal through (the root has no disk driver and needs no other),
-	# with the lists depmod reads
-	mkdir "$kdir/x"
-	dpkg-deb --fsys-tarfile "$kdir"/deb/*.deb |
-		tar -x -C "$kdir/x" --wildcards ./boot './lib/modules/*/e1000.ko*' \
-			'./lib/modules/*/modules.order' './lib/modules/*/modules.builtin*'
-	rm -rf "$kdir/deb"
-	touch "$kdir/done-e1000-2"
-fi
 flock -u 8
-vmlinuz=$(find "$kdir/x/boot" -name "vmlinuz-*" | head -n 1)
-kver=${vmlinuz##*/vmlinuz-}
+if [ "$mode" = companion ]; then
+	# the patched kernel, e1000 built in, and the BTS model
+	log "building the patched kernel (scripts/kernel-build.sh systemd)"
+	kobj=$("$src/scripts/kernel-build.sh" systemd)
+	vmlinuz=$kobj/arch/x86/boot/bzImage
+	qemu=$("$src/scripts/qemu-build.sh")
+	qemu_cpu="-L /usr/share/seabios -L /usr/share/qemu -L /usr/lib/ipxe/qemu
+		-cpu max,vendor=GenuineIntel,family=6,model=85,stepping=4,ds=on,dtes64=on,ds-cpl=on"
+	# No per-CPU kernel rings: the model records a taken branch in a
+	# helper with seven guest memory accesses, and with every kernel
+	# branch recorded, unpacking the 86 MB root took 63 s instead of 3 s
+	# under TCG.  Kernel rings are the kdump-hw-* tests' subject; this
+	# test's is the traced programs (task rings, 60-btscrash-trace.conf).
+	kargs="bts_crash.cpu_records=0"
+else
+	flock 8
+	stock_kernel
+	flock -u 8
+	qemu=qemu-system-x86_64
+	qemu_cpu="-cpu max"
+	kargs=
+fi
 
 # --- this run's packages, installed into the root as an operator would ---
 log "building the packages (scripts/build-debs.sh)"
@@ -145,6 +178,10 @@ if [ "$mode" = standalone ]; then
 	# systemd-coredump (README.Debian)
 	ln -s /usr/share/btscrash/sysctl/50-btsdumpd.conf "$r/etc/sysctl.d/50-btsdumpd.conf"
 	ln -s /dev/null "$r/etc/sysctl.d/50-coredump.conf"
+else
+	# the administrator's step on a patched kernel: trace every program
+	# from boot on (README.Debian)
+	ln -s /usr/share/btscrash/sysctl/60-btscrash-trace.conf "$r/etc/sysctl.d/60-btscrash-trace.conf"
 fi
 echo "$mode" >"$r/etc/btscrash-sd-mode"
 rm -rf "$r/tmp/debs"
@@ -171,19 +208,22 @@ done
 gcc -static -g -O0 -fno-omit-frame-pointer -o "$o/usr/local/bin/crasher" "$src/tests/crasher.c" -pthread
 chmod 0755 "$o/usr/local/bin/crasher"
 cp "$o/usr/local/bin/crasher" "$out/crasher"
-# The NIC's module, loaded by systemd-modules-load (depmod's index made
-# here: the root has no kmod), and journal-upload pointed at the central
-# host: this machine, 10.0.2.2 on QEMU's user network.
-m=$(find "$kdir/x/lib/modules" -name "e1000.ko*" | head -n 1)
-[ -n "$m" ] || { log "no e1000 module in $kpkg"; exit 1; }
-install -D -m 0644 "$m" "$o/usr/lib/modules/$kver/${m#"$kdir/x/lib/modules/$kver/"}"
-cp "$kdir/x/lib/modules/$kver"/modules.order "$kdir/x/lib/modules/$kver"/modules.builtin* \
-	"$o/usr/lib/modules/$kver/"
-ln -s usr/lib "$o/lib"	# for depmod only: a lib/ in the cpio would replace the root's link
-depmod -b "$o" "$kver"
-rm "$o/lib"
-mkdir -p "$o/etc/modules-load.d"
-echo e1000 > "$o/etc/modules-load.d/e1000.conf"
+# The stock kernel's NIC module, loaded by systemd-modules-load (depmod's
+# index made here: the root has no kmod; the patched kernel has e1000
+# built in), and journal-upload pointed at the central host: this
+# machine, 10.0.2.2 on QEMU's user network.
+if [ "$mode" = standalone ]; then
+	m=$(find "$kdir/x/lib/modules" -name "e1000.ko*" | head -n 1)
+	[ -n "$m" ] || { log "no e1000 module in $kpkg"; exit 1; }
+	install -D -m 0644 "$m" "$o/usr/lib/modules/$kver/${m#"$kdir/x/lib/modules/$kver/"}"
+	cp "$kdir/x/lib/modules/$kver"/modules.order "$kdir/x/lib/modules/$kver"/modules.builtin* \
+		"$o/usr/lib/modules/$kver/"
+	ln -s usr/lib "$o/lib"	# for depmod only: a lib/ in the cpio would replace the root's link
+	depmod -b "$o" "$kver"
+	rm "$o/lib"
+	mkdir -p "$o/etc/modules-load.d"
+	echo e1000 > "$o/etc/modules-load.d/e1000.conf"
+fi
 port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 printf '[Upload]\nURL=http://10.0.2.2:%s\n' "$port" > "$o/etc/systemd/journal-upload.conf"
 # A kdump vmcore as kdump-tools leaves it, for btsdumpd-harvest.service.
@@ -200,16 +240,17 @@ mkdir "$out/central"
 remote_pid=$!
 
 # --- boot; the guest powers off after writing BTSCRASH-SD-END on ttyS1 ---
-log "booting $(basename "$vmlinuz") under TCG"
+log "booting $vmlinuz under TCG ($qemu)"
 t0=$(date +%s)
 : > "$out/console.log"
 : > "$work/results.txt"
-qemu-system-x86_64 -accel tcg,thread=single -cpu max -m 2G -smp 1 \
+# shellcheck disable=SC2086
+$qemu -accel tcg,thread=single $qemu_cpu -m 2G -smp 1 \
 	-display none -monitor none -no-reboot \
 	-serial "file:$out/console.log" -serial "file:$work/results.txt" \
 	-nic user,model=e1000 \
 	-kernel "$vmlinuz" -initrd "$work/initrd" \
-	-append "console=ttyS0 rdinit=/lib/systemd/systemd systemd.unit=multi-user.target systemd.firstboot=off systemd.show_status=yes panic=-1 loglevel=4" &
+	-append "console=ttyS0 rdinit=/lib/systemd/systemd systemd.unit=multi-user.target systemd.firstboot=off systemd.show_status=yes panic=-1 loglevel=4 $kargs" &
 qemu_pid=$!
 limit=${BTSCRASH_SD_TIMEOUT:-900}
 ended=

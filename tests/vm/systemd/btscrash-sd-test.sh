@@ -19,6 +19,10 @@ systemctl show -p ActiveState -p Result -p ExecMainStatus btsdumpd-harvest.servi
 systemctl is-active btsdumpd.socket >$R/socket-active
 ls -la /run/btsdumpd/ >$R/socket-ls.txt
 ls -la /var/lib/btsdumpd/ >$R/store-before.txt
+# the patched kernel (companion mode): its backend, and the system-wide
+# ring size 60-btscrash-trace.conf set at boot (absent on a stock kernel)
+cat /proc/sys/kernel/bts_crash_task_records >$R/task-records 2>&1
+dmesg | grep -E '(^|\] )(ds|bts_crash): ' >$R/dmesg-bts.txt
 
 # The crash: uid 1000, a fresh exec (so dumpable), SIGSEGV.
 sh -c 'ulimit -c unlimited; exec setpriv --reuid=1000 --regid=1000 --clear-groups /usr/local/bin/crasher null'
@@ -63,8 +67,9 @@ systemctl show -p ActiveState -p Result systemd-journal-upload.service >$R/uploa
 journalctl -b -o short-monotonic --no-pager -u systemd-journal-upload.service >$R/upload-journal.txt
 
 # the operator's gdb: the bts commands come from /etc/gdb/gdbinit.d
-# (btscrash-gdb), no -iex; the stock kernel's core has no trace, and bts
-# says so (an unloaded bts would be "Undefined command")
+# (btscrash-gdb), no -iex; a stock kernel's core has no trace, and bts
+# says so (an unloaded bts would be "Undefined command"); the patched
+# kernel's has the crash's last branches
 if [ "$(cat /etc/btscrash-sd-mode)" = companion ]; then
 	# the core is systemd-coredump's
 	coredumpctl dump crasher -o /tmp/crasher.core >$R/dump.txt 2>&1; echo "exit $?" >>$R/dump.txt
@@ -88,6 +93,7 @@ systemctl show -p ActiveState -p SubState btsdumpd.service >$R/companion-unit
 btsdumpctl --json list >$R/list.json 2>$R/list.err
 btsdumpctl --json info crasher >$R/info.json 2>$R/info.err
 btsdumpctl show crasher >$R/show.txt 2>&1
+btsdumpctl info crasher >$R/info.txt 2>&1
 for e in /var/lib/btsdumpd/*; do
 	n=$(basename "$e")
 	mkdir -p $R/store/"$n"
