@@ -29,7 +29,7 @@ new_files="arch/x86/kernel/ds.c arch/x86/include/asm/ds.h kernel/bts_crash.c
 include/linux/bts_crash.h include/uapi/linux/bts_crash.h kernel/bts_crash_test.c
 arch/x86/kernel/ds_test.c"
 
-"$src/scripts/install-deps.sh" kernel
+"$src/scripts/install-deps.sh" kernel >&2	# stdout: the object directory only
 mkdir -p "$cache"
 # One build at a time in the shared cache (tests and demos may overlap).
 exec 9>"$cache/.lock"
