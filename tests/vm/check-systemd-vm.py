@@ -111,6 +111,11 @@ def check_packages(t, out):
                 re.search(r"dispatch\+\d+", gdb) and re.search(r"parse_request\+\d+", gdb),
                 "a plain gdb on systemd-coredump's core has bts (gdbinit.d): the crash's "
                 "last branches, through parse_request and dispatch", read(out, "dump.txt") + gdb)
+        debug = read(out, "coredumpctl-debug.txt")
+        t.check("exit 0" in debug and "Undefined command" not in debug and
+                re.search(r"dispatch\+\d+", debug) and re.search(r"parse_request\+\d+", debug),
+                "coredumpctl debug crasher: the gdb it starts has bts too, the same "
+                "last branches", debug)
     else:
         t.check("exit 0" in read(out, "dump.txt") and
                 "bts: this core has no branch trace" in gdb and "Undefined command" not in gdb,
