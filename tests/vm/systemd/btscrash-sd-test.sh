@@ -73,18 +73,16 @@ journalctl -b -o short-monotonic --no-pager -u systemd-journal-upload.service >$
 if [ "$(cat /etc/btscrash-sd-mode)" = companion ]; then
 	# the core is systemd-coredump's
 	coredumpctl dump crasher -o /tmp/crasher.core >$R/dump.txt 2>&1; echo "exit $?" >>$R/dump.txt
+	# and the operator's other way in: coredumpctl debug starts the same
+	# gdb on that core itself (the -A arguments are its own)
+	coredumpctl --no-pager -A "-batch -ex 'bts list'" debug crasher \
+		</dev/null >$R/coredumpctl-debug.txt 2>&1
+	echo "exit $?" >>$R/coredumpctl-debug.txt
 else
 	btsdumpctl dump crasher -o /tmp/crasher.core >$R/dump.txt 2>&1; echo "exit $?" >>$R/dump.txt
 fi
 gdb -batch -ex 'bts list' /usr/local/bin/crasher /tmp/crasher.core >$R/gdb-bts.txt 2>&1
 echo "exit $?" >>$R/gdb-bts.txt
-if [ "$(cat /etc/btscrash-sd-mode)" = companion ]; then
-	# and the operator's other way in: coredumpctl debug starts that gdb
-	# on systemd-coredump's core itself (the -A arguments are its own)
-	coredumpctl --no-pager -A "-batch -ex 'bts list'" debug crasher \
-		</dev/null >$R/coredumpctl-debug.txt 2>&1
-	echo "exit $?" >>$R/coredumpctl-debug.txt
-fi
 rm -f /tmp/crasher.core
 dpkg-query -W -f '${Package} ${Status}\n' 'btscrash-*' >$R/dpkg-query.txt 2>&1
 ls -la /usr/lib/crash/extensions/ >$R/crash-ext.txt 2>&1
