@@ -44,6 +44,7 @@ out=${1:?usage: run-systemd-vm.sh OUTDIR [standalone|companion]}
 mode=${2:-standalone}
 case $mode in standalone|companion) ;; *) echo "run-systemd-vm: bad mode $mode" >&2; exit 2;; esac
 src=$(cd "$(dirname "$0")/../.." && pwd)
+. "$src/tests/vm/vm-lib.sh"	# VM_BTS_CPU, the BTS model's CPU
 cache=${BTSCRASH_CACHE:-$HOME/.cache/btscrash}
 # What the packages depend on (their Depends:, from dpkg-shlibdeps: there
 # is no network in the VM for apt to fetch them): libelf1 libdw1
@@ -140,7 +141,7 @@ if [ "$mode" = companion ]; then
 	vmlinuz=$kobj/arch/x86/boot/bzImage
 	qemu=$("$src/scripts/qemu-build.sh")
 	qemu_cpu="-L /usr/share/seabios -L /usr/share/qemu -L /usr/lib/ipxe/qemu
-		-cpu max,vendor=GenuineIntel,family=6,model=85,stepping=4,ds=on,dtes64=on,ds-cpl=on"
+		-cpu $VM_BTS_CPU"
 	# No per-CPU kernel rings: the model records a taken branch in a
 	# helper with seven guest memory accesses, and with every kernel
 	# branch recorded, unpacking the 86 MB root took 63 s instead of 3 s

@@ -10,6 +10,13 @@
 # kernel rings) patched kernel text on the other vCPU, which we take for
 # stale translated code in QEMU; single-threaded: 0 in 12, just as fast.
 
+# The models' CPU (tests/qemu/): Skylake-SP, an Intel CPU, since Linux sets
+# X86_FEATURE_BTS only on Intel; the BTS model's adds DS, 64-bit DS and
+# CPL-qualified BTS.  Also used by run-systemd-vm.sh and the model's own
+# self-test (tests/qemu/selftest/run.sh).
+VM_INTEL_CPU="max,vendor=GenuineIntel,family=6,model=85,stepping=4"
+VM_BTS_CPU="$VM_INTEL_CPU,ds=on,dtes64=on,ds-cpl=on"
+
 # vm_root DIR: a root with busybox, crasher, btsrun, btsabi, vmbench, /init.
 vm_root() {
 	mkdir -p "$1/bin" "$1/proc" "$1/sys" "$1/dev" "$1/tmp"
@@ -93,7 +100,7 @@ vm_machine() {
 		# entry pushed logged to OUTDIR/lbr.log; no BTS
 		rm -f "$1/lbr.log"
 		vm_qemu="$QEMU -L /usr/share/seabios -L /usr/share/qemu -nic none
-			-accel tcg,thread=single -cpu max,vendor=GenuineIntel,family=6,model=85,stepping=4,lbr=on$vm_log"
+			-accel tcg,thread=single -cpu $VM_INTEL_CPU,lbr=on$vm_log"
 		# lbr: every task's user branches; lbr-kernel: each CPU's
 		# kernel branches for the per-CPU rings (oops, kdump), and
 		# traced tasks on the emulation
@@ -105,9 +112,7 @@ vm_machine() {
 		;;
 	hw)
 		[ -x "${QEMU:-}" ] || { echo "vm_machine: QEMU (the BTS model) not set" >&2; return 1; }
-		# an Intel CPU (Linux sets X86_FEATURE_BTS only on Intel) with
-		# the model's DS, 64-bit DS and CPL-qualified BTS (tests/qemu/)
-		: "${BTS_MODEL_CPU:=max,vendor=GenuineIntel,family=6,model=85,stepping=4,ds=on,dtes64=on,ds-cpl=on}"
+		: "${BTS_MODEL_CPU:=$VM_BTS_CPU}"
 		rm -f "$1/bts.log"
 		vm_qemu="$QEMU -L /usr/share/seabios -L /usr/share/qemu -nic none
 			-accel tcg,thread=single -cpu $BTS_MODEL_CPU$vm_log"

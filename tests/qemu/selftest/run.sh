@@ -24,7 +24,8 @@ cflags="-m32 -ffreestanding -fno-pic -fno-stack-protector -fcf-protection=none -
 gcc -m32 -c -o "$out/boot.o" "$dir/boot.S" && gcc $cflags -c -o "$out/test.o" "$dir/test.c" &&
 	ld -m elf_i386 -T "$dir/link.ld" -o "$out/selftest.elf" "$out/boot.o" "$out/test.o" ||
 	{ echo "FAIL: the self-test guest did not build"; exit 1; }
-cpu="max,vendor=GenuineIntel,family=6,model=85,stepping=4,ds=on,dtes64=on,ds-cpl=on"
+. "$dir/../../vm/vm-lib.sh"	# VM_BTS_CPU, the BTS model's CPU
+cpu=$VM_BTS_CPU
 fail=0
 run() {	# run CPU LOG [ARGS]: console on stdout, exit status of QEMU
 	c=$1 log=$2
