@@ -20,7 +20,9 @@ Import it by path (the name has a dash):
     btslog = importlib.util.module_from_spec(spec); spec.loader.exec_module(btslog)
     for e in btslog.read(path): e.frm, e.to, e.linear, e.phys, e.base, e.cpu, e.kind
     e.buffer_phys(), e.slot()   the record's buffer (guest-physical start)
-                                and slot index in it
+                                and slot index in it; the same from raw
+                                values: btslog.buffer_phys(linear, phys,
+                                base), btslog.slot(linear, base)
 or run it: `bts-log.py [--cpu N] [--kind near|far|int] [--tail N] FILE`
 prints one entry per line as `cpu kind from -> to @linear phys
 buffer+slot`.  Exit 0; 1 on an unreadable or malformed file (length not a
@@ -36,6 +38,18 @@ ENTRY_SIZE = ENTRY.size  # 56
 RECORD_SIZE = 24          # a 64-bit DS save area's BTS record
 KINDS = {0: "near", 1: "far", 2: "int"}
 KIND_NEAR, KIND_FAR, KIND_INTERRUPT = 0, 1, 2
+
+
+def buffer_phys(linear, phys, base):
+    """Guest-physical start of the buffer a record at LINEAR (PHYS) went
+    into, written under buffer base BASE (the buffer is physically
+    contiguous, as the test kernel's rings are)."""
+    return phys - (linear - base)
+
+
+def slot(linear, base):
+    """Index of the slot at LINEAR in the buffer at BASE."""
+    return (linear - base) // RECORD_SIZE
 
 
 class Entry:
@@ -58,13 +72,12 @@ class Entry:
         return KINDS.get(self.kind, str(self.kind))
 
     def buffer_phys(self):
-        """Guest-physical start of the buffer the record went into (the
-        buffer is physically contiguous, as the test kernel's rings are)."""
-        return self.phys - (self.linear - self.base)
+        """Guest-physical start of the buffer the record went into."""
+        return buffer_phys(self.linear, self.phys, self.base)
 
     def slot(self):
         """Index of the record's slot in its buffer."""
-        return (self.linear - self.base) // RECORD_SIZE
+        return slot(self.linear, self.base)
 
     def record(self):
         """The 24 bytes the guest's buffer holds at `linear`."""

@@ -48,11 +48,11 @@ class Log:
 
     def ring(self, i):
         """Guest-physical start of the ring entry I was written into."""
-        return self.phys[i] - (self.linear[i] - self.base[i])
+        return bts_log.buffer_phys(self.linear[i], self.phys[i], self.base[i])
 
     def slot(self, i):
         """Entry I's slot in its ring."""
-        return (self.linear[i] - self.base[i]) // RECORD
+        return bts_log.slot(self.linear[i], self.base[i])
 
     def entry(self, i):
         return bts_log.Entry(*bts_log.ENTRY.unpack_from(self.data, i * SIZE))
