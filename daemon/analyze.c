@@ -14,6 +14,7 @@
 #include <poll.h>
 #include <pwd.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,9 @@
 #include "btsdec.h"
 #include "btsdumpd.h"
 #include "entries.h"
+#include "zstdio.h"
+
+#define ZSTD_LEVEL	3	/* the reports' compression, as the core's */
 
 #define NOBODY		65534
 
@@ -148,39 +152,166 @@ static void summarize(struct btsdumpd_ctx *c, const struct btsdec_model *model,
 	free(out);
 }
 
+/* ---- the reports: zstd, at most ReportSizeMax bytes each ---- */
+
+/* One more line at the end of a report (a zstd frame of its own). */
+static void report_line(int fd, const char *fmt, ...)
+{
+	uint64_t total;
+	va_list ap;
+	FILE *f;
+
+	if (lseek(fd, 0, SEEK_END) < 0 || !(f = btsdumpd_zstd_fopen_write(fd, ZSTD_LEVEL, 0, &total)))
+		return;
+	va_start(ap, fmt);
+	vfprintf(f, fmt, ap);
+	va_end(ap);
+	fclose(f);
+}
+
+/* Replaces a JSON report by the error document (docs/json.md). */
+static void json_error(int fd, const char *why)
+{
+	uint64_t total;
+	FILE *f;
+
+	if (ftruncate(fd, 0) || lseek(fd, 0, SEEK_SET) ||
+	    !(f = btsdumpd_zstd_fopen_write(fd, ZSTD_LEVEL, 0, &total)))
+		return;
+	btsdec_json_error(f, why, NULL);
+	fclose(f);
+}
+
+typedef int (*render_fn)(FILE *out, const struct btsdec_model *m,
+			 const struct btsdec_render_opts *o, struct btsdec_err *err);
+
+/* Renders the model into fd once, the newest o->last branches of each
+ * thread (0: all); *total gets the bytes it wanted. */
+static int render_once(int fd, render_fn render, const struct btsdec_model *m,
+		       const struct btsdec_render_opts *o, uint64_t max, uint64_t *total,
+		       struct btsdec_err *err)
+{
+	FILE *f;
+	int r;
+
+	if (ftruncate(fd, 0) || lseek(fd, 0, SEEK_SET) ||
+	    !(f = btsdumpd_zstd_fopen_write(fd, ZSTD_LEVEL, max, total)))
+		return btsdec_fail(err, -errno, "report: %s", strerror(errno));
+	if (o->last && render == btsdec_render_text)
+		fprintf(f, "btsdumpd: the newest %zu branches of each thread: the whole "
+			"report is larger than ReportSizeMax=%llu bytes (btsdump on the core "
+			"shows them all)\n\n", o->last, (unsigned long long)max);
+	r = render(f, m, o, err);
+	if (fclose(f) && !r)
+		r = btsdec_fail(err, -EIO, "report: %s", strerror(errno));
+	return r;
+}
+
+/* The longest trail of the model, in records. */
+static size_t longest(const struct btsdec_model *m)
+{
+	size_t most = 0;
+
+	for (size_t i = 0; i < m->nr_threads; i++)
+		if (m->threads[i].d.nr > most)
+			most = m->threads[i].d.nr;
+	return most;
+}
+
+/* A report of at most max bytes (0: no limit): from *last (0: all) the
+ * newest branches of each thread that fit, by proportion then halving;
+ * *last gets the count kept, *cut whether even one branch each did not
+ * fit (the report then ends at max bytes). */
+static int render_bounded(int fd, render_fn render, const struct btsdec_model *m,
+			  uint64_t max, size_t *last, bool *cut, struct btsdec_err *err)
+{
+	struct btsdec_render_opts o = { .last = *last };
+	uint64_t total;
+	size_t n;
+	int r;
+
+	for (;;) {
+		r = render_once(fd, render, m, &o, max, &total, err);
+		if (r || !max || total <= max)
+			break;
+		n = o.last ? o.last : longest(m);
+		if (n <= 1) {
+			*cut = true;
+			break;
+		}
+		o.last = (size_t)(n * ((double)max * 0.9 / (double)total));
+		o.last = o.last && o.last < n ? o.last : n / 2;
+	}
+	*last = o.last;
+	return r;
+}
+
+/* The text and JSON reports of the model, bounded alike: the same newest
+ * branches in both.  Cut even so (one branch per thread does not fit):
+ * the text says so at its end, the JSON is the error document. */
+static void render_reports(struct btsdumpd_ctx *c, const struct btsdec_model *m,
+			   int txt, int json, struct btsdumpd_analysis *an)
+{
+	uint64_t max = btsdumpd_size_resolve(&c->cfg.report_size_max, 0);
+	size_t last = 0, json_last;
+	bool cut_txt = false, cut_json = false;
+	struct btsdec_err err;
+
+	if (render_bounded(txt, btsdec_render_text, m, max, &last, &cut_txt, &err))
+		report_line(txt, "btsdumpd: report: %s\n", err.msg);
+	json_last = last;
+	if (render_bounded(json, btsdec_render_json, m, max, &json_last, &cut_json, &err))
+		btsdumpd_crash_setf(&an->warning, "JSON report: %s", err.msg);
+	if (json_last != last && render_bounded(txt, btsdec_render_text, m, max,
+						&json_last, &cut_txt, &err))
+		report_line(txt, "btsdumpd: report: %s\n", err.msg);
+	if (cut_txt)
+		report_line(txt, "\nbtsdumpd: report cut at ReportSizeMax=%llu bytes\n",
+			    (unsigned long long)max);
+	if (cut_json)
+		json_error(json, "report larger than ReportSizeMax with one branch per thread");
+	an->report_last = json_last;
+	an->report_cut = cut_txt || cut_json;
+}
+
 /* Decodes the core once; the text and JSON reports and the journal's
  * summary are renderings of that one model. */
 static void report_core(struct btsdumpd_ctx *c, struct btsdec_core *core,
 			struct btsdec_sym *sym, struct btsdec_classifier *cls,
-			const char *exe, FILE *txt, FILE *json, struct btsdumpd_analysis *an)
+			const char *exe, int txt, int json, struct btsdumpd_analysis *an)
 {
 	struct btsdec_model_opts mo = { .executable = exe };
 	struct btsdec_render_opts ro = { 0 };
 	struct btsdec_model *model;
 	struct btsdec_err err;
+	uint64_t total;
+	FILE *f;
 
 	if (btsdec_model_build(core, sym, cls, &mo, &model, &err)) {
 		btsdumpd_crash_setf(&an->warning, "report: %s", err.msg);
-		fprintf(txt, "btsdumpd: report: %s\n", err.msg);
-		btsdec_json_error(json, err.msg, NULL);
+		report_line(txt, "btsdumpd: report: %s\n", err.msg);
+		json_error(json, err.msg);
 		return;
 	}
-	if (!btsdec_core_nr_traces(core)) {
-		fprintf(txt, "btsdumpd: no branch trace in this core (the process was not "
-			"traced, or its kernel lacks btscrash)%s\n",
-			btsdec_core_nr_rejects(core) ? "; malformed trace notes were rejected" : "");
-	} else {
-		if (btsdec_render_text(txt, model, &ro, &err))
-			fprintf(txt, "btsdumpd: report: %s\n", err.msg);
+	if (btsdec_core_nr_traces(core)) {
+		render_reports(c, model, txt, json, an);
 		summarize(c, model, btsdec_core_nr_traces(core), an);
+	} else {
+		report_line(txt, "btsdumpd: no branch trace in this core (the process was not "
+			    "traced, or its kernel lacks btscrash)%s\n", btsdec_core_nr_rejects(core) ?
+			    "; malformed trace notes were rejected" : "");
+		f = btsdumpd_zstd_fopen_write(json, ZSTD_LEVEL, 0, &total);
+		if (!f || btsdec_render_json(f, model, &ro, &err))
+			btsdumpd_crash_setf(&an->warning, "JSON report: %s",
+					    f ? err.msg : strerror(errno));
+		if (f)
+			fclose(f);
 	}
-	if (btsdec_render_json(json, model, &ro, &err))
-		btsdumpd_crash_setf(&an->warning, "JSON report: %s", err.msg);
 	btsdec_model_free(model);
 }
 
 static void analysis_child(struct btsdumpd_ctx *c, const struct analyzer *a, int spool_fd,
-			   int txt_fd, int json_fd, int res_fd, uint64_t spool_bytes)
+			   int txt, int json, int res_fd, uint64_t spool_bytes)
 {
 	const char *exe = c->crash.exe;
 	struct btsdec_symopts so = { .executable = exe };
@@ -189,11 +320,10 @@ static void analysis_child(struct btsdumpd_ctx *c, const struct analyzer *a, int
 	struct btsdec_core *core;
 	struct btsdumpd_analysis an = { 0 };
 	struct btsdec_err err;
-	FILE *txt = fdopen(txt_fd, "w"), *json = fdopen(json_fd, "w");
 	int ret;
 
 	ret = drop_privileges(a, spool_bytes, c->cfg.analyze_timeout_sec);
-	if (ret || !txt || !json) {
+	if (ret) {
 		an.trace = BTSDUMPD_TRACE_ERROR;
 		btsdumpd_crash_setf(&an.error, "analysis: dropping privileges to uid %u: %s",
 				    (unsigned int)a->uid, strerror(-ret));
@@ -205,8 +335,8 @@ static void analysis_child(struct btsdumpd_ctx *c, const struct analyzer *a, int
 	if (ret) {
 		an.trace = BTSDUMPD_TRACE_ERROR;
 		btsdumpd_crash_set(&an.error, err.msg);
-		fprintf(txt, "btsdumpd: no trace report: %s\n", err.msg);
-		btsdec_json_error(json, err.msg, NULL);
+		report_line(txt, "btsdumpd: no trace report: %s\n", err.msg);
+		json_error(json, err.msg);
 		goto out;
 	}
 	if (btsdec_sym_open_core(core, &so, &sym, &err))
@@ -226,10 +356,6 @@ static void analysis_child(struct btsdumpd_ctx *c, const struct analyzer *a, int
 	btsdec_sym_close(sym);
 	btsdec_core_close(core);
 out:
-	if (txt)
-		fflush(txt);
-	if (json)
-		fflush(json);
 	_exit(btsdumpd_analysis_write(res_fd, &an) ? 1 : 0);
 }
 
@@ -311,20 +437,6 @@ kill:
 }
 
 
-/* Replaces a partial JSON report by the error document (docs/json.md). */
-static void json_error(int fd, const char *why)
-{
-	FILE *f;
-
-	if (ftruncate(fd, 0) || lseek(fd, 0, SEEK_SET))
-		return;
-	f = fdopen(dup(fd), "w");
-	if (!f)
-		return;
-	btsdec_json_error(f, why, NULL);
-	fclose(f);
-}
-
 /* Runs the analysis; its findings into c->crash.an. */
 void btsdumpd_analyze(struct btsdumpd_ctx *c, int dirfd, int spool_fd, uint64_t bytes)
 {
@@ -377,7 +489,7 @@ fail:
 		c->crash.an.trace = BTSDUMPD_TRACE_ERROR;
 		btsdumpd_crash_set(&c->crash.an.error, why);
 		if (txt >= 0)
-			dprintf(txt, "\nbtsdumpd: %s\n", why);
+			report_line(txt, "\nbtsdumpd: %s\n", why);
 		if (json >= 0)
 			json_error(json, why);
 	}

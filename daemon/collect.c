@@ -6,6 +6,7 @@
  * entry (entry.c), log one journal entry, vacuum (vacuum.c).  Runs in the
  * handler (direct mode), in a service instance or in the companion.
  */
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -25,6 +26,7 @@
 #define SPOOL_CHUNK	(64 * 1024)
 #define SPACE_CHECK	(16ULL << 20)	/* statvfs every 16 MiB written */
 #define REPORT_ROOM	(256 * 1024)	/* given back by a spool on a full disk */
+#define NOTES_MAX	(64ULL << 20)	/* at most this much spooled past KeepFree */
 
 void btsdumpd_load_config(struct btsdumpd_ctx *c)
 {
@@ -57,8 +59,45 @@ struct spool {
 	uint64_t written;	/* bytes in the spool file */
 	bool stopped;		/* the spool ended before the core */
 	bool keep;		/* the spool is good enough to store */
+	bool notes_only;	/* short of space (KeepFree): the spool goes on
+				 * only to the end of the core's notes, for the
+				 * analysis; the core is not kept */
 	char reason[256];
 };
+
+/* Where the note segments of the ELF core in the spool end: 0 while its
+ * program headers are not all written yet, else the end of the last
+ * PT_NOTE (or of the headers, without one, or when it is no ELF core). */
+static uint64_t notes_end(int fd, uint64_t written)
+{
+	Elf64_Ehdr eh;
+	Elf64_Phdr ph;
+	uint64_t end, i;
+
+	if (written < sizeof(eh))
+		return 0;
+	if (pread(fd, &eh, sizeof(eh), 0) != sizeof(eh) || memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
+	    eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_phentsize != sizeof(ph))
+		return sizeof(eh);
+	end = eh.e_phoff + (uint64_t)eh.e_phnum * sizeof(ph);
+	if (written < end)
+		return 0;
+	for (i = 0; i < eh.e_phnum; i++)
+		if (pread(fd, &ph, sizeof(ph), eh.e_phoff + i * sizeof(ph)) == sizeof(ph) &&
+		    ph.p_type == PT_NOTE && ph.p_offset + ph.p_filesz > end &&
+		    ph.p_filesz < NOTES_MAX)
+			end = ph.p_offset + ph.p_filesz;
+	return end;
+}
+
+/* In notes_only mode: true once the notes are all in the spool (or past
+ * NOTES_MAX). */
+static bool notes_done(int fd, const struct spool *s)
+{
+	uint64_t end = notes_end(fd, s->written);
+
+	return s->written >= NOTES_MAX || (end && s->written >= end);
+}
 
 /* False (and why set) when writing more would leave less than KeepFree. */
 static bool space_ok(struct btsdumpd_ctx *c, uint64_t more, char *why, size_t len)
@@ -115,12 +154,14 @@ static void spool_core(struct btsdumpd_ctx *c, int in, int out, struct spool *s)
 				 (unsigned long long)max);
 			spool_stop(s, true, why);
 		}
-		if (s->written >= next_check) {
+		if (!s->notes_only && s->written >= next_check) {
 			next_check = s->written + SPACE_CHECK;
-			if (!space_ok(c, 0, s->reason, sizeof(s->reason))) {
-				spool_stop(s, false, NULL);
-				continue;
-			}
+			/* the trail is kept all the same: the notes are spooled */
+			s->notes_only = !space_ok(c, 0, s->reason, sizeof(s->reason));
+		}
+		if (s->notes_only && notes_done(out, s)) {
+			spool_stop(s, false, NULL);
+			continue;
 		}
 		ret = btsdumpd_write_all(out, buf, n);
 		if (ret) {

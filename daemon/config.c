@@ -17,7 +17,8 @@
 
 #include "config.h"
 
-#define GiB (1024ULL * 1024 * 1024)
+#define MiB (1024ULL * 1024)
+#define GiB (1024 * MiB)
 #define LINE_MAX_	1022		/* longer lines are ignored, with a warning */
 #define FILE_MAX	(64 * 1024)	/* a larger file is not read: -EFBIG */
 
@@ -28,6 +29,7 @@ void btsdumpd_config_defaults(struct btsdumpd_config *c)
 	c->compress = true;
 	c->process_size_max.bytes = 2 * GiB;
 	c->external_size_max.bytes = 2 * GiB;
+	c->report_size_max.bytes = 32 * MiB;
 	c->max_use = (struct btsdumpd_size){ .percent = 10, .cap = 4 * GiB };
 	c->keep_free = (struct btsdumpd_size){ .percent = 15, .cap = 4 * GiB };
 	c->rate_limit_interval_sec = 10;
@@ -124,6 +126,7 @@ static const struct key {
 	{ "Compress", K_BOOL, offsetof(struct btsdumpd_config, compress), 0, 0 },
 	{ "ProcessSizeMax", K_SIZE, offsetof(struct btsdumpd_config, process_size_max), 0, 0 },
 	{ "ExternalSizeMax", K_SIZE, offsetof(struct btsdumpd_config, external_size_max), 0, 0 },
+	{ "ReportSizeMax", K_SIZE, offsetof(struct btsdumpd_config, report_size_max), 0, 0 },
 	{ "MaxUse", K_SIZE, offsetof(struct btsdumpd_config, max_use), 0, 0 },
 	{ "KeepFree", K_SIZE, offsetof(struct btsdumpd_config, keep_free), 0, 0 },
 	{ "RateLimitIntervalSec", K_UINT, offsetof(struct btsdumpd_config, rate_limit_interval_sec), 0, 86400 },

@@ -30,6 +30,7 @@ struct btsdumpd_config {
 	bool compress;
 	struct btsdumpd_size process_size_max;
 	struct btsdumpd_size external_size_max;
+	struct btsdumpd_size report_size_max;	/* each report, uncompressed */
 	struct btsdumpd_size max_use;
 	struct btsdumpd_size keep_free;
 	unsigned int rate_limit_interval_sec;

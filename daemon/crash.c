@@ -133,7 +133,9 @@ static int analysis_to_meta(const struct btsdumpd_analysis *an, struct btsdumpd_
 	       put(m, "TRACE_WARNING", an->warning) ?:
 	       put_u64(m, "FAULT_TID", an->has_tid, an->fault_tid) ?:
 	       put(m, "LAST_BRANCHES", an->last_branches) ?:
-	       put(m, "FAULT", an->fault);
+	       put(m, "FAULT", an->fault) ?:
+	       put_u64(m, "REPORT_LAST", an->report_last, an->report_last) ?:
+	       put(m, "REPORT_CUT", an->report_cut ? "1" : NULL);
 }
 
 int btsdumpd_crash_to_meta(const struct btsdumpd_crash *cr, const char *id, const char *acl,
@@ -292,6 +294,9 @@ static int analysis_from_meta(const struct btsdumpd_meta *m, struct btsdumpd_ana
 	}
 	if ((v = btsdumpd_meta_get(m, "TRACE_REJECTED")) && btsdumpd_parse_u64(v, &an->rejected))
 		return -EBADMSG;
+	if ((v = btsdumpd_meta_get(m, "REPORT_LAST")) && btsdumpd_parse_u64(v, &an->report_last))
+		return -EBADMSG;
+	an->report_cut = (v = btsdumpd_meta_get(m, "REPORT_CUT")) && !strcmp(v, "1");
 	if (btsdumpd_crash_set(&an->last_branches, btsdumpd_meta_get(m, "LAST_BRANCHES")) ||
 	    btsdumpd_crash_set(&an->fault, btsdumpd_meta_get(m, "FAULT")) ||
 	    btsdumpd_crash_set(&an->error, btsdumpd_meta_get(m, "TRACE_ERROR")) ||

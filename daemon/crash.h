@@ -37,6 +37,10 @@ struct btsdumpd_analysis {
 	char *last_branches;		/* LAST_BRANCHES: the journal's summary */
 	char *fault;			/* FAULT: the fault line */
 	char *error, *warning;		/* TRACE_ERROR, TRACE_WARNING */
+	uint64_t report_last;		/* REPORT_LAST: the reports hold the newest
+					 * N branches of each thread (ReportSizeMax);
+					 * 0 = all */
+	bool report_cut;		/* REPORT_CUT: cut at ReportSizeMax even so */
 };
 
 /* The required numbers of a process crash, as bits of crash.have. */

@@ -2,7 +2,9 @@
 /*
  * Listing the store (docs/btsdumpd.md "The store"): its complete entries
  * (a directory holding a readable meta) that the caller can read, oldest
- * first, with their sizes.  btsdumpctl's list and btsdumpd's vacuum.
+ * first, with their sizes; an entry's trace report, read decompressed;
+ * an entry from btsdumpd's journal entry.  btsdumpctl and btsdumpd's
+ * vacuum.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -14,6 +16,7 @@
 
 #include "entries.h"
 #include "util.h"
+#include "zstdio.h"
 
 static uint64_t entry_bytes(int fd)
 {
@@ -125,6 +128,38 @@ void btsdumpd_entries_free(struct btsdumpd_entry *e, size_t n)
 		btsdumpd_meta_free(&e[i].meta);
 	}
 	free(e);
+}
+
+/* ---- an entry's report ---- */
+
+const char *btsdumpd_report_name(int entry_fd, bool json)
+{
+	const char *names[] = { json ? BTSDUMPD_REPORT_JSON : BTSDUMPD_REPORT_TXT,
+				json ? BTSDUMPD_REPORT_JSON_PLAIN : BTSDUMPD_REPORT_TXT_PLAIN };
+	struct stat st;
+
+	for (size_t i = 0; i < 2; i++)
+		if (!fstatat(entry_fd, names[i], &st, AT_SYMLINK_NOFOLLOW) && S_ISREG(st.st_mode))
+			return names[i];
+	errno = ENOENT;
+	return NULL;
+}
+
+FILE *btsdumpd_report_open(int entry_fd, bool json)
+{
+	const char *name = btsdumpd_report_name(entry_fd, json);
+	int fd = name ? openat(entry_fd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) : -1;
+	FILE *f;
+
+	if (fd < 0)
+		return NULL;
+	if (strcmp(name + strlen(name) - 4, ".zst"))
+		f = fdopen(fd, "r");	/* an entry from before compression */
+	else
+		return btsdumpd_zstd_fopen_read(fd);
+	if (!f)
+		close(fd);
+	return f;
 }
 
 /* ---- from the journal ---- */

@@ -6,15 +6,21 @@
 #ifndef BTSDUMPD_ENTRIES_H
 #define BTSDUMPD_ENTRIES_H
 
+#include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "meta.h"
 
 #define BTSDUMPD_STORE_DEFAULT	"/var/lib/btsdumpd"
 #define BTSDUMPD_META		"meta"
 #define BTSDUMPD_CORE_FILE	"core.zst"
-#define BTSDUMPD_REPORT_TXT	"report.txt"
-#define BTSDUMPD_REPORT_JSON	"report.json"
+/* The trace reports, zstd-compressed (entries before ReportSizeMax: plain,
+ * the _PLAIN names); read them with btsdumpd_report_open(). */
+#define BTSDUMPD_REPORT_TXT	"report.txt.zst"
+#define BTSDUMPD_REPORT_JSON	"report.json.zst"
+#define BTSDUMPD_REPORT_TXT_PLAIN	"report.txt"
+#define BTSDUMPD_REPORT_JSON_PLAIN	"report.json"
 /* The MESSAGE_ID of btsdumpd's journal entries (written by log.c, read by
  * btsdumpctl -D/--file) */
 #define BTSDUMPD_MESSAGE_ID	"6d2e1f0c4b9a4d0e8f3a7b5c2d1e0f9a"
@@ -32,6 +38,13 @@ struct btsdumpd_entry {
  * 0 or -errno. */
 int btsdumpd_store_list(const char *store, struct btsdumpd_entry **out, size_t *n);
 void btsdumpd_entries_free(struct btsdumpd_entry *e, size_t n);
+
+/* An entry's trace report (json: the JSON one) in the entry directory
+ * entry_fd: name gives the file there (NULL: none; with errno ENOENT),
+ * open a FILE that reads it decompressed, whichever it is (NULL with
+ * errno).  The one reader of the reports: btsdumpctl show and info. */
+const char *btsdumpd_report_name(int entry_fd, bool json);
+FILE *btsdumpd_report_open(int entry_fd, bool json);
 
 /* An entry from btsdumpd's journal entry (btsdumpctl -D/--file; the fields
  * may come from any host: untrusted).  Start from a zeroed e; each field

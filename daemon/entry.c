@@ -138,7 +138,8 @@ int btsdumpd_entry_commit(struct btsdumpd_ctx *c, int dirfd, uid_t reader)
 void btsdumpd_entry_remove(const char *name)
 {
 	static const char *const files[] = { BTSDUMPD_META, BTSDUMPD_CORE_FILE,
-		BTSDUMPD_REPORT_TXT, BTSDUMPD_REPORT_JSON, BTSDUMPD_SPOOL_FILE, "core.zst.tmp",
+		BTSDUMPD_REPORT_TXT, BTSDUMPD_REPORT_JSON, BTSDUMPD_REPORT_TXT_PLAIN,
+		BTSDUMPD_REPORT_JSON_PLAIN, BTSDUMPD_SPOOL_FILE, "core.zst.tmp",
 		BTSDUMPD_ANALYSIS_FILE, "meta.tmp" };
 	int fd = openat(store_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
 	size_t i;

@@ -23,6 +23,7 @@
 #include "btsdec.h"
 #include "btsdumpd.h"
 #include "entries.h"
+#include "zstdio.h"
 
 #define HARVESTED	".harvested"
 #define MAX_DEPTH	2
@@ -84,7 +85,9 @@ static int report_child(struct btsdec_vmcore *vc, const char *vmcore, const char
 	struct rlimit core = { 1, 1 }, cpu = { 300, 301 };
 	struct btsdec_vmmodel *model;
 	struct btsdec_err err, jerr;
-	FILE *t = fdopen(txt, "w"), *j = fdopen(json, "w");
+	uint64_t tn, jn;	/* (bounded by the rings, not ReportSizeMax) */
+	FILE *t = btsdumpd_zstd_fopen_write(txt, 3, 0, &tn);
+	FILE *j = btsdumpd_zstd_fopen_write(json, 3, 0, &jn);
 	int ret;
 
 	setrlimit(RLIMIT_CORE, &core);
@@ -139,7 +142,12 @@ static int harvest_one(struct btsdumpd_ctx *c, const char *path, const struct st
 	}
 	if (btsdec_vmcore_open(path, &vc, &err)) {
 		/* an entry all the same: the vmcore is there, unreadable */
-		dprintf(txt, "btsdumpd: %s\n", err.msg);
+		FILE *t = btsdumpd_zstd_fopen_write(txt, 3, 0, &(uint64_t){ 0 });
+
+		if (t) {
+			fprintf(t, "btsdumpd: %s\n", err.msg);
+			fclose(t);
+		}
 		c->crash.an.trace = BTSDUMPD_TRACE_ERROR;
 		btsdumpd_crash_set(&c->crash.an.error, err.msg);
 		ret = btsdumpd_entry_commit(c, dirfd, 0);

@@ -70,11 +70,18 @@ def entry(store, eid, ts, pid, comm, extra=(), core=None, report=True, raw=b""):
     elif core is not None:
         with open(os.path.join(d, "core.zst"), "wb") as f:
             f.write(core)
-    if report:
+    if report:    # plain: an entry from before btsdumpd compressed them
         with open(os.path.join(d, "report.txt"), "w") as f:
             f.write("Thread %d (faulting): 2 branches\n  a -> b\n" % pid)
         with open(os.path.join(d, "report.json"), "w") as f:
             json.dump({"threads": [{"tid": pid}]}, f)
+    if report in ("zst", "cut"):    # as btsdumpd writes them (cut: a frame cut short)
+        for name in ("report.txt", "report.json"):
+            z = subprocess.run(["zstd", "-q", "-c", os.path.join(d, name)], check=True,
+                               stdout=subprocess.PIPE).stdout
+            with open(os.path.join(d, name + ".zst"), "wb") as f:
+                f.write(z[:-6] if report == "cut" else z)
+            os.unlink(os.path.join(d, name))
     return d
 
 
@@ -88,7 +95,7 @@ def build_store(root):
     os.makedirs(s)
     good = subprocess.run(["zstd", "-q", "-c", CORE], stdout=subprocess.PIPE,
                           check=True).stdout
-    entry(s, "1000.42.crasher", 1000, 42, "crasher", STORED, core="good")
+    entry(s, "1000.42.crasher", 1000, 42, "crasher", STORED, core="good", report="zst")
     entry(s, "2000.43.crasher", 2000, 43, "crasher",
           [("CORE", "dropped"), ("CORE_REASON", "larger than ExternalSizeMax (2G)"),
            ("TRACE", "error"), ("TRACE_ERROR", "bad note at 0x40")], report=False)
@@ -102,7 +109,8 @@ def build_store(root):
     other = STORED[:2] + [("EXE", "/usr/bin/other")]
     entry(s, "4000.45.corrupt", 4000, 45, "corrupt", other,
           core=b"\x28\xb5\x2f\xfd" + os.urandom(4000))
-    entry(s, "4500.46.trunc", 4500, 46, "trunc", other, core=good[:len(good) // 2])
+    entry(s, "4500.46.trunc", 4500, 46, "trunc", other, core=good[:len(good) // 2],
+          report="cut")
     entry(s, "4600.47.empty", 4600, 47, "emptycore", other, core=b"")
     # never listed: over 1 MiB, being written, no meta, a FIFO meta, a link,
     # a stray file
@@ -168,7 +176,7 @@ def test_json(s):
                  ("timestamp", 1000), ("LAST_BRANCHES", STORED[5][1]), ("EXE", EXE)):
         check(a.get(k) == v, "json %s = %r, want %r" % (k, a.get(k), v))
     check(a.get("path") == os.path.join(s, "1000.42.crasher"), "json path %r" % a.get("path"))
-    check(a.get("report") == os.path.join(s, "1000.42.crasher", "report.txt"), "json report")
+    check(a.get("report") == os.path.join(s, "1000.42.crasher", "report.txt.zst"), "json report")
     check(arr[1].get("corefile") == "none" and arr[1].get("report") is None, "json 43")
     evil = arr[2]
     check(evil.get("COMM") == "evil\x1b]0;pwned\x07\x9b\x7f", "json escaped COMM: %r" % evil.get("COMM"))
@@ -192,7 +200,7 @@ def test_info(s):
                  "Storage: %s/1000.42.crasher/core.zst (present)" % s,
                  "Trace: present (1 thread)", "Fault Thread: 42",
                  "main+0x10 -> call_null\n", "call_null+0x8 -> 0x0\n",
-                 "Report: %s/1000.42.crasher/report.txt" % s,
+                 "Report: %s/1000.42.crasher/report.txt.zst" % s,
                  "Timestamp: Thu 1970-01-01 00:16:40 UTC"):
         check(want in t, "info lacks %r:\n%s" % (want, t))
     rc, out, _ = run(s, "info", "43")
@@ -218,6 +226,12 @@ def test_show(s):
     check(rc == 0 and json.loads(out) == {"threads": [{"tid": 42}]}, "show --json")
     rc, out, err = run(s, "show", "43")
     check(rc == 2 and "report.txt" in err, "show without report: %d %r" % (rc, err))
+    rc, out, _ = run(s, "show", "45")
+    check(rc == 0 and out.startswith(b"Thread 45 (faulting)"),
+          "show: an older entry's plain report.txt: %d %r" % (rc, out))
+    rc, out, err = run(s, "show", "46")
+    check(rc == 2 and "reading report" in err, "show: a report.txt.zst cut short is an "
+          "error: %d %r" % (rc, err))
 
 
 def test_dump(s, tmp):

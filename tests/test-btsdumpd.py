@@ -10,13 +10,16 @@ the PID being a live process stopped at the exec of the fixture's own
 crasher binary, so /proc/PID/exe names it as it would for a real crash.
 Checks the store (entry, meta, report, zstd core, permissions and ACL), that
 the stored report's branches are btsdump's, the limits (ProcessSizeMax,
-ExternalSizeMax, Storage=none, KeepFree, a full disk, MaxUse vacuum), the
+ExternalSizeMax, Storage=none, KeepFree, a full disk, MaxUse vacuum; a
+filesystem something else filled, a store at MaxUse with many entries, a
+huge report: what each keeps), the
 rate limit under a storm of 100 crashes, the analysis's wall-clock timeout
 and a kernel without pidfds (TEST_SHIM, tests/test-shim.c), hostile input (garbage, empty,
 truncated, odd names), bad configuration, the socket hand-off to a
 socket-activated service instance (systemd-socket-activate, LISTEN_FDS),
 the kdump harvest of synthetic vmcores, and btsdumpctl on the result.
 """
+import contextlib
 import ctypes
 import json
 import os
@@ -91,6 +94,27 @@ def zstd_d(path):
     return subprocess.run(["zstd", "-dc", path], capture_output=True, check=True).stdout
 
 
+def report(store, entry, kind="txt"):
+    """An entry's report (kind txt or json), decompressed: report.txt.zst
+    as btsdumpd writes it; "" when there is none."""
+    path = os.path.join(store, entry, f"report.{kind}.zst")
+    return zstd_d(path).decode() if os.path.exists(path) else ""
+
+
+@contextlib.contextmanager
+def small_tmpfs(path, size):
+    """path made the mount point of a tmpfs of size (needs root); yields
+    whether it was mounted, unmounts it after."""
+    os.makedirs(path)
+    mounted = os.geteuid() == 0 and subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=" + size, "tmpfs", path]).returncode == 0
+    try:
+        yield mounted
+    finally:
+        if mounted:
+            subprocess.run(["umount", path])
+
+
 def can_read(uid, path):
     """Whether uid (gid = uid, no supplementary groups) can open path."""
     pid = os.fork()
@@ -135,10 +159,10 @@ check(m.get("CORE") == "stored" and m.get("CORE_SIZE") == str(len(core)), "core 
 if e:
     d = os.path.join(st, e)
     check(zstd_d(os.path.join(d, "core.zst")) == core, "core.zst decompresses to the core")
-    txt = read(os.path.join(d, "report.txt"))
+    txt = report(st, e)
     check("dispatch" in txt and "-> 0x000000000000" in txt,
           "report.txt: the trail ends in dispatch's call to 0")
-    rep = json.loads(read(os.path.join(d, "report.json")))
+    rep = json.loads(report(st, e, "json"))
     ref = json.loads(subprocess.run([btsdump, "--json", NULL_CORE, CRASHER],
                                     capture_output=True).stdout)
     check(rep["threads"][0]["branches"] == ref["threads"][0]["branches"],
@@ -165,10 +189,10 @@ if e:
     except OSError as ex:
         check(m.get("ACL") == "unsupported", "no ACL support: meta says so", str(ex))
     if os.geteuid() == 0 and m.get("ACL") == "set":
-        check(can_read(1000, os.path.join(d, "report.txt")) and
+        check(can_read(1000, os.path.join(d, "report.txt.zst")) and
               can_read(1000, os.path.join(d, "meta")),
               "the crashing user (1000) reads the entry through its ACL")
-        check(not can_read(1001, os.path.join(d, "report.txt")),
+        check(not can_read(1001, os.path.join(d, "report.txt.zst")),
               "another user (1001) cannot read the entry")
     else:
         tap.skip("who may read the entry (needs root and ACLs)")
@@ -211,7 +235,7 @@ for name, data, want in cases:
     if want == "error" and e:
         # no report: report.json is the error document of docs/json.md
         try:
-            rep = json.loads(read(os.path.join(st, e, "report.json")))
+            rep = json.loads(report(st, e, "json"))
         except (OSError, ValueError) as ex:
             rep = {"exception": repr(ex)}
         check(rep.get("schema") == "btscrash-error" and rep.get("version") == 5 and
@@ -363,7 +387,7 @@ for label, uid, named in (("home-user", 1000, True), ("home-system", 999, False)
     r = handler(st, core, upid, uid=uid)
     e = one_entry(st, label)
     m = meta(st, e) if e else {}
-    rep = read(os.path.join(st, e, "report.txt")) if e else ""
+    rep = report(st, e) if e else ""
     if named:
         check(m.get("EXE") == priv and "dispatch+0x33" in rep and
               "dispatch+0x33" in m.get("LAST_BRANCHES", "") and "missing:" not in rep,
@@ -400,7 +424,7 @@ handler(st, core, pid, conf="Storage=none\n")
 e = one_entry(st, "Storage=none")
 m = meta(st, e) if e else {}
 check(m.get("CORE") == "none" and sorted(os.listdir(os.path.join(st, e))) ==
-      ["meta", "report.json", "report.txt"], "Storage=none: report only")
+      ["meta", "report.json.zst", "report.txt.zst"], "Storage=none: report only")
 
 st = os.path.join(tmp, "nocompress")
 handler(st, core, pid, conf="Compress=no\n")
@@ -433,9 +457,8 @@ check(meta(st, entries(st)[-1]).get("CORE") == "none", "drop-in overrides the ma
 
 # a full disk: a tmpfs smaller than the core
 st = os.path.join(tmp, "full")
-os.makedirs(st)
-if os.geteuid() == 0 and subprocess.run(["mount", "-t", "tmpfs", "-o", "size=512k", "tmpfs", st]).returncode == 0:
-    try:
+with small_tmpfs(st, "512k") as mounted:
+    if mounted:
         r = handler(st, core, pid, conf="KeepFree=0\nMaxUse=100%\n")
         e = entries(st)
         m = meta(st, e[0]) if e else {}
@@ -443,13 +466,11 @@ if os.geteuid() == 0 and subprocess.run(["mount", "-t", "tmpfs", "-o", "size=512
         # past the cut (a kernel core's would not), so TRACE says error
         check(r.returncode == 0 and m.get("CORE") == "dropped" and
               "No space" in m.get("CORE_REASON", "") and m.get("TRACE") and
-              os.path.getsize(os.path.join(st, e[0], "report.txt")) > 0,
+              report(st, e[0]) != "",
               "disk full: complete entry, core dropped with the reason, report kept",
               f"{e} {m} {r.stderr.decode()}")
-    finally:
-        subprocess.run(["umount", st])
-else:
-    tap.skip("disk full (needs root to mount a small tmpfs)")
+    else:
+        tap.skip("disk full (needs root to mount a small tmpfs)")
 
 st = os.path.join(tmp, "vacuum")
 for i in range(3):
@@ -460,6 +481,104 @@ check(len(es) == 3 and [x.get("CORE") for x in ms] == ["dropped", "dropped", "st
       "MaxUse" in ms[0].get("CORE_REASON", ""),
       "MaxUse: older cores vacuumed, reports and the newest core kept",
       str([(x.get("CORE"), x.get("CORE_REASON")) for x in ms]))
+
+# --- nothing lost, nothing unbounded (issue 30 §1) ----------------------------
+def parts(store, entry):
+    """What an entry still has: its files, CORE and CORE_REASON."""
+    d = os.path.join(store, entry)
+    m = meta(store, entry) if os.path.exists(os.path.join(d, "meta")) else {}
+    return sorted(os.listdir(d)), m.get("CORE"), m.get("CORE_REASON", "")
+
+
+TRAIL = ["meta", "report.json.zst", "report.txt.zst"]
+
+# (a) a filesystem something else filled: KeepFree cannot be met by the
+# store; the vacuum takes the old cores, never a trail, and the new crash
+# is recorded with its trace, its core dropped with the reason
+fs = os.path.join(tmp, "filled")
+with small_tmpfs(fs, "8m") as mounted:
+    if mounted:
+        st = os.path.join(fs, "store")
+        for i in range(3):
+            handler(st, core, pid, conf="KeepFree=0\nMaxUse=100%\n", ts=TS + i)
+        v = os.statvfs(fs)
+        with open(os.path.join(fs, "other"), "wb") as f:    # not ours
+            f.write(b"\0" * (v.f_bavail * v.f_frsize - (1536 << 10)))
+        conf = "KeepFree=50%\nMaxUse=100%\n"
+        r1 = handler(st, core, pid, conf=conf, ts=TS + 3)
+        r2 = handler(st, core, pid, conf=conf, ts=TS + 4)
+        es = entries(st)
+        ps = [parts(st, x) for x in es]
+        check(len(es) == 5 and all(p[0] == TRAIL and p[1] == "dropped" for p in ps) and
+              all("vacuum: KeepFree" in p[2] for p in ps[:3]),
+              "filled filesystem: the old entries keep meta and reports, only their "
+              "cores vacuumed", str(ps))
+        m = meta(st, es[3]) if len(es) > 3 else {}
+        show = subprocess.run([ctl, "--store", st, "show", es[3] if len(es) > 3 else "none"],
+                              capture_output=True, text=True)
+        check(m.get("TRACE") == "present" and "KeepFree" in m.get("CORE_REASON", "") and
+              "dispatch" in show.stdout and "-> 0x000000000000" in show.stdout,
+              "filled filesystem: the new crash recorded with its trace, the core "
+              "dropped with the reason", f"{m} {show.stdout[-300:]} {show.stderr}")
+        log1, log2 = r1.stderr.decode(), r2.stderr.decode()
+        check("cannot meet its limits" in log1 and "cannot meet its limits" not in log2,
+              "filled filesystem: the unmet limit logged once", log1 + log2)
+    else:
+        tap.skip("filled filesystem (needs root to mount a small tmpfs)")
+
+# (b) a store at MaxUse with many entries: cores go first; trails only
+# while the trails themselves exceed MaxUse, oldest first, never the new
+# crash's, and never because of the new crash's core (larger than MaxUse)
+st = os.path.join(tmp, "maxuse")
+for i in range(8):
+    handler(st, core, pid, conf="MaxUse=150K\nKeepFree=0\n", ts=TS + i)
+ps = [parts(st, x) for x in entries(st)]
+check(len(ps) == 8 and all(p[0] == TRAIL and "vacuum: MaxUse" in p[2] for p in ps[:7]) and
+      ps[7][0] == ["core.zst"] + TRAIL and ps[7][1] == "stored",
+      "MaxUse below one core: every trail kept, the older cores vacuumed, the newest "
+      "core kept", str(ps))
+trail = sum(os.path.getsize(os.path.join(st, entries(st)[0], f)) for f in TRAIL) if ps else 1
+handler(st, core, pid, conf="MaxUse=%d\nKeepFree=0\n" % (3 * trail + trail // 2), ts=TS + 8)
+es = entries(st)
+ps = [parts(st, x) for x in es]
+check(es == [f"{TS + i}.{pid}.crasher" for i in (6, 7, 8)] and
+      all(p[0] == TRAIL for p in ps[:2]) and ps[2][1] == "stored",
+      "MaxUse exceeded by the trails: the oldest whole entries removed, the 3 "
+      "newest kept whole (the new one with its core)", f"{es} {ps}")
+
+# (c) a huge report: compressed and bounded by ReportSizeMax, the newest
+# branches of each thread kept (the fault and its trail), in both reports
+big = os.path.join(tmp, "big.core")
+recs = os.path.join(tmp, "big.records")
+with open(os.path.join(FIX, "crasher-null.records")) as f:
+    lines = [x for x in f if x.strip() and not x.startswith("#")]
+with open(recs, "w") as f:
+    f.write("".join(lines * 4000))
+nrec = len(lines) * 4000
+subprocess.run([btsdump, "add-note", "-o", big, os.path.join(FIX, "crasher-notrace.core"), recs],
+               check=True, capture_output=True)
+st = os.path.join(tmp, "bigreport")
+handler(st, read(big, "rb"), pid, conf="ReportSizeMax=256K\n")
+e = one_entry(st, "huge report")
+m = meta(st, e) if e else {}
+txt, js = (report(st, e), report(st, e, "json")) if e else ("", "")
+try:
+    br = json.loads(js)["threads"][0]["branches"]
+except (ValueError, KeyError, IndexError):
+    br = []
+zpath = os.path.join(st, e, "report.txt.zst") if e else ""
+zsize = os.path.getsize(zpath) if os.path.exists(zpath) else 0
+whole = subprocess.run([btsdump, big, CRASHER], capture_output=True).stdout
+check(len(whole) > 4 * (256 << 10) and 0 < len(txt) <= 256 << 10 and 0 < len(js) <= 256 << 10,
+      "huge report: both reports within ReportSizeMax=256K (the whole is %d bytes)"
+      % len(whole), f"{len(txt)} {len(js)}")
+check(m.get("REPORT_LAST", "0").isdigit() and 0 < int(m.get("REPORT_LAST", "0")) < nrec and
+      len(br) == int(m["REPORT_LAST"]) and br[-1].get("number") == nrec and
+      ("  " + m.get("FAULT", "?") + "\n") in txt and "ReportSizeMax" in txt.split("\n")[0],
+      "huge report: the newest REPORT_LAST branches and the fault kept, the text says so",
+      f"{ {k: v for k, v in m.items() if k.startswith('REPORT')} } {br[-1:]} {txt[:200]}")
+check(0 < zsize < len(txt) // 4 and not os.path.exists(os.path.join(st, e, "report.txt")),
+      "huge report: stored zstd-compressed", f"{zsize} of {len(txt)}")
 
 # --- a storm of 100 crashes in well under 10 s --------------------------------
 st = os.path.join(tmp, "storm")
@@ -561,11 +680,11 @@ check(r.returncode == 0 and len(es) == 2 and all(x.get("KIND") == "kernel" and
       "harvest: one kernel entry per vmcore, traces present", r.stderr.decode() + str(ms))
 check(os.stat(st).st_mode & 0o777 == 0o755, "harvest creates the store 0755, like the handler",
       oct(os.stat(st).st_mode))
-txt = read(os.path.join(st, es[0], "report.txt")) if es else ""
+txt = report(st, es[0]) if es else ""
 check("CPU 0" in txt and "ffffffff82000007" in txt, "harvest report: CPU 0's newest branch")
 # report.json renders the same model as report.txt: the whole ring, numbered alike
 try:
-    hj = json.loads(read(os.path.join(st, es[0], "report.json")))
+    hj = json.loads(report(st, es[0], "json"))
     c0 = hj["cpus"][0]
     nums = re.findall(r"^  \[ *(\d+)\] ", txt, re.M)
     ok = (hj["schema"] == "btscrash-vmcore" and c0["cpu"] == 0 and
@@ -588,7 +707,7 @@ r = subprocess.run([daemon, "--store", st, "--config", "/nonexistent", "--log", 
 es = entries(st)
 m = meta(st, es[0]) if es else {}
 check(r.returncode == 0 and len(es) == 1 and m.get("TRACE") == "error" and
-      m.get("TRACE_ERROR") and m["TRACE_ERROR"] in read(os.path.join(st, es[0], "report.txt")),
+      m.get("TRACE_ERROR") and m["TRACE_ERROR"] in report(st, es[0]),
       "harvest of an unreadable vmcore: an entry that says why", str(m) + r.stderr.decode())
 
 reap(pid)

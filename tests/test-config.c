@@ -40,10 +40,13 @@ static void test_parse(void)
 		"# comment\n; also\n[Other]\nCompress=no\n[Store]\n"
 		"  Compress = no  \nRateLimitBurst=5\nJournalBranches=999\n"
 		"Unknown=1\nnot a pair\nAnalyzeUser=bts-analyze\nMaxUse=20%\n"
-		"KeepFree=1G\nAnalyzeTimeoutSec=7";	/* no final newline */
+		"KeepFree=1G\nReportSizeMax=256K\nAnalyzeTimeoutSec=7";	/* no final newline */
 	struct btsdumpd_config c;
 
+	btsdumpd_config_defaults(&c);
+	CHECK_EQ(c.report_size_max.bytes, 32ULL << 20);
 	parse(&c, text, sizeof(text) - 1);
+	CHECK_EQ(c.report_size_max.bytes, 256ULL << 10);
 	CHECK(!c.compress);
 	CHECK_EQ(c.rate_limit_burst, 5);
 	CHECK_EQ(c.journal_branches, 16);		/* out of range: default */
@@ -56,7 +59,7 @@ static void test_parse(void)
 
 	parse(&c, text, sizeof(text) - 2);		/* the buffer's length rules */
 	CHECK_EQ(c.analyze_timeout_sec, 60);		/* "...Sec=": bad value */
-	CHECK_CONTAINS(last_warning, "t.conf:14: bad value for AnalyzeTimeoutSec");
+	CHECK_CONTAINS(last_warning, "t.conf:15: bad value for AnalyzeTimeoutSec");
 }
 
 static void test_parse_edges(void)

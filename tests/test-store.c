@@ -2,8 +2,9 @@
 /*
  * Unit tests of btsdumpd's store code (daemon/store.c): meta escaping round
  * trip and malformed input, from files and from memory buffers, store listing order and skips, zstd round trip
- * and corrupt/truncated/oversized input, the ACL on tmpfs (its xattr bytes,
- * and read back through libacl).
+ * and corrupt/truncated/oversized input, the reports' bounded zstd FILE and
+ * their one reader, the ACL on tmpfs (its xattr bytes, and read back
+ * through libacl).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -270,6 +271,67 @@ static void test_zstd_content(void)
 	close(ofd);
 }
 
+/* Reads all of f into buf (at most len - 1 bytes, NUL-terminated); the
+ * byte count, or -1 when the FILE reported an error. */
+static ssize_t slurp(FILE *f, char *buf, size_t len)
+{
+	size_t n = fread(buf, 1, len - 1, f);
+	bool err = ferror(f);
+
+	buf[n] = '\0';
+	fclose(f);
+	return err ? -1 : (ssize_t)n;
+}
+
+/* The reports: written through a bounded zstd FILE (bytes past the bound
+ * counted, not written), a line appended as a frame of its own, read
+ * back by the one reader whether compressed or plain (an older entry);
+ * a frame cut short is an error, an empty file an empty report. */
+static void test_report_file(void)
+{
+	char dir[300], buf[256];
+	uint64_t total;
+	int dfd, fd;
+	FILE *f;
+
+	snprintf(dir, sizeof(dir), "%s/entry", tmpdir);
+	REQUIRE(!mkdir(dir, 0700) && (dfd = open(dir, O_RDONLY | O_DIRECTORY)) >= 0);
+	CHECK(btsdumpd_report_name(dfd, false) == NULL && errno == ENOENT);
+	CHECK(btsdumpd_report_open(dfd, false) == NULL && errno == ENOENT);
+	/* an older entry: plain report.txt */
+	fd = openat(dfd, BTSDUMPD_REPORT_TXT_PLAIN, O_WRONLY | O_CREAT, 0600);
+	REQUIRE(fd >= 0 && write(fd, "plain\n", 6) == 6);
+	close(fd);
+	CHECK_STR(btsdumpd_report_name(dfd, false), BTSDUMPD_REPORT_TXT_PLAIN);
+	REQUIRE((f = btsdumpd_report_open(dfd, false)));
+	CHECK_EQ(slurp(f, buf, sizeof(buf)), 6);
+	CHECK_STR(buf, "plain\n");
+	/* report.txt.zst wins; 10 bytes allowed, 16 wanted */
+	fd = openat(dfd, BTSDUMPD_REPORT_TXT, O_RDWR | O_CREAT, 0600);
+	REQUIRE(fd >= 0 && (f = btsdumpd_zstd_fopen_write(fd, 3, 10, &total)));
+	fputs("0123456789", f);
+	fflush(f);
+	fputs("abcdef", f);
+	CHECK_EQ(fclose(f), 0);
+	CHECK_EQ(total, 16);
+	REQUIRE((f = btsdumpd_zstd_fopen_write(fd, 3, 0, &total)));	/* a second frame */
+	fputs("\nmore\n", f);
+	CHECK_EQ(fclose(f), 0);
+	CHECK_STR(btsdumpd_report_name(dfd, false), BTSDUMPD_REPORT_TXT);
+	REQUIRE((f = btsdumpd_report_open(dfd, false)));
+	CHECK_EQ(slurp(f, buf, sizeof(buf)), 16);
+	CHECK_STR(buf, "0123456789\nmore\n");
+	/* cut inside its last frame: an error after what could be read */
+	REQUIRE(!ftruncate(fd, lseek(fd, 0, SEEK_END) - 3));
+	REQUIRE((f = btsdumpd_report_open(dfd, false)));
+	CHECK_EQ(slurp(f, buf, sizeof(buf)), -1);
+	REQUIRE(!ftruncate(fd, 0));
+	REQUIRE((f = btsdumpd_report_open(dfd, false)));
+	CHECK_EQ(slurp(f, buf, sizeof(buf)), 0);
+	close(fd);
+	close(dfd);
+}
+
 /* The ACL of fd as getfacl prints it (numeric IDs, one entry a line), or
  * NULL; free() it. */
 static char *acl_text(int fd)
@@ -431,7 +493,13 @@ static void test_analysis_result(void)
 	      an.has_tid && an.fault_tid == 77);
 	CHECK_STR(an.last_branches, "#1 a\n#2 b");
 	CHECK_STR(an.fault, "f");
+	CHECK(an.report_last == 0 && !an.report_cut);
 	btsdumpd_analysis_free(&an);
+	CHECK_EQ(btsdumpd_analysis_parse("TRACE=present\nREPORT_LAST=500\nREPORT_CUT=1\n", 43,
+					 &an), 0);
+	CHECK(an.report_last == 500 && an.report_cut);
+	btsdumpd_analysis_free(&an);
+	CHECK_EQ(btsdumpd_analysis_parse("TRACE=present\nREPORT_LAST=x\n", 28, &an), 0 - EBADMSG);
 	CHECK_EQ(btsdumpd_analysis_parse("TRACE_THREADS=1\n", 16, &an), 0 - EBADMSG);
 	CHECK_EQ(btsdumpd_analysis_parse("TRACE=maybe\n", 12, &an), 0 - EBADMSG);
 	CHECK_EQ(btsdumpd_analysis_parse("TRACE=absent\nFAULT_TID=-1\n", 26, &an), 0 - EBADMSG);
@@ -445,6 +513,7 @@ static const struct test_case tests[] = {
 	TEST_CASE(test_store_list),
 	TEST_CASE(test_zstd),
 	TEST_CASE(test_zstd_content),
+	TEST_CASE(test_report_file),
 	TEST_CASE(test_acl),
 	TEST_CASE(test_sanitize_comm),
 	TEST_CASE(test_handoff),

@@ -61,7 +61,7 @@ static void usage(FILE *out)
 	      "Commands:\n"
 	      "  list [MATCH]              one line per entry, oldest first (default)\n"
 	      "  info [MATCH]              all metadata of the most recent match\n"
-	      "  show [MATCH]              its trace report (report.txt; --json: report.json)\n"
+	      "  show [MATCH]              its trace report (--json: the JSON one)\n"
 	      "  dump [MATCH] [-o FILE]    its core, decompressed, to FILE or a non-tty stdout\n"
 	      "  gdb [MATCH] [-- ARGS]     gdb EXE CORE, with ARGS passed to gdb\n"
 	      "\n"
@@ -211,6 +211,34 @@ static bool entry_has(const struct ctl *c, const struct btsdumpd_entry *e,
 	ok = !lstat(p, &st) && S_ISREG(st.st_mode);
 	free(p);
 	return ok;
+}
+
+/* The entry's directory, open (-1 with errno: none, or from a journal). */
+static int entry_dir(const struct ctl *c, const struct btsdumpd_entry *e)
+{
+	char *dir;
+	int fd;
+
+	if (!c->store) {
+		errno = ENOENT;
+		return -1;
+	}
+	dir = entry_file(c, e, NULL);
+	fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+	free(dir);
+	return fd;
+}
+
+/* The path of the entry's text report, whichever file holds it, or NULL. */
+static char *report_path(const struct ctl *c, const struct btsdumpd_entry *e)
+{
+	int fd = entry_dir(c, e);
+	const char *name = fd >= 0 ? btsdumpd_report_name(fd, false) : NULL;
+	char *p = name ? entry_file(c, e, name) : NULL;
+
+	if (fd >= 0)
+		close(fd);
+	return p;
 }
 
 /* The stored core's file: core.zst, or core with btsdumpd's Compress=no. */
@@ -420,13 +448,12 @@ static void json_entry(FILE *f, const struct ctl *c, const struct btsdumpd_entry
 		(unsigned long long)e->timestamp, (unsigned long long)e->bytes,
 		core_state_name[core_state(c, e)]);
 	fputs(", \"report\": ", f);
-	if (entry_has(c, e, BTSDUMPD_REPORT_TXT)) {
-		free(path);
-		path = entry_file(c, e, BTSDUMPD_REPORT_TXT);
+	free(path);
+	path = report_path(c, e);
+	if (path)
 		put_json(f, path);
-	} else {
+	else
 		fputs("null", f);
-	}
 	for (size_t i = 0; i < e->meta.n; i++) {
 		if (strpbrk(e->meta.keys[i], "abcdefghijklmnopqrstuvwxyz"))
 			continue;	/* unknown; would clash with ours */
@@ -554,8 +581,7 @@ static void info_trace(const struct ctl *c, const struct btsdumpd_entry *e)
 		putchar('\n');
 		return;
 	}
-	path = entry_has(c, e, BTSDUMPD_REPORT_TXT) ?
-	       entry_file(c, e, BTSDUMPD_REPORT_TXT) : NULL;
+	path = report_path(c, e);
 	field("Report", path ? path : "none");
 	free(path);
 }
@@ -605,10 +631,11 @@ static int cmd_info(const struct ctl *c)
 static int cmd_show(const struct ctl *c)
 {
 	const struct btsdumpd_entry *e = pick(c);
-	const char *name = c->json ? BTSDUMPD_REPORT_JSON : BTSDUMPD_REPORT_TXT;
-	char buf[4096], *path;
+	const char *name = c->json ? "JSON report" : "report";
+	char buf[4096];
 	size_t n;
 	FILE *f;
+	int fd;
 
 	if (!e)
 		return BTS_EXIT_NONE;
@@ -622,14 +649,17 @@ static int cmd_show(const struct ctl *c)
 		}
 		return 0;
 	}
-	path = entry_file(c, e, name);
-	f = fopen(path, "re");
+	fd = entry_dir(c, e);
+	f = fd >= 0 ? btsdumpd_report_open(fd, c->json) : NULL;
 	if (!f) {
-		fprintf(stderr, "btsdumpctl: entry %s has no readable %s: %s\n",
-			e->id, name, strerror(errno));
-		free(path);
+		fprintf(stderr, "btsdumpctl: entry %s has no readable %s (%s): %s\n",
+			e->id, name, c->json ? BTSDUMPD_REPORT_JSON : BTSDUMPD_REPORT_TXT,
+			strerror(errno));
+		if (fd >= 0)
+			close(fd);
 		return BTS_EXIT_READ;
 	}
+	close(fd);
 	while (fgets(buf, sizeof(buf), f)) {
 		if (c->json) {
 			n = strlen(buf);
@@ -640,7 +670,6 @@ static int cmd_show(const struct ctl *c)
 	}
 	n = ferror(f);
 	fclose(f);
-	free(path);
 	if (n) {
 		fprintf(stderr, "btsdumpctl: reading %s of %s failed\n", name, e->id);
 		return BTS_EXIT_READ;

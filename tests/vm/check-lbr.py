@@ -85,7 +85,7 @@ def check_daemon(tool, res, exe):
     with open(core, "wb") as f:
         f.write(cv.subprocess.run(["zstd", "-dc", os.path.join(entry, "core.zst")],
                                   capture_output=True, check=True).stdout)
-    stored = cv.json.loads(cv.read(os.path.join(entry, "report.json")))
+    stored = cv.json.loads(cv.read_report(os.path.join(entry, "report.json")))
     ref = cv.branches_json(tool, core, exe)
     check([t["trace"]["source"] for t in stored["threads"]] == ["lbr"] and
           [t["branches"] for t in stored["threads"]] ==

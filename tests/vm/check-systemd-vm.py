@@ -49,6 +49,13 @@ def read(out, name, default=""):
         return default
 
 
+def read_report(out, name):
+    """A btsdumpd report copied from the VM (name without .zst), decompressed
+    as btsdumpd stores it: NAME.zst; "" when there is none."""
+    r = subprocess.run(["zstd", "-dc", os.path.join(out, name + ".zst")], capture_output=True)
+    return r.stdout.decode(errors="replace") if r.returncode == 0 else ""
+
+
 def parse_meta(text):
     return dict(line.split("=", 1) for line in text.splitlines() if "=" in line)
 
@@ -304,9 +311,9 @@ def main():
     t.check("CORE_TRUNCATED" not in meta and int(meta.get("CORE_SIZE", "0")) > 0 and
             int(meta.get("CORE_STORED_SIZE", "0")) > 0,
             "the whole core was received and stored", str(meta))
-    t.check("no branch trace" in read(out, f"store/{procs[0]}/report.txt") if procs else False,
-            "report.txt says the core has no branch trace",
-            read(out, f"store/{procs[0]}/report.txt") if procs else "")
+    t.check("no branch trace" in read_report(out, f"store/{procs[0]}/report.txt")
+            if procs else False, "report.txt says the core has no branch trace",
+            read_report(out, f"store/{procs[0]}/report.txt") if procs else "")
 
     # --- its journal entry, from a btsdumpd@ instance ---
     jentries = json_lines(out, "journal-btsdumpd.json")
@@ -345,7 +352,7 @@ def main():
                     if len(line.split()) == 2)
     r1000, r1001 = reads(1000), reads(1001)
     t.check(r1000 and all(v == "0" for v in r1000.values()),
-            "uid 1000 reads its entry (report.txt, report.json, meta, core.zst)",
+            "uid 1000 reads its entry (report.txt.zst, report.json.zst, meta, core.zst)",
             read(out, "read-1000.txt"))
     t.check(r1001 and all(v != "0" for v in r1001.values()),
             "uid 1001 can read none of it", read(out, "read-1001.txt"))
@@ -381,8 +388,8 @@ def main():
             "harvest: one KIND=kernel entry for the vmcore, TRACE=present",
             "\n".join(entries) + "\n" + str(kmeta))
     t.check("CPU 0 (panic CPU): 8 of 8 records" in
-            read(out, f"store/{kern[0]}/report.txt" if kern else "none"),
-            "harvest report: CPU 0's ring", read(out, f"store/{kern[0]}/report.txt")
+            read_report(out, f"store/{kern[0]}/report.txt" if kern else "none"),
+            "harvest report: CPU 0's ring", read_report(out, f"store/{kern[0]}/report.txt")
             if kern else "")
     t.check(any(x.get("_SYSTEMD_UNIT") == "btsdumpd-harvest.service" and
                 x.get("MESSAGE_ID") == MESSAGE_ID and x.get("BTSDUMPD_KIND") == "kernel"

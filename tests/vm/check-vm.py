@@ -49,6 +49,13 @@ def read(path):
         return ""
 
 
+def read_report(path):
+    """A btsdumpd report (path without .zst): PATH.zst decompressed, as
+    btsdumpd stores it; "" when there is none."""
+    r = subprocess.run(["zstd", "-dc", path + ".zst"], capture_output=True)
+    return r.stdout.decode(errors="replace") if r.returncode == 0 else ""
+
+
 def status(res, name):
     s = read(os.path.join(res, name + ".status")).strip()
     return int(s) if s.isdigit() else None
@@ -541,7 +548,7 @@ def check_daemon(tool, res, exe, dmesg):
     with open(core, "wb") as f:
         f.write(subprocess.run(["zstd", "-dc", os.path.join(first, "core.zst")],
                                capture_output=True, check=True).stdout)
-    stored = json.loads(read(os.path.join(first, "report.json")))
+    stored = json.loads(read_report(os.path.join(first, "report.json")))
     ref = branches_json(tool, core, exe)
     check([b["branches"] for b in stored["threads"]] == [b["branches"] for b in ref["threads"]],
           "btsdumpd: its report = btsdump's on the stored core")
@@ -549,7 +556,7 @@ def check_daemon(tool, res, exe, dmesg):
           "btsdumpd: the entry is not world-readable", oct(os.stat(first).st_mode))
     cut = store_entries(os.path.join(res, "store-cut"))
     mc = store_meta(os.path.join(res, "store-cut", cut[0])) if cut else {}
-    txt = read(os.path.join(res, "store-cut", cut[0], "report.txt")) if cut else ""
+    txt = read_report(os.path.join(res, "store-cut", cut[0], "report.txt")) if cut else ""
     check(mc.get("CORE_TRUNCATED") == "1" and mc.get("TRACE") == "present" and
           "-> 0x414141414141" in mc.get("LAST_BRANCHES", "").split("\\n")[-1] and
           "smash_victim" in txt,

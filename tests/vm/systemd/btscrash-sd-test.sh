@@ -109,7 +109,7 @@ ls -la /var/lib/btsdumpd/ >$R/store-ls.txt
 getfacl -R -p /var/lib/btsdumpd >$R/acl.txt 2>&1
 # who reads the entry: the crashing user, not another one
 for u in 1000 1001; do
-	for f in report.txt report.json meta core.zst; do
+	for f in report.txt.zst report.json.zst meta core.zst; do
 		as "$u" cat "$entry/$f" >/dev/null 2>&1
 		echo "$f $?" >>$R/read-"$u".txt
 	done
