@@ -15,6 +15,7 @@
 
 #include "addrindex.h"
 #include "btsdec.h"
+#include "escape.h"
 #include "ringtext.h"
 
 static const char *signal_name(int sig, char *buf, size_t len)
@@ -44,6 +45,18 @@ static size_t first_shown(size_t nr, const struct btsdec_render_opts *o)
 
 /* ---- text ---------------------------------------------------------------- */
 
+/* Every string from a core or a file (paths, module and symbol names) goes
+ * through lib/escape.c before it reaches the text: a name cannot move the
+ * cursor or forge a line. */
+
+/* l's "file:line", escaped; NULL without a file. */
+static const char *text_line(const struct btsdec_loc *l, char *buf, size_t len)
+{
+	char raw[256];
+
+	return line_of(l, raw, sizeof(raw)) ? btsdec_escape_buf(raw, buf, len, 0) : NULL;
+}
+
 static void text_marker(FILE *out, int width, size_t i, const struct btsdec_record *r)
 {
 	char what[128];
@@ -57,12 +70,14 @@ static void text_marker(FILE *out, int width, size_t i, const struct btsdec_reco
  * when nothing is known (the address is printed beside it anyway). */
 static const char *text_symbol(const struct btsdec_loc *l, char *buf, size_t len)
 {
+	char raw[256];
+
 	if (l->func)
-		return btsdec_loc_format(l, 0, buf, len);
+		return btsdec_escape_buf(btsdec_loc_format(l, 0, raw, sizeof(raw)), buf, len, 0);
 	if (!l->module)
 		return "??";
-	snprintf(buf, len, "%s+0x%llx", l->module, (unsigned long long)l->mod_off);
-	return buf;
+	snprintf(raw, sizeof(raw), "%s+0x%llx", l->module, (unsigned long long)l->mod_off);
+	return btsdec_escape_buf(raw, buf, len, 0);
 }
 
 /* The kind column: "call*", "jump*" for an indirect call or jump. */
@@ -82,8 +97,8 @@ static void text_branch(FILE *out, int width, size_t i, const struct btsdec_bran
 		text_marker(out, width, i, &b->rec);
 		return;
 	}
-	fline = line_of(&b->from_loc, fl, sizeof(fl));
-	tline = line_of(&b->to_loc, tl, sizeof(tl));
+	fline = text_line(&b->from_loc, fl, sizeof(fl));
+	tline = text_line(&b->to_loc, tl, sizeof(tl));
 	fprintf(out, "%*zu  %-9s 0x%012llx %-28s -> 0x%012llx %s", width, i + 1,
 		text_kind(b, kind, sizeof(kind)), (unsigned long long)b->rec.from,
 		text_symbol(&b->from_loc, fs, sizeof(fs)),
@@ -104,7 +119,7 @@ static void text_branch_what(FILE *out, const struct btsdec_branch *b)
 
 	fprintf(out, "%s%s", b->indirect ? "indirect " : "", btsdec_kind_name(b->kind));
 	if (b->from_loc.func)
-		fprintf(out, " in %s", b->from_loc.func);
+		fprintf(out, " in %s", btsdec_escape_buf(b->from_loc.func, buf, sizeof(buf), 0));
 	else
 		fprintf(out, " at %s", text_symbol(&b->from_loc, buf, sizeof(buf)));
 }
@@ -170,12 +185,16 @@ static void text_segment(FILE *out, size_t i, const struct btsdec_segment *s)
 		snprintf(name, sizeof(name), "0x%llx", (unsigned long long)s->addr);
 	/* indented by depth, up to MAX_INDENT levels (deep recursion,
 	 * or a trail whose returns were not recorded) */
-	fprintf(out, "%7zu\t%*s%s", i + 1, 2 * (s->depth < MAX_INDENT ? s->depth : MAX_INDENT),
-		"", s->func ? s->func : name);
+	fprintf(out, "%7zu\t%*s", i + 1, 2 * (s->depth < MAX_INDENT ? s->depth : MAX_INDENT), "");
+	btsdec_escape_put(out, s->func ? s->func : name, 0);
+	if (s->file) {
+		fputs("\tat ", out);
+		btsdec_escape_put(out, s->file, 0);
+	}
 	if (s->file && s->line_lo == s->line_hi)
-		fprintf(out, "\tat %s:%d", s->file, s->line_lo);
+		fprintf(out, ":%d", s->line_lo);
 	else if (s->file)
-		fprintf(out, "\tat %s:%d,%d", s->file, s->line_lo, s->line_hi);
+		fprintf(out, ":%d,%d", s->line_lo, s->line_hi);
 	fputc('\n', out);
 }
 
@@ -685,13 +704,18 @@ int btsdec_render_json(FILE *out, const struct btsdec_model *m,
 int btsdec_render_text(FILE *out, const struct btsdec_model *m,
 		       const struct btsdec_render_opts *o, struct btsdec_err *err)
 {
-	fprintf(out, "core: %s\n", m->core);
-	if (m->executable)
-		fprintf(out, "executable: %s\n", m->executable);
-	for (size_t i = 0; i < m->nr_missing; i++)
-		fprintf(out, "missing: %s, build-id %s (addresses in it as %s+OFFSET)\n",
-			m->missing[i].path, *m->missing[i].build_id ?
-			m->missing[i].build_id : "unknown", m->missing[i].module);
+	btsdec_escape_printf(out, 0, "core: %s", m->core);
+	fputc('\n', out);
+	if (m->executable) {
+		btsdec_escape_printf(out, 0, "executable: %s", m->executable);
+		fputc('\n', out);
+	}
+	for (size_t i = 0; i < m->nr_missing; i++) {
+		btsdec_escape_printf(out, 0, "missing: %s, build-id %s (addresses in it as "
+				     "%s+OFFSET)", m->missing[i].path, *m->missing[i].build_id ?
+				     m->missing[i].build_id : "unknown", m->missing[i].module);
+		fputc('\n', out);
+	}
 	fputc('\n', out);
 	for (size_t i = 0; i < m->nr_threads; i++)
 		text_thread(out, &m->threads[i], o);

@@ -3,13 +3,17 @@
  * The text of one kernel-dump ring (lib/ringtext.h): shared by
  * `btsdump vmcore` (lib/vmreport.c) and `crash> bts` (crash-ext/bts.c, which
  * builds this file in), so both print the same lines for the same ring.
+ * The heading's `what` and every name pass through lib/escape.c: a task's
+ * comm or a symbol from the dump cannot drive the terminal.
  * Process context; no allocation.
  */
+#include "escape.h"
 #include "ringtext.h"
 
 void btsdec_ring_text_heading(FILE *out, const struct btsdec_ring_text *v, size_t take)
 {
-	fprintf(out, "%s: %zu of %zu records (%s%sring of %llu%s", v->what, take, v->nr,
+	btsdec_escape_put(out, v->what, 0);
+	fprintf(out, ": %zu of %zu records (%s%sring of %llu%s", take, v->nr,
 		v->copy ? v->copy : "", v->copy ? ", " : "",
 		(unsigned long long)v->capacity, v->wrapped ? ", wrapped" : "");
 	if (v->frozen && v->freeze_ts)
@@ -29,7 +33,7 @@ void btsdec_ring_text_heading(FILE *out, const struct btsdec_ring_text *v, size_
 static void ring_record(FILE *out, size_t nth, const struct btsdec_record *r,
 			bool raw, btsdec_addr_name_fn name, const void *ctx)
 {
-	char fb[256], tb[256], cb[32];
+	char fb[256], tb[256], fe[256], te[256], cb[32];
 	const char *fs, *ts;
 
 	if (raw) {
@@ -45,6 +49,8 @@ static void ring_record(FILE *out, size_t nth, const struct btsdec_record *r,
 	}
 	fs = name ? name(ctx, r->from, fb, sizeof(fb)) : NULL;
 	ts = name ? name(ctx, r->to, tb, sizeof(tb)) : NULL;
+	fs = fs ? btsdec_escape_buf(fs, fe, sizeof(fe), 0) : NULL;
+	ts = ts ? btsdec_escape_buf(ts, te, sizeof(te), 0) : NULL;
 	fprintf(out, "  [%4zu] %016llx %-28s -> %016llx%s%s%s\n", nth,
 		(unsigned long long)r->from, fs ? fs : "",
 		(unsigned long long)r->to, ts ? " " : "", ts ? ts : "",
