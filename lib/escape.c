@@ -127,24 +127,27 @@ char *btsdec_escape(const char *s, unsigned int flags)
 	return buf ? (char *)btsdec_escape_buf(s, buf, n * BTSDEC_ESC_MAX + 1, flags) : NULL;
 }
 
-void btsdec_escape_vprintf(FILE *f, unsigned int flags, const char *fmt, va_list ap)
+void btsdec_escape_vline(FILE *f, const char *prefix, const char *fmt, va_list ap)
 {
 	char *msg;
 
+	if (prefix)
+		fprintf(f, "%s: ", prefix);
 	if (vasprintf(&msg, fmt, ap) < 0) {
-		fputs("(out of memory formatting a message)", f);
+		fputs("(out of memory formatting a message)\n", f);
 		return;
 	}
-	btsdec_escape_put(f, msg, flags);
+	btsdec_escape_put(f, msg, 0);
 	free(msg);
+	fputc('\n', f);
 }
 
-void btsdec_escape_printf(FILE *f, unsigned int flags, const char *fmt, ...)
+void btsdec_escape_line(FILE *f, const char *prefix, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	btsdec_escape_vprintf(f, flags, fmt, ap);
+	btsdec_escape_vline(f, prefix, fmt, ap);
 	va_end(ap);
 }
 

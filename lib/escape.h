@@ -49,11 +49,12 @@ const char *btsdec_escape_buf(const char *s, char *buf, size_t len, unsigned int
 /* s escaped, malloc'ed; NULL if out of memory (or s is NULL). */
 char *btsdec_escape(const char *s, unsigned int flags);
 
-/* The text fmt makes, escaped as a whole (a newline in a value shows as
- * "\x0a"), onto f: one line of a message, without its newline. */
-void btsdec_escape_vprintf(FILE *f, unsigned int flags, const char *fmt, va_list ap)
+/* One line onto f: "PREFIX: " (prefix may be NULL: none), the text fmt
+ * makes escaped as a whole (a newline in a value shows as "\x0a"), then a
+ * newline.  Every message a tool prints about a core or a store. */
+void btsdec_escape_vline(FILE *f, const char *prefix, const char *fmt, va_list ap)
 	__attribute__((format(printf, 3, 0)));
-void btsdec_escape_printf(FILE *f, unsigned int flags, const char *fmt, ...)
+void btsdec_escape_line(FILE *f, const char *prefix, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 /* The inverse of escaping without flags: "\\" and "\xHH" back to bytes.

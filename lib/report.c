@@ -704,18 +704,13 @@ int btsdec_render_json(FILE *out, const struct btsdec_model *m,
 int btsdec_render_text(FILE *out, const struct btsdec_model *m,
 		       const struct btsdec_render_opts *o, struct btsdec_err *err)
 {
-	btsdec_escape_printf(out, 0, "core: %s", m->core);
-	fputc('\n', out);
-	if (m->executable) {
-		btsdec_escape_printf(out, 0, "executable: %s", m->executable);
-		fputc('\n', out);
-	}
-	for (size_t i = 0; i < m->nr_missing; i++) {
-		btsdec_escape_printf(out, 0, "missing: %s, build-id %s (addresses in it as "
-				     "%s+OFFSET)", m->missing[i].path, *m->missing[i].build_id ?
-				     m->missing[i].build_id : "unknown", m->missing[i].module);
-		fputc('\n', out);
-	}
+	btsdec_escape_line(out, "core", "%s", m->core);
+	if (m->executable)
+		btsdec_escape_line(out, "executable", "%s", m->executable);
+	for (size_t i = 0; i < m->nr_missing; i++)
+		btsdec_escape_line(out, "missing", "%s, build-id %s (addresses in it as "
+				   "%s+OFFSET)", m->missing[i].path, *m->missing[i].build_id ?
+				   m->missing[i].build_id : "unknown", m->missing[i].module);
 	fputc('\n', out);
 	for (size_t i = 0; i < m->nr_threads; i++)
 		text_thread(out, &m->threads[i], o);

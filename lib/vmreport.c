@@ -65,12 +65,9 @@ static void vm_warn(FILE *warn, const char *prog, const char *fmt, ...)
 
 	if (!warn)
 		return;
-	if (prog)
-		fprintf(warn, "%s: ", prog);
 	va_start(ap, fmt);
-	btsdec_escape_vprintf(warn, 0, fmt, ap);
+	btsdec_escape_vline(warn, prog, fmt, ap);
 	va_end(ap);
-	fputc('\n', warn);
 }
 
 static bool vm_cpu_selected(const char *list, uint64_t cpu)
@@ -359,9 +356,9 @@ int btsdec_vmmodel_render(FILE *out, const struct btsdec_vmmodel *m, bool json,
 		if (!doc)
 			return btsdec_fail(err, -ENOMEM, "out of memory building the report");
 	} else {
-		btsdec_escape_printf(out, 0, "vmcore: %s (%s)", m->path,
-				     kdump ? "kdump-compressed" : "ELF");
-		fputs("\n\n", out);
+		btsdec_escape_line(out, "vmcore", "%s (%s)", m->path,
+				   kdump ? "kdump-compressed" : "ELF");
+		fputc('\n', out);
 	}
 	for (size_t i = 0; i < m->nr_cpus; i++) {
 		const struct vm_cpu *c = &m->cpus[i];

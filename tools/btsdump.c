@@ -8,7 +8,6 @@
  */
 #include <errno.h>
 #include <getopt.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,20 +15,9 @@
 #include "escape.h"
 #include "exit.h"
 
-/* One line on stderr, "btsdump: " and the message escaped as a whole (a
- * core's name or a reason quoting its contents cannot drive the terminal). */
-static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static void say(const char *fmt, ...)
-{
-	va_list ap;
-
-	fputs("btsdump: ", stderr);
-	va_start(ap, fmt);
-	btsdec_escape_vprintf(stderr, 0, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-}
+/* One line on stderr, the message escaped as a whole (a core's name or a
+ * reason quoting its contents cannot drive the terminal). */
+#define say(...)	btsdec_escape_line(stderr, "btsdump", __VA_ARGS__)
 
 static void usage(FILE *out)
 {
