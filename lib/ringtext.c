@@ -3,8 +3,9 @@
  * The text of one kernel-dump ring (lib/ringtext.h): shared by
  * `btsdump vmcore` (lib/vmreport.c) and `crash> bts` (crash-ext/bts.c, which
  * builds this file in), so both print the same lines for the same ring.
- * The heading's `what` and every name pass through lib/escape.c: a task's
- * comm or a symbol from the dump cannot drive the terminal.
+ * Every name passes through lib/escape.c (a symbol or file name from the
+ * dump cannot drive the terminal); the heading's `what` is the caller's
+ * text, escaped there.
  * Process context; no allocation.
  */
 #include "escape.h"
@@ -12,8 +13,7 @@
 
 void btsdec_ring_text_heading(FILE *out, const struct btsdec_ring_text *v, size_t take)
 {
-	btsdec_escape_put(out, v->what, 0);
-	fprintf(out, ": %zu of %zu records (%s%sring of %llu%s", take, v->nr,
+	fprintf(out, "%s: %zu of %zu records (%s%sring of %llu%s", v->what, take, v->nr,
 		v->copy ? v->copy : "", v->copy ? ", " : "",
 		(unsigned long long)v->capacity, v->wrapped ? ", wrapped" : "");
 	if (v->frozen && v->freeze_ts)
