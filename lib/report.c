@@ -7,7 +7,9 @@
  * They only read the model: nothing is decoded here, and each branch's
  * locations come from the symbolizer's cache, filled at decode.  Both write
  * as they go (JSON: no document tree), so memory does not grow with the
- * trace.  Used by btsdump and btsdumpd.
+ * trace.  Every string from the dump reaches the text through
+ * lib/escape.c; a branch object's JSON has one writer, json_branch_text().
+ * Used by btsdump and btsdumpd.
  */
 #include <errno.h>
 #include <signal.h>
