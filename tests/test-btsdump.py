@@ -479,8 +479,9 @@ HOSTILE = b"\x1b[2J\x07\nforged line\xff"
 
 
 def no_raw_control(out):
-    """True if the bytes hold no control byte but newlines, and no C1."""
-    return not re.search(rb"[\x00-\x09\x0b-\x1f\x7f]|\xc2[\x80-\x9f]", out)
+    """True if the bytes hold no control byte but newlines and tabs (the
+    call history's columns), and no C1."""
+    return not re.search(rb"[\x00-\x08\x0b-\x1f\x7f]|\xc2[\x80-\x9f]", out)
 
 
 def test_hostile_names(tmp):
@@ -517,6 +518,31 @@ def test_hostile_names(tmp):
           "hostile names: the JSON gives the bytes back: %r" % p.stdout[:400])
 
 
+def test_hostile_symbol(tmp):
+    """A symbol name with ESC[2J, a newline and 0xFF (objcopy renames
+    dispatch): the branch list, the call history and the fault line show
+    it escaped; JSON gives its bytes back (issue 30)."""
+    exe = os.path.join(tmp, "crasher-hostile-sym")
+    name = b"dis" + HOSTILE + b"patch"
+    subprocess.run([b"objcopy", b"--redefine-sym", b"dispatch=" + name,
+                    os.fsencode(os.path.join(SRC, FIX, "crasher")), os.fsencode(exe)], check=True)
+    core = os.path.join(SRC, FIX, "crasher-null.core")
+    esc = rb"dis\x1b[2J\x07\x0aforged line\xffpatch"
+    for args in ([], ["--calls"]):
+        p = subprocess.run([BTSDUMP, *args, core, exe], capture_output=True)
+        check(p.returncode == 0 and no_raw_control(p.stdout) and
+              b"(indirect call in " + esc + b")" in p.stdout and
+              (esc + b"+0x33" in p.stdout or esc + b"\tat crasher.c:29" in p.stdout),
+              "hostile symbol %s: escaped: %r" % (args, p.stdout[-500:]))
+    p = subprocess.run([BTSDUMP, "--json", core, exe], capture_output=True)
+    try:
+        last = json.loads(p.stdout)["threads"][0]["branches"][-1]
+        ok = json_bytes(last["from_symbol"]) == name + b"+0x33"
+    except (ValueError, KeyError, IndexError, TypeError) as e:
+        ok, last = False, repr(e)
+    check(p.returncode == 0 and ok, "hostile symbol: the JSON gives the bytes back: %r" % (last,))
+
+
 def main():
     test_golden()
     test_json_shape()
@@ -535,6 +561,7 @@ def main():
         test_separate_debuginfo(tmp)
         test_json_utf8(tmp)
         test_hostile_names(tmp)
+        test_hostile_symbol(tmp)
     if failures:
         print("%d failure(s)" % len(failures))
         return 1
