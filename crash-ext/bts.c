@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "btsdec.h"	/* lib/decode.c, report.c: a ring decoded and printed */
+#include "escape.h"	/* lib/escape.c: a task's comm shown escaped */
 #include "format.h"	/* lib/format.c: the one decoder of the format */
 #include "ringtext.h"	/* lib/ringtext.c: the text of a ring, as btsdump prints it */
 
@@ -324,7 +325,7 @@ static void bts_task(char *arg, ulong n, int raw)
 	struct task_context *tc;
 	struct bts_crash_ring r;
 	ulong value, ring, task = 0;
-	char what[96], comm[TASK_COMM_LEN + 1] = "";
+	char what[160], comm[TASK_COMM_LEN + 1] = "", ecomm[4 * TASK_COMM_LEN + 1];
 	int pid = -1;
 
 	if (bts_layout.task_bts_crash < 0) {
@@ -356,7 +357,9 @@ static void bts_task(char *arg, ulong n, int raw)
 	readmem(task + MEMBER_OFFSET("task_struct", "comm"), KVADDR, comm, TASK_COMM_LEN,
 		"comm", RETURN_ON_ERROR | QUIET);
 	comm[TASK_COMM_LEN] = '\0';
-	snprintf(what, sizeof(what), "PID %d (%s) user branches", pid, comm);
+	/* the comm is the task's: escaped, for every line that names it */
+	snprintf(what, sizeof(what), "PID %d (%s) user branches", pid,
+		 btsdec_escape_buf(comm, ecomm, sizeof(ecomm), 0));
 	bts_exe_init(task);
 	if (!ring) {
 		fprintf(fp, "%s: not traced\n", what);

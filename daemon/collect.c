@@ -20,6 +20,7 @@
 
 #include "btsdumpd.h"
 #include "entries.h"
+#include "escape.h"
 #include "util.h"
 #include "zstdio.h"
 
@@ -278,6 +279,7 @@ static void log_crash(struct btsdumpd_ctx *c, unsigned long long ratelimited_bef
 	const char *cd_ts = cr->coredump_timestamp;
 	char tid[24];
 	char *msg = NULL, entry[PATH_MAX + 64], before[64], cd_pid[48], cd_time[64];
+	char comm[128];
 	const char *extra[5] = { entry, NULL, NULL, NULL, NULL };
 	size_t x = 1;
 	int n;
@@ -295,8 +297,10 @@ static void log_crash(struct btsdumpd_ctx *c, unsigned long long ratelimited_bef
 		extra[x++] = cd_time;
 	}
 	snprintf(tid, sizeof(tid), "%llu", (unsigned long long)cr->an.fault_tid);
+	/* the trail is the library's text, escaped; the comm is escaped here */
 	n = asprintf(&msg, "Process %d (%s) of user %u dumped core: %s.%s%s%s%s%s%s",
-		     (int)cr->pid, cr->comm ? cr->comm : "?", (unsigned int)cr->uid,
+		     (int)cr->pid, btsdec_escape_buf(cr->comm ? cr->comm : "?", comm,
+						     sizeof(comm), 0), (unsigned int)cr->uid,
 		     btsdumpd_signal_name(cr->signal),
 		     branches ? "\n\nLast branches of thread " : "",
 		     branches && cr->an.has_tid ? tid : "",
@@ -313,12 +317,13 @@ static void log_ratelimited(struct btsdumpd_ctx *c, unsigned long long count, ui
 	char field[64];
 	const char *extra[] = { field, NULL };
 	const struct btsdumpd_crash *cr = &c->crash;
-	char *msg;
+	char *msg, comm[128];
 
 	snprintf(field, sizeof(field), "BTSDUMPD_RATELIMITED=%llu", count);
 	if (asprintf(&msg, "Process %d (%s) of user %u dumped core: %s; not stored: rate "
 		     "limit (%u per %u s), %llu suppressed in this window, %llu bytes discarded",
-		     (int)cr->pid, cr->comm ? cr->comm : "?", (unsigned int)cr->uid,
+		     (int)cr->pid, btsdec_escape_buf(cr->comm ? cr->comm : "?", comm,
+						     sizeof(comm), 0), (unsigned int)cr->uid,
 		     btsdumpd_signal_name(cr->signal),
 		     c->cfg.rate_limit_burst, c->cfg.rate_limit_interval_sec, count,
 		     (unsigned long long)bytes) < 0)

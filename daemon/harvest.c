@@ -23,6 +23,7 @@
 #include "btsdec.h"
 #include "btsdumpd.h"
 #include "entries.h"
+#include "escape.h"
 #include "zstdio.h"
 
 #define HARVESTED	".harvested"
@@ -185,11 +186,17 @@ static void log_harvest(struct btsdumpd_ctx *c, const char *path)
 {
 	char *msg, entry[PATH_MAX + 64];
 	const char *extra[] = { entry, NULL };
+	char *safe = btsdec_escape(path, 0);	/* the message's one value from outside */
 
 	snprintf(entry, sizeof(entry), "BTSDUMPD_ENTRY=%s/%s", c->store, c->id);
-	if (asprintf(&msg, "Kernel crash dump %s: per-CPU branch traces %s (%s/%s).", path,
+	if (!safe)
+		return;
+	if (asprintf(&msg, "Kernel crash dump %s: per-CPU branch traces %s (%s/%s).", safe,
 		     c->crash.an.trace != BTSDUMPD_TRACE_PRESENT ?
 		     "not found" : "harvested", c->store, c->id) < 0)
+		msg = NULL;
+	free(safe);
+	if (!msg)
 		return;
 	btsdumpd_log_entry(LOG_CRIT, msg, c, extra);
 	free(msg);

@@ -2,7 +2,11 @@
 /*
  * btsdumpd's logging: structured journal entries (sd_journal_sendv) when
  * journald listens, else lines on /dev/kmsg (an initramfs, the kernel-invoked
- * handler on a host without systemd), else stderr.  Process context.
+ * handler on a host without systemd), else stderr.  Every value from a
+ * crash reaches a person through lib/escape.c: a message is escaped as a
+ * whole, an entry's trail (rendered and escaped by the library) keeps its
+ * lines and its backslashes.  The journal's BTSDUMPD_* fields stay the
+ * exact bytes (data, read back by btsdumpctl).  Process context.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,6 +22,7 @@
 
 #include "btsdumpd.h"
 #include "entries.h"
+#include "escape.h"
 
 #define JOURNAL_SOCKET	"/run/systemd/journal/socket"
 #define KMSG_LINE_MAX	900
@@ -37,48 +42,57 @@ void btsdumpd_log_init(enum btsdumpd_log_target t)
 	target = t;
 }
 
-/* One line to kmsg or stderr; kmsg lines are cut at KMSG_LINE_MAX. */
-static void put_line(int prio, const char *s, size_t len)
+/* One line to kmsg or stderr, s[0..len) without a newline, escaped
+ * (flags: lib/escape.h); kmsg lines are cut at KMSG_LINE_MAX. */
+static void put_line(int prio, const char *s, size_t len, unsigned int flags)
 {
-	char buf[KMSG_LINE_MAX + 64];
+	char esc[KMSG_LINE_MAX + 1], buf[KMSG_LINE_MAX + 64], *t = strndup(s, len);
 	int n;
 
-	if (len > KMSG_LINE_MAX)
-		len = KMSG_LINE_MAX;
+	if (!t)
+		return;
+	btsdec_escape_buf(t, esc, sizeof(esc), flags);
+	free(t);
 	if (target == BTSDUMPD_LOG_KMSG) {
-		n = snprintf(buf, sizeof(buf), "<%d>btsdumpd[%d]: %.*s\n", prio,
-			     (int)getpid(), (int)len, s);
+		n = snprintf(buf, sizeof(buf), "<%d>btsdumpd[%d]: %s\n", prio,
+			     (int)getpid(), esc);
 		if (write(kmsg_fd, buf, n) == n)
 			return;
 	}
-	fprintf(stderr, "btsdumpd[%d]: %.*s\n", (int)getpid(), (int)len, s);
+	fprintf(stderr, "btsdumpd[%d]: %s\n", (int)getpid(), esc);
 }
 
+/* Rendered text (an entry's message), line by line. */
 static void put_text(int prio, const char *text)
 {
 	const char *p = text, *nl;
 
 	do {
 		nl = strchr(p, '\n');
-		put_line(prio, p, nl ? (size_t)(nl - p) : strlen(p));
+		put_line(prio, p, nl ? (size_t)(nl - p) : strlen(p), BTSDEC_ESC_LINES);
 		p = nl ? nl + 1 : NULL;
 	} while (p && *p);
 }
 
+/* One message, escaped as a whole: a value's newline cannot start a line. */
 static void vlog(int prio, const char *fmt, va_list ap)
 {
-	char *msg;
+	char *msg, *safe;
 
 	if (vasprintf(&msg, fmt, ap) < 0)
 		return;
+	safe = btsdec_escape(msg, 0);
+	free(msg);
+	if (!safe)
+		return;
 	if (target == BTSDUMPD_LOG_JOURNAL &&
-	    sd_journal_send("MESSAGE=%s", msg, "PRIORITY=%d", prio,
+	    sd_journal_send("MESSAGE=%s", safe, "PRIORITY=%d", prio,
 			    "SYSLOG_IDENTIFIER=btsdumpd", NULL) >= 0) {
-		free(msg);
+		free(safe);
 		return;
 	}
-	put_text(prio, msg);
-	free(msg);
+	put_text(prio, safe);
+	free(safe);
 }
 
 void btsdumpd_log(int prio, const char *fmt, ...)
@@ -151,7 +165,8 @@ static void put_entry(int prio, const char *message, const struct btsdumpd_meta 
 	size_t i, len = 0, lines = 0;
 
 	if (*message)
-		put_line(prio, message, nl ? (size_t)(nl - message) : strlen(message));
+		put_line(prio, message, nl ? (size_t)(nl - message) : strlen(message),
+			 BTSDEC_ESC_LINES);
 	for (i = 0; i < sizeof(brief) / sizeof(brief[0]) && len < sizeof(line); i++) {
 		const char *v = btsdumpd_meta_get(m, brief[i]);
 
@@ -161,8 +176,8 @@ static void put_entry(int prio, const char *message, const struct btsdumpd_meta 
 	}
 	for (i = 0; extra && extra[i] && len < sizeof(line); i++)
 		len += snprintf(line + len, sizeof(line) - len, "%s%s", len ? " " : "", extra[i]);
-	if (len)
-		put_line(prio, line, strnlen(line, sizeof(line)));
+	if (len)	/* the values as they are: escaped whole here */
+		put_line(prio, line, strnlen(line, sizeof(line)), 0);
 	if (!nl)
 		return;
 	/* back from the end to the start of the last KMSG_ENTRY_LINES - 2 lines */

@@ -89,7 +89,7 @@ class _BtsCache:
 
 # The btsdump JSON this file reads (docs/json.md).
 BTS_JSON_SCHEMA = "btscrash-core"
-BTS_JSON_VERSION = 5
+BTS_JSON_VERSION = 6
 
 
 def _bts_run_btsdump(btsdump, core, exe):

@@ -404,20 +404,20 @@ int btsdec_report(FILE *out, struct btsdec_core *core, struct btsdec_sym *sym,
 #define BTSDEC_JSON_SCHEMA_CORE		"btscrash-core"
 #define BTSDEC_JSON_SCHEMA_VMCORE	"btscrash-vmcore"
 #define BTSDEC_JSON_SCHEMA_ERROR	"btscrash-error"
-#define BTSDEC_JSON_VERSION		5
+#define BTSDEC_JSON_VERSION		6
 
 /* Pieces of the documents, shared by report.c and vmreport.c: the trace
- * facts object, a branch object's common keys (index, from, to, flags,
- * kind, and the marker keys for a marker), the marker keys alone. */
+ * facts object, a branch object's common keys (number, from, to, flags,
+ * kind, cycles, and the marker keys for a marker). */
 struct json_object *btsdec_json_trace(const struct btsdec_trace *t);
 struct json_object *btsdec_json_record(size_t i, const struct btsdec_record *r,
 				       enum btsdec_kind kind);
-void btsdec_json_marker(struct json_object *o, const struct btsdec_record *r);
 /* A decoded branch's whole object (docs/json.md "Branch objects"): a
- * core's thread, or a vmcore's CPU decoded with vmlinux. */
+ * core's thread, or a vmcore's CPU decoded with vmlinux.  The text of
+ * both is report.c's one branch writer, the core report streams. */
 struct json_object *btsdec_json_branch(size_t i, const struct btsdec_branch *b);
-/* A JSON string of s, always valid UTF-8 (bytes outside a valid sequence
- * become U+00HH); NULL (JSON null) for s == NULL. */
+/* s as JSON: a string if s is valid UTF-8, else the array of its byte
+ * values (docs/json.md "Strings": lossless); NULL (JSON null) for NULL. */
 struct json_object *btsdec_json_str(const char *s);
 /* An address as a "0x..." string. */
 struct json_object *btsdec_json_hex(uint64_t v);

@@ -7,7 +7,9 @@
  * They only read the model: nothing is decoded here, and each branch's
  * locations come from the symbolizer's cache, filled at decode.  Both write
  * as they go (JSON: no document tree), so memory does not grow with the
- * trace.  Used by btsdump and btsdumpd.
+ * trace.  Every string from the dump reaches the text through
+ * lib/escape.c; a branch object's JSON has one writer, json_branch_text().
+ * Used by btsdump and btsdumpd.
  */
 #include <errno.h>
 #include <signal.h>
@@ -15,6 +17,7 @@
 
 #include "addrindex.h"
 #include "btsdec.h"
+#include "escape.h"
 #include "ringtext.h"
 
 static const char *signal_name(int sig, char *buf, size_t len)
@@ -44,6 +47,18 @@ static size_t first_shown(size_t nr, const struct btsdec_render_opts *o)
 
 /* ---- text ---------------------------------------------------------------- */
 
+/* Every string from a core or a file (paths, module and symbol names) goes
+ * through lib/escape.c before it reaches the text: a name cannot move the
+ * cursor or forge a line. */
+
+/* l's "file:line", escaped; NULL without a file. */
+static const char *text_line(const struct btsdec_loc *l, char *buf, size_t len)
+{
+	char raw[256];
+
+	return line_of(l, raw, sizeof(raw)) ? btsdec_escape_buf(raw, buf, len, 0) : NULL;
+}
+
 static void text_marker(FILE *out, int width, size_t i, const struct btsdec_record *r)
 {
 	char what[128];
@@ -57,12 +72,14 @@ static void text_marker(FILE *out, int width, size_t i, const struct btsdec_reco
  * when nothing is known (the address is printed beside it anyway). */
 static const char *text_symbol(const struct btsdec_loc *l, char *buf, size_t len)
 {
+	char raw[256];
+
 	if (l->func)
-		return btsdec_loc_format(l, 0, buf, len);
+		return btsdec_escape_buf(btsdec_loc_format(l, 0, raw, sizeof(raw)), buf, len, 0);
 	if (!l->module)
 		return "??";
-	snprintf(buf, len, "%s+0x%llx", l->module, (unsigned long long)l->mod_off);
-	return buf;
+	snprintf(raw, sizeof(raw), "%s+0x%llx", l->module, (unsigned long long)l->mod_off);
+	return btsdec_escape_buf(raw, buf, len, 0);
 }
 
 /* The kind column: "call*", "jump*" for an indirect call or jump. */
@@ -82,8 +99,8 @@ static void text_branch(FILE *out, int width, size_t i, const struct btsdec_bran
 		text_marker(out, width, i, &b->rec);
 		return;
 	}
-	fline = line_of(&b->from_loc, fl, sizeof(fl));
-	tline = line_of(&b->to_loc, tl, sizeof(tl));
+	fline = text_line(&b->from_loc, fl, sizeof(fl));
+	tline = text_line(&b->to_loc, tl, sizeof(tl));
 	fprintf(out, "%*zu  %-9s 0x%012llx %-28s -> 0x%012llx %s", width, i + 1,
 		text_kind(b, kind, sizeof(kind)), (unsigned long long)b->rec.from,
 		text_symbol(&b->from_loc, fs, sizeof(fs)),
@@ -104,7 +121,7 @@ static void text_branch_what(FILE *out, const struct btsdec_branch *b)
 
 	fprintf(out, "%s%s", b->indirect ? "indirect " : "", btsdec_kind_name(b->kind));
 	if (b->from_loc.func)
-		fprintf(out, " in %s", b->from_loc.func);
+		fprintf(out, " in %s", btsdec_escape_buf(b->from_loc.func, buf, sizeof(buf), 0));
 	else
 		fprintf(out, " at %s", text_symbol(&b->from_loc, buf, sizeof(buf)));
 }
@@ -170,12 +187,16 @@ static void text_segment(FILE *out, size_t i, const struct btsdec_segment *s)
 		snprintf(name, sizeof(name), "0x%llx", (unsigned long long)s->addr);
 	/* indented by depth, up to MAX_INDENT levels (deep recursion,
 	 * or a trail whose returns were not recorded) */
-	fprintf(out, "%7zu\t%*s%s", i + 1, 2 * (s->depth < MAX_INDENT ? s->depth : MAX_INDENT),
-		"", s->func ? s->func : name);
+	fprintf(out, "%7zu\t%*s", i + 1, 2 * (s->depth < MAX_INDENT ? s->depth : MAX_INDENT), "");
+	btsdec_escape_put(out, s->func ? s->func : name, 0);
+	if (s->file) {
+		fputs("\tat ", out);
+		btsdec_escape_put(out, s->file, 0);
+	}
 	if (s->file && s->line_lo == s->line_hi)
-		fprintf(out, "\tat %s:%d", s->file, s->line_lo);
+		fprintf(out, ":%d", s->line_lo);
 	else if (s->file)
-		fprintf(out, "\tat %s:%d,%d", s->file, s->line_lo, s->line_hi);
+		fprintf(out, ":%d,%d", s->line_lo, s->line_hi);
 	fputc('\n', out);
 }
 
@@ -256,65 +277,138 @@ static void text_thread(FILE *out, const struct btsdec_model_thread *th,
 #define ADD(obj, key, val)	json_object_object_add(obj, key, val)
 #define JSON_FLAGS	(JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE)
 
-/* The marker keys of a branch object (shared with vmreport.c). */
-void btsdec_json_marker(struct json_object *o, const struct btsdec_record *r)
-{
-	ADD(o, "marker", btsdec_json_str(btsdec_marker_name(r)));
-	ADD(o, "timestamp_ns", json_object_new_uint64(r->to));
-	if (BTS_MARKER_KIND(r->from) == BTS_MARK_GAP) {
-		ADD(o, "gap_ns", json_object_new_uint64(r->flags));
-		ADD(o, "reason", btsdec_json_str(btsdec_gap_reason_name(BTS_MARKER_SUB(r->from))));
-	} else {
-		ADD(o, "cpu", json_object_new_uint64(r->flags));
-	}
-}
-
-/* The keys every branch object has, core or vmcore. */
-struct json_object *btsdec_json_record(size_t i, const struct btsdec_record *r,
-				       enum btsdec_kind kind)
-{
-	struct json_object *o = json_object_new_object();
-
-	if (!o)
-		return NULL;
-	ADD(o, "number", json_object_new_uint64(i + 1));
-	ADD(o, "from", btsdec_json_hex(r->from));
-	ADD(o, "to", btsdec_json_hex(r->to));
-	ADD(o, "flags", json_object_new_uint64(r->flags));
-	ADD(o, "kind", btsdec_json_str(btsdec_kind_name(kind)));
-	if (btsdec_record_cycles(r) >= 0)	/* LBR_INFO's, where the CPU gave it */
-		ADD(o, "cycles", json_object_new_int(btsdec_record_cycles(r)));
-	if (kind == BTSDEC_K_MARKER)
-		btsdec_json_marker(o, r);
-	return o;
-}
-
 static struct json_object *json_module_offset(const struct btsdec_loc *l)
 {
 	return l->module ? btsdec_json_hex(l->mod_off) : NULL;
 }
 
+/* A branch object has one writer, json_branch_text() below: the core
+ * report streams its text, vmreport.c takes it as a json-c object
+ * (btsdec_json_branch, btsdec_json_record: the same text, parsed). */
+
+/* The keys every branch object has, core or vmcore, as text: its opening
+ * brace and keys, no closing brace.  A marker's keys follow. */
+static void json_record_text(FILE *out, size_t i, const struct btsdec_record *r,
+			     enum btsdec_kind kind)
+{
+	fprintf(out, "{\"number\":%zu,\"from\":\"0x%llx\",\"to\":\"0x%llx\",\"flags\":%llu,"
+		"\"kind\":\"%s\"", i + 1, (unsigned long long)r->from,
+		(unsigned long long)r->to, (unsigned long long)r->flags,
+		btsdec_kind_name(kind));
+	if (btsdec_record_cycles(r) >= 0)	/* LBR_INFO's, where the CPU gave it */
+		fprintf(out, ",\"cycles\":%d", btsdec_record_cycles(r));
+	if (kind != BTSDEC_K_MARKER)
+		return;
+	fprintf(out, ",\"marker\":\"%s\",\"timestamp_ns\":%llu", btsdec_marker_name(r),
+		(unsigned long long)r->to);
+	if (BTS_MARKER_KIND(r->from) == BTS_MARK_GAP)
+		fprintf(out, ",\"gap_ns\":%llu,\"reason\":\"%s\"", (unsigned long long)r->flags,
+			btsdec_gap_reason_name(BTS_MARKER_SUB(r->from)));
+	else
+		fprintf(out, ",\"cpu\":%llu", (unsigned long long)r->flags);
+}
+
+/* The JSON text (json-c's) of one address's location: its symbol, line,
+ * module and module offset, in one block (at sym). */
+struct jloc {
+	uint64_t addr;
+	char *sym, *line, *module, *mod_off;
+};
+_Static_assert(offsetof(struct jloc, addr) == 0, "addr_index_build(): address first");
+
+/* The four strings of l, each through json-c, in one allocation. */
+static int jloc_make(struct jloc *e, uint64_t addr, const struct btsdec_loc *l)
+{
+	struct json_object *o[4];
+	const char *t[4];
+	size_t n[4], i;
+	char buf[256], *p;
+	int ret = 0;
+
+	o[0] = btsdec_json_str(btsdec_loc_format(l, addr, buf, sizeof(buf)));
+	o[1] = btsdec_json_str(line_of(l, buf, sizeof(buf)));
+	o[2] = btsdec_json_str(l->module);
+	o[3] = json_module_offset(l);
+	for (i = 0; i < 4; i++) {
+		t[i] = o[i] ? json_object_to_json_string_ext(o[i], JSON_FLAGS) : "null";
+		n[i] = t[i] ? strlen(t[i]) + 1 : 0;
+		if (!t[i])
+			ret = -ENOMEM;
+	}
+	p = ret ? NULL : malloc(n[0] + n[1] + n[2] + n[3]);
+	if (p) {
+		e->addr = addr;
+		e->sym = memcpy(p, t[0], n[0]);
+		e->line = memcpy(p + n[0], t[1], n[1]);
+		e->module = memcpy(p + n[0] + n[1], t[2], n[2]);
+		e->mod_off = memcpy(p + n[0] + n[1] + n[2], t[3], n[3]);
+	}
+	for (i = 0; i < 4; i++)
+		json_object_put(o[i]);
+	return p ? 0 : -ENOMEM;
+}
+
+/* The one writer of a branch object (docs/json.md "The branch object");
+ * f and t: the JSON of its two locations (NULL for a marker). */
+static void json_branch_text(FILE *out, size_t i, const struct btsdec_branch *b,
+			     const struct jloc *f, const struct jloc *t)
+{
+	json_record_text(out, i, &b->rec, b->kind);
+	if (b->kind != BTSDEC_K_MARKER)
+		fprintf(out, ",\"indirect\":%s,\"smashed_stack\":%s,\"depth\":%d,"
+			"\"from_symbol\":%s,\"to_symbol\":%s,\"from_line\":%s,\"to_line\":%s,"
+			"\"from_module\":%s,\"to_module\":%s,\"from_module_offset\":%s,"
+			"\"to_module_offset\":%s", b->indirect ? "true" : "false",
+			b->smashed ? "true" : "false", b->depth, f->sym, t->sym, f->line,
+			t->line, f->module, t->module, f->mod_off, t->mod_off);
+	fputc('}', out);
+}
+
+/* What a writer to the memory stream f (of *buf) wrote, parsed by json-c;
+ * closes f. */
+static struct json_object *json_parsed(char **buf, FILE *f)
+{
+	struct json_object *o = NULL;
+
+	if (!fclose(f))		/* sets *buf */
+		o = json_tokener_parse(*buf);
+	free(*buf);
+	return o;
+}
+
+struct json_object *btsdec_json_record(size_t i, const struct btsdec_record *r,
+				       enum btsdec_kind kind)
+{
+	char *buf = NULL;
+	size_t len;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		return NULL;
+	json_record_text(f, i, r, kind);
+	fputc('}', f);
+	return json_parsed(&buf, f);
+}
+
 struct json_object *btsdec_json_branch(size_t i, const struct btsdec_branch *b)
 {
-	struct json_object *o = btsdec_json_record(i, &b->rec, b->kind);
-	char buf[256];
+	struct jloc loc[2] = { 0 };
+	char *buf = NULL;
+	size_t len;
+	FILE *f;
 
-	if (!o || b->kind == BTSDEC_K_MARKER)
-		return o;
-	ADD(o, "indirect", json_object_new_boolean(b->indirect));
-	ADD(o, "smashed_stack", json_object_new_boolean(b->smashed));
-	ADD(o, "depth", json_object_new_int(b->depth));
-	ADD(o, "from_symbol", btsdec_json_str(btsdec_loc_format(&b->from_loc, b->rec.from,
-								 buf, sizeof(buf))));
-	ADD(o, "to_symbol", btsdec_json_str(btsdec_loc_format(&b->to_loc, b->rec.to,
-							       buf, sizeof(buf))));
-	ADD(o, "from_line", btsdec_json_str(line_of(&b->from_loc, buf, sizeof(buf))));
-	ADD(o, "to_line", btsdec_json_str(line_of(&b->to_loc, buf, sizeof(buf))));
-	ADD(o, "from_module", btsdec_json_str(b->from_loc.module));
-	ADD(o, "to_module", btsdec_json_str(b->to_loc.module));
-	ADD(o, "from_module_offset", json_module_offset(&b->from_loc));
-	ADD(o, "to_module_offset", json_module_offset(&b->to_loc));
-	return o;
+	if (b->kind != BTSDEC_K_MARKER &&
+	    (jloc_make(&loc[0], b->rec.from, &b->from_loc) ||
+	     jloc_make(&loc[1], b->rec.to, &b->to_loc))) {
+		free(loc[0].sym);
+		return NULL;
+	}
+	f = open_memstream(&buf, &len);
+	if (f)
+		json_branch_text(f, i, b, &loc[0], &loc[1]);
+	free(loc[0].sym);
+	free(loc[1].sym);
+	return f ? json_parsed(&buf, f) : NULL;
 }
 
 static struct json_object *json_segment(size_t i, const struct btsdec_segment *s)
@@ -386,17 +480,11 @@ static int json_item(FILE *out, bool first, struct json_object *o)
 	return s ? 0 : -ENOMEM;
 }
 
-/* The JSON of one address's location (its symbol, line, module and module
- * offset as json-c writes them), made once per distinct address while the branches
- * are written: a trace repeats addresses, and json-c costs ~30 000
- * instructions a branch object.  Bounded by the distinct addresses:
- * entries packed, found through 4-byte slots kept at most half full. */
-struct jloc {
-	uint64_t addr;
-	char *sym, *line, *module, *mod_off;	/* JSON text in one block (at sym) */
-};
-_Static_assert(offsetof(struct jloc, addr) == 0, "addr_index_build(): address first");
-
+/* The JSON of each distinct address's location, made once while the
+ * branches are written: a trace repeats addresses, and json-c costs
+ * ~30 000 instructions a branch object.  Bounded by the distinct
+ * addresses: entries packed, found through 4-byte slots kept at most half
+ * full. */
 struct jloc_cache {
 	struct jloc *ent;	/* packed */
 	size_t used, room;
@@ -415,38 +503,6 @@ static int jloc_grow(struct jloc_cache *c)
 	c->slots = n;
 	c->cap = cap;
 	return 0;
-}
-
-/* The four strings of l, each through json-c, in one allocation. */
-static int jloc_make(struct jloc *e, uint64_t addr, const struct btsdec_loc *l)
-{
-	struct json_object *o[4];
-	const char *t[4];
-	size_t n[4], i;
-	char buf[256], *p;
-	int ret = 0;
-
-	o[0] = btsdec_json_str(btsdec_loc_format(l, addr, buf, sizeof(buf)));
-	o[1] = btsdec_json_str(line_of(l, buf, sizeof(buf)));
-	o[2] = btsdec_json_str(l->module);
-	o[3] = json_module_offset(l);
-	for (i = 0; i < 4; i++) {
-		t[i] = o[i] ? json_object_to_json_string_ext(o[i], JSON_FLAGS) : "null";
-		n[i] = t[i] ? strlen(t[i]) + 1 : 0;
-		if (!t[i])
-			ret = -ENOMEM;
-	}
-	p = ret ? NULL : malloc(n[0] + n[1] + n[2] + n[3]);
-	if (p) {
-		e->addr = addr;
-		e->sym = memcpy(p, t[0], n[0]);
-		e->line = memcpy(p + n[0], t[1], n[1]);
-		e->module = memcpy(p + n[0] + n[1], t[2], n[2]);
-		e->mod_off = memcpy(p + n[0] + n[1] + n[2], t[3], n[3]);
-	}
-	for (i = 0; i < 4; i++)
-		json_object_put(o[i]);
-	return p ? 0 : -ENOMEM;
 }
 
 static const struct jloc *jloc_get(struct jloc_cache *c, uint64_t addr,
@@ -483,35 +539,22 @@ static void jloc_free(struct jloc_cache *c)
 	free(c->slots);
 }
 
-/* A branch object, the same text json_branch's json-c object would give:
- * the keys in its order, numbers as json-c prints them, strings from the
- * cache.  Markers go through json-c. */
-static int json_branch_fast(FILE *out, struct jloc_cache *c, size_t i,
-			    const struct btsdec_branch *b)
+/* A branch object through the cache of locations. */
+static int json_branch_cached(FILE *out, struct jloc_cache *c, size_t i,
+			      const struct btsdec_branch *b)
 {
 	const struct jloc *e;
 	struct jloc f, t;	/* copies: a second jloc_get may move the entries */
 
-	if (b->kind == BTSDEC_K_MARKER)
-		return json_item(out, true, btsdec_json_branch(i, b));
-	if (!(e = jloc_get(c, b->rec.from, &b->from_loc)))
-		return -ENOMEM;
-	f = *e;
-	if (!(e = jloc_get(c, b->rec.to, &b->to_loc)))
-		return -ENOMEM;
-	t = *e;
-	fprintf(out, "{\"number\":%zu,\"from\":\"0x%llx\",\"to\":\"0x%llx\",\"flags\":%llu,"
-		"\"kind\":\"%s\"", i + 1, (unsigned long long)b->rec.from,
-		(unsigned long long)b->rec.to, (unsigned long long)b->rec.flags,
-		btsdec_kind_name(b->kind));
-	if (btsdec_record_cycles(&b->rec) >= 0)	/* as btsdec_json_record() */
-		fprintf(out, ",\"cycles\":%d", btsdec_record_cycles(&b->rec));
-	fprintf(out, ",\"indirect\":%s,\"smashed_stack\":%s,\"depth\":%d,"
-		"\"from_symbol\":%s,\"to_symbol\":%s,\"from_line\":%s,\"to_line\":%s,"
-		"\"from_module\":%s,\"to_module\":%s,\"from_module_offset\":%s,"
-		"\"to_module_offset\":%s}", b->indirect ? "true" : "false",
-		b->smashed ? "true" : "false", b->depth, f.sym, t.sym, f.line, t.line,
-		f.module, t.module, f.mod_off, t.mod_off);
+	if (b->kind != BTSDEC_K_MARKER) {
+		if (!(e = jloc_get(c, b->rec.from, &b->from_loc)))
+			return -ENOMEM;
+		f = *e;
+		if (!(e = jloc_get(c, b->rec.to, &b->to_loc)))
+			return -ENOMEM;
+		t = *e;
+	}
+	json_branch_text(out, i, b, &f, &t);
 	return 0;
 }
 
@@ -528,7 +571,7 @@ static int json_branches(FILE *out, const struct btsdec_decoded *d, size_t first
 		btsdec_decoded_branch(d, i, &b);
 		if (i > first)
 			fputc(',', out);
-		ret = json_branch_fast(out, &c, i, &b);
+		ret = json_branch_cached(out, &c, i, &b);
 	}
 	fputc(']', out);
 	jloc_free(&c);
@@ -685,13 +728,13 @@ int btsdec_render_json(FILE *out, const struct btsdec_model *m,
 int btsdec_render_text(FILE *out, const struct btsdec_model *m,
 		       const struct btsdec_render_opts *o, struct btsdec_err *err)
 {
-	fprintf(out, "core: %s\n", m->core);
+	btsdec_escape_line(out, "core", "%s", m->core);
 	if (m->executable)
-		fprintf(out, "executable: %s\n", m->executable);
+		btsdec_escape_line(out, "executable", "%s", m->executable);
 	for (size_t i = 0; i < m->nr_missing; i++)
-		fprintf(out, "missing: %s, build-id %s (addresses in it as %s+OFFSET)\n",
-			m->missing[i].path, *m->missing[i].build_id ?
-			m->missing[i].build_id : "unknown", m->missing[i].module);
+		btsdec_escape_line(out, "missing", "%s, build-id %s (addresses in it as "
+				   "%s+OFFSET)", m->missing[i].path, *m->missing[i].build_id ?
+				   m->missing[i].build_id : "unknown", m->missing[i].module);
 	fputc('\n', out);
 	for (size_t i = 0; i < m->nr_threads; i++)
 		text_thread(out, &m->threads[i], o);

@@ -3,8 +3,12 @@
  * The text of one kernel-dump ring (lib/ringtext.h): shared by
  * `btsdump vmcore` (lib/vmreport.c) and `crash> bts` (crash-ext/bts.c, which
  * builds this file in), so both print the same lines for the same ring.
+ * Every name passes through lib/escape.c (a symbol or file name from the
+ * dump cannot drive the terminal); the heading's `what` is the caller's
+ * text, escaped there.
  * Process context; no allocation.
  */
+#include "escape.h"
 #include "ringtext.h"
 
 void btsdec_ring_text_heading(FILE *out, const struct btsdec_ring_text *v, size_t take)
@@ -29,7 +33,7 @@ void btsdec_ring_text_heading(FILE *out, const struct btsdec_ring_text *v, size_
 static void ring_record(FILE *out, size_t nth, const struct btsdec_record *r,
 			bool raw, btsdec_addr_name_fn name, const void *ctx)
 {
-	char fb[256], tb[256], cb[32];
+	char fb[256], tb[256], fe[256], te[256], cb[32];
 	const char *fs, *ts;
 
 	if (raw) {
@@ -45,6 +49,8 @@ static void ring_record(FILE *out, size_t nth, const struct btsdec_record *r,
 	}
 	fs = name ? name(ctx, r->from, fb, sizeof(fb)) : NULL;
 	ts = name ? name(ctx, r->to, tb, sizeof(tb)) : NULL;
+	fs = fs ? btsdec_escape_buf(fs, fe, sizeof(fe), 0) : NULL;
+	ts = ts ? btsdec_escape_buf(ts, te, sizeof(te), 0) : NULL;
 	fprintf(out, "  [%4zu] %016llx %-28s -> %016llx%s%s%s\n", nth,
 		(unsigned long long)r->from, fs ? fs : "",
 		(unsigned long long)r->to, ts ? " " : "", ts ? ts : "",

@@ -16,7 +16,8 @@
 
 /* What one ring's text shows: its records (oldest first) and its facts. */
 struct btsdec_ring_text {
-	const char *what;		/* "CPU 1 (panic CPU)", "PID 12 (x) user branches" */
+	const char *what;		/* "CPU 1 (panic CPU)", "PID 12 (x) user branches";
+					 * a value from the dump in it escaped (lib/escape.h) */
 	const struct btsdec_record *recs;
 	size_t nr;
 	uint64_t capacity;

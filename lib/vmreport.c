@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "btsdec.h"
+#include "escape.h"
 #include "ringtext.h"
 
 /* One CPU of the model. */
@@ -56,16 +57,16 @@ struct vmr {
 static void vm_warn(FILE *warn, const char *prog, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
+/* One line (fmt without its newline), escaped: a path or a message may
+ * come from the dump. */
 static void vm_warn(FILE *warn, const char *prog, const char *fmt, ...)
 {
 	va_list ap;
 
 	if (!warn)
 		return;
-	if (prog)
-		fprintf(warn, "%s: ", prog);
 	va_start(ap, fmt);
-	vfprintf(warn, fmt, ap);
+	btsdec_escape_vline(warn, prog, fmt, ap);
 	va_end(ap);
 }
 
@@ -119,7 +120,7 @@ static int vm_select(struct btsdec_vmmodel *m, const struct btsdec_vmreport_opts
 			vm_add(m, ring->cpu, ring->panic, ring, &ring->trace);
 			continue;
 		}
-		vm_warn(warn, o->prog, "CPU %llu: ring unreadable: %s\n",
+		vm_warn(warn, o->prog, "CPU %llu: ring unreadable: %s",
 			(unsigned long long)ring->cpu, ring->err.msg);
 		m->rings_unreadable++;
 		note = vm_note_of(m->vc, ring->cpu);
@@ -183,14 +184,14 @@ int btsdec_vmmodel_build(struct btsdec_vmcore *vc, const char *name,
 	m->raw = o->raw;
 	m->calls = o->calls;
 	for (size_t i = 0; i < btsdec_vmcore_nr_rejects(vc); i++)
-		vm_warn(warn, o->prog, "warning: CPU note skipped: %s\n",
+		vm_warn(warn, o->prog, "warning: CPU note skipped: %s",
 			btsdec_vmcore_reject(vc, i));
 	ret = vm_open_symbols(m, o, err);
 	if (ret)
 		goto fail;
 	m->rings_status = btsdec_vmcore_cpu_rings(vc, &m->rings, &m->nr_rings, &m->rings_err);
 	if (m->rings_status && (m->rings_status != -ENOENT || btsdec_vmcore_nr_cpu_notes(vc)))
-		vm_warn(warn, o->prog, "%s: per-CPU rings: %s\n", name, m->rings_err.msg);
+		vm_warn(warn, o->prog, "%s: per-CPU rings: %s", name, m->rings_err.msg);
 	ret = vm_select(m, o, warn);
 	if (ret) {
 		ret = btsdec_fail(err, ret, "out of memory reading %s", name);
@@ -355,7 +356,9 @@ int btsdec_vmmodel_render(FILE *out, const struct btsdec_vmmodel *m, bool json,
 		if (!doc)
 			return btsdec_fail(err, -ENOMEM, "out of memory building the report");
 	} else {
-		fprintf(out, "vmcore: %s (%s)\n\n", m->path, kdump ? "kdump-compressed" : "ELF");
+		btsdec_escape_line(out, "vmcore", "%s (%s)", m->path,
+				   kdump ? "kdump-compressed" : "ELF");
+		fputc('\n', out);
 	}
 	for (size_t i = 0; i < m->nr_cpus; i++) {
 		const struct vm_cpu *c = &m->cpus[i];

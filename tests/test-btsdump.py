@@ -446,10 +446,17 @@ def test_missing_module(tmp):
           "module+offset instead of ??:\n" + out)
 
 
+def json_bytes(v):
+    """A JSON string of docs/json.md "Strings" as the bytes it stands for:
+    a string is UTF-8, an array its byte values."""
+    return bytes(v) if isinstance(v, list) else v.encode("utf-8")
+
+
 def test_json_utf8(tmp):
-    """A core whose path is not UTF-8 (byte 0xE9, Latin-1 e-acute) still
-    gives valid UTF-8 JSON: the byte is written as U+00E9 (docs/json.md),
-    and the document carries its schema and version."""
+    """A core whose path is not UTF-8 (byte 0xE9, Latin-1 e-acute; 0xFF)
+    still gives valid UTF-8 JSON that round-trips the path: it is written
+    as the array of its bytes (docs/json.md "Strings"), valid UTF-8 paths
+    stay strings, and the document carries its schema and version."""
     name = os.fsencode(tmp) + b"/caf\xe9-\xff.core"
     shutil.copy(os.path.join(SRC, FIX, "crasher-null.core"), name)
     p = subprocess.run([os.fsencode(BTSDUMP), b"--json", name,
@@ -457,13 +464,83 @@ def test_json_utf8(tmp):
                        capture_output=True)
     try:
         doc = json.loads(p.stdout.decode("utf-8", errors="strict"))
-        ok = (doc["schema"] == "btscrash-core" and doc["version"] == 5 and
-              doc["core"].endswith("/caf\u00e9-\u00ff.core") and
+        ok = (doc["schema"] == "btscrash-core" and doc["version"] == 6 and
+              json_bytes(doc["core"]) == name and isinstance(doc["executable"], str) and
               doc["threads"][0]["branches"])
-    except (UnicodeDecodeError, ValueError, KeyError, IndexError) as e:
+    except (UnicodeDecodeError, ValueError, KeyError, IndexError, TypeError) as e:
         ok, p.stdout = False, repr(e).encode() + p.stdout[:300]
     check(p.returncode == 0 and ok,
-          "non-UTF-8 core path: valid UTF-8 JSON: %r" % p.stdout[:300])
+          "non-UTF-8 core path: valid UTF-8 JSON, the path round-trips: %r" % p.stdout[:300])
+
+
+# A path and a file name that would drive a terminal: clear the screen
+# (ESC[2J), ring the bell, forge a line; 0xFF is not UTF-8.
+HOSTILE = b"\x1b[2J\x07\nforged line\xff"
+
+
+def no_raw_control(out):
+    """True if the bytes hold no control byte but newlines and tabs (the
+    call history's columns), and no C1."""
+    return not re.search(rb"[\x00-\x08\x0b-\x1f\x7f]|\xc2[\x80-\x9f]", out)
+
+
+def test_hostile_names(tmp):
+    """A core whose NT_FILE path and whose own file name carry ESC[2J, BEL,
+    a newline and 0xFF: the text report shows them escaped (\\x1b), one
+    line each, nothing raw reaches stdout or stderr; the JSON report gives
+    the same bytes back (issue 30)."""
+    data = open(os.path.join(SRC, FIX, "crasher-null.core"), "rb").read()
+    old = b"/build/src/build-d/tests/crasher"
+    new = b"/nonexistent/" + HOSTILE
+    new += b"x" * (len(old) - len(new))
+    check(data.count(old) > 0 and len(new) == len(old), "fixture core names %s" % old)
+    core = os.fsencode(tmp) + b"/core-" + HOSTILE
+    open(core, "wb").write(data.replace(old, new))
+    p = subprocess.run([os.fsencode(BTSDUMP), core, b"/no-such-exe"], capture_output=True)
+    out = p.stdout
+    esc = rb"\x1b[2J\x07\x0aforged line\xff"
+    check(p.returncode == 0 and no_raw_control(out) and no_raw_control(p.stderr) and
+          b"forged line" not in out.replace(esc, b"") and
+          (b"core: " + os.fsencode(tmp) + b"/core-" + esc + b"\n") in out and
+          (b"missing: /nonexistent/" + esc) in out,
+          "hostile names escaped in the text report: %d %r %r" %
+          (p.returncode, out[:400], p.stderr[:300]))
+    p = subprocess.run([os.fsencode(BTSDUMP), b"--json", core, b"/no-such-exe"],
+                       capture_output=True)
+    try:
+        doc = json.loads(p.stdout.decode("utf-8", errors="strict"))
+        mods = doc["missing_modules"]
+        ok = (json_bytes(doc["core"]) == core and len(mods) == 1 and
+              json_bytes(mods[0]["path"]) == new)
+    except (UnicodeDecodeError, ValueError, KeyError, IndexError, TypeError) as e:
+        ok, p.stdout = False, repr(e).encode() + p.stdout[:300]
+    check(p.returncode == 0 and ok and no_raw_control(p.stdout.rstrip(b"\n")),
+          "hostile names: the JSON gives the bytes back: %r" % p.stdout[:400])
+
+
+def test_hostile_symbol(tmp):
+    """A symbol name with ESC[2J, a newline and 0xFF (objcopy renames
+    dispatch): the branch list, the call history and the fault line show
+    it escaped; JSON gives its bytes back (issue 30)."""
+    exe = os.path.join(tmp, "crasher-hostile-sym")
+    name = b"dis" + HOSTILE + b"patch"
+    subprocess.run([b"objcopy", b"--redefine-sym", b"dispatch=" + name,
+                    os.fsencode(os.path.join(SRC, FIX, "crasher")), os.fsencode(exe)], check=True)
+    core = os.path.join(SRC, FIX, "crasher-null.core")
+    esc = rb"dis\x1b[2J\x07\x0aforged line\xffpatch"
+    for args in ([], ["--calls"]):
+        p = subprocess.run([BTSDUMP, *args, core, exe], capture_output=True)
+        check(p.returncode == 0 and no_raw_control(p.stdout) and
+              b"(indirect call in " + esc + b")" in p.stdout and
+              (esc + b"+0x33" in p.stdout or esc + b"\tat crasher.c:29" in p.stdout),
+              "hostile symbol %s: escaped: %r" % (args, p.stdout[-500:]))
+    p = subprocess.run([BTSDUMP, "--json", core, exe], capture_output=True)
+    try:
+        last = json.loads(p.stdout)["threads"][0]["branches"][-1]
+        ok = json_bytes(last["from_symbol"]) == name + b"+0x33"
+    except (ValueError, KeyError, IndexError, TypeError) as e:
+        ok, last = False, repr(e)
+    check(p.returncode == 0 and ok, "hostile symbol: the JSON gives the bytes back: %r" % (last,))
 
 
 def main():
@@ -483,6 +560,8 @@ def main():
         test_missing_module(tmp)
         test_separate_debuginfo(tmp)
         test_json_utf8(tmp)
+        test_hostile_names(tmp)
+        test_hostile_symbol(tmp)
     if failures:
         print("%d failure(s)" % len(failures))
         return 1

@@ -238,7 +238,7 @@ for name, data, want in cases:
             rep = json.loads(report(st, e, "json"))
         except (OSError, ValueError) as ex:
             rep = {"exception": repr(ex)}
-        check(rep.get("schema") == "btscrash-error" and rep.get("version") == 5 and
+        check(rep.get("schema") == "btscrash-error" and rep.get("version") == 6 and
               rep.get("error"), f"{name}: report.json is the error document", str(rep))
 
 st = os.path.join(tmp, "odd")
@@ -249,6 +249,12 @@ check(r.returncode == 0 and e and "/" not in e and "\n" not in e and e.startswit
 raw = read(os.path.join(st, e, "meta"), "rb") if e else b""
 check(b"\x1b" not in raw and raw.count(b"\n") == len(raw.splitlines()),
       "meta holds no control characters")
+# the log lines (stderr here, kmsg alike): the comm escaped (lib/escape.c),
+# no raw control byte, no line forged by its newline (issue 30)
+check(not re.search(rb"[\x00-\x09\x0b-\x1f\x7f]", r.stderr) and
+      b"Process 999999999 (a b/../\\x0a\\x1b[31m) of user 1000 dumped core" in r.stderr and
+      not re.search(rb"\n(btsdumpd\[\d+\]: )?\x1b", r.stderr),
+      "odd comm: escaped in the log lines", r.stderr.decode(errors="replace")[-1500:])
 r = subprocess.run([daemon, "--store", st, "--direct", "1", "x", "3"], input=b"",
                    capture_output=True)
 check(r.returncode == 1, "bad arguments: exit 1")

@@ -15,7 +15,7 @@ BUILD = sys.argv[1]
 # test name -> the Debian package(s) without which meson would drop it or
 # it would skip.  Parts added to meson.build are added here.
 TESTS = {
-    "note": "", "ring": "", "format": "", "classify": "", "core": "", "symbol": "", "store": "", "config": "",
+    "note": "", "ring": "", "format": "", "classify": "", "core": "", "symbol": "", "escape": "", "store": "", "config": "",
     "btsdump": "", "vmcore": "", "btsdumpctl": "zstd gdb",
     "btsdumpd": "", "journal": "systemd", "units": "systemd", "companion": "systemd zstd xz-utils lz4",
     "fleet": "systemd-journal-remote",
@@ -25,6 +25,7 @@ TESTS = {
     "fuzz-vmcore": "clang libclang-rt-14-dev",
     "fuzz-ring": "clang libclang-rt-14-dev",
     "fuzz-meta": "clang libclang-rt-14-dev",
+    "fuzz-escape": "clang libclang-rt-14-dev",
     "oracle": "", "vm-default": "", "vm-pti": "", "vm-hw": "", "vm-hw-pti": "", "vm-lbr": "", "qemu-model": "", "kernel-patches": "",
     "kdump-EXCEPTION": "crash", "kdump-PANIC": "crash", "kdump-BUG": "crash",
     "kdump-EXEC_NULL": "crash", "kdump-notraces": "crash",
@@ -40,6 +41,7 @@ TARGETS = {
     "fuzz-vmcore": "clang libclang-rt-14-dev",
     "fuzz-ring": "clang libclang-rt-14-dev",
     "fuzz-meta": "clang libclang-rt-14-dev",
+    "fuzz-escape": "clang libclang-rt-14-dev",
 }
 
 

@@ -88,13 +88,21 @@ with tempfile.TemporaryDirectory() as tmp:
     rc, out, err = run("-n", "2", write("elf2", mv.elf()), smap)
     check(rc == 0 and "do_one+0x3" in out and "target_fn+0x7" in out,
           "symbols from System.map (text symbols only)", out + err)
+    # a name with ESC[2J and a newline, a vmcore whose file name has them:
+    # escaped in every line (lib/escape.c, issue 30)
+    evil = write("System.map.evil", b"ffffffff81000000 T start_kernel\n"
+                 b"ffffffff81000004 t do_\x1b[2J\x07one\nffffffff82000000 T target_fn\n")
+    rc, out, err = run("-n", "2", write("elf2-\x1b[2J\nx", mv.elf()), evil)
+    check(rc == 0 and "\x1b" not in out + err and "\x07" not in out and
+          "do_\\x1b[2J\\x07one+0x3" in out and "elf2-\\x1b[2J\\x0ax (ELF)" in out,
+          "hostile System.map name and vmcore file name: escaped", out + err)
 
     rc, out, err = run("-j", "-n", "3", write("elf3", mv.elf()))
     try:
         d = json.loads(out)
         c = d["cpus"][0]
         t = c["trace"]
-        ok = (d["schema"] == "btscrash-vmcore" and d["version"] == 5 and
+        ok = (d["schema"] == "btscrash-vmcore" and d["version"] == 6 and
               d["format"] == "elf" and c["cpu"] == 0 and c["panic"] and
               c["copy"] == "ring" and t["source"] == "emulation" and
               t["records"] == 8 and t["wrapped"] and

@@ -12,8 +12,12 @@
 #include <string.h>
 
 #include "btsdec.h"
+#include "escape.h"
 #include "exit.h"
 
+/* One line on stderr, the message escaped as a whole (a core's name or a
+ * reason quoting its contents cannot drive the terminal). */
+#define say(...)	btsdec_escape_line(stderr, "btsdump", __VA_ARGS__)
 
 static void usage(FILE *out)
 {
@@ -118,7 +122,7 @@ static int read_records(const char *path, struct btsdec_trace *t)
 	FILE *f = fopen(path, "re");
 
 	if (!f) {
-		fprintf(stderr, "btsdump: %s: %m\n", path);
+		say("%s: %m", path);
 		return -errno;
 	}
 	while (fgets(line, sizeof(line), f)) {
@@ -137,7 +141,7 @@ static int read_records(const char *path, struct btsdec_trace *t)
 			t->recs = n;
 		}
 		if (parse_line(p, &t->recs[t->nr])) {
-			fprintf(stderr, "btsdump: %s:%zu: cannot parse record\n",
+			say("%s:%zu: cannot parse record",
 				path, lineno);
 			goto fail;
 		}
@@ -157,11 +161,11 @@ static int faulting_tid(const char *core_path, uint64_t *tid)
 	int ret = btsdec_core_open(core_path, &core, &err);
 
 	if (ret) {
-		fprintf(stderr, "btsdump: %s\n", err.msg);
+		say("%s", err.msg);
 		return ret;
 	}
 	if (!btsdec_core_nr_threads(core)) {
-		fprintf(stderr, "btsdump: %s: no thread in core, give --tid\n",
+		say("%s: no thread in core, give --tid",
 			core_path);
 		ret = -ENOENT;
 	} else {
@@ -253,7 +257,7 @@ static int add_note_main(int argc, char **argv)
 				    &t, 1, &err);
 	btsdec_trace_free(&t);
 	if (ret) {
-		fprintf(stderr, "btsdump: add-note: %s\n", err.msg);
+		say("add-note: %s", err.msg);
 		return BTS_EXIT_READ;
 	}
 	return 0;
@@ -330,7 +334,7 @@ static int check_thread(struct btsdec_core *core, pid_t tid)
 		if (t->tid == tid && t->has_trace)
 			return 0;
 	}
-	fprintf(stderr, "btsdump: %s: no trace for thread %d\n",
+	say("%s: no trace for thread %d",
 		btsdec_core_path(core), tid);
 	return BTS_EXIT_NO_THREAD;
 }
@@ -345,13 +349,13 @@ static int report(struct btsdec_core *core, struct dump_args *a)
 	int ret;
 
 	if (btsdec_sym_open_core(core, &so, &sym, &err))
-		fprintf(stderr, "btsdump: warning: no symbols: %s\n", err.msg);
+		say("warning: no symbols: %s", err.msg);
 	if (btsdec_classifier_new(&cls, &err))
-		fprintf(stderr, "btsdump: warning: branches not classified: %s\n",
+		say("warning: branches not classified: %s",
 			err.msg);
 	ret = btsdec_report(stdout, core, sym, cls, &a->ro, &err);
 	if (ret)
-		fprintf(stderr, "btsdump: %s\n", err.msg);
+		say("%s", err.msg);
 	btsdec_classifier_free(cls);
 	btsdec_sym_close(sym);
 	return ret ? BTS_EXIT_READ : 0;
@@ -370,20 +374,20 @@ static int dump_main(int argc, char **argv)
 		return BTS_EXIT_USAGE;
 	}
 	if (btsdec_core_open(a.core, &core, &err)) {
-		fprintf(stderr, "btsdump: %s\n", err.msg);
+		say("%s", err.msg);
 		return BTS_EXIT_READ;
 	}
 	if (btsdec_core_truncated(core))
-		fprintf(stderr, "btsdump: warning: %s is truncated (%llu bytes expected); "
-			"memory past its end is missing\n", a.core,
+		say("warning: %s is truncated (%llu bytes expected); "
+			"memory past its end is missing", a.core,
 			(unsigned long long)btsdec_core_truncated(core));
 	rejects = btsdec_core_nr_rejects(core);
 	for (i = 0; i < rejects; i++)
-		fprintf(stderr, "btsdump: warning: %s\n", btsdec_core_reject(core, i));
+		say("warning: %s", btsdec_core_reject(core, i));
 	if (!btsdec_core_nr_traces(core) && !a.ro.json) {
 		if (!rejects)
-			fprintf(stderr, "btsdump: %s: no branch trace in this core "
-				"(the process was not traced, or its kernel lacks btscrash)\n",
+			say("%s: no branch trace in this core "
+				"(the process was not traced, or its kernel lacks btscrash)",
 				a.core);
 		ret = rejects ? BTS_EXIT_PARTIAL : BTS_EXIT_NONE;
 	} else if (a.ro.have_tid && (ret = check_thread(core, a.ro.tid))) {
@@ -429,11 +433,11 @@ static int vm_exit(int ret, const struct btsdec_vmreport_result *res,
 {
 	if (ret == -ENODATA) {
 		if (!o->json)
-			fprintf(stderr, "btsdump: %s\n", err->msg);
+			say("%s", err->msg);
 		return BTS_EXIT_NONE;
 	}
 	if (ret) {
-		fprintf(stderr, "btsdump: %s\n", err->msg);
+		say("%s", err->msg);
 		return BTS_EXIT_READ;
 	}
 	return res->rings_unreadable ? BTS_EXIT_PARTIAL : 0;
@@ -477,11 +481,11 @@ static int vmcore_main(int argc, char **argv)
 	}
 	o.symbols = argv[optind + 1];
 	if (o.calls && (o.json || o.raw || !o.symbols)) {
-		fprintf(stderr, "btsdump: --calls is a text report and needs VMLINUX\n");
+		say("--calls is a text report and needs VMLINUX");
 		return BTS_EXIT_USAGE;
 	}
 	if (btsdec_vmcore_open(argv[optind], &vc, &err)) {
-		fprintf(stderr, "btsdump: %s\n", err.msg);
+		say("%s", err.msg);
 		return BTS_EXIT_READ;
 	}
 	ret = btsdec_vmcore_report(stdout, vc, argv[optind], &o, &res, stderr, &err);

@@ -3,7 +3,8 @@
  * btsdumpctl: reads btsdumpd's crash store, like coredumpctl (docs/
  * btsdumpctl.md): list, info, show (the trace report), dump (the core) and
  * gdb.  Runs as any user, on store content it does not trust: values are
- * escaped on output.  Links only the store code (daemon/store.c).
+ * escaped on output (lib/escape.c), JSON written by lib/json.c.  Links the
+ * store code (daemon/) and those two files of the decoder library.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,6 +22,8 @@
 
 #include <systemd/sd-journal.h>
 
+#include "btsdec.h"
+#include "escape.h"
 #include "exit.h"
 #include "entries.h"
 #include "meta.h"
@@ -84,98 +87,28 @@ static void usage(FILE *out)
 
 /* ---- output escaping ---- */
 
-/* Length of the valid UTF-8 sequence at p (p[0] >= 0x80), 0 if invalid. */
-static size_t utf8_seq(const unsigned char *p, unsigned *cp)
-{
-	size_t n;
-	unsigned c;
+/* Every value from the store or a journal goes through lib/escape.c on its
+ * way to a person, and through lib/json.c (json-c) into JSON. */
 
-	if (p[0] >= 0xc2 && p[0] <= 0xdf)
-		n = 2, c = p[0] & 0x1f;
-	else if ((p[0] & 0xf0) == 0xe0)
-		n = 3, c = p[0] & 0x0f;
-	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
-		n = 4, c = p[0] & 0x07;
-	else
-		return 0;
-	for (size_t i = 1; i < n; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		c = c << 6 | (p[i] & 0x3f);
-	}
-	if ((n == 3 && c < 0x800) || (n == 4 && (c < 0x10000 || c > 0x10ffff)) ||
-	    (c >= 0xd800 && c <= 0xdfff))
-		return 0;
-	*cp = c;
-	return n;
+/* One line on stderr, escaped as a whole. */
+#define say(...)	btsdec_escape_line(stderr, "btsdumpctl", __VA_ARGS__)
+
+/* v escaped for a table cell ("-" for none); NULL if out of memory. */
+static char *text_esc(const char *v)
+{
+	return btsdec_escape(v ? v : "-", 0);
 }
 
-/* Writes s for a terminal: control bytes (C0, DEL, C1) and invalid UTF-8
- * become \n, \t, \xHH; lines keeps newlines and tabs as they are. */
-static void put_text(FILE *f, const char *s, bool lines)
+/* Text btsdumpd rendered with the library (a trail, a report): already
+ * escaped there, so its backslashes stay; a control byte is still caught. */
+static void put_rendered(FILE *f, const char *s)
 {
-	const unsigned char *p = (const unsigned char *)s;
-	unsigned cp;
-	size_t n;
-
-	while (*p) {
-		if ((*p == '\n' || *p == '\t') && lines) {
-			fputc(*p++, f);
-		} else if (*p == '\n' || *p == '\t') {
-			fputs(*p++ == '\n' ? "\\n" : "\\t", f);
-		} else if (*p < 0x20 || *p == 0x7f) {
-			fprintf(f, "\\x%02x", *p++);
-		} else if (*p < 0x80) {
-			fputc(*p++, f);
-		} else if ((n = utf8_seq(p, &cp)) && cp >= 0xa0) {
-			fwrite(p, 1, n, f);
-			p += n;
-		} else {
-			fprintf(f, "\\x%02x", *p++);	/* invalid, or C1 (0xc2 0x80-0x9f) */
-		}
-	}
+	btsdec_escape_put(f, s, BTSDEC_ESC_LINES);
 }
 
-static char *text_esc(const char *s)
+static void put_value(FILE *f, const char *v)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-
-	if (!f)
-		return NULL;
-	put_text(f, s ? s : "-", false);
-	if (fclose(f)) {
-		free(buf);
-		return NULL;
-	}
-	return buf;
-}
-
-/* A JSON string; invalid UTF-8 bytes are written as U+00HH. */
-static void put_json(FILE *f, const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	unsigned cp;
-	size_t n;
-
-	fputc('"', f);
-	while (*p) {
-		if (*p == '"' || *p == '\\')
-			fprintf(f, "\\%c", *p++);
-		else if (*p == '\n' || *p == '\t')
-			fputs(*p++ == '\n' ? "\\n" : "\\t", f);
-		else if (*p < 0x20 || *p == 0x7f)
-			fprintf(f, "\\u%04x", *p++);
-		else if (*p < 0x80)
-			fputc(*p++, f);
-		else if ((n = utf8_seq(p, &cp))) {
-			fwrite(p, 1, n, f);
-			p += n;
-		} else
-			fprintf(f, "\\u%04x", *p++);
-	}
-	fputc('"', f);
+	btsdec_escape_put(f, v, 0);
 }
 
 /* ---- entries ---- */
@@ -253,9 +186,9 @@ static const char *core_file(const struct btsdumpd_entry *e)
  * host keeps it. */
 static void remote_file(const struct btsdumpd_entry *e, const char *name)
 {
-	put_text(stdout, meta(e, "HOSTNAME") ? meta(e, "HOSTNAME") : "?", false);
+	put_value(stdout, meta(e, "HOSTNAME") ? meta(e, "HOSTNAME") : "?");
 	putchar(':');
-	put_text(stdout, meta(e, "ENTRY") ? meta(e, "ENTRY") : e->id, false);
+	put_value(stdout, meta(e, "ENTRY") ? meta(e, "ENTRY") : e->id);
 	printf("/%s", name);
 }
 
@@ -328,7 +261,7 @@ static int load_journal(struct ctl *c)
 	r = c->journal_dir ? sd_journal_open_directory(&j, c->journal_dir, 0)
 			   : sd_journal_open_files(&j, c->journal_files, 0);
 	if (r < 0) {
-		fprintf(stderr, "btsdumpctl: cannot open the journal in %s: %s\n", what,
+		say("cannot open the journal in %s: %s", what,
 			strerror(-r));
 		return BTS_EXIT_READ;
 	}
@@ -338,7 +271,7 @@ static int load_journal(struct ctl *c)
 		r = journal_entry_add(c, j);
 	sd_journal_close(j);
 	if (r < 0) {
-		fprintf(stderr, "btsdumpctl: reading the journal in %s: %s\n", what, strerror(-r));
+		say("reading the journal in %s: %s", what, strerror(-r));
 		return BTS_EXIT_READ;
 	}
 	return 0;
@@ -354,11 +287,11 @@ static int load(struct ctl *c)
 	r = btsdumpd_store_list(c->store, &c->e, &c->n);
 
 	if (r == -ENOENT) {
-		fprintf(stderr, "No crashes stored (%s does not exist).\n", c->store);
+		btsdec_escape_line(stderr, NULL, "No crashes stored (%s does not exist).", c->store);
 		return BTS_EXIT_NONE;
 	}
 	if (r < 0) {
-		fprintf(stderr, "btsdumpctl: cannot read the store %s: %s\n",
+		say("cannot read the store %s: %s",
 			c->store, strerror(-r));
 		return BTS_EXIT_READ;
 	}
@@ -372,9 +305,7 @@ static const struct btsdumpd_entry *pick(const struct ctl *c)
 		if (entry_matches(&c->e[i], c->match))
 			return &c->e[i];
 	if (c->match) {
-		fputs("No crash matches \"", stderr);
-		put_text(stderr, c->match, false);
-		fputs("\".\n", stderr);
+		btsdec_escape_line(stderr, NULL, "No crash matches \"%s\".", c->match);
 	} else {
 		fputs("No crashes stored.\n", stderr);
 	}
@@ -431,45 +362,49 @@ static void list_line(const struct ctl *c, const struct btsdumpd_entry *e, int t
 		free(f[i]);
 }
 
-/* One entry as a JSON object: the meta keys written in capitals, as they
- * are (strings), and the derived facts in lower case. */
-static void json_entry(FILE *f, const struct ctl *c, const struct btsdumpd_entry *e)
+/* One entry as a JSON object (json-c, lib/json.c's strings: docs/json.md
+ * "Strings"): the meta keys written in capitals, as they are (strings),
+ * and the derived facts in lower case. */
+static struct json_object *json_entry(const struct ctl *c, const struct btsdumpd_entry *e)
 {
-	char *path = c->store ? entry_file(c, e, NULL) : NULL;
+	struct json_object *o = json_object_new_object();
+	char *path = c->store ? entry_file(c, e, NULL) : NULL;	/* NULL: on its host */
+	char *report = report_path(c, e);
 
-	fputs("{\"id\": ", f);
-	put_json(f, e->id);
-	fputs(", \"path\": ", f);
-	if (path)
-		put_json(f, path);
-	else
-		fputs("null", f);	/* a journal entry: on its host */
-	fprintf(f, ", \"timestamp\": %llu, \"bytes\": %llu, \"corefile\": \"%s\"",
-		(unsigned long long)e->timestamp, (unsigned long long)e->bytes,
-		core_state_name[core_state(c, e)]);
-	fputs(", \"report\": ", f);
-	free(path);
-	path = report_path(c, e);
-	if (path)
-		put_json(f, path);
-	else
-		fputs("null", f);
-	for (size_t i = 0; i < e->meta.n; i++) {
-		if (strpbrk(e->meta.keys[i], "abcdefghijklmnopqrstuvwxyz"))
-			continue;	/* unknown; would clash with ours */
-		fputs(", ", f);
-		put_json(f, e->meta.keys[i]);
-		fputs(": ", f);
-		put_json(f, e->meta.vals[i]);
+	if (o) {
+		json_object_object_add(o, "id", btsdec_json_str(e->id));
+		json_object_object_add(o, "path", btsdec_json_str(path));
+		json_object_object_add(o, "timestamp", json_object_new_uint64(e->timestamp));
+		json_object_object_add(o, "bytes", json_object_new_uint64(e->bytes));
+		json_object_object_add(o, "corefile",
+				       json_object_new_string(core_state_name[core_state(c, e)]));
+		json_object_object_add(o, "report", btsdec_json_str(report));
 	}
-	fputc('}', f);
+	for (size_t i = 0; o && i < e->meta.n; i++)
+		if (!strpbrk(e->meta.keys[i], "abcdefghijklmnopqrstuvwxyz"))	/* else: would clash */
+			json_object_object_add(o, e->meta.keys[i], btsdec_json_str(e->meta.vals[i]));
 	free(path);
+	free(report);
+	return o;
+}
+
+/* doc on one line; 0 or an exit status (message printed). */
+static int json_print(struct json_object *doc)
+{
+	struct btsdec_err err;
+
+	if (btsdec_json_write(stdout, doc, &err)) {
+		say("%s", err.msg);
+		return BTS_EXIT_READ;
+	}
+	return 0;
 }
 
 static int cmd_list(const struct ctl *c)
 {
+	struct json_object *arr = c->json ? json_object_new_array() : NULL;
 	size_t shown = 0;
-	int tw = 4;
+	int tw = 4, r;
 	char tbuf[64];
 
 	for (size_t i = 0; i < c->n; i++) {
@@ -477,14 +412,12 @@ static int cmd_list(const struct ctl *c)
 		if (entry_matches(&c->e[i], c->match) && (int)strlen(tbuf) > tw)
 			tw = strlen(tbuf);
 	}
-	if (c->json)
-		fputc('[', stdout);
 	for (size_t i = 0; i < c->n; i++) {
 		if (!entry_matches(&c->e[i], c->match))
 			continue;
 		if (c->json) {
-			fputs(shown ? ",\n " : "", stdout);
-			json_entry(stdout, c, &c->e[i]);
+			if (arr)
+				json_object_array_add(arr, json_entry(c, &c->e[i]));
 		} else {
 			if (!shown)
 				printf("%-*s %7s %5s %5s %-7s %-8s %-7s %s%s\n", tw, "TIME",
@@ -494,8 +427,8 @@ static int cmd_list(const struct ctl *c)
 		}
 		shown++;
 	}
-	if (c->json)
-		fputs("]\n", stdout);
+	if (c->json && (r = json_print(arr)))
+		return r;
 	if (!shown)
 		pick(c);	/* prints why */
 	return shown ? 0 : BTS_EXIT_NONE;
@@ -508,7 +441,7 @@ static void field(const char *label, const char *val)
 	if (!val)
 		return;
 	printf("%14s: ", label);
-	put_text(stdout, val, false);
+	put_value(stdout, val);
 	putchar('\n');
 }
 
@@ -520,12 +453,12 @@ static void info_core(const struct ctl *c, const struct btsdumpd_entry *e)
 
 	printf("%14s: ", "Storage");
 	if (st == CORE_NONE) {
-		put_text(stdout, core ? core : "none", false);
+		put_value(stdout, core ? core : "none");
 	} else if (st == CORE_REMOTE) {
 		remote_file(e, core_file(e));
 		fputs(" (remote)", stdout);
 	} else {
-		put_text(stdout, path, false);
+		put_value(stdout, path);
 		printf(" (%s", core_state_name[st]);
 		if (meta(e, "CORE_TRUNCATED") && !strcmp(meta(e, "CORE_TRUNCATED"), "1"))
 			fputs(", truncated", stdout);
@@ -533,7 +466,7 @@ static void info_core(const struct ctl *c, const struct btsdumpd_entry *e)
 	}
 	if (reason) {
 		fputs(": ", stdout);
-		put_text(stdout, reason, false);
+		put_value(stdout, reason);
 	}
 	putchar('\n');
 	field("Core Size", meta(e, "CORE_SIZE"));
@@ -550,15 +483,15 @@ static void info_trace(const struct ctl *c, const struct btsdumpd_entry *e)
 	char *path;
 
 	printf("%14s: ", "Trace");
-	put_text(stdout, trace ? trace : "absent", false);
+	put_value(stdout, trace ? trace : "absent");
 	if (trace && !strcmp(trace, "present") && threads) {
 		fputs(" (", stdout);
-		put_text(stdout, threads, false);
+		put_value(stdout, threads);
 		fputs(strcmp(threads, "1") ? " threads)" : " thread)", stdout);
 	}
 	if (meta(e, "TRACE_ERROR")) {
 		fputs(": ", stdout);
-		put_text(stdout, meta(e, "TRACE_ERROR"), false);
+		put_value(stdout, meta(e, "TRACE_ERROR"));
 	}
 	putchar('\n');
 	field("Fault Thread", meta(e, "FAULT_TID"));
@@ -569,7 +502,7 @@ static void info_trace(const struct ctl *c, const struct btsdumpd_entry *e)
 
 			if (line && (*line || strchr(l, '\n'))) {
 				printf("%16s", "");
-				put_text(stdout, line, false);
+				put_rendered(stdout, line);
 				putchar('\n');
 			}
 			free(line);
@@ -594,11 +527,8 @@ static int cmd_info(const struct ctl *c)
 
 	if (!e)
 		return BTS_EXIT_NONE;
-	if (c->json) {
-		json_entry(stdout, c, e);
-		putchar('\n');
-		return 0;
-	}
+	if (c->json)
+		return json_print(json_entry(c, e));
 	sig = meta(e, "SIGNAL");
 	name = sig_name(e);
 	field("Entry", e->id);
@@ -632,46 +562,42 @@ static int cmd_show(const struct ctl *c)
 {
 	const struct btsdumpd_entry *e = pick(c);
 	const char *name = c->json ? "JSON report" : "report";
-	char buf[4096];
-	size_t n;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
 	FILE *f;
 	int fd;
 
 	if (!e)
 		return BTS_EXIT_NONE;
 	if (!c->store) {	/* the journal entry's MESSAGE: the trail */
-		if (c->json) {
-			json_entry(stdout, c, e);
-			putchar('\n');
-		} else {
-			put_text(stdout, meta(e, "MESSAGE") ?: "", true);
-			putchar('\n');
-		}
+		if (c->json)
+			return json_print(json_entry(c, e));
+		put_rendered(stdout, meta(e, "MESSAGE") ?: "");
+		putchar('\n');
 		return 0;
 	}
 	fd = entry_dir(c, e);
 	f = fd >= 0 ? btsdumpd_report_open(fd, c->json) : NULL;
 	if (!f) {
-		fprintf(stderr, "btsdumpctl: entry %s has no readable %s (%s): %s\n",
-			e->id, name, c->json ? BTSDUMPD_REPORT_JSON : BTSDUMPD_REPORT_TXT,
-			strerror(errno));
+		say("entry %s has no readable %s (%s): %s", e->id, name,
+		    c->json ? BTSDUMPD_REPORT_JSON : BTSDUMPD_REPORT_TXT, strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		return BTS_EXIT_READ;
 	}
 	close(fd);
-	while (fgets(buf, sizeof(buf), f)) {
-		if (c->json) {
-			n = strlen(buf);
-			fwrite(buf, 1, n, stdout);
-		} else {
-			put_text(stdout, buf, true);
-		}
+	while ((n = getline(&line, &cap, f)) > 0) {
+		if (c->json)
+			fwrite(line, 1, n, stdout);	/* lib/json.c's: valid JSON */
+		else
+			btsdec_escape_put_mem(stdout, line, n, BTSDEC_ESC_LINES);
 	}
+	free(line);
 	n = ferror(f);
 	fclose(f);
 	if (n) {
-		fprintf(stderr, "btsdumpctl: reading %s of %s failed\n", name, e->id);
+		say("reading %s of %s failed", name, e->id);
 		return BTS_EXIT_READ;
 	}
 	return 0;
@@ -708,14 +634,10 @@ static int core_extract(const struct ctl *c, const struct btsdumpd_entry *e, int
 	int fd, r;
 
 	if (st != CORE_PRESENT) {
-		fprintf(stderr, "btsdumpctl: the core of %s is %s (CORE=", e->id,
-			st == CORE_MISSING ? "missing" : "not stored");
-		put_text(stderr, core ? core : "unknown", false);
-		if (st == CORE_MISSING)
-			fprintf(stderr, ", but %s is gone", core_file(e));
-		fputs(reason ? "): " : ")", stderr);
-		put_text(stderr, reason ? reason : "", false);
-		fputc('\n', stderr);
+		say("the core of %s is %s (CORE=%s%s%s%s)%s%s", e->id,
+		    st == CORE_MISSING ? "missing" : "not stored", core ? core : "unknown",
+		    st == CORE_MISSING ? ", but " : "", st == CORE_MISSING ? core_file(e) : "",
+		    st == CORE_MISSING ? " is gone" : "", reason ? ": " : "", reason ? reason : "");
 		free(path);
 		return BTS_EXIT_READ;
 	}
@@ -727,7 +649,7 @@ static int core_extract(const struct ctl *c, const struct btsdumpd_entry *e, int
 	if (fd >= 0)
 		close(fd);
 	if (r < 0)
-		fprintf(stderr, "btsdumpctl: cannot decompress %s: %s\n", path,
+		say("cannot decompress %s: %s", path,
 			r == -EBADMSG ? "corrupt or truncated zstd data" :
 			r == -EFBIG ? "larger than CORE_SIZE says" : strerror(-r));
 	free(path);
@@ -750,13 +672,13 @@ static int cmd_dump(const struct ctl *c)
 	if (c->output) {
 		fd = open(c->output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 		if (fd < 0) {
-			fprintf(stderr, "btsdumpctl: cannot create %s: %m\n", c->output);
+			say("cannot create %s: %m", c->output);
 			return BTS_EXIT_READ;
 		}
 	}
 	r = core_extract(c, e, fd);
 	if (c->output && close(fd) < 0 && !r) {
-		fprintf(stderr, "btsdumpctl: writing %s failed: %m\n", c->output);
+		say("writing %s failed: %m", c->output);
 		r = BTS_EXIT_READ;
 	}
 	if (r && c->output)
@@ -775,7 +697,7 @@ static char *gdb_script(void)
 
 	if (env) {
 		if (*env && access(env, R_OK) < 0)
-			fprintf(stderr, "btsdumpctl: warning: %s: %m; not loaded\n", env);
+			say("warning: %s: %m; not loaded", env);
 		return *env && !access(env, R_OK) ? strdup(env) : NULL;
 	}
 #ifdef BTSCRASH_DATADIR
@@ -826,7 +748,7 @@ static int run_gdb(const struct ctl *c, const char *exe, const char *core)
 		sigaction(SIGINT, &oint, NULL);
 		sigaction(SIGQUIT, &oquit, NULL);
 		execvp("gdb", argv);
-		fprintf(stderr, "btsdumpctl: cannot run gdb: %m\n");
+		say("cannot run gdb: %m");
 		_exit(127);
 	}
 	while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR)
@@ -857,13 +779,13 @@ static int cmd_gdb(const struct ctl *c)
 		return BTS_EXIT_READ;
 	fd = mkostemp(tmp, O_CLOEXEC);
 	if (fd < 0) {
-		fprintf(stderr, "btsdumpctl: cannot create a temporary file %s: %m\n", tmp);
+		say("cannot create a temporary file %s: %m", tmp);
 		free(tmp);
 		return BTS_EXIT_READ;
 	}
 	r = core_extract(c, e, fd);
 	if (close(fd) < 0 && !r) {
-		fprintf(stderr, "btsdumpctl: writing %s failed: %m\n", tmp);
+		say("writing %s failed: %m", tmp);
 		r = BTS_EXIT_READ;
 	}
 	if (!r)
@@ -938,13 +860,13 @@ static int parse_args(struct ctl *c, int argc, char **argv, const struct command
 		if (!strcmp(commands[i].name, name))
 			*cmd = &commands[i];
 	if (*cmd && !c->store && ((*cmd)->fn == cmd_dump || (*cmd)->fn == cmd_gdb)) {
-		fprintf(stderr, "btsdumpctl: %s: journal entries carry no core; it stays on "
-			"the host that crashed (btsdumpctl %s there)\n", name, name);
+		say("%s: journal entries carry no core; it stays on "
+			"the host that crashed (btsdumpctl %s there)", name, name);
 		return BTS_EXIT_USAGE;
 	}
 	if (!*cmd || optind < argc || (c->gdb_args && (*cmd)->fn != cmd_gdb) ||
 	    (c->output && (*cmd)->fn != cmd_dump)) {
-		fprintf(stderr, "btsdumpctl: %s\n", !*cmd ? "unknown command" :
+		say("%s", !*cmd ? "unknown command" :
 			optind < argc ? "one MATCH at most" :
 			c->output ? "-o is for dump" : "\"--\" arguments are for gdb");
 		usage(stderr);

@@ -5,7 +5,7 @@
 # note descriptor per docs/format.md.  corpus-core/: small x86-64 ELF cores
 # (PT_NOTE with NT_PRSTATUS and btscrash notes, one PT_LOAD) for fuzz-core.
 # corpus-ring/: physical memory images (ring table at 0, descriptors,
-# slots) for fuzz-ring.
+# slots) for fuzz-ring.  corpus-escape/: names for fuzz-escape.
 # Regression seeds found by fuzzing are committed beside these, not made here.
 import os
 import struct
@@ -120,8 +120,16 @@ ring_seeds = {
     "notes": note(b"BTSCRASH", NT_CPU, desc(BR, tid=0, flags=0)) + image(4, 1)[16:],
 }
 
+# corpus-escape/: names as a core may carry them (fuzz-escape.c)
+escape_seeds = {
+    "ascii": b"/tmp/core.1234",
+    "hostile": b"\x1b[2J\x07\nforged\xff\\x41\\\\",
+    "utf8": "caf\u00e9 \u20ac \U0001f600 \u0085".encode() + b" \xed\xa0\x80 \xc0\xaf \xf4\x90",
+    "nul": b"a\0b\x7f\x9b[2J",
+}
+
 for sub, seeds in (("corpus-note", note_seeds), ("corpus-core", core_seeds),
-                   ("corpus-ring", ring_seeds)):
+                   ("corpus-ring", ring_seeds), ("corpus-escape", escape_seeds)):
     out = os.path.join(here, sub)
     os.makedirs(out, exist_ok=True)
     for name, data in seeds.items():
