@@ -19,6 +19,7 @@
 #include <json-c/json.h>
 
 #include "format.h"
+#include "grow.h"
 
 /* ---- Records and notes (note.c) ----------------------------------------- */
 
@@ -326,8 +327,9 @@ struct btsdec_missing {
 struct btsdec_model {
 	char *core;			/* the core's name */
 	char *executable;		/* as given, or NULL */
-	size_t nr_missing;
+	size_t nr_missing, cap_missing;
 	struct btsdec_missing *missing;	/* modules not found, strings borrowed */
+	struct btsdec_index missing_by_path;	/* path -> missing */
 	size_t nr_rejects;
 	char **rejects;			/* why malformed trace notes were skipped */
 	size_t nr_threads;

@@ -57,9 +57,9 @@ struct btsdec_vmcore {
 	bool kdump;
 	char *info;		/* VMCOREINFO text, NUL-terminated */
 	struct btsdec_trace *notes;	/* CPU notes */
-	size_t nr_notes;
+	size_t nr_notes, cap_notes;
 	char **rejects;		/* why malformed CPU notes were skipped */
-	size_t nr_rejects;
+	size_t nr_rejects, cap_rejects;
 	/* ELF */
 	Elf *elf;
 	struct load *loads;
@@ -74,13 +74,10 @@ struct btsdec_vmcore {
 
 static int add_reject(struct btsdec_vmcore *vc, const char *msg)
 {
-	char **r = realloc(vc->rejects, (vc->nr_rejects + 1) * sizeof(*r));
-
-	if (!r)
+	if (btsdec_grow(&vc->rejects, &vc->cap_rejects, vc->nr_rejects + 1))
 		return -ENOMEM;
-	vc->rejects = r;
-	r[vc->nr_rejects] = strdup(msg);
-	if (!r[vc->nr_rejects])
+	vc->rejects[vc->nr_rejects] = strdup(msg);
+	if (!vc->rejects[vc->nr_rejects])
 		return -ENOMEM;
 	vc->nr_rejects++;
 	return 0;
@@ -142,7 +139,7 @@ static int pread_all(const struct btsdec_vmcore *vc, void *buf, size_t len, uint
 /* One NT_BTSCRASH_CPU note: kept when valid, else its reason listed. */
 static int take_cpu_note(struct btsdec_vmcore *vc, const struct btsdec_elf_note *n)
 {
-	struct btsdec_trace t, *nt;
+	struct btsdec_trace t;
 	struct btsdec_err e;
 	int ret;
 
@@ -151,12 +148,10 @@ static int take_cpu_note(struct btsdec_vmcore *vc, const struct btsdec_elf_note 
 		return ret;
 	if (ret)
 		return add_reject(vc, e.msg);
-	nt = realloc(vc->notes, (vc->nr_notes + 1) * sizeof(*nt));
-	if (!nt) {
+	if (btsdec_grow(&vc->notes, &vc->cap_notes, vc->nr_notes + 1)) {
 		btsdec_trace_free(&t);
 		return -ENOMEM;
 	}
-	vc->notes = nt;
 	vc->notes[vc->nr_notes++] = t;
 	return 0;
 }
@@ -337,7 +332,6 @@ static int open_flat(struct btsdec_vmcore *vc, const char *path, struct btsdec_e
 				   "(type or version not 1)", path);
 	for (;;) {
 		uint64_t off, size;
-		struct flat_seg *s;
 
 		if (pos > file || file - pos < 16 || pread_file(vc->fd, h, 16, pos))
 			return btsdec_fail(err, -EIO, "%s: flattened dump cut short at %#" PRIx64
@@ -354,13 +348,8 @@ static int open_flat(struct btsdec_vmcore *vc, const char *path, struct btsdec_e
 			return btsdec_fail(err, -EINVAL, "%s: flattened dump: bad segment at "
 					   "%#" PRIx64 " (offset %#" PRIx64 ", size %#" PRIx64 ")",
 					   path, pos - 16, off, size);
-		if (vc->nr_flat == cap) {
-			cap = cap ? 2 * cap : 256;
-			s = realloc(vc->flat, cap * sizeof(*s));
-			if (!s)
-				return -ENOMEM;
-			vc->flat = s;
-		}
+		if (btsdec_grow(&vc->flat, &cap, vc->nr_flat + 1))
+			return -ENOMEM;
 		vc->flat[vc->nr_flat++] = (struct flat_seg){ off, pos, size };
 		if (off + size > end)
 			end = off + size;
