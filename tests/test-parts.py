@@ -19,7 +19,7 @@ TESTS = {
     "btsdump": "", "vmcore": "", "btsdumpctl": "zstd gdb",
     "btsdumpd": "", "journal": "systemd", "units": "systemd", "companion": "systemd zstd xz-utils lz4",
     "fleet": "systemd-journal-remote",
-    "gdb": "gdb", "fixtures-remade": "gdb",
+    "gdb": "gdb", "threads": "", "fixtures-remade": "gdb",
     "fuzz-note": "clang libclang-rt-14-dev",
     "fuzz-core": "clang libclang-rt-14-dev",
     "fuzz-vmcore": "clang libclang-rt-14-dev",
