@@ -24,7 +24,8 @@
 #include "btsdec.h"
 #include "grow.h"
 
-/* A PT_LOAD segment: memory of the process, dumped or not. */
+/* A PT_LOAD segment: memory of the process, dumped or not.  vaddr first:
+ * the key of btsdec_upper_bound. */
 struct load_seg {
 	uint64_t vaddr, memsz, filesz, offset;
 	size_t phdr;		/* its program header, to sort stably */
@@ -447,17 +448,9 @@ void btsdec_core_close(struct btsdec_core *c)
  * checks addr against the size it needs (p_memsz or p_filesz). */
 static const struct load_seg *find_load(const struct btsdec_core *c, uint64_t addr)
 {
-	size_t lo = 0, hi = c->nr_loads;	/* the first segment above addr */
+	size_t n = btsdec_upper_bound(c->loads, c->nr_loads, sizeof(*c->loads), addr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (c->loads[mid].vaddr <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo ? &c->loads[lo - 1] : NULL;
+	return n ? &c->loads[n - 1] : NULL;
 }
 
 size_t btsdec_core_read(const struct btsdec_core *c, uint64_t addr, void *buf,

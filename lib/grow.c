@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * Geometric growth of arrays and the key -> position index of grow.h: one
- * implementation for core.c's threads and segments, model.c's missing
- * modules, vmcore.c's notes, note lists of the tools.  Process context.
+ * Geometric growth of arrays, the key -> position index and the search of
+ * sorted segments of grow.h: one implementation for core.c's threads and
+ * segments, model.c's missing modules, vmcore.c's notes and segments, the
+ * tools' lists.  Process context.
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "grow.h"
 
@@ -111,6 +113,23 @@ void btsdec_index_free(struct btsdec_index *x)
 {
 	free(x->slots);
 	*x = (struct btsdec_index){ 0 };
+}
+
+size_t btsdec_upper_bound(const void *base, size_t n, size_t size, uint64_t x)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		uint64_t key;
+
+		memcpy(&key, (const char *)base + mid * size, sizeof(key));
+		if (key <= x)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
 }
 
 uint64_t btsdec_index_str(const char *s)

@@ -35,6 +35,11 @@ size_t btsdec_index_next(const struct btsdec_index *x, uint64_t key, size_t *pro
  * BTSDEC_INDEX_NONE. */
 size_t btsdec_index_get(const struct btsdec_index *x, uint64_t key);
 void btsdec_index_free(struct btsdec_index *x);
+/* In n elements of `size` bytes from base, sorted by the uint64_t at the
+ * start of each (base may point at a member of the first: that member is
+ * then the key): how many have it <= x.  So element [result - 1], if any,
+ * is the last one starting at or below x (a segment that may hold x). */
+size_t btsdec_upper_bound(const void *base, size_t n, size_t size, uint64_t x);
 /* A 64-bit key for a string (FNV-1a); equal strings, equal keys. */
 uint64_t btsdec_index_str(const char *s);
 

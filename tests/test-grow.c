@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * Unit tests of lib/grow.c: arrays grow geometrically (few reallocs for
- * many elements, overflow refused), and the key index finds every key
- * after many rehashes, returns every position of a shared key, and says
- * when a key is absent.
+ * many elements, overflow refused), the key index finds every key after
+ * many rehashes, returns every position of a shared key, and says when a
+ * key is absent; the search of sorted segments counts right at the edges.
  */
 #include <errno.h>
 
@@ -63,10 +63,29 @@ static void test_index_shared_key(void)
 	btsdec_index_free(&x);
 }
 
+/* Sorted segments: the count at or below x, by the first member or by
+ * another one (base pointing at it). */
+static void test_upper_bound(void)
+{
+	struct seg { uint64_t start, end_max; } v[] = {
+		{ 10, 20 }, { 10, 25 }, { 30, 25 }, { 40, 90 }, { 100, 110 },
+	};
+	size_t n = sizeof(v) / sizeof(v[0]);
+
+	CHECK_EQ(btsdec_upper_bound(v, n, sizeof(v[0]), 9), 0);
+	CHECK_EQ(btsdec_upper_bound(v, n, sizeof(v[0]), 10), 2);
+	CHECK_EQ(btsdec_upper_bound(v, n, sizeof(v[0]), 39), 3);
+	CHECK_EQ(btsdec_upper_bound(v, n, sizeof(v[0]), UINT64_MAX), n);
+	CHECK_EQ(btsdec_upper_bound(v, 0, sizeof(v[0]), 50), 0);
+	CHECK_EQ(btsdec_upper_bound(&v[0].end_max, n, sizeof(v[0]), 24), 1);
+	CHECK_EQ(btsdec_upper_bound(&v[0].end_max, n, sizeof(v[0]), 25), 3);
+}
+
 static const struct test_case tests[] = {
 	TEST_CASE(test_grow_doubles),
 	TEST_CASE(test_index_finds_every_key),
 	TEST_CASE(test_index_shared_key),
+	TEST_CASE(test_upper_bound),
 };
 
 int main(void)
