@@ -41,18 +41,9 @@ cat "$work/big.core" "$work/recs" "$work/addrs" "$exe" >/dev/null
 head -n 2000 "$work/addrs" |
 	eu-addr2line --core="$work/big.core" -e "$exe" -f -s >/dev/null
 
-# measure LABEL CMD...: runs CMD (stdout to /dev/null), fails if it fails,
-# sets REPLY to "cpu_seconds maxrss_kb wall_seconds".
-measure() {
-	local label=$1 rc=0
-	shift
-	/usr/bin/time -f "%U %S %M %e" -o "$work/time" "$@" >/dev/null || rc=$?
-	if [ "$rc" != 0 ]; then
-		echo "run-bench: $label exited with $rc" >&2
-		exit 1
-	fi
-	REPLY=$(tail -n 1 "$work/time" | awk '{ printf "%.2f %s %s", $1 + $2, $3, $4 }')
-}
+bench_name=run-bench
+# shellcheck source=bench/measure.sh
+. "$src/bench/measure.sh"
 
 measure btsdump "$btsdump" --json --thread "$tid" "$work/big.core" "$exe"
 a=$REPLY

@@ -19,6 +19,7 @@
 #include <json-c/json.h>
 
 #include "format.h"
+#include "grow.h"
 
 /* ---- Records and notes (note.c) ----------------------------------------- */
 
@@ -41,13 +42,21 @@ struct btsdec_trace {
  * the rule that failed into err.  `t` is filled only on success. */
 int btsdec_note_parse(uint32_t type, const void *desc, size_t len,
 		      struct btsdec_trace *t, struct btsdec_err *err);
+struct btsdec_recwin;
+
 /* The same for a descriptor of len bytes at file offset `off` of fd, which
  * must stay open while t is used: the header is read and every record
  * checked now, in pieces; the records are read again, a window at a time,
  * by btsdec_trace_at.  Memory stays flat in the trace's length (issue 16).
- * -EIO when the file ends early. */
+ * The window is win, which may serve many traces and must outlive them
+ * (a core's threads share one: issue 30), or one of t's own if win is
+ * NULL.  -EIO when the file ends early. */
 int btsdec_note_parse_fd(uint32_t type, int fd, uint64_t off, size_t len,
-			 struct btsdec_trace *t, struct btsdec_err *err);
+			 struct btsdec_recwin *win, struct btsdec_trace *t,
+			 struct btsdec_err *err);
+/* A window of records read from a file, for btsdec_note_parse_fd. */
+struct btsdec_recwin *btsdec_recwin_new(void);
+void btsdec_recwin_free(struct btsdec_recwin *win);
 void btsdec_trace_free(struct btsdec_trace *t);
 /* Record i (< t->nr) of t, held or streamed.  A streamed trace whose file
  * fails to read gives zeroed records and btsdec_trace_error says so. */
@@ -119,6 +128,10 @@ void *btsdec_core_elf(const struct btsdec_core *core);
 int btsdec_core_add_notes(const char *in_path, const char *out_path,
 			  const struct btsdec_trace *traces, size_t n,
 			  struct btsdec_err *err);
+/* The same with notes already framed (Elf64_Nhdr, name, descriptor, each
+ * padded to 4 bytes): len bytes of them appended as they are. */
+int btsdec_core_append_notes(const char *in_path, const char *out_path,
+			     const void *notes, size_t len, struct btsdec_err *err);
 
 /* ---- Symbols (symbol.c) -------------------------------------------------- */
 
@@ -326,8 +339,9 @@ struct btsdec_missing {
 struct btsdec_model {
 	char *core;			/* the core's name */
 	char *executable;		/* as given, or NULL */
-	size_t nr_missing;
+	size_t nr_missing, cap_missing;
 	struct btsdec_missing *missing;	/* modules not found, strings borrowed */
+	struct btsdec_index missing_by_path;	/* path -> missing */
 	size_t nr_rejects;
 	char **rejects;			/* why malformed trace notes were skipped */
 	size_t nr_threads;

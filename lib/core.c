@@ -3,9 +3,11 @@
  * Core files: opens an x86-64 ELF core with libelf, walks its PT_NOTE
  * segments note by note with format.c's framing, collects threads
  * (NT_PRSTATUS: pid, signal, rip; NT_SIGINFO: si_addr) and btscrash trace
- * notes (streamed from the file, not held: note.c), and reads memory the
- * core holds.  Hostile input is expected:
- * every offset is checked against the file before use.
+ * notes (streamed from the file through one window of records: note.c),
+ * and reads memory the core holds (its PT_LOAD segments, sorted once).
+ * Threads grow geometrically and are found by tid through an index, so a
+ * core of 50 k threads opens in linear time and memory (issue 30).  Hostile
+ * input is expected: every offset is checked against the file before use.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -20,6 +22,14 @@
 #include <unistd.h>
 
 #include "btsdec.h"
+#include "grow.h"
+
+/* A PT_LOAD segment: memory of the process, dumped or not.  vaddr first:
+ * the key of btsdec_upper_bound. */
+struct load_seg {
+	uint64_t vaddr, memsz, filesz, offset;
+	size_t phdr;		/* its program header, to sort stably */
+};
 
 struct btsdec_core {
 	char *path;
@@ -27,13 +37,17 @@ struct btsdec_core {
 	Elf *elf;
 	uint64_t file_size;
 	uint64_t want_size;	/* file size the program headers call for */
-	size_t nr_threads;
+	size_t nr_threads, cap_threads;
 	struct btsdec_thread *threads;
+	struct btsdec_index by_tid;	/* tid -> thread, while the notes are read */
 	size_t nr_prstatus;
 	ssize_t last_prstatus;	/* thread of the last NT_PRSTATUS, for NT_SIGINFO */
 	size_t nr_traces;
-	size_t nr_rejects;
+	size_t nr_rejects, cap_rejects;
 	char **rejects;
+	struct btsdec_recwin *win;	/* the trace notes' window of records */
+	size_t nr_loads;
+	struct load_seg *loads;		/* by vaddr */
 };
 
 const char *btsdec_core_path(const struct btsdec_core *c) { return c->path; }
@@ -60,12 +74,9 @@ const char *btsdec_core_reject(const struct btsdec_core *c, size_t i)
 
 static int add_reject(struct btsdec_core *c, uint64_t off, const char *msg)
 {
-	char **r = realloc(c->rejects, (c->nr_rejects + 1) * sizeof(*r));
-
-	if (!r)
+	if (btsdec_grow(&c->rejects, &c->cap_rejects, c->nr_rejects + 1))
 		return -ENOMEM;
-	c->rejects = r;
-	if (asprintf(&r[c->nr_rejects], "trace note at file offset 0x%llx: %s",
+	if (asprintf(&c->rejects[c->nr_rejects], "trace note at file offset 0x%llx: %s",
 		     (unsigned long long)off, msg) < 0)
 		return -ENOMEM;
 	c->nr_rejects++;
@@ -74,20 +85,18 @@ static int add_reject(struct btsdec_core *c, uint64_t off, const char *msg)
 
 static struct btsdec_thread *find_thread(struct btsdec_core *c, pid_t tid)
 {
-	for (size_t i = 0; i < c->nr_threads; i++)
-		if (c->threads[i].tid == tid)
-			return &c->threads[i];
-	return NULL;
+	size_t i = btsdec_index_get(&c->by_tid, (uint32_t)tid);
+
+	return i == BTSDEC_INDEX_NONE ? NULL : &c->threads[i];
 }
 
 static struct btsdec_thread *add_thread(struct btsdec_core *c, pid_t tid)
 {
 	struct btsdec_thread *t;
 
-	t = realloc(c->threads, (c->nr_threads + 1) * sizeof(*t));
-	if (!t)
+	if (btsdec_grow(&c->threads, &c->cap_threads, c->nr_threads + 1) ||
+	    btsdec_index_add(&c->by_tid, (uint32_t)tid, c->nr_threads))
 		return NULL;
-	c->threads = t;
 	t = &c->threads[c->nr_threads++];
 	memset(t, 0, sizeof(*t));
 	t->tid = tid;
@@ -180,7 +189,7 @@ static int on_trace(struct btsdec_core *c, uint32_t type, uint64_t off, size_t l
 	struct btsdec_err err;
 	int ret;
 
-	ret = btsdec_note_parse_fd(type, c->fd, off, len, &tr, &err);
+	ret = btsdec_note_parse_fd(type, c->fd, off, len, c->win, &tr, &err);
 	if (ret == -ENOMEM)
 		return ret;
 	if (ret)
@@ -293,9 +302,35 @@ static int check_header(struct btsdec_core *c, struct btsdec_err *err)
 	return 0;
 }
 
+static int cmp_load(const void *a, const void *b)
+{
+	const struct load_seg *x = a, *y = b;
+
+	if (x->vaddr != y->vaddr)
+		return x->vaddr < y->vaddr ? -1 : 1;
+	return x->phdr < y->phdr ? -1 : x->phdr > y->phdr;
+}
+
+/* The PT_LOAD segments, kept sorted by address for btsdec_core_read and
+ * btsdec_core_mapped (a core has one or two per mapping: a 50 k-thread
+ * process has 100 k of them). */
+static int add_load(struct btsdec_core *c, const GElf_Phdr *ph, size_t i, size_t *cap)
+{
+	if (ph->p_type != PT_LOAD || (!ph->p_memsz && !ph->p_filesz))
+		return 0;
+	if (btsdec_grow(&c->loads, cap, c->nr_loads + 1))
+		return -ENOMEM;
+	c->loads[c->nr_loads++] = (struct load_seg){
+		.vaddr = ph->p_vaddr, .memsz = ph->p_memsz,
+		.filesz = ph->p_filesz,
+		.offset = ph->p_offset, .phdr = i,
+	};
+	return 0;
+}
+
 static int read_notes(struct btsdec_core *c, struct btsdec_err *err)
 {
-	size_t nph, i, seen = 0;
+	size_t nph, i, seen = 0, cap_loads = 0;
 	GElf_Phdr ph;
 	int ret;
 
@@ -309,6 +344,8 @@ static int read_notes(struct btsdec_core *c, struct btsdec_err *err)
 		if (ph.p_offset + ph.p_filesz >= ph.p_offset &&
 		    ph.p_offset + ph.p_filesz > c->want_size)
 			c->want_size = ph.p_offset + ph.p_filesz;
+		if (add_load(c, &ph, i, &cap_loads))
+			return btsdec_fail(err, -ENOMEM, "out of memory");
 		if (ph.p_type != PT_NOTE)
 			continue;
 		ret = walk_notes(c, &ph);
@@ -323,7 +360,10 @@ static int read_notes(struct btsdec_core *c, struct btsdec_err *err)
 	if (!seen)
 		return btsdec_fail(err, -ENOEXEC, "%s: core has no note segment",
 				   c->path);
+	btsdec_index_free(&c->by_tid);	/* positions change now */
 	faulting_first(c);
+	if (c->nr_loads)
+		qsort(c->loads, c->nr_loads, sizeof(*c->loads), cmp_load);
 	return 0;
 }
 
@@ -353,6 +393,11 @@ int btsdec_core_open_fd(int fd, const char *name, struct btsdec_core **out,
 	}
 	c->fd = fd;
 	c->last_prstatus = -1;
+	c->win = btsdec_recwin_new();
+	if (!c->win) {
+		ret = btsdec_fail(err, -ENOMEM, "out of memory");
+		goto err_free;
+	}
 	if (fstat(c->fd, &st) || !S_ISREG(st.st_mode)) {
 		ret = btsdec_fail(err, -EINVAL, "%s: not a regular file", name);
 		goto err_free;
@@ -386,6 +431,9 @@ void btsdec_core_close(struct btsdec_core *c)
 		free(c->rejects[i]);
 	free(c->rejects);
 	free(c->threads);
+	btsdec_index_free(&c->by_tid);
+	btsdec_recwin_free(c->win);
+	free(c->loads);
 	if (c->elf)
 		elf_end(c->elf);
 	if (c->fd >= 0)
@@ -394,47 +442,41 @@ void btsdec_core_close(struct btsdec_core *c)
 	free(c);
 }
 
+/* The segment that may hold addr: the last one starting at or below it,
+ * which is the first match of the program headers when they do not
+ * overlap (a kernel's or gdb's cores never do); NULL if none.  The caller
+ * checks addr against the size it needs (p_memsz or p_filesz). */
+static const struct load_seg *find_load(const struct btsdec_core *c, uint64_t addr)
+{
+	size_t n = btsdec_upper_bound(c->loads, c->nr_loads, sizeof(*c->loads), addr);
+
+	return n ? &c->loads[n - 1] : NULL;
+}
+
 size_t btsdec_core_read(const struct btsdec_core *c, uint64_t addr, void *buf,
 			size_t len)
 {
-	size_t nph, i;
-	GElf_Phdr ph;
+	const struct load_seg *l = find_load(c, addr);
+	uint64_t rel, avail;
+	ssize_t got;
 
-	if (elf_getphdrnum(c->elf, &nph))
+	if (!l || addr - l->vaddr >= l->filesz)
 		return 0;
-	for (i = 0; i < nph; i++) {
-		uint64_t rel, avail;
-		ssize_t got;
-
-		if (!gelf_getphdr(c->elf, i, &ph) || ph.p_type != PT_LOAD)
-			continue;
-		if (addr < ph.p_vaddr || addr - ph.p_vaddr >= ph.p_filesz)
-			continue;
-		rel = addr - ph.p_vaddr;
-		if (ph.p_offset > c->file_size ||
-		    rel >= c->file_size - ph.p_offset)
-			return 0;	/* truncated core */
-		avail = ph.p_filesz - rel;
-		if (avail > c->file_size - ph.p_offset - rel)
-			avail = c->file_size - ph.p_offset - rel;
-		if (len > avail)
-			len = avail;
-		got = pread(c->fd, buf, len, ph.p_offset + rel);
-		return got > 0 ? (size_t)got : 0;
-	}
-	return 0;
+	rel = addr - l->vaddr;
+	if (l->offset > c->file_size || rel >= c->file_size - l->offset)
+		return 0;	/* truncated core */
+	avail = l->filesz - rel;
+	if (avail > c->file_size - l->offset - rel)
+		avail = c->file_size - l->offset - rel;
+	if (len > avail)
+		len = avail;
+	got = pread(c->fd, buf, len, l->offset + rel);
+	return got > 0 ? (size_t)got : 0;
 }
 
 bool btsdec_core_mapped(const struct btsdec_core *c, uint64_t addr)
 {
-	size_t nph, i;
-	GElf_Phdr ph;
+	const struct load_seg *l = find_load(c, addr);
 
-	if (elf_getphdrnum(c->elf, &nph))
-		return false;
-	for (i = 0; i < nph; i++)
-		if (gelf_getphdr(c->elf, i, &ph) && ph.p_type == PT_LOAD &&
-		    addr >= ph.p_vaddr && addr - ph.p_vaddr < ph.p_memsz)
-			return true;
-	return false;
+	return l && addr - l->vaddr < l->memsz;
 }

@@ -27,15 +27,8 @@ struct btsdec_ksyms {
 
 static int add(struct btsdec_ksyms *ks, uint64_t addr, const char *name)
 {
-	if (ks->n == ks->cap) {
-		size_t cap = ks->cap ? ks->cap * 2 : 4096;
-		struct ksym *v = realloc(ks->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		ks->v = v;
-		ks->cap = cap;
-	}
+	if (btsdec_grow(&ks->v, &ks->cap, ks->n + 1))
+		return -ENOMEM;
 	ks->v[ks->n].name = strdup(name);
 	if (!ks->v[ks->n].name)
 		return -ENOMEM;

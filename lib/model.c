@@ -51,19 +51,21 @@ static void model_fault(struct btsdec_model_thread *mt, const struct btsdec_thre
 	mt->has_fault = true;
 }
 
+/* Called for every branch's two locations: found by path in an index. */
 static int note_missing(struct btsdec_model *m, const struct btsdec_loc *l)
 {
-	struct btsdec_missing *n;
+	uint64_t key;
+	size_t probe = 0, i;
 
 	if (!l->missing)
 		return 0;
-	for (size_t i = 0; i < m->nr_missing; i++)
+	key = btsdec_index_str(l->path);
+	while ((i = btsdec_index_next(&m->missing_by_path, key, &probe)) != BTSDEC_INDEX_NONE)
 		if (!strcmp(m->missing[i].path, l->path))
 			return 0;
-	n = realloc(m->missing, (m->nr_missing + 1) * sizeof(*n));
-	if (!n)
+	if (btsdec_grow(&m->missing, &m->cap_missing, m->nr_missing + 1) ||
+	    btsdec_index_add(&m->missing_by_path, key, m->nr_missing))
 		return -ENOMEM;
-	m->missing = n;
 	m->missing[m->nr_missing++] = (struct btsdec_missing){
 		.path = l->path, .module = l->module, .build_id = l->missing,
 	};
@@ -167,6 +169,7 @@ void btsdec_model_free(struct btsdec_model *m)
 		free(m->rejects[i]);
 	free(m->rejects);
 	free(m->missing);
+	btsdec_index_free(&m->missing_by_path);
 	free(m->threads);
 	free(m->executable);
 	free(m->core);

@@ -5,8 +5,9 @@
  * struct btsdec_trace with its records, and a trace serialized back into a
  * whole ELF note (btsdump add-note, the fixtures).  A core's trace note is
  * not held but streamed from the file (btsdec_note_parse_fd,
- * btsdec_trace_at), so memory stays flat in the trace's length.  No libelf
- * here: this is the part the note fuzzer drives directly.
+ * btsdec_trace_at) through a window of records the core's traces share, so
+ * memory stays flat in the trace's length and in the number of threads.
+ * No libelf here: this is the part the note fuzzer drives directly.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -18,25 +19,52 @@
 /* Records read from a file per window: 96 KiB. */
 #define REC_WINDOW	4096
 
-/* A streamed trace's source: the file, and the window of records last read. */
-struct btsdec_recsrc {
-	int fd;			/* borrowed: the core's */
-	uint64_t off;		/* file offset of record 0 */
-	size_t first, n;	/* the window: records first .. first + n - 1 */
-	int err;		/* -EIO once a read failed */
+/* Records last read from a file: bytes off .. off + len - 1 of fd.  One
+ * window serves every trace of a core (they are read one at a time), not
+ * one per trace: 96 KiB each made 10 k threads cost 1 GB (issue 30). */
+struct btsdec_recwin {
+	int fd;
+	uint64_t off;
+	size_t len;
 	uint8_t buf[REC_WINDOW * BTS_RECORD_SIZE];
 };
 
+/* A streamed trace's source: where its records lie, and the window. */
+struct btsdec_recsrc {
+	int fd;			/* borrowed: the core's */
+	uint64_t off;		/* file offset of record 0 */
+	int err;		/* -EIO once a read failed */
+	struct btsdec_recwin *win;	/* borrowed, or owned when own_win */
+	bool own_win;
+};
+
+struct btsdec_recwin *btsdec_recwin_new(void)
+{
+	struct btsdec_recwin *w = malloc(sizeof(*w));
+
+	if (w)
+		*w = (struct btsdec_recwin){ .fd = -1 };
+	return w;
+}
+
+void btsdec_recwin_free(struct btsdec_recwin *w)
+{
+	free(w);
+}
+
+/* Records first .. first + n - 1 of s's trace into the window. */
 static int read_window(struct btsdec_recsrc *s, size_t first, size_t n)
 {
+	struct btsdec_recwin *w = s->win;
 	size_t bytes = n * BTS_RECORD_SIZE;
 
-	if (pread(s->fd, s->buf, bytes, s->off + first * BTS_RECORD_SIZE) != (ssize_t)bytes) {
-		s->n = 0;
+	w->fd = s->fd;
+	w->off = s->off + first * BTS_RECORD_SIZE;
+	if (pread(s->fd, w->buf, bytes, w->off) != (ssize_t)bytes) {
+		w->len = 0;
 		return s->err = -EIO;
 	}
-	s->first = first;
-	s->n = n;
+	w->len = bytes;
 	return 0;
 }
 
@@ -44,17 +72,20 @@ struct btsdec_record btsdec_trace_at(const struct btsdec_trace *t, size_t i)
 {
 	struct btsdec_recsrc *s = t->src;
 	struct btsdec_record r = { 0 };
+	uint64_t at;
 	size_t first;
 
 	if (!s)
 		return t->recs[i];
-	if (i - s->first >= s->n) {	/* outside the window (unsigned) */
+	at = s->off + i * BTS_RECORD_SIZE;
+	if (s->win->fd != s->fd || at < s->win->off ||
+	    at - s->win->off >= s->win->len) {	/* outside the window */
 		first = i - i % REC_WINDOW;
 		if (read_window(s, first, t->nr - first < REC_WINDOW ?
 				t->nr - first : REC_WINDOW))
 			return r;
 	}
-	btsdec_record_load(s->buf + (i - s->first) * BTS_RECORD_SIZE, &r);
+	btsdec_record_load(s->win->buf + (at - s->win->off), &r);
 	return r;
 }
 
@@ -84,7 +115,8 @@ static int check_streamed(const struct btsdec_trace *t, struct btsdec_err *err)
 }
 
 int btsdec_note_parse_fd(uint32_t type, int fd, uint64_t off, size_t len,
-			 struct btsdec_trace *t, struct btsdec_err *err)
+			 struct btsdec_recwin *win, struct btsdec_trace *t,
+			 struct btsdec_err *err)
 {
 	uint8_t head[BTS_CRASH_NOTE_HDR_SIZE];
 	struct btsdec_trace tr;
@@ -104,7 +136,12 @@ int btsdec_note_parse_fd(uint32_t type, int fd, uint64_t off, size_t len,
 	};
 	if (!(tr.src = malloc(sizeof(*tr.src))))
 		return btsdec_fail(err, -ENOMEM, "out of memory");
-	*tr.src = (struct btsdec_recsrc){ .fd = fd, .off = off + h.hdr_size };
+	*tr.src = (struct btsdec_recsrc){ .fd = fd, .off = off + h.hdr_size,
+					  .win = win, .own_win = !win };
+	if (!win && !(tr.src->win = btsdec_recwin_new())) {
+		btsdec_trace_free(&tr);
+		return btsdec_fail(err, -ENOMEM, "out of memory");
+	}
 	ret = check_streamed(&tr, err);
 	if (ret) {
 		btsdec_trace_free(&tr);
@@ -149,6 +186,8 @@ int btsdec_note_parse(uint32_t type, const void *desc, size_t len,
 void btsdec_trace_free(struct btsdec_trace *t)
 {
 	free(t->recs);
+	if (t->src && t->src->own_win)
+		btsdec_recwin_free(t->src->win);
 	free(t->src);
 	t->recs = NULL;
 	t->src = NULL;

@@ -515,16 +515,8 @@ static const struct jloc *jloc_get(struct jloc_cache *c, uint64_t addr,
 	for (i = addr_slot(addr, c->cap); c->slots[i]; i = (i + 1) & (c->cap - 1))
 		if (c->ent[c->slots[i] - 1].addr == addr)
 			return &c->ent[c->slots[i] - 1];
-	if (c->used == c->room) {
-		size_t room = c->room ? 2 * c->room : 512;
-		struct jloc *n = c->used < UINT32_MAX / 2 ?
-				 realloc(c->ent, room * sizeof(*n)) : NULL;
-
-		if (!n)
-			return NULL;
-		c->ent = n;
-		c->room = room;
-	}
+	if (c->used >= UINT32_MAX / 2 || btsdec_grow(&c->ent, &c->room, c->used + 1))
+		return NULL;
 	if (jloc_make(&c->ent[c->used], addr, l))
 		return NULL;
 	c->slots[i] = (uint32_t)++c->used;

@@ -528,15 +528,8 @@ static void cache_add(struct btsdec_sym *s, size_t slot, uint64_t addr,
 {
 	if (s->cache_used * 2 >= s->cache_cap || s->cache_used >= UINT32_MAX - 1)
 		return;
-	if (s->cache_used == s->cache_room) {
-		size_t room = s->cache_room ? 2 * s->cache_room : CACHE_MIN / 2;
-		struct cache_ent *n = realloc(s->cache, room * sizeof(*n));
-
-		if (!n)
-			return;
-		s->cache = n;
-		s->cache_room = room;
-	}
+	if (btsdec_grow(&s->cache, &s->cache_room, s->cache_used + 1))
+		return;
 	s->cache[s->cache_used] = (struct cache_ent){ .addr = addr, .loc = *loc };
 	s->slots[slot] = (uint32_t)++s->cache_used;
 }

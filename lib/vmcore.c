@@ -38,7 +38,7 @@
 #define PD_COMPRESSED		(PD_ZLIB | PD_LZO | PD_SNAPPY | PD_ZSTD)
 #define MAX_NOTES_BYTES		(16u << 20)
 
-struct load {			/* ELF: one PT_LOAD */
+struct load {			/* ELF: one PT_LOAD; pa first (btsdec_upper_bound) */
 	uint64_t pa, off, filesz;
 };
 
@@ -47,23 +47,35 @@ struct flat_seg {
 	uint64_t dump_off, file_off, size;
 };
 
+/* The segments by dump offset, for btsdec_upper_bound (keys: dump_off, and
+ * end_max, the furthest end of this one and all before it in this order). */
+struct flat_ix {
+	uint64_t dump_off, end_max;
+	size_t seg;		/* in vc->flat: file order */
+};
+
+#define FLAT_READ_SEGS	32	/* segments a read applies by the index */
+
 struct btsdec_vmcore {
 	int fd;
 	uint64_t size;		/* of the dump (reassembled, when flattened) */
 	uint64_t stored;	/* bytes the file holds of it (a flattened
 				 * stream's segments may leave holes) */
 	struct flat_seg *flat;	/* flattened: the segments, in file order */
+	struct flat_ix *flat_ix;	/* the same by dump offset */
 	size_t nr_flat;
 	bool kdump;
 	char *info;		/* VMCOREINFO text, NUL-terminated */
 	struct btsdec_trace *notes;	/* CPU notes */
-	size_t nr_notes;
+	size_t nr_notes, cap_notes;
 	char **rejects;		/* why malformed CPU notes were skipped */
-	size_t nr_rejects;
+	size_t nr_rejects, cap_rejects;
 	/* ELF */
 	Elf *elf;
 	struct load *loads;
 	size_t nr_loads;
+	bool loads_sorted;	/* each starts at or after the ones before end:
+				 * binary-searched, else all looked at */
 	/* kdump-compressed */
 	uint32_t block;
 	uint64_t bitmap2_off, bitmap_len, pd_off;
@@ -74,13 +86,10 @@ struct btsdec_vmcore {
 
 static int add_reject(struct btsdec_vmcore *vc, const char *msg)
 {
-	char **r = realloc(vc->rejects, (vc->nr_rejects + 1) * sizeof(*r));
-
-	if (!r)
+	if (btsdec_grow(&vc->rejects, &vc->cap_rejects, vc->nr_rejects + 1))
 		return -ENOMEM;
-	vc->rejects = r;
-	r[vc->nr_rejects] = strdup(msg);
-	if (!r[vc->nr_rejects])
+	vc->rejects[vc->nr_rejects] = strdup(msg);
+	if (!vc->rejects[vc->nr_rejects])
 		return -ENOMEM;
 	vc->nr_rejects++;
 	return 0;
@@ -115,18 +124,55 @@ static int pread_file(int fd, void *buf, size_t len, uint64_t off)
  * every segment over it, in file order, so a later one wins where two
  * overlap; bytes no segment wrote read as 0 (a hole of the sparse file).
  */
+static int flat_apply(const struct btsdec_vmcore *vc, const struct flat_seg *s,
+		      void *buf, size_t len, uint64_t off)
+{
+	uint64_t lo = s->dump_off > off ? s->dump_off : off;
+	uint64_t hi = s->dump_off + s->size < off + len ? s->dump_off + s->size : off + len;
+
+	if (lo < hi && pread_file(vc->fd, (char *)buf + (lo - off), hi - lo,
+				  s->file_off + (lo - s->dump_off)))
+		return -EIO;
+	return 0;
+}
+
+/* The segments over [off, off + len) (len > 0), in file order, found
+ * through the index: among those from the first whose end_max passes off
+ * to the last that starts before off + len.  FLAT_READ_SEGS + 1 when there
+ * are more (a read then looks at every segment). */
+static size_t flat_over(const struct btsdec_vmcore *vc, uint64_t off, size_t len,
+			size_t seg[FLAT_READ_SEGS])
+{
+	const struct flat_ix *x = vc->flat_ix;
+	size_t i = btsdec_upper_bound(&x->end_max, vc->nr_flat, sizeof(*x), off);
+	size_t end = btsdec_upper_bound(x, vc->nr_flat, sizeof(*x), off + len - 1), n = 0, j;
+
+	for (; i < end; i++) {
+		if (vc->flat[x[i].seg].dump_off + vc->flat[x[i].seg].size <= off)
+			continue;	/* ends before off (an earlier one went further) */
+		if (n == FLAT_READ_SEGS)
+			return FLAT_READ_SEGS + 1;
+		for (j = n++; j > 0 && seg[j - 1] > x[i].seg; j--)	/* file order */
+			seg[j] = seg[j - 1];
+		seg[j] = x[i].seg;
+	}
+	return n;
+}
+
 static int flat_read(const struct btsdec_vmcore *vc, void *buf, size_t len, uint64_t off)
 {
-	memset(buf, 0, len);
-	for (size_t i = 0; i < vc->nr_flat; i++) {
-		const struct flat_seg *s = &vc->flat[i];
-		uint64_t lo = s->dump_off > off ? s->dump_off : off;
-		uint64_t hi = s->dump_off + s->size < off + len ? s->dump_off + s->size : off + len;
+	size_t seg[FLAT_READ_SEGS], n = len ? flat_over(vc, off, len, seg) : 0;
 
-		if (lo < hi && pread_file(vc->fd, (char *)buf + (lo - off), hi - lo,
-					  s->file_off + (lo - s->dump_off)))
-			return -EIO;
+	memset(buf, 0, len);
+	if (n <= FLAT_READ_SEGS) {
+		for (size_t i = 0; i < n; i++)
+			if (flat_apply(vc, &vc->flat[seg[i]], buf, len, off))
+				return -EIO;
+		return 0;
 	}
+	for (size_t i = 0; i < vc->nr_flat; i++)
+		if (flat_apply(vc, &vc->flat[i], buf, len, off))
+			return -EIO;
 	return 0;
 }
 
@@ -142,7 +188,7 @@ static int pread_all(const struct btsdec_vmcore *vc, void *buf, size_t len, uint
 /* One NT_BTSCRASH_CPU note: kept when valid, else its reason listed. */
 static int take_cpu_note(struct btsdec_vmcore *vc, const struct btsdec_elf_note *n)
 {
-	struct btsdec_trace t, *nt;
+	struct btsdec_trace t;
 	struct btsdec_err e;
 	int ret;
 
@@ -151,12 +197,10 @@ static int take_cpu_note(struct btsdec_vmcore *vc, const struct btsdec_elf_note 
 		return ret;
 	if (ret)
 		return add_reject(vc, e.msg);
-	nt = realloc(vc->notes, (vc->nr_notes + 1) * sizeof(*nt));
-	if (!nt) {
+	if (btsdec_grow(&vc->notes, &vc->cap_notes, vc->nr_notes + 1)) {
 		btsdec_trace_free(&t);
 		return -ENOMEM;
 	}
-	vc->notes = nt;
 	vc->notes[vc->nr_notes++] = t;
 	return 0;
 }
@@ -189,9 +233,11 @@ static int take_notes(struct btsdec_vmcore *vc, const uint8_t *p, size_t len,
 
 static int open_elf(struct btsdec_vmcore *vc, struct btsdec_err *err)
 {
+	uint64_t loads_end = 0;
 	size_t n, i;
 	int ret;
 
+	vc->loads_sorted = true;
 	elf_version(EV_CURRENT);
 	vc->elf = elf_begin(vc->fd, ELF_C_READ_MMAP, NULL);
 	if (!vc->elf || elf_kind(vc->elf) != ELF_K_ELF || gelf_getclass(vc->elf) != ELFCLASS64 ||
@@ -208,6 +254,10 @@ static int open_elf(struct btsdec_vmcore *vc, struct btsdec_err *err)
 		if (ph.p_type == PT_LOAD && ph.p_filesz) {
 			if (ph.p_offset > vc->size || ph.p_filesz > vc->size - ph.p_offset)
 				ph.p_filesz = ph.p_offset > vc->size ? 0 : vc->size - ph.p_offset;
+			vc->loads_sorted &= ph.p_paddr >= loads_end &&
+					    ph.p_paddr + ph.p_filesz > ph.p_paddr;
+			if (ph.p_paddr + ph.p_filesz > loads_end)
+				loads_end = ph.p_paddr + ph.p_filesz;
 			vc->loads[vc->nr_loads++] = (struct load){ ph.p_paddr, ph.p_offset,
 								   ph.p_filesz };
 		} else if (ph.p_type == PT_NOTE) {
@@ -319,12 +369,42 @@ static uint64_t be64(const uint8_t *p)
  * makedumpfile's flattened format (-F, what it writes to a pipe): a
  * 4096-byte header (signature, type 1, version 1; big-endian), then
  * segments of {be64 offset, be64 size} and size bytes of data, ended by
- * offset = size = -1.  Indexed once; pread_all() reassembles on the fly,
- * looking at every segment per read: fine for the few thousand segments
- * of a filtered dump, linear in them for a huge one.
+ * offset = size = -1.  Indexed once, by dump offset; pread_all()
+ * reassembles on the fly from the few segments over each read, found by
+ * binary search (flat_over), in file order so a later one wins.
  */
 #define FLAT_HDR_SIZE		4096
 #define FLAT_MAX_SEGS		(1u << 24)
+
+static int cmp_flat_ix(const void *a, const void *b)
+{
+	const struct flat_ix *x = a, *y = b;
+
+	if (x->dump_off != y->dump_off)
+		return x->dump_off < y->dump_off ? -1 : 1;
+	return x->seg < y->seg ? -1 : x->seg > y->seg;
+}
+
+/* vc->flat_ix: the segments by dump offset, with end_max. */
+static int flat_index(struct btsdec_vmcore *vc)
+{
+	uint64_t max = 0;
+
+	vc->flat_ix = calloc(vc->nr_flat, sizeof(*vc->flat_ix));
+	if (!vc->flat_ix)
+		return -ENOMEM;
+	for (size_t i = 0; i < vc->nr_flat; i++)
+		vc->flat_ix[i] = (struct flat_ix){ .dump_off = vc->flat[i].dump_off, .seg = i };
+	qsort(vc->flat_ix, vc->nr_flat, sizeof(*vc->flat_ix), cmp_flat_ix);
+	for (size_t i = 0; i < vc->nr_flat; i++) {
+		const struct flat_seg *s = &vc->flat[vc->flat_ix[i].seg];
+
+		if (s->dump_off + s->size > max)
+			max = s->dump_off + s->size;
+		vc->flat_ix[i].end_max = max;
+	}
+	return 0;
+}
 
 static int open_flat(struct btsdec_vmcore *vc, const char *path, struct btsdec_err *err)
 {
@@ -337,7 +417,6 @@ static int open_flat(struct btsdec_vmcore *vc, const char *path, struct btsdec_e
 				   "(type or version not 1)", path);
 	for (;;) {
 		uint64_t off, size;
-		struct flat_seg *s;
 
 		if (pos > file || file - pos < 16 || pread_file(vc->fd, h, 16, pos))
 			return btsdec_fail(err, -EIO, "%s: flattened dump cut short at %#" PRIx64
@@ -354,13 +433,8 @@ static int open_flat(struct btsdec_vmcore *vc, const char *path, struct btsdec_e
 			return btsdec_fail(err, -EINVAL, "%s: flattened dump: bad segment at "
 					   "%#" PRIx64 " (offset %#" PRIx64 ", size %#" PRIx64 ")",
 					   path, pos - 16, off, size);
-		if (vc->nr_flat == cap) {
-			cap = cap ? 2 * cap : 256;
-			s = realloc(vc->flat, cap * sizeof(*s));
-			if (!s)
-				return -ENOMEM;
-			vc->flat = s;
-		}
+		if (btsdec_grow(&vc->flat, &cap, vc->nr_flat + 1))
+			return -ENOMEM;
 		vc->flat[vc->nr_flat++] = (struct flat_seg){ off, pos, size };
 		if (off + size > end)
 			end = off + size;
@@ -370,7 +444,7 @@ static int open_flat(struct btsdec_vmcore *vc, const char *path, struct btsdec_e
 	vc->stored = pos;
 	if (!vc->flat)
 		return btsdec_fail(err, -EINVAL, "%s: flattened dump without data", path);
-	return 0;
+	return flat_index(vc);
 }
 
 int btsdec_vmcore_open(const char *path, struct btsdec_vmcore **out,
@@ -445,6 +519,7 @@ void btsdec_vmcore_close(struct btsdec_vmcore *vc)
 		close(vc->fd);
 	free(vc->loads);
 	free(vc->flat);
+	free(vc->flat_ix);
 	free(vc->bitmap2);
 	free(vc->rank);
 	free(vc->info);
@@ -574,6 +649,23 @@ static int read_kdump_page(struct btsdec_vmcore *vc, uint64_t pfn, uint8_t *page
 	return 0;
 }
 
+/* The PT_LOAD holding pa (the last one, if several do), or NULL. */
+static const struct load *find_load(const struct btsdec_vmcore *vc, uint64_t pa)
+{
+	const struct load *l = NULL;
+	size_t i;
+
+	if (vc->loads_sorted) {
+		i = btsdec_upper_bound(vc->loads, vc->nr_loads, sizeof(*vc->loads), pa);
+		l = i ? &vc->loads[i - 1] : NULL;
+		return l && pa - l->pa < l->filesz ? l : NULL;
+	}
+	for (i = 0; i < vc->nr_loads; i++)
+		if (pa >= vc->loads[i].pa && pa - vc->loads[i].pa < vc->loads[i].filesz)
+			l = &vc->loads[i];
+	return l;
+}
+
 int btsdec_vmcore_read_phys(struct btsdec_vmcore *vc, uint64_t pa, void *buf,
 			    size_t len, struct btsdec_err *err)
 {
@@ -599,12 +691,9 @@ int btsdec_vmcore_read_phys(struct btsdec_vmcore *vc, uint64_t pa, void *buf,
 		return ret;
 	}
 	while (len) {
-		const struct load *l = NULL;
-		size_t i, n;
+		const struct load *l = find_load(vc, pa);
+		size_t n;
 
-		for (i = 0; i < vc->nr_loads; i++)
-			if (pa >= vc->loads[i].pa && pa - vc->loads[i].pa < vc->loads[i].filesz)
-				l = &vc->loads[i];
 		if (!l)
 			return btsdec_fail(err, -ENOENT, "physical %#" PRIx64 " not in the dump",
 					   pa);

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * Adding trace notes to an existing ELF core (for fixtures and tools): the
- * notes are appended to the first PT_NOTE segment; everything after it in
- * the file (segments, sections, header tables) moves by whole pages so
- * alignment holds.  Streams the core, never loads it whole; writes a
+ * Adding trace notes (or any framed ELF notes) to an existing ELF core, for
+ * fixtures, tools and test generators: the notes are appended to the first
+ * PT_NOTE segment; everything after it in the file (segments, sections,
+ * header tables) moves by whole pages so alignment holds.  Streams the core, never loads it whole; writes a
  * temporary file and renames it only when complete.
  */
 #include <elf.h>
@@ -203,8 +203,9 @@ static int write_out(int in, int out, struct layout *l, const void *blob,
 	return ret;
 }
 
-static void *build_blob(const struct btsdec_trace *t, size_t n, uint64_t *len,
-			struct btsdec_err *err)
+/* The trace notes, framed one after the other, into one malloc'ed blob. */
+static int build_blob(const struct btsdec_trace *t, size_t n, void **out,
+		      uint64_t *len, struct btsdec_err *err)
 {
 	size_t total = 0, off = 0, i;
 	uint8_t *blob;
@@ -212,38 +213,37 @@ static void *build_blob(const struct btsdec_trace *t, size_t n, uint64_t *len,
 	for (i = 0; i < n; i++) {
 		size_t sz = btsdec_note_size(t[i].nr);
 
-		if (!sz) {
-			btsdec_fail(err, -EINVAL, "trace %zu too large", i);
-			return NULL;
-		}
+		if (!sz)
+			return btsdec_fail(err, -EINVAL, "trace %zu too large", i);
 		total += sz;
 	}
 	blob = calloc(1, total ? total : 1);
-	if (!blob) {
-		btsdec_fail(err, -ENOMEM, "out of memory");
-		return NULL;
-	}
+	if (!blob)
+		return btsdec_fail(err, -ENOMEM, "out of memory");
 	for (i = 0; i < n; i++) {
 		ssize_t w = btsdec_note_write(blob + off, total - off, &t[i], err);
 
 		if (w < 0) {
 			free(blob);
-			return NULL;
+			return (int)w;
 		}
 		off += w;
 	}
+	*out = blob;
 	*len = total;
-	return blob;
+	return 0;
 }
 
-int btsdec_core_add_notes(const char *in_path, const char *out_path,
-			  const struct btsdec_trace *traces, size_t n,
-			  struct btsdec_err *err)
+/* The notes: framed ones (blob), or the traces, framed here once the core
+ * is known to be one we can grow (so a bad core is said before a bad
+ * trace). */
+static int append(const char *in_path, const char *out_path,
+		  const struct btsdec_trace *traces, size_t n, const void *notes,
+		  uint64_t growth, struct btsdec_err *err)
 {
 	struct layout l = { 0 };
 	char *tmp = NULL;
 	void *blob = NULL;
-	uint64_t growth = 0;
 	int in, out = -1, ret;
 	struct stat st;
 
@@ -258,13 +258,10 @@ int btsdec_core_add_notes(const char *in_path, const char *out_path,
 	ret = load_tables(in, &l, err);
 	if (!ret)
 		ret = plan(&l, err);
+	if (!ret && traces)
+		ret = build_blob(traces, n, &blob, &growth, err);
 	if (ret)
 		goto out;
-	blob = build_blob(traces, n, &growth, err);
-	if (!blob) {
-		ret = -EINVAL;
-		goto out;
-	}
 	if (asprintf(&tmp, "%s.tmp.XXXXXX", out_path) < 0) {
 		tmp = NULL;
 		ret = btsdec_fail(err, -ENOMEM, "out of memory");
@@ -275,7 +272,7 @@ int btsdec_core_add_notes(const char *in_path, const char *out_path,
 		ret = btsdec_fail(err, -errno, "%s: %m", tmp);
 		goto out;
 	}
-	ret = write_out(in, out, &l, blob, growth);
+	ret = write_out(in, out, &l, traces ? blob : notes, growth);
 	if (!ret && fchmod(out, st.st_mode & 0777))
 		ret = -errno;
 	if (ret) {
@@ -294,4 +291,17 @@ out:
 	free(l.ph);
 	free(l.sh);
 	return ret;
+}
+
+int btsdec_core_add_notes(const char *in_path, const char *out_path,
+			  const struct btsdec_trace *traces, size_t n,
+			  struct btsdec_err *err)
+{
+	return append(in_path, out_path, traces, n, NULL, 0, err);
+}
+
+int btsdec_core_append_notes(const char *in_path, const char *out_path,
+			     const void *notes, size_t len, struct btsdec_err *err)
+{
+	return append(in_path, out_path, NULL, 0, notes, len, err);
 }

@@ -11,6 +11,7 @@ Usage: make-vmcore.py elf|kdump|kdump-zlib|kdump-flat|elf-norings OUT
 The ring: CPU 0, 8 slots, index 3, wrapped; records i = 0..7 in time order
 are from 0xffffffff81000000+i to 0xffffffff82000000+i.
 """
+import random
 import struct
 import subprocess
 import sys
@@ -138,14 +139,38 @@ def flatten(dump, chunk=3000):
     type 1, version 1, big-endian), then {be64 offset, be64 size, data}
     segments, the end marker -1/-1.  Like makedumpfile, the first block is
     written twice: zeros first, the real header last (a later segment wins)."""
-    out = bytearray(b"makedumpfile\0\0\0\0" + struct.pack(">qq", 1, 1))
-    out += bytes(4096 - len(out))
     segs = [(0, bytes(PAGE))]
     segs += [(o, dump[o:o + chunk]) for o in range(PAGE, len(dump), chunk)]
     segs += [(0, dump[:PAGE])]
+    return flat_stream(segs)
+
+
+def flat_stream(segs):
+    """The flattened stream of SEGS, [(offset, data)] in file order."""
+    out = bytearray(b"makedumpfile\0\0\0\0" + struct.pack(">qq", 1, 1))
+    out += bytes(4096 - len(out))
     for off, data in segs:
         out += struct.pack(">qq", off, len(data)) + data
     return bytes(out + struct.pack(">qq", -1, -1))
+
+
+def flatten_shuffled(dump, seed):
+    """DUMP as a flattened stream in no order: 200 segments of random bytes
+    at random places first, then the real bytes in pieces of 16 to 3000
+    bytes, shuffled, so every garbage byte is written over by a later
+    segment and a page read meets from one to over a hundred segments."""
+    rng = random.Random(seed)
+    segs, off = [], 0
+    while off < len(dump):
+        n = rng.randint(16, 3000)
+        segs.append((off, dump[off:off + n]))
+        off += n
+    rng.shuffle(segs)
+    junk = []
+    for _ in range(200):
+        o = rng.randrange(len(dump))
+        junk.append((o, rng.randbytes(min(rng.randint(1, 9000), len(dump) - o))))
+    return flat_stream(junk + segs)
 
 
 def main():

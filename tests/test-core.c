@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <gelf.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -448,6 +449,71 @@ static void test_core_read(void)
 	btsdec_core_close(c);
 }
 
+/* What the program headers say of addr, looked up the plain way (the
+ * first PT_LOAD holding it): its byte in *b (when dumped), and whether it
+ * is mapped. */
+static bool ref_read(Elf *elf, int fd, uint64_t addr, uint8_t *b, bool *mapped)
+{
+	size_t nph;
+	GElf_Phdr ph;
+	bool got = false;
+
+	*mapped = false;
+	if (elf_getphdrnum(elf, &nph))
+		return false;
+	for (size_t i = 0; i < nph; i++) {
+		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD || addr < ph.p_vaddr)
+			continue;
+		*mapped |= addr - ph.p_vaddr < ph.p_memsz;
+		if (!got && addr - ph.p_vaddr < ph.p_filesz)
+			got = pread(fd, b, 1, ph.p_offset + addr - ph.p_vaddr) == 1;
+	}
+	return got;
+}
+
+/* btsdec_core_read and _mapped (a sorted index of the segments, issue 30)
+ * agree with the program headers at both edges of every segment of every
+ * fixture core. */
+static void test_core_read_segments(void)
+{
+	static const char *const cores[] = { FIX "crasher-null.core",
+		FIX "crasher-threads.core", FIX "crasher-abort.core" };
+	size_t checked = 0;
+
+	for (size_t k = 0; k < sizeof(cores) / sizeof(cores[0]); k++) {
+		struct btsdec_core *c;
+		int fd = open(cores[k], O_RDONLY);
+		Elf *elf;
+		size_t nph;
+		GElf_Phdr ph;
+
+		REQUIRE(fd >= 0 && btsdec_core_open(cores[k], &c, NULL) == 0);
+		elf = btsdec_core_elf(c);
+		REQUIRE(elf_getphdrnum(elf, &nph) == 0);
+		for (size_t i = 0; i < nph; i++) {
+			uint64_t at[6];
+
+			if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD)
+				continue;
+			at[0] = ph.p_vaddr - 1, at[1] = ph.p_vaddr;
+			at[2] = ph.p_vaddr + ph.p_filesz - 1, at[3] = ph.p_vaddr + ph.p_filesz;
+			at[4] = ph.p_vaddr + ph.p_memsz - 1, at[5] = ph.p_vaddr + ph.p_memsz;
+			for (size_t j = 0; j < 6; j++) {
+				uint8_t want = 0, got = 0;
+				bool mapped, dumped = ref_read(elf, fd, at[j], &want, &mapped);
+
+				CHECK_EQ(btsdec_core_read(c, at[j], &got, 1), dumped);
+				CHECK_EQ(got, want);
+				CHECK_EQ(btsdec_core_mapped(c, at[j]), mapped);
+				checked++;
+			}
+		}
+		btsdec_core_close(c);
+		close(fd);
+	}
+	CHECK(checked > 100);
+}
+
 static char *render(const struct btsdec_model *m, bool json, size_t last)
 {
 	struct btsdec_render_opts ro = { .last = last };
@@ -568,6 +634,7 @@ static const struct test_case tests[] = {
 	TEST_CASE(test_write_and_read_back),
 	TEST_CASE(test_writer_refuses_bad_input),
 	TEST_CASE(test_core_read),
+	TEST_CASE(test_core_read_segments),
 	TEST_CASE(test_json_string),
 	TEST_CASE(test_model_renderers),
 };

@@ -303,6 +303,46 @@ static void test_marker_never_canonical(void)
 	CHECK_STR(btsdec_gap_reason_name(99), "invalid");
 }
 
+/* Many traces of one file share one window (a core's threads: issue 30):
+ * read in turn, record by record, each still gets its own records. */
+static void test_shared_window(void)
+{
+	enum { NT = 3, N = 5000 };	/* N: more than one window each */
+	struct btsdec_trace held = {
+		.type = NT_BTSCRASH_THREAD, .flags = BTS_NOTE_F_USER_ONLY,
+		.capacity = N, .source = BTS_SOURCE_HW, .nr = N,
+	}, t[NT];
+	size_t len = btsdec_note_size(N), i, k;
+	struct btsdec_recwin *win = btsdec_recwin_new();
+	uint8_t *buf = malloc(len);
+	int fd = memfd_create("notes", 0);
+	struct btsdec_err err;
+
+	REQUIRE(win && buf && fd >= 0 && (held.recs = calloc(N, sizeof(*held.recs))));
+	for (k = 0; k < NT; k++) {
+		held.id = 100 + k;
+		for (i = 0; i < N; i++)
+			held.recs[i] = (struct btsdec_record){ 0x401000 + i, 0x500000 + k, 0 };
+		REQUIRE(btsdec_note_write(buf, len, &held, NULL) == (ssize_t)len);
+		REQUIRE(pwrite(fd, buf, len, k * len) == (ssize_t)len);
+		REQUIRE(btsdec_note_parse_fd(NT_BTSCRASH_THREAD, fd, k * len + DESC_OFF,
+					     len - DESC_OFF, win, &t[k], &err) == 0);
+	}
+	for (i = 0; i < N; i += 7)
+		for (k = 0; k < NT; k++) {
+			CHECK_EQ(btsdec_trace_at(&t[k], i).from, 0x401000 + i);
+			CHECK_EQ(btsdec_trace_at(&t[k], i).to, 0x500000 + k);
+		}
+	for (k = 0; k < NT; k++) {
+		CHECK_EQ(btsdec_trace_error(&t[k]), 0);
+		btsdec_trace_free(&t[k]);
+	}
+	btsdec_recwin_free(win);
+	close(fd);
+	free(held.recs);
+	free(buf);
+}
+
 static void test_layout_matches_header(void)
 {
 	/* The C header and the byte offsets of docs/format.md agree. */
@@ -338,7 +378,7 @@ static void test_streamed(void)
 	REQUIRE(btsdec_note_write(buf, len, &held, NULL) == (ssize_t)len);
 	REQUIRE(write(fd, buf, len) == (ssize_t)len);
 	REQUIRE(btsdec_note_parse_fd(NT_BTSCRASH_THREAD, fd, DESC_OFF, len - DESC_OFF,
-				     &t, &err) == 0);
+				     NULL, &t, &err) == 0);
 	CHECK(t.src && !t.recs);
 	CHECK_EQ(t.nr, n);
 	CHECK_EQ(t.capacity, 16384);
@@ -361,12 +401,12 @@ static void test_streamed(void)
 	REQUIRE(btsdec_note_write(buf, len, &held, NULL) == (ssize_t)len);
 	REQUIRE(pwrite(fd, buf, len, 0) == (ssize_t)len);
 	CHECK_EQ(btsdec_note_parse_fd(NT_BTSCRASH_THREAD, fd, DESC_OFF, len - DESC_OFF,
-				      &t, &err), -EINVAL);
+				      NULL, &t, &err), -EINVAL);
 	CHECK(strstr(err.msg, "record 9000 holds a kernel address"));
 	/* a descriptor longer than the file */
 	REQUIRE(ftruncate(fd, len - 24 * 10) == 0);
 	CHECK_EQ(btsdec_note_parse_fd(NT_BTSCRASH_THREAD, fd, DESC_OFF, len - DESC_OFF,
-				      &t, &err), -EIO);
+				      NULL, &t, &err), -EIO);
 	CHECK(strstr(err.msg, "cut short"));
 	close(fd);
 	free(held.recs);
@@ -389,6 +429,7 @@ static const struct test_case tests[] = {
 	TEST_CASE(test_marker_never_canonical),
 	TEST_CASE(test_layout_matches_header),
 	TEST_CASE(test_streamed),
+	TEST_CASE(test_shared_window),
 };
 
 int main(void)

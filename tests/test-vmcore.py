@@ -150,6 +150,12 @@ with tempfile.TemporaryDirectory() as tmp:
     flat = mv.flatten(mv.kdump("zstd", helper))
     rc, out, err = run("-r", "-n", "0", write("flat", flat))
     check(rc == 0 and rows(out) == want, "flattened kdump dump: the whole ring", out + err)
+    # out of order, overlapping, junk written over later: still what
+    # makedumpfile -R would give (the segment index, issue 30)
+    rc, out, err = run("-r", "-n", "0", write("flat-shuffled", mv.flatten_shuffled(
+        mv.kdump("zstd", helper), 30)))
+    check(rc == 0 and rows(out) == want, "flattened dump in no order: the whole ring",
+          out + err)
     rc, out, err = run(write("flat-elf", mv.flatten(mv.elf())))
     check(rc == 2 and "makedumpfile -R" in err,
           "flattened ELF dump: says to reassemble it first", err)

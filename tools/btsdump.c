@@ -131,15 +131,8 @@ static int read_records(const char *path, struct btsdec_trace *t)
 		lineno++;
 		if (*p == '#' || *p == '\n' || !*p)
 			continue;
-		if (t->nr == cap) {
-			struct btsdec_record *n;
-
-			cap = cap ? cap * 2 : 256;
-			n = realloc(t->recs, cap * sizeof(*n));
-			if (!n)
-				goto fail;
-			t->recs = n;
-		}
+		if (btsdec_grow(&t->recs, &cap, t->nr + 1))
+			goto fail;
 		if (parse_line(p, &t->recs[t->nr])) {
 			say("%s:%zu: cannot parse record",
 				path, lineno);

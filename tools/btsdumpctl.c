@@ -26,6 +26,7 @@
 #include "escape.h"
 #include "exit.h"
 #include "entries.h"
+#include "grow.h"
 #include "meta.h"
 #include "util.h"
 #include "zstdio.h"
@@ -49,7 +50,7 @@ struct ctl {
 	char **gdb_args;	/* after "--" */
 	int n_gdb_args;
 	struct btsdumpd_entry *e;
-	size_t n;
+	size_t n, cap;		/* cap: room in e, for journal entries */
 };
 
 static void usage(FILE *out)
@@ -234,14 +235,13 @@ static bool entry_matches(const struct btsdumpd_entry *e, const char *match)
 
 static int journal_entry_add(struct ctl *c, sd_journal *j)
 {
-	struct btsdumpd_entry *n = realloc(c->e, (c->n + 1) * sizeof(*c->e)), *e;
+	struct btsdumpd_entry *e;
 	const void *d;
 	size_t len;
 	int r;
 
-	if (!n)
+	if (btsdec_grow(&c->e, &c->cap, c->n + 1))
 		return -ENOMEM;
-	c->e = n;
 	e = &c->e[c->n];
 	memset(e, 0, sizeof(*e));
 	SD_JOURNAL_FOREACH_DATA(j, d, len)
