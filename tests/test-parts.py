@@ -18,7 +18,7 @@ TESTS = {
     "note": "", "ring": "", "format": "", "classify": "", "core": "", "symbol": "", "escape": "", "store": "", "config": "",
     "btsdump": "", "vmcore": "", "btsdumpctl": "zstd gdb",
     "btsdumpd": "", "journal": "systemd", "units": "systemd", "companion": "systemd zstd xz-utils lz4",
-    "fleet": "systemd-journal-remote",
+    "fleet": "systemd-journal-remote", "cli": "systemd-journal-remote util-linux",
     "gdb": "gdb", "fixtures-remade": "gdb",
     "fuzz-note": "clang libclang-rt-14-dev",
     "fuzz-core": "clang libclang-rt-14-dev",

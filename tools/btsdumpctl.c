@@ -23,6 +23,7 @@
 #include <systemd/sd-journal.h>
 
 #include "btsdec.h"
+#include "cli.h"
 #include "escape.h"
 #include "exit.h"
 #include "entries.h"
@@ -52,7 +53,7 @@ struct ctl {
 	size_t n;
 };
 
-static void usage(FILE *out)
+static void usage(void)
 {
 	fputs("Usage: btsdumpctl [OPTIONS] [COMMAND] [MATCH]\n"
 	      "\n"
@@ -73,16 +74,18 @@ static void usage(FILE *out)
 	      "\n"
 	      "      --store DIR           the store (default " BTSDUMPD_STORE_DEFAULT ")\n"
 	      "  -D, --directory DIR       btsdumpd's entries in the journal files in DIR\n"
-	      "      --file FILE           ... in this journal file (repeatable)\n"
+	      "      --file FILE           ... in this journal file (repeatable; \"-\":\n"
+	      "                            standard input)\n"
 	      "  -j, --json                JSON instead of text (list, info, show)\n"
 	      "  -o, --output FILE         dump: write the core here\n"
 	      "  -h, --help                this text\n"
+	      "      --version             the version\n"
 	      "\n"
 	      "Exit status (as btsdump's): 0 ok; 1 usage (or dump to a terminal);\n"
 	      "2 store, entry or report unreadable, core not stored, missing or\n"
 	      "corrupt; 3 nothing stored or no match; 6 gdb could not be run.\n"
 	      "gdb: gdb's own status once it ran.\n",
-	      out);
+	      stdout);
 }
 
 /* ---- output escaping ---- */
@@ -252,15 +255,46 @@ static int journal_entry_add(struct ctl *c, sd_journal *j)
 	return r < 0 ? r : 0;
 }
 
+/* The journal files given with --file, opened into fds (*n of them, the
+ * caller's to close after the journal: sd-journal leaves them open).  "-"
+ * and pipes are spooled to temporary files (tools/cli.c), named in
+ * spooled[] for the caller to unlink: `--file -` reads standard input. */
+static int open_journal_files(const struct ctl *c, sd_journal **j, int *fds,
+			      size_t *n, char (*spooled)[PATH_MAX])
+{
+	int r = 0;
+
+	for (size_t i = 0; i < c->n_journal_files && r >= 0; i++) {
+		r = bts_cli_open_input_named(c->journal_files[i], spooled[i]);
+		if (r >= 0)
+			fds[(*n)++] = r;
+	}
+	return r < 0 ? r : sd_journal_open_files_fd(j, fds, *n, 0);
+}
+
+/* Closes what open_journal_files opened and removes its spools. */
+static void close_journal_files(int *fds, size_t n, char (*spooled)[PATH_MAX])
+{
+	for (size_t i = 0; i < n; i++) {
+		close(fds[i]);
+		if (*spooled[i])
+			unlink(spooled[i]);
+	}
+}
+
 static int load_journal(struct ctl *c)
 {
 	const char *what = c->journal_dir ? c->journal_dir : c->journal_files[0];
+	int fds[sizeof(c->journal_files) / sizeof(c->journal_files[0])];
+	char spooled[sizeof(fds) / sizeof(fds[0])][PATH_MAX] = { "" };
+	size_t nfds = 0;
 	sd_journal *j;
 	int r;
 
 	r = c->journal_dir ? sd_journal_open_directory(&j, c->journal_dir, 0)
-			   : sd_journal_open_files(&j, c->journal_files, 0);
+			   : open_journal_files(c, &j, fds, &nfds, spooled);
 	if (r < 0) {
+		close_journal_files(fds, nfds, spooled);
 		say("cannot open the journal in %s: %s", what,
 			strerror(-r));
 		return BTS_EXIT_READ;
@@ -270,6 +304,7 @@ static int load_journal(struct ctl *c)
 	while (r >= 0 && (r = sd_journal_next(j)) > 0)
 		r = journal_entry_add(c, j);
 	sd_journal_close(j);
+	close_journal_files(fds, nfds, spooled);
 	if (r < 0) {
 		say("reading the journal in %s: %s", what, strerror(-r));
 		return BTS_EXIT_READ;
@@ -805,8 +840,60 @@ static const struct command {
 	{ "dump", cmd_dump }, { "gdb", cmd_gdb }, { "debug", cmd_gdb },
 };
 
-/* Options and positional arguments; 0 or BTS_EXIT_USAGE (message printed). */
-static int parse_args(struct ctl *c, int argc, char **argv, const struct command **cmd)
+#define usage_error(...)	bts_cli_usage_error("btsdumpctl", __VA_ARGS__)
+
+/* One option into c: 0, -1 after --help or --version (*status set), or a
+ * usage error's status. */
+static int ctl_option(struct ctl *c, int o, char **argv, int *status)
+{
+	switch (o) {
+	case 'S': c->store = optarg; return 0;
+	case 'D': c->journal_dir = optarg; return 0;
+	case 'F':
+		if (c->n_journal_files + 1 >= sizeof(c->journal_files) /
+					      sizeof(c->journal_files[0]))
+			return usage_error("too many --file");
+		c->journal_files[c->n_journal_files++] = optarg;
+		return 0;
+	case 'j': c->json = true; return 0;
+	case 'o': c->output = optarg; return 0;
+	case 'h': usage(); *status = 0; return -1;
+	case BTS_CLI_VERSION: *status = bts_cli_version("btsdumpctl"); return -1;
+	default: return bts_cli_bad_option("btsdumpctl", argv, o);
+	}
+}
+
+/* The command and MATCH after the options, checked against them. */
+static int ctl_command(struct ctl *c, int argc, char **argv, const struct command **cmd)
+{
+	const char *name = optind < argc ? argv[optind++] : "list";
+
+	if (optind < argc)
+		c->match = argv[optind++];
+	*cmd = NULL;
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(commands[i].name, name))
+			*cmd = &commands[i];
+	if (!*cmd)
+		return usage_error("unknown command '%s'", name);
+	if (!c->store && ((*cmd)->fn == cmd_dump || (*cmd)->fn == cmd_gdb)) {
+		say("%s: journal entries carry no core; it stays on "
+			"the host that crashed (btsdumpctl %s there)", name, name);
+		return BTS_EXIT_USAGE;
+	}
+	if (optind < argc)
+		return usage_error("one MATCH at most: '%s'", argv[optind]);
+	if (c->output && (*cmd)->fn != cmd_dump)
+		return usage_error("-o is for dump");
+	if (c->gdb_args && (*cmd)->fn != cmd_gdb)
+		return usage_error("\"--\" arguments are for gdb");
+	return 0;
+}
+
+/* Options and positional arguments: 0, -1 after --help or --version
+ * (*status set), or a usage error's status (message printed). */
+static int parse_args(struct ctl *c, int argc, char **argv, const struct command **cmd,
+		      int *status)
 {
 	static const struct option opts[] = {
 		{ "store", required_argument, NULL, 'S' },
@@ -815,10 +902,10 @@ static int parse_args(struct ctl *c, int argc, char **argv, const struct command
 		{ "json", no_argument, NULL, 'j' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
+		BTS_CLI_OPTION_VERSION,
 		{}
 	};
-	const char *name = "list";
-	int o;
+	int o, r;
 
 	for (int i = 1; i < argc; i++)
 		if (!strcmp(argv[i], "--")) {
@@ -827,61 +914,25 @@ static int parse_args(struct ctl *c, int argc, char **argv, const struct command
 			argc = i;
 			break;
 		}
-	while ((o = getopt_long(argc, argv, "D:jo:h", opts, NULL)) != -1) {
-		switch (o) {
-		case 'S': c->store = optarg; break;
-		case 'D': c->journal_dir = optarg; break;
-		case 'F':
-			if (c->n_journal_files + 1 >= sizeof(c->journal_files) /
-						      sizeof(c->journal_files[0])) {
-				fputs("btsdumpctl: too many --file\n", stderr);
-				return BTS_EXIT_USAGE;
-			}
-			c->journal_files[c->n_journal_files++] = optarg;
-			break;
-		case 'j': c->json = true; break;
-		case 'o': c->output = optarg; break;
-		case 'h': usage(stdout); exit(0);
-		default: usage(stderr); return BTS_EXIT_USAGE;
-		}
-	}
-	if (c->journal_dir && c->n_journal_files) {
-		fputs("btsdumpctl: -D or --file, not both\n", stderr);
-		return BTS_EXIT_USAGE;
-	}
+	while ((o = getopt_long(argc, argv, BTS_CLI_OPTSTRING "D:jo:h", opts, NULL)) != -1)
+		if ((r = ctl_option(c, o, argv, status)))
+			return r;
+	if (c->journal_dir && c->n_journal_files)
+		return usage_error("-D or --file, not both");
 	if (c->journal_dir || c->n_journal_files)
 		c->store = NULL;
-	if (optind < argc)
-		name = argv[optind++];
-	if (optind < argc)
-		c->match = argv[optind++];
-	*cmd = NULL;
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (!strcmp(commands[i].name, name))
-			*cmd = &commands[i];
-	if (*cmd && !c->store && ((*cmd)->fn == cmd_dump || (*cmd)->fn == cmd_gdb)) {
-		say("%s: journal entries carry no core; it stays on "
-			"the host that crashed (btsdumpctl %s there)", name, name);
-		return BTS_EXIT_USAGE;
-	}
-	if (!*cmd || optind < argc || (c->gdb_args && (*cmd)->fn != cmd_gdb) ||
-	    (c->output && (*cmd)->fn != cmd_dump)) {
-		say("%s", !*cmd ? "unknown command" :
-			optind < argc ? "one MATCH at most" :
-			c->output ? "-o is for dump" : "\"--\" arguments are for gdb");
-		usage(stderr);
-		return BTS_EXIT_USAGE;
-	}
-	return 0;
+	return ctl_command(c, argc, argv, cmd);
 }
 
 int main(int argc, char **argv)
 {
 	struct ctl c = { .store = BTSDUMPD_STORE_DEFAULT };
-	const struct command *cmd;
-	int r;
+	const struct command *cmd = NULL;
+	int r, status = 0;
 
-	r = parse_args(&c, argc, argv, &cmd);
+	r = parse_args(&c, argc, argv, &cmd, &status);
+	if (r < 0)
+		return status;
 	if (!r)
 		r = load(&c);
 	if (!r)
