@@ -544,6 +544,31 @@ def test_hostile_symbol(tmp):
     check(p.returncode == 0 and ok, "hostile symbol: the JSON gives the bytes back: %r" % (last,))
 
 
+def test_demangle(tmp):
+    """C++ and Rust names demangled (libiberty), --no-demangle keeps the
+    ELF's: the fixture's dispatch renamed (objcopy) to an Itanium C++ name,
+    a Rust legacy and a Rust v0 one.  Before: the mangled name, always."""
+    core = os.path.join(SRC, FIX, "crasher-null.core")
+    for i, (mangled, want) in enumerate((("_ZN2ns8dispatchEPFviE", "ns::dispatch(void (*)(int))"),
+                          ("_ZN7crasher3net8dispatch17h0123456789abcdefE",
+                           "crasher::net::dispatch"),
+                          ("_RNvNtCs1234_7crasher3net8dispatch", "crasher::net::dispatch"))):
+        exe = os.path.join(tmp, "crasher-mangled%d" % i)
+        subprocess.run(["objcopy", "--redefine-sym", "dispatch=" + mangled,
+                        os.path.join(SRC, FIX, "crasher"), exe], check=True)
+        rc, out, err = run(core, exe)
+        check(rc == 0 and "(indirect call in %s)" % want in out and mangled not in out,
+              "demangled %s: %d %s %s" % (mangled, rc, err, out[-300:]))
+        rc, out, err = run("--calls", core, exe)
+        check(rc == 0 and want in out, "demangled in the call history: %s" % out[-300:])
+        doc = json.loads(run("--json", core, exe)[1])
+        check(doc["threads"][0]["branches"][-1]["from_symbol"] == want + "+0x33",
+              "demangled in JSON: %s" % doc["threads"][0]["branches"][-1]["from_symbol"])
+        rc, out, err = run("--no-demangle", core, exe)
+        check(rc == 0 and "(indirect call in %s)" % mangled in out,
+              "--no-demangle keeps %s: %d %s" % (mangled, rc, out[-300:]))
+
+
 def main():
     test_golden()
     test_json_shape()
@@ -563,6 +588,7 @@ def main():
         test_json_utf8(tmp)
         test_hostile_names(tmp)
         test_hostile_symbol(tmp)
+        test_demangle(tmp)
     if failures:
         print("%d failure(s)" % len(failures))
         return 1

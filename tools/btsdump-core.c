@@ -29,6 +29,7 @@ static void usage(void)
 	      "  -j, --json                JSON instead of text\n"
 	      "  -S, --no-symbols          classify, but leave symbols and source lines out\n"
 	      "                            (for readers that symbolize themselves: gdb)\n"
+	      "      --no-demangle         C++ and Rust names as the ELF has them\n"
 	      "  -d, --debuginfo-path P    where to look for separate debuginfo\n"
 	      "                            (libdwfl syntax, default :.debug:/usr/lib/debug)\n"
 	      "  -h, --help                this text\n"
@@ -44,6 +45,7 @@ struct dump_args {
 	struct btsdec_report_opts ro;
 	const char *core;
 	const char *debuginfo_path;
+	bool no_demangle;
 };
 
 /* 0, -1 after --help or --version (*status set), or a usage error's status. */
@@ -56,6 +58,7 @@ static int parse_dump_args(int argc, char **argv, struct dump_args *a, int *stat
 		{ "json", no_argument, NULL, 'j' },
 		{ "no-symbols", no_argument, NULL, 'S' },
 		{ "debuginfo-path", required_argument, NULL, 'd' },
+		{ "no-demangle", no_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' },
 		BTS_CLI_OPTION_VERSION,
 		{ 0 }
@@ -80,6 +83,7 @@ static int parse_dump_args(int argc, char **argv, struct dump_args *a, int *stat
 		case 'j': a->ro.json = true; break;
 		case 'S': a->ro.no_symbols = true; break;
 		case 'd': a->debuginfo_path = optarg; break;
+		case 'M': a->no_demangle = true; break;
 		case 'h': usage(); *status = 0; return -1;
 		case BTS_CLI_VERSION: *status = bts_cli_version("btsdump"); return -1;
 		default: return bts_cli_bad_option("btsdump", argv, c);
@@ -110,7 +114,8 @@ static int check_thread(struct btsdec_core *core, pid_t tid)
 static int report(struct btsdec_core *core, struct dump_args *a)
 {
 	struct btsdec_symopts so = { .executable = a->ro.executable,
-				     .debuginfo_path = a->debuginfo_path };
+				     .debuginfo_path = a->debuginfo_path,
+				     .no_demangle = a->no_demangle };
 	struct btsdec_classifier *cls = NULL;
 	struct btsdec_sym *sym = NULL;
 	struct btsdec_err err;
