@@ -5,9 +5,11 @@
 # btsdumpd: --version, a usage error as one line plus "Try '... --help'"
 # and exit 1, input from "-" and from a pipe; and btsdump's EXECUTABLE
 # argument refused, said and counted in the exit status (7) when missing,
-# unreadable, a directory, not ELF or another build.  TAP.
+# unreadable, a directory, not ELF or another build; btsdumpd run by hand
+# logging to its terminal and naming the program in its report.  TAP.
 # Usage: test-cli.py VERSION BTSDUMP BTSDUMPCTL BTSDUMPD
 import os
+import pty
 import shutil
 import subprocess
 import sys
@@ -194,6 +196,30 @@ def test_btsdumpd_input(tmp):
     ents = [e for e in os.listdir(store) if not e.startswith(".")] if os.path.isdir(store) else []
     check(r.returncode == 0 and len(ents) == 1, "btsdumpd: a core through a pipe is stored",
           "%d %r %r" % (r.returncode, ents, r.stderr[-500:]))
+    rc, out, err = run([CTL, "--store", store, "show"])
+    check(rc == 0 and out.startswith("core: core of crasher (PID 999999)\n"),
+          "btsdumpd's report names the crashing program, not its spool", "%d %r" % (rc, out[:200]))
+
+
+def test_btsdumpd_tty():
+    """Run by hand, btsdumpd's log (--log auto) goes to the terminal on
+    its stderr, not to the journal or kmsg where nobody looks."""
+    master, slave = pty.openpty()
+    r = subprocess.run([DAEMON, "--direct", "1", "x", "3"], stdin=subprocess.DEVNULL,
+                       stdout=subprocess.PIPE, stderr=slave, timeout=60)
+    os.close(slave)
+    text = b""
+    try:
+        while True:
+            chunk = os.read(master, 4096)
+            if not chunk:
+                break
+            text += chunk
+    except OSError:
+        pass
+    os.close(master)
+    check(r.returncode == 1 and b"bad arguments from the kernel" in text,
+          "btsdumpd --log auto with a terminal on stderr: logs there", "%d %r" % (r.returncode, text))
 
 
 def test_executable(tmp):
@@ -239,6 +265,7 @@ def main():
         test_addnote_input(tmp)
         test_btsdumpctl_input(tmp)
         test_btsdumpd_input(tmp)
+        test_btsdumpd_tty()
         test_executable(tmp)
     print("1..%d" % n)
     return 1 if failed else 0
