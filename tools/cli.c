@@ -2,7 +2,8 @@
 /*
  * The conventions every btscrash program shares (tools/cli.h): --version
  * from meson's project version (config.h), usage errors in one line plus
- * "Try 'PROG --help'", and inputs that may be "-" or a pipe.  Linked into
+ * "Try 'PROG --help'", inputs that may be "-" or a pipe, and the pager of
+ * btsdumpctl's listings (as systemd's tools run it).  Linked into
  * btsdump, btsdumpctl and btsdumpd.
  */
 #include <errno.h>
@@ -14,6 +15,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -161,4 +163,53 @@ int bts_cli_input_path(const char *path, char *buf, size_t len,
 	snprintf(buf, len, "/proc/self/fd/%d", *fd);
 	*out = buf;
 	return 0;
+}
+
+/* ---- the pager, as systemd's tools run it ---- */
+
+static pid_t pager_pid;
+
+/* In the child: stdin from the pipe, then $PAGER (through sh), else less
+ * (LESS=FRSXMK unless set: quit on one screen, raw colour, no init), else
+ * cat, so the text is never lost. */
+static void pager_exec(int rd, const char *pager)
+{
+	dup2(rd, STDIN_FILENO);
+	setenv("LESS", "FRSXMK", 0);
+	if (pager)
+		execl("/bin/sh", "sh", "-c", pager, (char *)NULL);
+	execlp("less", "less", (char *)NULL);
+	execlp("cat", "cat", (char *)NULL);
+	_exit(127);
+}
+
+int bts_cli_pager_start(void)
+{
+	const char *pager = getenv("PAGER");
+	int fds[2];
+
+	if (!isatty(STDOUT_FILENO) || (pager && (!*pager || !strcmp(pager, "cat"))))
+		return 0;
+	if (pipe2(fds, O_CLOEXEC))
+		return -errno;
+	fflush(stdout);
+	pager_pid = fork();
+	if (pager_pid == 0)
+		pager_exec(fds[0], pager);
+	if (pager_pid > 0 && dup2(fds[1], STDOUT_FILENO) < 0)
+		pager_pid = -errno;
+	close(fds[0]);
+	close(fds[1]);
+	return pager_pid < 0 ? -errno : 0;
+}
+
+void bts_cli_pager_end(void)
+{
+	if (pager_pid <= 0)
+		return;
+	fflush(stdout);
+	close(STDOUT_FILENO);	/* the pager's end of input */
+	while (waitpid(pager_pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	pager_pid = 0;
 }

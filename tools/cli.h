@@ -2,8 +2,9 @@
 /*
  * The conventions every btscrash program shares (btsdump, btsdumpctl,
  * btsdumpd): --version, the one-line usage error with "Try 'PROG --help'",
- * getopt's complaints in those words, numbers in options, and an input
- * path that may be "-" or a pipe (spooled to a memfd).  tools/cli.c.
+ * getopt's complaints in those words, numbers in options, an input path
+ * that may be "-" or a pipe (spooled to a memfd), and the pager.
+ * tools/cli.c.
  */
 #ifndef BTS_TOOLS_CLI_H
 #define BTS_TOOLS_CLI_H
@@ -49,5 +50,12 @@ int bts_cli_open_input_named(const char *path, char name[PATH_MAX]);
  * path is returned as is), for the caller to close after use. */
 int bts_cli_input_path(const char *path, char *buf, size_t len,
 		       const char **out, int *fd);
+
+/* Pipes stdout through $PAGER (else less, with LESS=FRSXMK as systemd
+ * sets it) when stdout is a terminal and $PAGER is not "" or "cat"; 0 or
+ * -errno (then stdout is unchanged). */
+int bts_cli_pager_start(void);
+/* Flushes stdout to the pager, if one runs, and waits for it to quit. */
+void bts_cli_pager_end(void);
 
 #endif
