@@ -28,10 +28,11 @@ def check(cond, what):
         print("FAIL:", what)
 
 
-def run(store, *args, env=None, stdout=subprocess.PIPE):
+def run(store, *args, env=None, stdout=subprocess.PIPE, ctl=None):
     e = dict(os.environ, BTSDUMPCTL_GDB_SCRIPT="", LC_ALL="C", TZ="UTC")
     e.update(env or {})
-    p = subprocess.run([CTL, "--store", store, *args], stdout=stdout,
+    e = {k: v for k, v in e.items() if v is not None}  # None: unset
+    p = subprocess.run([ctl or CTL, "--store", store, *args], stdout=stdout,
                        stderr=subprocess.PIPE, env=e)
     return p.returncode, p.stdout, p.stderr.decode(errors="replace")
 
@@ -291,6 +292,21 @@ def test_gdb(s, tmp):
     check(rc == 2 and os.listdir(td) == [], "gdb corrupt core: %d %r" % (rc, err))
     rc, _, err = run(s, "gdb", "42", "--", "-batch", env=dict(env, PATH="/nonexistent"))
     check(rc == 6 and "gdb" in err and os.listdir(td) == [], "no gdb: %d %r" % (rc, err))
+    # no BTSDUMPCTL_GDB_SCRIPT: from the build tree, the source tree's gdb/bts.py
+    rc, out, err = run(s, "gdb", "42", "--", "-batch", "-ex", "help bts",
+                       env={"TMPDIR": td, "BTSDUMPCTL_GDB_SCRIPT": None})
+    t = out.decode(errors="replace") + err
+    check(rc == 0 and "Undefined command" not in t and "bts list" in t and "not found" not in err,
+          "btsdumpctl gdb from the build tree sources gdb/bts.py: %d %s" % (rc, t[-400:]))
+    # a btsdumpctl outside any build tree or prefix: says it runs gdb without it
+    lone = os.path.join(tmp, "lone", "bin")
+    os.makedirs(lone)
+    shutil.copy(CTL, lone)
+    rc, out, err = run(s, "gdb", "42", "--", "-batch", "-ex", "help bts",
+                       env={"TMPDIR": td, "BTSDUMPCTL_GDB_SCRIPT": None},
+                       ctl=os.path.join(lone, "btsdumpctl"))
+    check("gdb/bts.py not found" in err and "without the bts commands" in err,
+          "btsdumpctl gdb without bts.py says so: %d %r" % (rc, err))
 
 
 def listed_ids(out):

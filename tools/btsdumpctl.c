@@ -845,10 +845,43 @@ static int cmd_dump(const struct ctl *c)
 /* $BTSDUMPCTL_GDB_SCRIPT ("" = none), else DATADIR/btscrash/gdb/bts.py
  * (meson's datadir), else PREFIX/share/btscrash/gdb/bts.py with PREFIX the
  * parent of the directory btsdumpctl runs from (a relocated install). */
+/* path if readable, else NULL (path freed); NULL for NULL. */
+static char *readable(char *path)
+{
+	if (path && !access(path, R_OK))
+		return path;
+	free(path);
+	return NULL;
+}
+
+/* The source tree's gdb/bts.py when dir is a meson build tree (its
+ * meson-info names the source directory): btsdumpctl run from a build. */
+static char *source_tree_script(const char *dir)
+{
+	struct json_object *info, *dirs, *src;
+	char *path, *p = NULL;
+
+	if (asprintf(&path, "%s/meson-info/meson-info.json", dir) < 0)
+		return NULL;
+	info = access(path, R_OK) ? NULL : json_object_from_file(path);
+	free(path);
+	if (info && json_object_object_get_ex(info, "directories", &dirs) &&
+	    json_object_object_get_ex(dirs, "source", &src) &&
+	    json_object_is_type(src, json_type_string) &&
+	    asprintf(&p, "%s/gdb/bts.py", json_object_get_string(src)) < 0)
+		p = NULL;
+	json_object_put(info);
+	return readable(p);
+}
+
+/* gdb/bts.py for `btsdumpctl gdb`: $BTSDUMPCTL_GDB_SCRIPT ("" for none),
+ * else DATADIR's, else PREFIX/share's for the prefix btsdumpctl runs
+ * from, else the source tree's when it runs from its build tree; when
+ * none is found gdb runs without it, and btsdumpctl says so. */
 static char *gdb_script(void)
 {
 	const char *env = getenv("BTSDUMPCTL_GDB_SCRIPT");
-	char exe[4096], *p = NULL;
+	char exe[4096], *p = NULL, *prefix;
 	ssize_t n;
 
 	if (env) {
@@ -856,23 +889,21 @@ static char *gdb_script(void)
 			say("warning: %s: %m; not loaded", env);
 		return *env && !access(env, R_OK) ? strdup(env) : NULL;
 	}
-#ifdef BTSCRASH_DATADIR
-	if (asprintf(&p, "%s/btscrash/gdb/bts.py", BTSCRASH_DATADIR) < 0)
-		return NULL;
-	if (!access(p, R_OK))
+	if (asprintf(&p, "%s/btscrash/gdb/bts.py", BTSCRASH_DATADIR) >= 0 && (p = readable(p)))
 		return p;
-	free(p);
 	p = NULL;
-#endif
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0)
-		return NULL;
-	exe[n] = 0;
-	if (asprintf(&p, "%s/share/btscrash/gdb/bts.py", dirname(dirname(exe))) < 0)
-		return NULL;
-	if (!access(p, R_OK))
+	exe[n > 0 ? n : 0] = 0;
+	prefix = n > 0 ? dirname(dirname(exe)) : NULL;	/* PREFIX/bin/btsdumpctl */
+	if (prefix && (p = source_tree_script(prefix)))
 		return p;
-	free(p);
+	if (prefix && asprintf(&p, "%s/share/btscrash/gdb/bts.py", prefix) >= 0 &&
+	    (p = readable(p)))
+		return p;
+	say("warning: gdb/bts.py not found (in %s/btscrash/gdb, in PREFIX/share/"
+	    "btscrash/gdb beside btsdumpctl, or in the source tree of its build "
+	    "tree): gdb runs without the bts commands; BTSDUMPCTL_GDB_SCRIPT names it",
+	    BTSCRASH_DATADIR);
 	return NULL;
 }
 
