@@ -310,6 +310,17 @@ static void report_core(struct btsdumpd_ctx *c, struct btsdec_core *core,
 	btsdec_model_free(model);
 }
 
+/* The name the report gives the core (its "core:" line, JSON "core"): the
+ * crashing program and its PID, not the spool the analysis reads. */
+static const char *core_name(const struct btsdumpd_ctx *c, char *buf, size_t len)
+{
+	const char *exe = c->crash.exe ? strrchr(c->crash.exe, '/') : NULL;
+
+	snprintf(buf, len, "core of %s (PID %d)", exe ? exe + 1 :
+		 c->crash.comm ? c->crash.comm : "?", (int)c->crash.pid);
+	return buf;
+}
+
 static void analysis_child(struct btsdumpd_ctx *c, const struct analyzer *a, int spool_fd,
 			   int txt, int json, int res_fd, uint64_t spool_bytes)
 {
@@ -320,6 +331,7 @@ static void analysis_child(struct btsdumpd_ctx *c, const struct analyzer *a, int
 	struct btsdec_core *core;
 	struct btsdumpd_analysis an = { 0 };
 	struct btsdec_err err;
+	char name[300];
 	int ret;
 
 	ret = drop_privileges(a, spool_bytes, c->cfg.analyze_timeout_sec);
@@ -331,7 +343,7 @@ static void analysis_child(struct btsdumpd_ctx *c, const struct analyzer *a, int
 	}
 	if (exe && access(exe, R_OK))
 		so.executable = NULL;	/* dwfl finds it by build-id or NT_FILE */
-	ret = btsdec_core_open_fd(spool_fd, "core", &core, &err);
+	ret = btsdec_core_open_fd(spool_fd, core_name(c, name, sizeof(name)), &core, &err);
 	if (ret) {
 		an.trace = BTSDUMPD_TRACE_ERROR;
 		btsdumpd_crash_set(&an.error, err.msg);

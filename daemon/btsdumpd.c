@@ -25,6 +25,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "btsdumpd.h"
+#include "cli.h"
 #include "entries.h"
 #include "util.h"
 
@@ -36,7 +37,7 @@
 
 enum mode { MODE_HANDLER, MODE_SERVE, MODE_HARVEST, MODE_VACUUM, MODE_COMPANION };
 
-static void usage(FILE *out)
+static void usage(void)
 {
 	fputs("Usage: btsdumpd [OPTIONS] PID UID GID SIGNAL TIMESTAMP COMM [HOSTNAME]\n"
 	      "  or:  btsdumpd [OPTIONS] --serve | --vacuum | --harvest [DIR...]\n"
@@ -61,9 +62,11 @@ static void usage(FILE *out)
 	      "                   following its journal entries (btsdumpd.service)\n"
 	      "  --once           with --companion: the entries there now, then exit\n"
 	      "  --journal-dir D  with --companion: read the journal files in D\n"
+	      "  -h, --help       this text\n"
+	      "  --version        the version\n"
 	      "\n"
 	      "Exit status: 0 handed off, stored, or dropped by a limit (logged);\n"
-	      "1 bad arguments; 2 the store could not be written.\n", out);
+	      "1 bad arguments; 2 the store could not be written.\n", stdout);
 }
 
 /* Reads a small /proc file; NULs become spaces, trailing newline cut. */
@@ -349,7 +352,49 @@ static int parse_log(const char *s, enum btsdumpd_log_target *t)
 	return -EINVAL;
 }
 
-int main(int argc, char **argv)
+#define usage_error(...)	bts_cli_usage_error("btsdumpd", __VA_ARGS__)
+
+struct args {
+	enum btsdumpd_log_target log;
+	enum mode mode;
+	const char *journal_dir;
+	bool once;
+};
+
+/* One option into c and a: 0, -1 after --help or --version (*status
+ * set), or a usage error's status. */
+static int option(int opt, char **argv, struct btsdumpd_ctx *c, struct args *a,
+		  int *status)
+{
+	switch (opt) {
+	case 's': c->store = optarg; return 0;
+	case 'c': c->config_path = optarg; return 0;
+	case 'S': c->socket_path = optarg; return 0;
+	case 'd': c->direct = true; return 0;
+	case 'D':
+		if (strcmp(optarg, "0") && strcmp(optarg, "1") && strcmp(optarg, "2"))
+			return usage_error("--dump-mode: 0, 1 or 2, not '%s'", optarg);
+		c->crash.dump_mode = *optarg - '0';
+		return 0;
+	case 'l':
+		if (parse_log(optarg, &a->log))
+			return usage_error("--log: auto, journal, kmsg or stderr, not '%s'",
+					   optarg);
+		return 0;
+	case 'V': a->mode = MODE_SERVE; return 0;
+	case 'H': a->mode = MODE_HARVEST; return 0;
+	case 'U': a->mode = MODE_VACUUM; return 0;
+	case 'C': a->mode = MODE_COMPANION; return 0;
+	case 'O': a->once = true; return 0;
+	case 'J': a->journal_dir = optarg; return 0;
+	case 'h': usage(); *status = 0; return -1;
+	case BTS_CLI_VERSION: *status = bts_cli_version("btsdumpd"); return -1;
+	default: return bts_cli_bad_option("btsdumpd", argv, opt);
+	}
+}
+
+static int parse_args(int argc, char **argv, struct btsdumpd_ctx *c, struct args *a,
+		      int *status)
 {
 	static const struct option opts[] = {
 		{ "store", required_argument, NULL, 's' }, { "config", required_argument, NULL, 'c' },
@@ -359,57 +404,38 @@ int main(int argc, char **argv)
 		{ "dump-mode", required_argument, NULL, 'D' },
 		{ "companion", no_argument, NULL, 'C' }, { "once", no_argument, NULL, 'O' },
 		{ "journal-dir", required_argument, NULL, 'J' },
-		{ "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
+		{ "help", no_argument, NULL, 'h' }, BTS_CLI_OPTION_VERSION, { NULL, 0, NULL, 0 },
 	};
+	int opt, r;
+
+	while ((opt = getopt_long(argc, argv, "+" BTS_CLI_OPTSTRING "h", opts, NULL)) != -1)
+		if ((r = option(opt, argv, c, a, status)))
+			return r;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
 	struct btsdumpd_ctx c = { .store = BTSDUMPD_STORE_DEFAULT,
 				  .config_path = BTSDUMPD_CONFIG_DEFAULT,
 				  .socket_path = SOCKET_DEFAULT,
 				  .crash = { .dump_mode = -1 } };
-	enum btsdumpd_log_target log = BTSDUMPD_LOG_AUTO;
-	enum mode mode = MODE_HANDLER;
+	struct args a = { .log = BTSDUMPD_LOG_AUTO, .mode = MODE_HANDLER };
 	char *defdir[] = { (char *)"/var/crash" };
-	const char *journal_dir = NULL;
-	bool once = false;
-	int opt, ret;
+	int opt, ret, status = 0;
 
 	/* the kernel starts the handler with only fd 0, the core pipe */
 	for (opt = 1; opt <= 2; opt++)
 		if (fcntl(opt, F_GETFD) < 0 && open("/dev/null", O_RDWR) != opt)
 			return 2;
 	umask(0077);
-	while ((opt = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
-		switch (opt) {
-		case 's': c.store = optarg; break;
-		case 'c': c.config_path = optarg; break;
-		case 'S': c.socket_path = optarg; break;
-		case 'd': c.direct = true; break;
-		case 'D':
-			if (strcmp(optarg, "0") && strcmp(optarg, "1") && strcmp(optarg, "2")) {
-				usage(stderr);
-				return 1;
-			}
-			c.crash.dump_mode = *optarg - '0';
-			break;
-		case 'l':
-			if (parse_log(optarg, &log)) {
-				usage(stderr);
-				return 1;
-			}
-			break;
-		case 'V': mode = MODE_SERVE; break;
-		case 'H': mode = MODE_HARVEST; break;
-		case 'U': mode = MODE_VACUUM; break;
-		case 'C': mode = MODE_COMPANION; break;
-		case 'O': once = true; break;
-		case 'J': journal_dir = optarg; break;
-		case 'h': usage(stdout); return 0;
-		default: usage(stderr); return 1;
-		}
-	}
-	btsdumpd_log_init(log);
-	if (mode != MODE_HANDLER)	/* the handler reads /proc/PID first */
+	ret = parse_args(argc, argv, &c, &a, &status);
+	if (ret)
+		return ret < 0 ? status : ret;
+	btsdumpd_log_init(a.log);
+	if (a.mode != MODE_HANDLER)	/* the handler reads /proc/PID first */
 		drop_capabilities();
-	switch (mode) {
+	switch (a.mode) {
 	case MODE_SERVE:
 		ret = run_serve(&c);
 		break;
@@ -423,7 +449,7 @@ int main(int argc, char **argv)
 		ret = btsdumpd_vacuum(&c, NULL) ? 2 : 0;
 		break;
 	case MODE_COMPANION:
-		ret = btsdumpd_companion(&c, journal_dir, once) ? 2 : 0;
+		ret = btsdumpd_companion(&c, a.journal_dir, a.once) ? 2 : 0;
 		break;
 	default:
 		ret = run_handler(&c, argv + optind, argc - optind);

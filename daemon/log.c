@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * btsdumpd's logging: structured journal entries (sd_journal_sendv) when
- * journald listens, else lines on /dev/kmsg (an initramfs, the kernel-invoked
+ * btsdumpd's logging: stderr when it is a terminal (run by hand), else
+ * structured journal entries (sd_journal_sendv) when journald listens,
+ * else lines on /dev/kmsg (an initramfs, the kernel-invoked
  * handler on a host without systemd), else stderr.  Every value from a
  * crash reaches a person through lib/escape.c: a message is escaped as a
  * whole, an entry's trail (rendered and escaped by the library) keeps its
@@ -32,6 +33,10 @@ static int kmsg_fd = -1;
 
 void btsdumpd_log_init(enum btsdumpd_log_target t)
 {
+	/* auto: a terminal on stderr is a person running btsdumpd by hand
+	 * (the kernel's handler has /dev/null there, the service the journal) */
+	if (t == BTSDUMPD_LOG_AUTO && isatty(STDERR_FILENO))
+		t = BTSDUMPD_LOG_STDERR;
 	if (t == BTSDUMPD_LOG_AUTO)
 		t = access(JOURNAL_SOCKET, W_OK) == 0 ? BTSDUMPD_LOG_JOURNAL : BTSDUMPD_LOG_KMSG;
 	if (t == BTSDUMPD_LOG_KMSG) {

@@ -150,6 +150,7 @@ struct btsdec_loc {
 struct btsdec_symopts {
 	const char *executable;		/* may be NULL */
 	const char *debuginfo_path;	/* libdwfl syntax; NULL = default */
+	bool no_demangle;		/* C++ and Rust names as the ELF has them */
 };
 
 struct btsdec_sym;

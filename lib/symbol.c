@@ -12,6 +12,9 @@
  * covers (PLT entries, assembly labels) still go to dwfl_module_addrinfo.
  */
 #include <elfutils/libdwfl.h>
+#ifdef BTSDEC_DEMANGLE
+#include <libiberty/demangle.h>
+#endif
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +68,7 @@ struct btsdec_sym {
 	uint64_t slide;			/* a kernel's KASLR offset: run-time
 					 * addresses minus slide are vmlinux's */
 	char *debuginfo_path;
+	bool no_demangle;		/* btsdec_symopts.no_demangle */
 	Dwfl_Callbacks cb;
 	struct cache_ent *cache;	/* packed */
 	size_t cache_used, cache_room;
@@ -90,6 +94,7 @@ static int sym_new(const struct btsdec_symopts *opts, struct btsdec_sym **out,
 	if (!s)
 		return btsdec_fail(err, -ENOMEM, "out of memory");
 	*out = s;
+	s->no_demangle = opts && opts->no_demangle;
 	if (opts && opts->debuginfo_path &&
 	    !(s->debuginfo_path = strdup(opts->debuginfo_path)))
 		return btsdec_fail(err, -ENOMEM, "out of memory");
@@ -288,6 +293,27 @@ static const char *missing_build_id(struct btsdec_sym *s, Dwfl_Module *m,
 		snprintf(hex + 2 * i, 3, "%02x", bits[i]);
 	*userdata = (void *)pool_name(s, hex, "");
 	return *userdata ? *userdata : "";
+}
+
+/* A C++ or Rust name as people read it ("ns::f(int)", libiberty's
+ * cplus_demangle: Itanium C++, Rust legacy and v0), pooled; name itself
+ * when it is not mangled, cannot be demangled, or s->no_demangle. */
+static const char *demangled(struct btsdec_sym *s, const char *name)
+{
+#ifdef BTSDEC_DEMANGLE
+	const char *p = name;
+	char *d;
+
+	if (s->no_demangle || name[0] != '_' || (name[1] != 'Z' && name[1] != 'R'))
+		return name;
+	d = cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI | DMGL_AUTO);
+	if (d)
+		p = pool_name(s, d, "");
+	free(d);
+	return p ? p : name;
+#else
+	return name;
+#endif
 }
 
 /* ---- the sorted symbol index ------------------------------------------------ */
@@ -498,7 +524,7 @@ static void resolve(struct btsdec_sym *s, uint64_t addr, struct btsdec_loc *loc)
 	if (!name || !*name)
 		name = plt_name(s, m, addr, &off);
 	if (name) {
-		loc->func = name;
+		loc->func = demangled(s, name);
 		loc->off = off;
 	}
 	l = dwfl_module_getsrc(m, addr);

@@ -239,7 +239,7 @@ def test_add_note(tmp):
         for a, b in want[-4:-1]:
             f.write("0x%x 0x%x 0x10\n" % (a, b))
         f.write("0x%x 0x%x 0x%x\n" % (want[-1] + (0x10 | 0x20 | 123 << 32,)))
-    rc, _, err = run("add-note", "--source", "lbr", "-C", "32", "-o", lbr,
+    rc, _, err = run("add-note", "--source", "lbr", "--capacity", "32", "-o", lbr,
                      os.path.join(SRC, FIX, "crasher-notrace.core"), recs)
     rc2, out, _ = run(lbr, os.path.join(SRC, FIX, "crasher"))
     last = [l for l in out.splitlines() if re.match(r"\s*4 ", l)]
@@ -426,7 +426,8 @@ def test_missing_module(tmp):
     bid = notes.split("Build ID:")[1].split()[0]
     rc, out, err = run(core, os.path.join(tmp, "no-such-exe"))
     missing = [l for l in out.splitlines() if l.startswith("missing:")]
-    check(rc == 0 and missing == ["missing: %s, build-id %s "
+    # (the EXECUTABLE given does not exist: said, status 7, report still printed)
+    check(rc == 7 and "EXECUTABLE not used" in err and missing == ["missing: %s, build-id %s "
                                   "(addresses in it as crasher+OFFSET)" % (new, bid)],
           "one line names the missing module and its build-id: %d %s\n%s" % (rc, err, out))
     found = json.loads(run("--json", FIX + "/crasher-null.core", FIX + "/crasher")[1])
@@ -499,7 +500,7 @@ def test_hostile_names(tmp):
     p = subprocess.run([os.fsencode(BTSDUMP), core, b"/no-such-exe"], capture_output=True)
     out = p.stdout
     esc = rb"\x1b[2J\x07\x0aforged line\xff"
-    check(p.returncode == 0 and no_raw_control(out) and no_raw_control(p.stderr) and
+    check(p.returncode == 7 and no_raw_control(out) and no_raw_control(p.stderr) and
           b"forged line" not in out.replace(esc, b"") and
           (b"core: " + os.fsencode(tmp) + b"/core-" + esc + b"\n") in out and
           (b"missing: /nonexistent/" + esc) in out,
@@ -514,7 +515,7 @@ def test_hostile_names(tmp):
               json_bytes(mods[0]["path"]) == new)
     except (UnicodeDecodeError, ValueError, KeyError, IndexError, TypeError) as e:
         ok, p.stdout = False, repr(e).encode() + p.stdout[:300]
-    check(p.returncode == 0 and ok and no_raw_control(p.stdout.rstrip(b"\n")),
+    check(p.returncode == 7 and ok and no_raw_control(p.stdout.rstrip(b"\n")),
           "hostile names: the JSON gives the bytes back: %r" % p.stdout[:400])
 
 
@@ -543,6 +544,31 @@ def test_hostile_symbol(tmp):
     check(p.returncode == 0 and ok, "hostile symbol: the JSON gives the bytes back: %r" % (last,))
 
 
+def test_demangle(tmp):
+    """C++ and Rust names demangled (libiberty), --no-demangle keeps the
+    ELF's: the fixture's dispatch renamed (objcopy) to an Itanium C++ name,
+    a Rust legacy and a Rust v0 one.  Before: the mangled name, always."""
+    core = os.path.join(SRC, FIX, "crasher-null.core")
+    for i, (mangled, want) in enumerate((("_ZN2ns8dispatchEPFviE", "ns::dispatch(void (*)(int))"),
+                          ("_ZN7crasher3net8dispatch17h0123456789abcdefE",
+                           "crasher::net::dispatch"),
+                          ("_RNvNtCs1234_7crasher3net8dispatch", "crasher::net::dispatch"))):
+        exe = os.path.join(tmp, "crasher-mangled%d" % i)
+        subprocess.run(["objcopy", "--redefine-sym", "dispatch=" + mangled,
+                        os.path.join(SRC, FIX, "crasher"), exe], check=True)
+        rc, out, err = run(core, exe)
+        check(rc == 0 and "(indirect call in %s)" % want in out and mangled not in out,
+              "demangled %s: %d %s %s" % (mangled, rc, err, out[-300:]))
+        rc, out, err = run("--calls", core, exe)
+        check(rc == 0 and want in out, "demangled in the call history: %s" % out[-300:])
+        doc = json.loads(run("--json", core, exe)[1])
+        check(doc["threads"][0]["branches"][-1]["from_symbol"] == want + "+0x33",
+              "demangled in JSON: %s" % doc["threads"][0]["branches"][-1]["from_symbol"])
+        rc, out, err = run("--no-demangle", core, exe)
+        check(rc == 0 and "(indirect call in %s)" % mangled in out,
+              "--no-demangle keeps %s: %d %s" % (mangled, rc, out[-300:]))
+
+
 def main():
     test_golden()
     test_json_shape()
@@ -562,6 +588,7 @@ def main():
         test_json_utf8(tmp)
         test_hostile_names(tmp)
         test_hostile_symbol(tmp)
+        test_demangle(tmp)
     if failures:
         print("%d failure(s)" % len(failures))
         return 1

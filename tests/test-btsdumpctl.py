@@ -28,10 +28,11 @@ def check(cond, what):
         print("FAIL:", what)
 
 
-def run(store, *args, env=None, stdout=subprocess.PIPE):
+def run(store, *args, env=None, stdout=subprocess.PIPE, ctl=None):
     e = dict(os.environ, BTSDUMPCTL_GDB_SCRIPT="", LC_ALL="C", TZ="UTC")
     e.update(env or {})
-    p = subprocess.run([CTL, "--store", store, *args], stdout=stdout,
+    e = {k: v for k, v in e.items() if v is not None}  # None: unset
+    p = subprocess.run([ctl or CTL, "--store", store, *args], stdout=stdout,
                        stderr=subprocess.PIPE, env=e)
     return p.returncode, p.stdout, p.stderr.decode(errors="replace")
 
@@ -87,7 +88,8 @@ def entry(store, eid, ts, pid, comm, extra=(), core=None, report=True, raw=b""):
 
 STORED = [("CORE", "stored"), ("CORE_SIZE", str(os.path.getsize(CORE))),
           ("TRACE", "present"), ("TRACE_THREADS", "1"), ("FAULT_TID", "42"),
-          ("LAST_BRANCHES", "main+0x10 -> call_null\ncall_null+0x8 -> 0x0")]
+          ("LAST_BRANCHES", "main+0x10 -> call_null\ncall_null+0x8 -> 0x0"),
+          ("FAULT", "faulted at 0x0 = target of #16 (indirect call in dispatch)")]
 
 
 def build_store(root):
@@ -142,14 +144,15 @@ def test_list(s):
     check(rc == 0, "list: exit %d %s" % (rc, err))
     lines = out.decode().splitlines()
     check(lines and lines[0].split() == ["TIME", "PID", "UID", "GID", "SIG",
-                                         "COREFILE", "TRACE", "EXE"], "list header: %r" % lines[:1])
+                                         "COREFILE", "TRACE", "ID", "EXE"], "list header: %r" % lines[:1])
     check(len(lines) == 1 + len(LISTED), "list: %d lines, want %d:\n%s" %
           (len(lines), 1 + len(LISTED), out.decode(errors="replace")))
     pids = [l.split()[4] for l in lines[1:]]
     check(pids == ["42", "43", "44", "45", "46", "47"], "list order/pids: %r" % pids)
     check("Thu 1970-01-01 00:16:40 UTC" in lines[1], "list time: %r" % lines[1])
-    cols = {l.split()[4]: l.split()[7:11] for l in lines[1:]}
-    check(cols.get("42") == ["SIGSEGV", "present", "present", EXE], "list 42: %r" % cols.get("42"))
+    cols = {l.split()[4]: l.split()[7:12] for l in lines[1:]}
+    check(cols.get("42") == ["SIGSEGV", "present", "present", "1000.42.crasher", EXE],
+          "list 42: %r" % cols.get("42"))
     check(cols.get("43", [])[1:3] == ["none", "error"], "list 43: %r" % cols.get("43"))
     check(cols.get("44", [])[1:3] == ["missing", "absent"], "list 44: %r" % cols.get("44"))
     no_controls(out, "list")
@@ -289,6 +292,93 @@ def test_gdb(s, tmp):
     check(rc == 2 and os.listdir(td) == [], "gdb corrupt core: %d %r" % (rc, err))
     rc, _, err = run(s, "gdb", "42", "--", "-batch", env=dict(env, PATH="/nonexistent"))
     check(rc == 6 and "gdb" in err and os.listdir(td) == [], "no gdb: %d %r" % (rc, err))
+    # no BTSDUMPCTL_GDB_SCRIPT: from the build tree, the source tree's gdb/bts.py
+    rc, out, err = run(s, "gdb", "42", "--", "-batch", "-ex", "help bts",
+                       env={"TMPDIR": td, "BTSDUMPCTL_GDB_SCRIPT": None})
+    t = out.decode(errors="replace") + err
+    check(rc == 0 and "Undefined command" not in t and "bts list" in t and "not found" not in err,
+          "btsdumpctl gdb from the build tree sources gdb/bts.py: %d %s" % (rc, t[-400:]))
+    # a btsdumpctl outside any build tree or prefix: says it runs gdb without it
+    lone = os.path.join(tmp, "lone", "bin")
+    os.makedirs(lone)
+    shutil.copy(CTL, lone)
+    rc, out, err = run(s, "gdb", "42", "--", "-batch", "-ex", "help bts",
+                       env={"TMPDIR": td, "BTSDUMPCTL_GDB_SCRIPT": None},
+                       ctl=os.path.join(lone, "btsdumpctl"))
+    check("gdb/bts.py not found" in err and "without the bts commands" in err,
+          "btsdumpctl gdb without bts.py says so: %d %r" % (rc, err))
+
+
+def listed_ids(out):
+    return [l.split()[10] for l in out.decode().splitlines()[1:]]
+
+
+def test_coredumpctl_options(s, tmp):
+    """The options coredumpctl users know (issue 30 §4): -r, -n N, -1,
+    --since/--until, --no-legend, --json=short|pretty, -F FIELD; info's
+    FAULT; a store none of whose entries the user can read."""
+    rc, out, _ = run(s, "-r")
+    check(rc == 0 and listed_ids(out) == LISTED[::-1], "-r: newest first: %r" % listed_ids(out))
+    rc, out, _ = run(s, "-n", "2")
+    check(rc == 0 and listed_ids(out) == LISTED[-2:], "-n 2: the newest two: %r" % out)
+    rc, out, _ = run(s, "-1", "list", "crasher")
+    check(rc == 0 and listed_ids(out) == ["2000.43.crasher"], "-1 list crasher: %r" % out)
+    rc, out, _ = run(s, "--since", "@2000", "--until", "@4000")
+    check(rc == 0 and listed_ids(out) == LISTED[1:4], "--since @2000 --until @4000: %r" % out)
+    rc, out, _ = run(s, "--since", "1970-01-01 01:00", "--until", "1970-01-01 01:17")
+    check(rc == 0 and listed_ids(out) == LISTED[3:], "--since/--until as dates (UTC): %r" % out)
+    rc, out, err = run(s, "--since", "now")
+    check(rc == 3 and not out, "--since now: nothing, exit 3: %d %r" % (rc, err))
+    rc, _, err = run(s, "--since", "tomorrowish")
+    check(rc == 1 and "--since: not a time: 'tomorrowish'" in err, "--since garbage: %r" % err)
+    rc, out, _ = run(s, "--no-legend", "-n", "1")
+    check(rc == 0 and out.decode().split()[10] == "4600.47.empty" and b"TIME" not in out,
+          "--no-legend: no heading: %r" % out)
+    rc, out, _ = run(s, "-F", "COMM", "list", "crasher")
+    check(rc == 0 and out == b"crasher\ncrasher\n", "-F COMM: %r" % out)
+    rc, out, _ = run(s, "-F", "BTSDUMPD_ID", "-r", "-n", "2")
+    check(rc == 0 and out == b"4600.47.empty\n4500.46.trunc\n", "-F BTSDUMPD_ID -r -n 2: %r" % out)
+    rc, out, _ = run(s, "--json=pretty", "info", "42")
+    check(rc == 0 and out.count(b"\n") > 5 and json.loads(out)["id"] == "1000.42.crasher",
+          "--json=pretty: indented, the same document")
+    rc, out, _ = run(s, "--json=short", "-n", "1")
+    check(rc == 0 and out.count(b"\n") == 1 and [o["id"] for o in json.loads(out)] == LISTED[-1:],
+          "--json=short -n 1: %r" % out[:200])
+    rc, _, err = run(s, "--json=long")
+    check(rc == 1 and "short or pretty" in err, "--json=long refused: %r" % err)
+    rc, out, _ = run(s, "info", "42")
+    check(b"Fault: faulted at 0x0 = target of #16 (indirect call in dispatch)" in out,
+          "info shows FAULT: %r" % out)
+    # a pager on a terminal only: $PAGER gets the text, --no-pager bypasses it
+    for args, paged in ((["list"], True), (["--no-pager", "list"], False)):
+        master, slave = pty.openpty()
+        e = dict(os.environ, PAGER="sed s/^/PAGED:/", TZ="UTC", LC_ALL="C")
+        p = subprocess.run([CTL, "--store", s, *args], stdout=slave, stderr=subprocess.PIPE, env=e)
+        os.close(slave)
+        text = b""
+        try:
+            while chunk := os.read(master, 4096):
+                text += chunk
+        except OSError:
+            pass
+        os.close(master)
+        check(p.returncode == 0 and (b"PAGED:TIME" in text) == paged and b"1000.42.crasher" in text,
+              "%s on a terminal: paged %s: %r" % (args, paged, text[:200]))
+    rc, out, _ = run(s, "list", env={"PAGER": "sed s/^/PAGED:/"})
+    check(rc == 0 and b"PAGED" not in out, "no pager when stdout is no terminal")
+    # none readable: said so, not "No crashes stored."
+    if os.geteuid() == 0 and shutil.which("setpriv"):
+        locked = os.path.join(tmp, "locked")
+        entry(locked, "1000.42.crasher", 1000, 42, "crasher", STORED)
+        os.chmod(os.path.join(locked, "1000.42.crasher"), 0o700)
+        os.chmod(tmp, 0o755)
+        os.chmod(locked, 0o755)
+        p = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                            CTL, "--store", locked, "list"], capture_output=True)
+        err = p.stderr.decode()
+        check(p.returncode == 2 and "No crash readable by you: the 1 in" in err and
+              "No crashes stored" not in err, "a store none of whose entries is readable: %d %r" %
+              (p.returncode, err))
 
 
 def test_usage(s, tmp):
@@ -323,6 +413,7 @@ def main():
         test_dump(s, tmp)
         test_gdb(s, tmp)
         test_usage(s, tmp)
+        test_coredumpctl_options(s, tmp)
     print("%d failure(s)" % len(failures))
     return 1 if failures else 0
 

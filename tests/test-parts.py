@@ -18,7 +18,7 @@ TESTS = {
     "note": "", "ring": "", "format": "", "classify": "", "core": "", "symbol": "", "escape": "", "grow": "", "store": "", "config": "",
     "btsdump": "", "vmcore": "", "btsdumpctl": "zstd gdb",
     "btsdumpd": "", "journal": "systemd", "units": "systemd", "companion": "systemd zstd xz-utils lz4",
-    "fleet": "systemd-journal-remote",
+    "fleet": "systemd-journal-remote", "cli": "systemd-journal-remote util-linux",
     "gdb": "gdb", "threads": "", "fixtures-remade": "gdb",
     "fuzz-note": "clang libclang-rt-14-dev",
     "fuzz-core": "clang libclang-rt-14-dev",
@@ -36,6 +36,7 @@ TESTS = {
 # built target -> package: parts that are a file, not (only) a test
 TARGETS = {
     "bts": "crash",		# crash-ext/bts.so: /usr/include/crash/defs.h
+    "btsdump.1": "help2man", "btsdumpctl.1": "help2man", "btsdumpd.8": "help2man",
     "fuzz-note": "clang libclang-rt-14-dev",
     "fuzz-core": "clang libclang-rt-14-dev",
     "fuzz-vmcore": "clang libclang-rt-14-dev",

@@ -49,7 +49,7 @@ with tempfile.TemporaryDirectory() as tmp:
     want = mv.records()
     for kind, data in (("elf", mv.elf()), ("kdump", mv.kdump()),
                        *(("kdump-" + c, mv.kdump(c, helper)) for c in mv.CODECS)):
-        rc, out, err = run("-r", "-n", "0", write(kind, data))
+        rc, out, err = run("-S", "-n", "0", write(kind, data))
         check(rc == 0 and rows(out) == want and "(panic CPU)" in out,
               f"{kind}: the whole wrapped ring, oldest first", out + err)
     # the heading and lines of lib/ringtext.c (crash> bts prints the same:
@@ -69,7 +69,7 @@ with tempfile.TemporaryDirectory() as tmp:
         pd_off = 4 * mv.PAGE
         off, size = struct.unpack_from("<QI", bad, pd_off)
         bad[off:off + size] = bytes([0x5a]) * size
-        rc, out, err = run("-r", "-n", "0", write("bad-" + c, bytes(bad)))
+        rc, out, err = run("-S", "-n", "0", write("bad-" + c, bytes(bad)))
         check(f"bad {c} data" in err and "crash note" in out,
               f"kdump-{c}: a page that does not decompress is named, the CPU note used",
               f"exit {rc}: {err}\n{out[-400:]}")
@@ -118,7 +118,7 @@ with tempfile.TemporaryDirectory() as tmp:
     data = mv.elf()
     load = data.find(mv.memory())
     bad = data[:load] + bytes(mem) + data[load + len(mem):]
-    rc, out, err = run("-r", "-n", "0", write("badindex", bad))
+    rc, out, err = run("-S", "-n", "0", write("badindex", bad))
     check(rc == 4 and "corrupt ring" in err and rows(out) == want[-4:] and
           "crash note" in out, "corrupt index: says so, shows the crash note (exit 4)",
           out + err)
@@ -136,7 +136,7 @@ with tempfile.TemporaryDirectory() as tmp:
     k = bytearray(mv.kdump())
     pfn = mv.RECS // mv.PAGE
     k[3 * mv.PAGE + pfn // 8] &= ~(1 << (pfn % 8)) & 0xff
-    rc, out, err = run("-r", write("filtered", bytes(k)))
+    rc, out, err = run("-S", write("filtered", bytes(k)))
     check(rc == 4 and "not in the dump" in err and rows(out) == want[-4:],
           "ring page filtered out: says so, shows the crash note", out + err)
 
@@ -148,7 +148,7 @@ with tempfile.TemporaryDirectory() as tmp:
 
     # makedumpfile -F's stream, reassembled on the fly (a later segment wins)
     flat = mv.flatten(mv.kdump("zstd", helper))
-    rc, out, err = run("-r", "-n", "0", write("flat", flat))
+    rc, out, err = run("-S", "-n", "0", write("flat", flat))
     check(rc == 0 and rows(out) == want, "flattened kdump dump: the whole ring", out + err)
     # out of order, overlapping, junk written over later: still what
     # makedumpfile -R would give (the segment index, issue 30)

@@ -7,6 +7,7 @@
  * store code (daemon/) and those two files of the decoder library.
  */
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <libgen.h>
@@ -23,6 +24,7 @@
 #include <systemd/sd-journal.h>
 
 #include "btsdec.h"
+#include "cli.h"
 #include "escape.h"
 #include "exit.h"
 #include "entries.h"
@@ -45,6 +47,13 @@ struct ctl {
 	const char *journal_files[16];	/* --file, as coredumpctl's */
 	size_t n_journal_files;
 	bool json;
+	bool json_pretty;	/* --json=pretty */
+	bool reverse;		/* -r: newest first */
+	bool no_legend, no_pager;
+	size_t last;		/* -n N, -1: the newest N matches (0: all) */
+	bool have_since, have_until;
+	uint64_t since, until;	/* --since, --until: seconds since the epoch */
+	const char *field;	/* -F: print this field of each match */
 	const char *output;	/* dump -o */
 	const char *match;
 	char **gdb_args;	/* after "--" */
@@ -53,7 +62,7 @@ struct ctl {
 	size_t n, cap;		/* cap: room in e, for journal entries */
 };
 
-static void usage(FILE *out)
+static void usage(void)
 {
 	fputs("Usage: btsdumpctl [OPTIONS] [COMMAND] [MATCH]\n"
 	      "\n"
@@ -74,16 +83,26 @@ static void usage(FILE *out)
 	      "\n"
 	      "      --store DIR           the store (default " BTSDUMPD_STORE_DEFAULT ")\n"
 	      "  -D, --directory DIR       btsdumpd's entries in the journal files in DIR\n"
-	      "      --file FILE           ... in this journal file (repeatable)\n"
-	      "  -j, --json                JSON instead of text (list, info, show)\n"
+	      "      --file FILE           ... in this journal file (repeatable; \"-\":\n"
+	      "                            standard input)\n"
+	      "  -j, --json[=short|pretty] JSON instead of text (list, info, show)\n"
+	      "  -r, --reverse             list newest first\n"
+	      "  -n, --last N              only the newest N matches; -1: the newest one\n"
+	      "  -S, --since TIME          only crashes at or after TIME\n"
+	      "  -U, --until TIME          only crashes at or before TIME (TIME: \"YYYY-MM-DD\n"
+	      "                            [HH:MM[:SS]]\", @EPOCH, now, today, yesterday, -5min)\n"
+	      "  -F, --field FIELD         print FIELD (a meta key: EXE, COMM, ...) of each match\n"
+	      "      --no-legend           no column headings\n"
+	      "      --no-pager            do not pipe the output into a pager\n"
 	      "  -o, --output FILE         dump: write the core here\n"
 	      "  -h, --help                this text\n"
+	      "      --version             the version\n"
 	      "\n"
 	      "Exit status (as btsdump's): 0 ok; 1 usage (or dump to a terminal);\n"
 	      "2 store, entry or report unreadable, core not stored, missing or\n"
 	      "corrupt; 3 nothing stored or no match; 6 gdb could not be run.\n"
 	      "gdb: gdb's own status once it ran.\n",
-	      out);
+	      stdout);
 }
 
 /* ---- output escaping ---- */
@@ -252,15 +271,46 @@ static int journal_entry_add(struct ctl *c, sd_journal *j)
 	return r < 0 ? r : 0;
 }
 
+/* The journal files given with --file, opened into fds (*n of them, the
+ * caller's to close after the journal: sd-journal leaves them open).  "-"
+ * and pipes are spooled to temporary files (tools/cli.c), named in
+ * spooled[] for the caller to unlink: `--file -` reads standard input. */
+static int open_journal_files(const struct ctl *c, sd_journal **j, int *fds,
+			      size_t *n, char (*spooled)[PATH_MAX])
+{
+	int r = 0;
+
+	for (size_t i = 0; i < c->n_journal_files && r >= 0; i++) {
+		r = bts_cli_open_input_named(c->journal_files[i], spooled[i]);
+		if (r >= 0)
+			fds[(*n)++] = r;
+	}
+	return r < 0 ? r : sd_journal_open_files_fd(j, fds, *n, 0);
+}
+
+/* Closes what open_journal_files opened and removes its spools. */
+static void close_journal_files(int *fds, size_t n, char (*spooled)[PATH_MAX])
+{
+	for (size_t i = 0; i < n; i++) {
+		close(fds[i]);
+		if (*spooled[i])
+			unlink(spooled[i]);
+	}
+}
+
 static int load_journal(struct ctl *c)
 {
 	const char *what = c->journal_dir ? c->journal_dir : c->journal_files[0];
+	int fds[sizeof(c->journal_files) / sizeof(c->journal_files[0])];
+	char spooled[sizeof(fds) / sizeof(fds[0])][PATH_MAX] = { "" };
+	size_t nfds = 0;
 	sd_journal *j;
 	int r;
 
 	r = c->journal_dir ? sd_journal_open_directory(&j, c->journal_dir, 0)
-			   : sd_journal_open_files(&j, c->journal_files, 0);
+			   : open_journal_files(c, &j, fds, &nfds, spooled);
 	if (r < 0) {
+		close_journal_files(fds, nfds, spooled);
 		say("cannot open the journal in %s: %s", what,
 			strerror(-r));
 		return BTS_EXIT_READ;
@@ -270,6 +320,7 @@ static int load_journal(struct ctl *c)
 	while (r >= 0 && (r = sd_journal_next(j)) > 0)
 		r = journal_entry_add(c, j);
 	sd_journal_close(j);
+	close_journal_files(fds, nfds, spooled);
 	if (r < 0) {
 		say("reading the journal in %s: %s", what, strerror(-r));
 		return BTS_EXIT_READ;
@@ -277,14 +328,49 @@ static int load_journal(struct ctl *c)
 	return 0;
 }
 
-/* Loads the store; 0 or an exit status (message printed). */
-static int load(struct ctl *c)
+/* Entries outside --since/--until dropped (freed), the rest kept in order. */
+static void keep_in_time(struct ctl *c)
 {
-	int r;
+	size_t n = 0;
 
-	if (!c->store)
-		return load_journal(c);
-	r = btsdumpd_store_list(c->store, &c->e, &c->n);
+	for (size_t i = 0; i < c->n; i++) {
+		if ((c->have_since && c->e[i].timestamp < c->since) ||
+		    (c->have_until && c->e[i].timestamp > c->until)) {
+			free(c->e[i].id);
+			btsdumpd_meta_free(&c->e[i].meta);
+		} else {
+			c->e[n++] = c->e[i];
+		}
+	}
+	c->n = n;
+}
+
+/* How many entries the store holds, readable or not (a directory not
+ * starting with "."; btsdumpd_store_list skips those it cannot read). */
+static size_t store_count(const char *store)
+{
+	DIR *dir = opendir(store);
+	struct dirent *d;
+	size_t n = 0;
+
+	while (dir && (d = readdir(dir)))
+		n += d->d_name[0] != '.';
+	if (dir)
+		closedir(dir);
+	return n;
+}
+
+static int load_store(struct ctl *c)
+{
+	size_t hidden;
+	int r = btsdumpd_store_list(c->store, &c->e, &c->n);
+
+	if (!r && !c->n && (hidden = store_count(c->store))) {
+		btsdec_escape_line(stderr, NULL, "No crash readable by you: the %zu in %s "
+				   "are readable by root and by the user that crashed (uid %u).",
+				   hidden, c->store, (unsigned int)getuid());
+		return BTS_EXIT_READ;
+	}
 
 	if (r == -ENOENT) {
 		btsdec_escape_line(stderr, NULL, "No crashes stored (%s does not exist).", c->store);
@@ -296,6 +382,17 @@ static int load(struct ctl *c)
 		return BTS_EXIT_READ;
 	}
 	return 0;
+}
+
+/* Loads the store or the journal, --since/--until applied; 0 or an exit
+ * status (message printed). */
+static int load(struct ctl *c)
+{
+	int r = c->store ? load_store(c) : load_journal(c);
+
+	if (!r)
+		keep_in_time(c);
+	return r;
 }
 
 /* The most recent entry matching c->match, or NULL (message printed). */
@@ -334,10 +431,10 @@ static const char *sig_name(const struct btsdumpd_entry *e)
 
 /* ---- list ---- */
 
-static void list_line(const struct ctl *c, const struct btsdumpd_entry *e, int tw)
+static void list_line(const struct ctl *c, const struct btsdumpd_entry *e, int tw, int iw)
 {
 	const char *exe = meta(e, "EXE");
-	char *f[7], tbuf[64];
+	char *f[8], tbuf[64];
 
 	exe = exe ? exe : meta(e, "VMCORE") ? meta(e, "VMCORE") : meta(e, "COMM");
 	fmt_time(e->timestamp, tbuf, sizeof(tbuf));
@@ -348,6 +445,7 @@ static void list_line(const struct ctl *c, const struct btsdumpd_entry *e, int t
 	f[4] = text_esc(core_state_name[core_state(c, e)]);
 	f[5] = text_esc(meta(e, "TRACE") ? meta(e, "TRACE") : "absent");
 	f[6] = text_esc(exe);
+	f[7] = text_esc(e->id);
 	printf("%-*s %7s %5s %5s %-7s %-8s %-7s ", tw, tbuf,
 	       f[0] ? f[0] : "?", f[1] ? f[1] : "?", f[2] ? f[2] : "?",
 	       f[3] ? f[3] : "?", f[4] ? f[4] : "?", f[5] ? f[5] : "?");
@@ -357,8 +455,8 @@ static void list_line(const struct ctl *c, const struct btsdumpd_entry *e, int t
 		printf("%-15s ", h ? h : "?");
 		free(h);
 	}
-	printf("%s\n", f[6] ? f[6] : "?");
-	for (int i = 0; i < 7; i++)
+	printf("%-*s %s\n", iw, f[7] ? f[7] : "?", f[6] ? f[6] : "?");
+	for (int i = 0; i < 8; i++)
 		free(f[i]);
 }
 
@@ -388,11 +486,20 @@ static struct json_object *json_entry(const struct ctl *c, const struct btsdumpd
 	return o;
 }
 
-/* doc on one line; 0 or an exit status (message printed). */
-static int json_print(struct json_object *doc)
+/* doc on one line (--json=pretty: indented); 0 or an exit status
+ * (message printed). */
+static int json_print(const struct ctl *c, struct json_object *doc)
 {
 	struct btsdec_err err;
+	const char *s;
 
+	if (c->json_pretty && doc &&
+	    (s = json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY |
+						JSON_C_TO_STRING_NOSLASHESCAPE))) {
+		puts(s);
+		json_object_put(doc);
+		return 0;
+	}
 	if (btsdec_json_write(stdout, doc, &err)) {
 		say("%s", err.msg);
 		return BTS_EXIT_READ;
@@ -400,38 +507,86 @@ static int json_print(struct json_object *doc)
 	return 0;
 }
 
-static int cmd_list(const struct ctl *c)
+/* The entries list and -F show: those matching MATCH, the newest c->last
+ * of them (0: all), in c->reverse's order; their count (*sel malloc'ed). */
+static size_t select_entries(const struct ctl *c, size_t **sel)
 {
-	struct json_object *arr = c->json ? json_object_new_array() : NULL;
-	size_t shown = 0;
-	int tw = 4, r;
+	size_t n = 0, skip;
+
+	*sel = malloc((c->n ? c->n : 1) * sizeof(**sel));
+	if (!*sel) {
+		fputs("btsdumpctl: out of memory\n", stderr);
+		exit(BTS_EXIT_READ);
+	}
+	for (size_t i = 0; i < c->n; i++)
+		if (entry_matches(&c->e[i], c->match))
+			(*sel)[n++] = i;
+	skip = c->last && n > c->last ? n - c->last : 0;
+	memmove(*sel, *sel + skip, (n - skip) * sizeof(**sel));
+	n -= skip;
+	for (size_t i = 0; c->reverse && i < n / 2; i++) {
+		size_t t = (*sel)[i];
+
+		(*sel)[i] = (*sel)[n - 1 - i];
+		(*sel)[n - 1 - i] = t;
+	}
+	return n;
+}
+
+/* -F FIELD: its value in each selected entry that has it, one a line. */
+static void list_field(const struct ctl *c, const size_t *sel, size_t n)
+{
+	const char *key = strncmp(c->field, "BTSDUMPD_", 9) ? c->field : c->field + 9;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct btsdumpd_entry *e = &c->e[sel[i]];
+		const char *v = !strcmp(key, "ID") ? e->id : meta(e, key);
+
+		if (v) {
+			put_value(stdout, v);
+			putchar('\n');
+		}
+	}
+}
+
+static void list_table(const struct ctl *c, const size_t *sel, size_t n)
+{
+	int tw = 4, iw = 2;
 	char tbuf[64];
 
-	for (size_t i = 0; i < c->n; i++) {
-		fmt_time(c->e[i].timestamp, tbuf, sizeof(tbuf));
-		if (entry_matches(&c->e[i], c->match) && (int)strlen(tbuf) > tw)
+	for (size_t i = 0; i < n; i++) {
+		fmt_time(c->e[sel[i]].timestamp, tbuf, sizeof(tbuf));
+		if ((int)strlen(tbuf) > tw)
 			tw = strlen(tbuf);
+		if ((int)strlen(c->e[sel[i]].id) > iw)	/* escaped: wider, still aligned */
+			iw = strlen(c->e[sel[i]].id);
 	}
-	for (size_t i = 0; i < c->n; i++) {
-		if (!entry_matches(&c->e[i], c->match))
-			continue;
-		if (c->json) {
-			if (arr)
-				json_object_array_add(arr, json_entry(c, &c->e[i]));
-		} else {
-			if (!shown)
-				printf("%-*s %7s %5s %5s %-7s %-8s %-7s %s%s\n", tw, "TIME",
-				       "PID", "UID", "GID", "SIG", "COREFILE", "TRACE",
-				       c->store ? "" : "HOST            ", "EXE");
-			list_line(c, &c->e[i], tw);
-		}
-		shown++;
-	}
-	if (c->json && (r = json_print(arr)))
+	if (n && !c->no_legend)
+		printf("%-*s %7s %5s %5s %-7s %-8s %-7s %s%-*s %s\n", tw, "TIME",
+		       "PID", "UID", "GID", "SIG", "COREFILE", "TRACE",
+		       c->store ? "" : "HOST            ", iw, "ID", "EXE");
+	for (size_t i = 0; i < n; i++)
+		list_line(c, &c->e[sel[i]], tw, iw);
+}
+
+static int cmd_list(const struct ctl *c)
+{
+	struct json_object *arr = c->json && !c->field ? json_object_new_array() : NULL;
+	size_t *sel, n = select_entries(c, &sel);
+	int r = 0;
+
+	if (c->field)
+		list_field(c, sel, n);
+	else if (!c->json)
+		list_table(c, sel, n);
+	for (size_t i = 0; arr && i < n; i++)
+		json_object_array_add(arr, json_entry(c, &c->e[sel[i]]));
+	free(sel);
+	if (c->json && !c->field && (r = json_print(c, arr)))
 		return r;
-	if (!shown)
+	if (!n)
 		pick(c);	/* prints why */
-	return shown ? 0 : BTS_EXIT_NONE;
+	return n ? 0 : BTS_EXIT_NONE;
 }
 
 /* ---- info ---- */
@@ -495,6 +650,7 @@ static void info_trace(const struct ctl *c, const struct btsdumpd_entry *e)
 	}
 	putchar('\n');
 	field("Fault Thread", meta(e, "FAULT_TID"));
+	field("Fault", meta(e, "FAULT"));
 	if (lb) {
 		printf("%14s:\n", "Last Branches");
 		for (const char *l = lb; l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
@@ -528,7 +684,7 @@ static int cmd_info(const struct ctl *c)
 	if (!e)
 		return BTS_EXIT_NONE;
 	if (c->json)
-		return json_print(json_entry(c, e));
+		return json_print(c, json_entry(c, e));
 	sig = meta(e, "SIGNAL");
 	name = sig_name(e);
 	field("Entry", e->id);
@@ -572,7 +728,7 @@ static int cmd_show(const struct ctl *c)
 		return BTS_EXIT_NONE;
 	if (!c->store) {	/* the journal entry's MESSAGE: the trail */
 		if (c->json)
-			return json_print(json_entry(c, e));
+			return json_print(c, json_entry(c, e));
 		put_rendered(stdout, meta(e, "MESSAGE") ?: "");
 		putchar('\n');
 		return 0;
@@ -689,10 +845,43 @@ static int cmd_dump(const struct ctl *c)
 /* $BTSDUMPCTL_GDB_SCRIPT ("" = none), else DATADIR/btscrash/gdb/bts.py
  * (meson's datadir), else PREFIX/share/btscrash/gdb/bts.py with PREFIX the
  * parent of the directory btsdumpctl runs from (a relocated install). */
+/* path if readable, else NULL (path freed); NULL for NULL. */
+static char *readable(char *path)
+{
+	if (path && !access(path, R_OK))
+		return path;
+	free(path);
+	return NULL;
+}
+
+/* The source tree's gdb/bts.py when dir is a meson build tree (its
+ * meson-info names the source directory): btsdumpctl run from a build. */
+static char *source_tree_script(const char *dir)
+{
+	struct json_object *info, *dirs, *src;
+	char *path, *p = NULL;
+
+	if (asprintf(&path, "%s/meson-info/meson-info.json", dir) < 0)
+		return NULL;
+	info = access(path, R_OK) ? NULL : json_object_from_file(path);
+	free(path);
+	if (info && json_object_object_get_ex(info, "directories", &dirs) &&
+	    json_object_object_get_ex(dirs, "source", &src) &&
+	    json_object_is_type(src, json_type_string) &&
+	    asprintf(&p, "%s/gdb/bts.py", json_object_get_string(src)) < 0)
+		p = NULL;
+	json_object_put(info);
+	return readable(p);
+}
+
+/* gdb/bts.py for `btsdumpctl gdb`: $BTSDUMPCTL_GDB_SCRIPT ("" for none),
+ * else DATADIR's, else PREFIX/share's for the prefix btsdumpctl runs
+ * from, else the source tree's when it runs from its build tree; when
+ * none is found gdb runs without it, and btsdumpctl says so. */
 static char *gdb_script(void)
 {
 	const char *env = getenv("BTSDUMPCTL_GDB_SCRIPT");
-	char exe[4096], *p = NULL;
+	char exe[4096], *p = NULL, *prefix;
 	ssize_t n;
 
 	if (env) {
@@ -700,23 +889,21 @@ static char *gdb_script(void)
 			say("warning: %s: %m; not loaded", env);
 		return *env && !access(env, R_OK) ? strdup(env) : NULL;
 	}
-#ifdef BTSCRASH_DATADIR
-	if (asprintf(&p, "%s/btscrash/gdb/bts.py", BTSCRASH_DATADIR) < 0)
-		return NULL;
-	if (!access(p, R_OK))
+	if (asprintf(&p, "%s/btscrash/gdb/bts.py", BTSCRASH_DATADIR) >= 0 && (p = readable(p)))
 		return p;
-	free(p);
 	p = NULL;
-#endif
 	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (n <= 0)
-		return NULL;
-	exe[n] = 0;
-	if (asprintf(&p, "%s/share/btscrash/gdb/bts.py", dirname(dirname(exe))) < 0)
-		return NULL;
-	if (!access(p, R_OK))
+	exe[n > 0 ? n : 0] = 0;
+	prefix = n > 0 ? dirname(dirname(exe)) : NULL;	/* PREFIX/bin/btsdumpctl */
+	if (prefix && (p = source_tree_script(prefix)))
 		return p;
-	free(p);
+	if (prefix && asprintf(&p, "%s/share/btscrash/gdb/bts.py", prefix) >= 0 &&
+	    (p = readable(p)))
+		return p;
+	say("warning: gdb/bts.py not found (in %s/btscrash/gdb, in PREFIX/share/"
+	    "btscrash/gdb beside btsdumpctl, or in the source tree of its build "
+	    "tree): gdb runs without the bts commands; BTSDUMPCTL_GDB_SCRIPT names it",
+	    BTSCRASH_DATADIR);
 	return NULL;
 }
 
@@ -805,20 +992,181 @@ static const struct command {
 	{ "dump", cmd_dump }, { "gdb", cmd_gdb }, { "debug", cmd_gdb },
 };
 
-/* Options and positional arguments; 0 or BTS_EXIT_USAGE (message printed). */
-static int parse_args(struct ctl *c, int argc, char **argv, const struct command **cmd)
+#define usage_error(...)	bts_cli_usage_error("btsdumpctl", __VA_ARGS__)
+
+enum { OPT_STORE = 0x101, OPT_FILE, OPT_NO_LEGEND, OPT_NO_PAGER };
+
+/* "today" and "yesterday": local midnight, days back from today. */
+static int midnight(int days_back, uint64_t *t)
+{
+	time_t now = time(NULL);
+	struct tm tm;
+
+	if (!localtime_r(&now, &tm))
+		return -EINVAL;
+	tm.tm_hour = tm.tm_min = tm.tm_sec = 0;
+	tm.tm_mday -= days_back;
+	tm.tm_isdst = -1;
+	now = mktime(&tm);
+	return now == (time_t)-1 ? -EINVAL : (*t = now, 0);
+}
+
+/* "-5min", "-2h", "-1d": that long ago. */
+static int time_ago(const char *s, uint64_t *t)
+{
+	static const struct { const char *unit; uint64_t sec; } units[] = {
+		{ "s", 1 }, { "sec", 1 }, { "m", 60 }, { "min", 60 }, { "h", 3600 },
+		{ "d", 86400 }, { "w", 7 * 86400 },
+	};
+	uint64_t now = time(NULL), v;
+	char *end;
+
+	errno = 0;
+	v = strtoull(s + 1, &end, 10);
+	for (size_t i = 0; !errno && end != s + 1 && i < sizeof(units) / sizeof(units[0]); i++)
+		if (!strcmp(end, units[i].unit) && v <= now / units[i].sec)
+			return *t = now - v * units[i].sec, 0;
+	return -EINVAL;
+}
+
+/* TIME of --since/--until, as seconds since the epoch: "YYYY-MM-DD
+ * [HH:MM[:SS]]" (local time), @EPOCH, now, today, yesterday, -N{s,min,h,d,w}. */
+static int parse_time(const char *s, uint64_t *t)
+{
+	static const char *const fmts[] = { "%Y-%m-%d %H:%M:%S", "%Y-%m-%d %H:%M", "%Y-%m-%d" };
+	struct tm tm;
+	time_t v;
+
+	if (*s == '@')
+		return bts_cli_parse_u64(s + 1, t);
+	if (!strcmp(s, "now"))
+		return *t = time(NULL), 0;
+	if (!strcmp(s, "today") || !strcmp(s, "yesterday"))
+		return midnight(*s == 'y', t);
+	if (*s == '-')
+		return time_ago(s, t);
+	for (size_t i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++) {
+		const char *end;
+
+		memset(&tm, 0, sizeof(tm));
+		end = strptime(s, fmts[i], &tm);
+		if (end && !*end) {
+			tm.tm_isdst = -1;
+			v = mktime(&tm);
+			return v == (time_t)-1 || v < 0 ? -EINVAL : (*t = v, 0);
+		}
+	}
+	return -EINVAL;
+}
+
+/* The options that choose and shape the listing (coredumpctl's). */
+static int ctl_select_option(struct ctl *c, int o)
+{
+	uint64_t v;
+
+	switch (o) {
+	case 'r': c->reverse = true; return 0;
+	case '1': c->last = 1; return 0;
+	case 'n':
+		if (bts_cli_parse_u64(optarg, &v) || !v || v > SIZE_MAX)
+			return usage_error("--last: not a positive number: '%s'", optarg);
+		c->last = v;
+		return 0;
+	case 'S': case 'U':
+		if (parse_time(optarg, o == 'S' ? &c->since : &c->until))
+			return usage_error("--%s: not a time: '%s'", o == 'S' ? "since" : "until",
+					   optarg);
+		*(o == 'S' ? &c->have_since : &c->have_until) = true;
+		return 0;
+	case 'F': c->field = optarg; return 0;
+	case OPT_NO_LEGEND: c->no_legend = true; return 0;
+	case OPT_NO_PAGER: c->no_pager = true; return 0;
+	case 'j':
+		if (optarg && strcmp(optarg, "short") && strcmp(optarg, "pretty"))
+			return usage_error("--json: short or pretty, not '%s'", optarg);
+		c->json = true;
+		c->json_pretty = optarg && !strcmp(optarg, "pretty");
+		return 0;
+	default: return 1;	/* not one of these */
+	}
+}
+
+/* One option into c: 0, -1 after --help or --version (*status set), or a
+ * usage error's status. */
+static int ctl_option(struct ctl *c, int o, char **argv, int *status)
+{
+	int r = ctl_select_option(c, o);
+
+	if (r != 1)
+		return r;
+	switch (o) {
+	case OPT_STORE: c->store = optarg; return 0;
+	case 'D': c->journal_dir = optarg; return 0;
+	case OPT_FILE:
+		if (c->n_journal_files + 1 >= sizeof(c->journal_files) /
+					      sizeof(c->journal_files[0]))
+			return usage_error("too many --file");
+		c->journal_files[c->n_journal_files++] = optarg;
+		return 0;
+	case 'o': c->output = optarg; return 0;
+	case 'h': usage(); *status = 0; return -1;
+	case BTS_CLI_VERSION: *status = bts_cli_version("btsdumpctl"); return -1;
+	default: return bts_cli_bad_option("btsdumpctl", argv, o);
+	}
+}
+
+/* The command and MATCH after the options, checked against them. */
+static int ctl_command(struct ctl *c, int argc, char **argv, const struct command **cmd)
+{
+	const char *name = optind < argc ? argv[optind++] : "list";
+
+	if (optind < argc)
+		c->match = argv[optind++];
+	*cmd = NULL;
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(commands[i].name, name))
+			*cmd = &commands[i];
+	if (!*cmd)
+		return usage_error("unknown command '%s'", name);
+	if (!c->store && ((*cmd)->fn == cmd_dump || (*cmd)->fn == cmd_gdb)) {
+		say("%s: journal entries carry no core; it stays on "
+			"the host that crashed (btsdumpctl %s there)", name, name);
+		return BTS_EXIT_USAGE;
+	}
+	if (optind < argc)
+		return usage_error("one MATCH at most: '%s'", argv[optind]);
+	if (c->output && (*cmd)->fn != cmd_dump)
+		return usage_error("-o is for dump");
+	if (c->field && (*cmd)->fn != cmd_list)
+		return usage_error("-F is for list");
+	if (c->gdb_args && (*cmd)->fn != cmd_gdb)
+		return usage_error("\"--\" arguments are for gdb");
+	return 0;
+}
+
+/* Options and positional arguments: 0, -1 after --help or --version
+ * (*status set), or a usage error's status (message printed). */
+static int parse_args(struct ctl *c, int argc, char **argv, const struct command **cmd,
+		      int *status)
 {
 	static const struct option opts[] = {
-		{ "store", required_argument, NULL, 'S' },
+		{ "store", required_argument, NULL, OPT_STORE },
 		{ "directory", required_argument, NULL, 'D' },
-		{ "file", required_argument, NULL, 'F' },
-		{ "json", no_argument, NULL, 'j' },
+		{ "file", required_argument, NULL, OPT_FILE },
+		{ "json", optional_argument, NULL, 'j' },
+		{ "reverse", no_argument, NULL, 'r' },
+		{ "last", required_argument, NULL, 'n' },
+		{ "since", required_argument, NULL, 'S' },
+		{ "until", required_argument, NULL, 'U' },
+		{ "field", required_argument, NULL, 'F' },
+		{ "no-legend", no_argument, NULL, OPT_NO_LEGEND },
+		{ "no-pager", no_argument, NULL, OPT_NO_PAGER },
 		{ "output", required_argument, NULL, 'o' },
 		{ "help", no_argument, NULL, 'h' },
+		BTS_CLI_OPTION_VERSION,
 		{}
 	};
-	const char *name = "list";
-	int o;
+	int o, r;
 
 	for (int i = 1; i < argc; i++)
 		if (!strcmp(argv[i], "--")) {
@@ -827,67 +1175,35 @@ static int parse_args(struct ctl *c, int argc, char **argv, const struct command
 			argc = i;
 			break;
 		}
-	while ((o = getopt_long(argc, argv, "D:jo:h", opts, NULL)) != -1) {
-		switch (o) {
-		case 'S': c->store = optarg; break;
-		case 'D': c->journal_dir = optarg; break;
-		case 'F':
-			if (c->n_journal_files + 1 >= sizeof(c->journal_files) /
-						      sizeof(c->journal_files[0])) {
-				fputs("btsdumpctl: too many --file\n", stderr);
-				return BTS_EXIT_USAGE;
-			}
-			c->journal_files[c->n_journal_files++] = optarg;
-			break;
-		case 'j': c->json = true; break;
-		case 'o': c->output = optarg; break;
-		case 'h': usage(stdout); exit(0);
-		default: usage(stderr); return BTS_EXIT_USAGE;
-		}
-	}
-	if (c->journal_dir && c->n_journal_files) {
-		fputs("btsdumpctl: -D or --file, not both\n", stderr);
-		return BTS_EXIT_USAGE;
-	}
+	while ((o = getopt_long(argc, argv, BTS_CLI_OPTSTRING "D:jo:hrn:1S:U:F:", opts, NULL)) != -1)
+		if ((r = ctl_option(c, o, argv, status)))
+			return r;
+	if (c->journal_dir && c->n_journal_files)
+		return usage_error("-D or --file, not both");
 	if (c->journal_dir || c->n_journal_files)
 		c->store = NULL;
-	if (optind < argc)
-		name = argv[optind++];
-	if (optind < argc)
-		c->match = argv[optind++];
-	*cmd = NULL;
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (!strcmp(commands[i].name, name))
-			*cmd = &commands[i];
-	if (*cmd && !c->store && ((*cmd)->fn == cmd_dump || (*cmd)->fn == cmd_gdb)) {
-		say("%s: journal entries carry no core; it stays on "
-			"the host that crashed (btsdumpctl %s there)", name, name);
-		return BTS_EXIT_USAGE;
-	}
-	if (!*cmd || optind < argc || (c->gdb_args && (*cmd)->fn != cmd_gdb) ||
-	    (c->output && (*cmd)->fn != cmd_dump)) {
-		say("%s", !*cmd ? "unknown command" :
-			optind < argc ? "one MATCH at most" :
-			c->output ? "-o is for dump" : "\"--\" arguments are for gdb");
-		usage(stderr);
-		return BTS_EXIT_USAGE;
-	}
-	return 0;
+	return ctl_command(c, argc, argv, cmd);
 }
 
 int main(int argc, char **argv)
 {
 	struct ctl c = { .store = BTSDUMPD_STORE_DEFAULT };
-	const struct command *cmd;
-	int r;
+	const struct command *cmd = NULL;
+	int r, status = 0;
 
-	r = parse_args(&c, argc, argv, &cmd);
+	r = parse_args(&c, argc, argv, &cmd, &status);
+	if (r < 0)
+		return status;
 	if (!r)
 		r = load(&c);
+	/* a pager for what people read (not dump's core, not gdb's terminal) */
+	if (!r && !c.no_pager && cmd->fn != cmd_dump && cmd->fn != cmd_gdb)
+		bts_cli_pager_start();	/* -errno: no pager, stdout as it was */
 	if (!r)
 		r = cmd->fn(&c);
 	if (fflush(stdout) && !r)
 		r = BTS_EXIT_READ;
+	bts_cli_pager_end();
 	btsdumpd_entries_free(c.e, c.n);
 	return r;
 }

@@ -2,7 +2,7 @@
 /*
  * The exit statuses of btsdump and btsdumpctl: one table for both tools
  * (docs/btsdump.md, docs/btsdumpctl.md "Exit status"), so a script reads
- * the same number the same way whichever it ran.
+ * the same number the same way whichever it ran; btsdumpd's 0/1/2 agree.
  */
 #ifndef BTS_TOOLS_EXIT_H
 #define BTS_TOOLS_EXIT_H
@@ -19,6 +19,10 @@ enum bts_exit {
 				 * trace notes, a CPU's unreadable ring */
 	BTS_EXIT_NO_THREAD = 5,	/* --thread names no traced thread */
 	BTS_EXIT_GDB = 6,	/* gdb could not be run, or was killed */
+	BTS_EXIT_EXECUTABLE = 7,	/* the EXECUTABLE given is missing,
+					 * unreadable, not an ELF file or
+					 * another build: the report was
+					 * printed without it */
 };
 
 #endif

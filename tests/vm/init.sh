@@ -18,7 +18,7 @@ if grep -qw btscrash.capture /proc/cmdline; then
 	# be: btsdump reads /proc/vmcore (ELF) through VMCOREINFO alone
 	if [ -x /usr/bin/btsdump ]; then
 		echo "BTSCRASH-REPORT-BEGIN"
-		/usr/bin/btsdump vmcore -r -n 64 /proc/vmcore 2>&1
+		/usr/bin/btsdump vmcore -S -n 64 /proc/vmcore 2>&1
 		echo "BTSCRASH-REPORT-END rc=$?"
 	fi
 	echo "== capture kernel: saving /proc/vmcore"

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The three programs behind btsdump (docs/btsdump.md), one file each:
+ * a core's report (btsdump-core.c), a vmcore's per-CPU traces
+ * (btsdump-vmcore.c) and the note writer (btsdump-addnote.c); tools/
+ * btsdump.c picks one by the first argument.  Shared conventions: cli.h.
+ */
+#ifndef BTS_TOOLS_BTSDUMP_H
+#define BTS_TOOLS_BTSDUMP_H
+
+#include "cli.h"
+#include "escape.h"
+
+/* One line on stderr, the message escaped as a whole (a core's name or a
+ * reason quoting its contents cannot drive the terminal). */
+#define say(...)	btsdec_escape_line(stderr, "btsdump", __VA_ARGS__)
+/* A usage error of btsdump (every mode points at `btsdump --help`, which
+ * names the other modes' help). */
+#define usage_error(...)	bts_cli_usage_error("btsdump", __VA_ARGS__)
+
+/* Each returns the process's exit status (tools/exit.h); argv[0] is the
+ * mode's name ("btsdump", "vmcore", "add-note"). */
+int btsdump_core_main(int argc, char **argv);
+int btsdump_vmcore_main(int argc, char **argv);
+int btsdump_addnote_main(int argc, char **argv);
+
+struct btsdec_core;
+/* Checks the EXECUTABLE given for core (btsdump-exe.c): 0 if usable, else
+ * -ENOENT, -EACCES, -EISDIR, -ENOEXEC (not ELF), -ESTALE (another build:
+ * its build-id is not among the core's), said on stderr. */
+int btsdump_check_executable(struct btsdec_core *core, const char *path);
+
+#endif
