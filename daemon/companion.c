@@ -346,6 +346,7 @@ int btsdumpd_companion(struct btsdumpd_ctx *c, const char *journal_dir, bool onc
 
 	btsdumpd_load_config(c);
 	c->cfg.storage = BTSDUMPD_STORAGE_NONE;	/* the core is systemd-coredump's */
+	c->exe_as_crasher = true;	/* the process is gone: no /proc (mapped.c) */
 	r = btsdumpd_store_open(c);
 	if (r) {
 		btsdumpd_log(LOG_ERR, "companion: store %s: %s", c->store, strerror(-r));
