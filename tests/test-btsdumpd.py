@@ -443,8 +443,53 @@ if os.geteuid() == 0:
           "crasher+0x" in rep and "build-id cc976ca9" in rep if e else False,
           "a mapped file whose build-id is not the core's is not used (module+offset)",
           rep[-600:])
+    # a process mapping more ELF files than the handler opens (256): the
+    # first 256 distinct ones go to the analysis, the log says so, the
+    # crash is stored as ever
+    import mmap  # noqa: E402
+    many = os.path.join(tmp, "many-elf")
+    os.mkdir(many)
+    rfd, wfd = os.pipe()
+    mpid = os.fork()
+    if mpid == 0:
+        maps = []
+        for i in range(300):
+            with open(os.path.join(many, f"lib{i}.so"), "wb+") as f:
+                f.write(b"\x7fELF" + bytes(4092))
+                f.flush()
+                maps.append(mmap.mmap(f.fileno(), 4096, prot=mmap.PROT_READ))
+        os.write(wfd, b"x")
+        time.sleep(60)
+        os._exit(0)
+    os.read(rfd, 1)
+    st = os.path.join(tmp, "many-elf-store")
+    with open(st + ".conf", "w") as f:
+        f.write("[Store]\n")
+    h = subprocess.Popen([daemon, "--store", st, "--config", st + ".conf", "--direct",
+                          "--log", "stderr", str(mpid), "0", "0", "11", str(TS), "crasher"],
+                         stdin=subprocess.PIPE, stderr=subprocess.PIPE)
+    h.stdin.write(core[:4096])        # the handler now reads the pipe, files open
+    h.stdin.flush()
+    held = []
+    for _ in range(100):              # until it dropped its capabilities: files opened
+        if "CapEff:\t00000000000000c0" in read(f"/proc/{h.pid}/status"):
+            held = [x for x in (os.readlink(f"/proc/{h.pid}/fd/{n}")
+                                for n in os.listdir(f"/proc/{h.pid}/fd"))
+                    if x.startswith(many + "/")]
+            break
+        time.sleep(0.05)
+    h.stdin.write(core[4096:])
+    err = h.communicate(timeout=60)[1].decode()
+    reap(mpid)
+    e = one_entry(st, "many ELF files")
+    check(h.returncode == 0 and e and meta(st, e).get("TRACE") == "present" and
+          200 <= len(held) <= 256 and
+          f"process {mpid} maps more than 256 ELF files: the analysis finds the others "
+          "by path only" in err,
+          "300 mapped ELF files: at most 256 held for the analysis, the log says so, "
+          "the crash stored", f"{len(held)} held\n{err}")
 else:
-    for _ in range(5):
+    for _ in range(6):
         tap.skip("symbols of crashes in 0700 directories (needs root)")
 
 # --- limits -------------------------------------------------------------------
