@@ -62,7 +62,7 @@ void btsdumpd_mapped_open(struct btsdumpd_mapped *m, pid_t pid)
 	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	if (fd >= 0)
 		mapped_add(m, fd);
 	/* opening map_files/ needs CAP_SYS_ADMIN (the kernel's handler has it) */
@@ -71,9 +71,13 @@ void btsdumpd_mapped_open(struct btsdumpd_mapped *m, pid_t pid)
 	if (!d)
 		return;
 	while ((de = readdir(d))) {
-		if (de->d_name[0] == '.')
+		struct stat st;
+
+		/* regular files only: opening a mapped device could act on it */
+		if (de->d_name[0] == '.' || fstatat(dirfd(d), de->d_name, &st, 0) ||
+		    !S_ISREG(st.st_mode))
 			continue;
-		fd = openat(dirfd(d), de->d_name, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+		fd = openat(dirfd(d), de->d_name, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 		if (fd >= 0 && !mapped_add(m, fd))
 			break;
 	}
@@ -86,6 +90,7 @@ void btsdumpd_mapped_open(struct btsdumpd_mapped *m, pid_t pid)
  * CAP_SETGID for that. */
 int btsdumpd_mapped_open_as(struct btsdumpd_mapped *m, const char *path, uid_t uid, gid_t gid)
 {
+	struct stat st;
 	int fd, err;
 
 	if (!path || path[0] != '/')
@@ -96,6 +101,10 @@ int btsdumpd_mapped_open_as(struct btsdumpd_mapped *m, const char *path, uid_t u
 	setfsuid(uid);
 	if ((uid_t)setfsuid(-1) != uid || (gid_t)setfsgid(-1) != gid)
 		return -EPERM;
+	if (stat(path, &st))
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
 	err = fd < 0 ? -errno : 0;
 	if (fd >= 0)
