@@ -12,7 +12,9 @@ Checks the store (entry, meta, report, zstd core, permissions and ACL), that
 the stored report's branches are btsdump's, the limits (ProcessSizeMax,
 ExternalSizeMax, Storage=none, KeepFree, a full disk, MaxUse vacuum; a
 filesystem something else filled, a store at MaxUse with many entries, a
-huge report: what each keeps), the
+huge report: what each keeps), symbols of root's and a system user's
+program in 0700 directories through the descriptors the handler opens
+(/proc/PID/exe, map_files; build-id checked, at most 256), the
 rate limit under a storm of 100 crashes, the analysis's wall-clock timeout
 and a kernel without pidfds (TEST_SHIM, tests/test-shim.c), hostile input (garbage, empty,
 truncated, odd names), bad configuration, the socket hand-off to a
