@@ -326,7 +326,8 @@ static void analysis_child(struct btsdumpd_ctx *c, const struct analyzer *a, int
 	if (c->exe_as_crasher && geteuid() == 0 &&
 	    (c->crash.have & (BTSDUMPD_HAVE_UID | BTSDUMPD_HAVE_GID)) ==
 	    (BTSDUMPD_HAVE_UID | BTSDUMPD_HAVE_GID))
-		btsdumpd_mapped_open_as(&c->mapped, exe, c->crash.uid, c->crash.gid);
+		btsdumpd_mapped_open_as(&c->mapped, exe, c->proc_maps, c->crash.uid,
+					c->crash.gid);
 	so.elf_fds = c->mapped.fd;
 	so.nr_elf_fds = c->mapped.nr;
 	ret = drop_privileges(a, spool_bytes, c->cfg.analyze_timeout_sec);

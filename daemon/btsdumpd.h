@@ -49,8 +49,10 @@ struct btsdumpd_ctx {
 	pid_t source;			/* companion: the child decompressing the core
 					 * into its pipe; collect.c reaps it (0: none) */
 	struct btsdumpd_mapped mapped;	/* the handler's, or the hand-off's */
-	bool exe_as_crasher;		/* companion: the analysis opens EXE as the
-					 * crashing user (the process is gone) */
+	bool exe_as_crasher;		/* companion: the analysis opens EXE and the
+					 * files of proc_maps as the crashing user
+					 * (the process is gone) */
+	char *proc_maps;		/* companion: COREDUMP_PROC_MAPS, or NULL */
 };
 
 void btsdumpd_log_init(enum btsdumpd_log_target t);
@@ -111,10 +113,12 @@ int btsdumpd_entry_create_file(int dirfd, const char *name);
 void btsdumpd_analyze(struct btsdumpd_ctx *c, int dirfd, int spool_fd, uint64_t bytes);
 
 /* mapped.c: the executable and map_files of pid, while the kernel holds
- * it (needs root's CAP_SYS_ADMIN); path opened with the crashing user's
- * file-system identity (0 or -errno); closing them all. */
+ * it (needs root's CAP_SYS_ADMIN); exe and the paths of a /proc/PID/maps
+ * text (either NULL; maps is cut into lines) opened with the crashing
+ * user's file-system identity (0 or -errno); closing them all. */
 void btsdumpd_mapped_open(struct btsdumpd_mapped *m, pid_t pid);
-int btsdumpd_mapped_open_as(struct btsdumpd_mapped *m, const char *path, uid_t uid, gid_t gid);
+int btsdumpd_mapped_open_as(struct btsdumpd_mapped *m, const char *exe, char *maps,
+			    uid_t uid, gid_t gid);
 void btsdumpd_mapped_close(struct btsdumpd_mapped *m);
 /* The hand-off: m's descriptors as datagrams of BTSDUMPD_MAPPED_CHUNK
  * (0 or -errno); a received datagram of len bytes: its descriptors added

@@ -256,6 +256,24 @@ static int crash_from_entry(struct btsdumpd_crash *cr, sd_journal *j, const char
 	return 0;
 }
 
+/* COREDUMP_PROC_MAPS, whole lines of at most journald's data threshold
+ * (64 KiB by default); NULL when absent or out of memory. */
+static char *proc_maps(sd_journal *j)
+{
+	static const char key[] = "COREDUMP_PROC_MAPS=";
+	const void *d;
+	char *s, *end;
+	size_t n;
+
+	if (sd_journal_get_data(j, "COREDUMP_PROC_MAPS", &d, &n) < 0 || n <= sizeof(key) - 1)
+		return NULL;
+	s = strndup((const char *)d + sizeof(key) - 1, n - (sizeof(key) - 1));
+	end = s ? strrchr(s, '\n') : NULL;
+	if (end)	/* a last line without its newline may be cut: left out */
+		end[1] = '\0';
+	return s;
+}
+
 static void one_entry(struct btsdumpd_ctx *c, sd_journal *j)
 {
 	char file[PATH_MAX];
@@ -281,7 +299,10 @@ static void one_entry(struct btsdumpd_ctx *c, sd_journal *j)
 		return;
 	}
 	c->source = child;	/* reaped by collect.c once spooled: the entry says */
+	c->proc_maps = proc_maps(j);
 	btsdumpd_collect(c, fd);	/* closes fd */
+	free(c->proc_maps);
+	c->proc_maps = NULL;
 	if (c->source > 0)	/* not collected (store, rate limit): reaped here */
 		waitpid(child, &status, 0);
 	c->source = 0;

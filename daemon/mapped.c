@@ -5,7 +5,8 @@
  * a service's 0700 directory; docs/btsdumpd.md "Symbols").  The handler
  * opens them through /proc/PID/exe and /proc/PID/map_files/ while the kernel
  * holds the process; the hand-off carries them (SCM_RIGHTS); the companion
- * opens systemd-coredump's COREDUMP_EXE as the crashing user.  lib/symbol.c
+ * opens systemd-coredump's COREDUMP_EXE and COREDUMP_PROC_MAPS' files as
+ * the crashing user.  lib/symbol.c
  * uses one only where its build-id is the core's.  At most
  * BTSDUMPD_MAPPED_MAX distinct files.  Process context.
  */
@@ -84,32 +85,67 @@ void btsdumpd_mapped_open(struct btsdumpd_mapped *m, pid_t pid)
 	closedir(d);
 }
 
-/* Opens path with the crashing user's file-system identity (fsuid, fsgid,
- * no supplementary groups): what that user could read.  In a child about
- * to drop its privileges for good (analyze.c), which keeps CAP_SETUID and
- * CAP_SETGID for that. */
-int btsdumpd_mapped_open_as(struct btsdumpd_mapped *m, const char *path, uid_t uid, gid_t gid)
+/* A regular file by path: kept (if ELF), or -errno. */
+static int open_path(struct btsdumpd_mapped *m, const char *path)
 {
 	struct stat st;
-	int fd, err;
+	int fd;
 
-	if (!path || path[0] != '/')
+	if (path[0] != '/')
 		return -EINVAL;
+	if (stat(path, &st))
+		return -errno;
+	if (!S_ISREG(st.st_mode))
+		return -EINVAL;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	mapped_add(m, fd);
+	return 0;
+}
+
+/* The paths of a /proc/PID/maps text (systemd-coredump's
+ * COREDUMP_PROC_MAPS): each line's sixth field to its end, a path that
+ * is no longer there ("(deleted)") left out; opened until m is full. */
+static void open_maps(struct btsdumpd_mapped *m, char *maps)
+{
+	char *line, *next, *path;
+	size_t len;
+	int at;
+
+	for (line = maps; line && *line && !m->full; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		at = -1;
+		if (sscanf(line, "%*s %*s %*s %*s %*s %n", &at) != 0 || at < 0)
+			continue;
+		path = line + at;
+		len = strlen(path);
+		if (len >= 10 && !strcmp(path + len - 10, " (deleted)"))
+			continue;
+		open_path(m, path);
+	}
+}
+
+/* Opens exe and the files of maps (either may be NULL) with the crashing
+ * user's file-system identity (fsuid, fsgid, no supplementary groups):
+ * what that user could read.  In a child about to drop its privileges
+ * for good (analyze.c), which keeps CAP_SETUID and CAP_SETGID for that. */
+int btsdumpd_mapped_open_as(struct btsdumpd_mapped *m, const char *exe, char *maps,
+			    uid_t uid, gid_t gid)
+{
 	if (setgroups(0, NULL))
 		return -errno;
 	setfsgid(gid);
 	setfsuid(uid);
 	if ((uid_t)setfsuid(-1) != uid || (gid_t)setfsgid(-1) != gid)
 		return -EPERM;
-	if (stat(path, &st))
-		return -errno;
-	if (!S_ISREG(st.st_mode))
-		return -EINVAL;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	err = fd < 0 ? -errno : 0;
-	if (fd >= 0)
-		mapped_add(m, fd);
-	return err;
+	if (exe)
+		open_path(m, exe);
+	if (maps)
+		open_maps(m, maps);
+	return 0;
 }
 
 void btsdumpd_mapped_close(struct btsdumpd_mapped *m)
