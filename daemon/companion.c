@@ -37,6 +37,7 @@
 #define COREDUMP_DIR		"/var/lib/systemd/coredump/"
 #define CURSOR_NAME		".companion-cursor"
 #define CHUNK			(64 * 1024)
+#define MAPS_MAX		(1024 * 1024)	/* of COREDUMP_PROC_MAPS read */
 
 /* ---- the stored core, decompressed into a pipe ------------------------------ */
 
@@ -256,8 +257,9 @@ static int crash_from_entry(struct btsdumpd_crash *cr, sd_journal *j, const char
 	return 0;
 }
 
-/* COREDUMP_PROC_MAPS, whole lines of at most journald's data threshold
- * (64 KiB by default); NULL when absent or out of memory. */
+/* COREDUMP_PROC_MAPS, whole lines of at most MAPS_MAX bytes (or of
+ * libsystemd's data threshold, 64 KiB by default, a hint it may exceed);
+ * NULL when absent or out of memory. */
 static char *proc_maps(sd_journal *j)
 {
 	static const char key[] = "COREDUMP_PROC_MAPS=";
@@ -267,7 +269,8 @@ static char *proc_maps(sd_journal *j)
 
 	if (sd_journal_get_data(j, "COREDUMP_PROC_MAPS", &d, &n) < 0 || n <= sizeof(key) - 1)
 		return NULL;
-	s = strndup((const char *)d + sizeof(key) - 1, n - (sizeof(key) - 1));
+	n -= sizeof(key) - 1;
+	s = strndup((const char *)d + sizeof(key) - 1, n < MAPS_MAX ? n : MAPS_MAX);
 	end = s ? strrchr(s, '\n') : NULL;
 	if (end)	/* a last line without its newline may be cut: left out */
 		end[1] = '\0';
