@@ -6,9 +6,8 @@
  * opens them through /proc/PID/exe and /proc/PID/map_files/ while the kernel
  * holds the process; the hand-off carries them (SCM_RIGHTS); the companion
  * opens systemd-coredump's COREDUMP_EXE and COREDUMP_PROC_MAPS' files as
- * the crashing user.  lib/symbol.c
- * uses one only where its build-id is the core's.  At most
- * BTSDUMPD_MAPPED_MAX distinct files.  Process context.
+ * the crashing user.  lib/symbol.c uses one only where its build-id is the
+ * core's.  At most BTSDUMPD_MAPPED_MAX distinct files.  Process context.
  */
 #include <dirent.h>
 #include <elf.h>
