@@ -3,10 +3,11 @@
  * btsdumpd's analysis of one spooled core (docs/btsdumpd.md "What runs
  * where", step 3): a child that drops to the crashing user (a regular
  * uid) or AnalyzeUser, with no_new_privs, address-space, CPU and core
- * limits, decodes the core with the library (lib/) into report.txt,
- * report.json and the journal summary; the parent waits on its pidfd with
- * a wall-clock timeout, kills it past that, and merges its findings into
- * the crash's meta.  Called by collect.c, process context.
+ * limits, decodes the core with the library (lib/; symbols from the
+ * process's own files where it has their descriptors, mapped.c) into
+ * report.txt, report.json and the journal summary; the parent waits on
+ * its pidfd with a wall-clock timeout, kills it past that, and merges its
+ * findings into the crash's meta.  Called by collect.c, process context.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -334,6 +335,13 @@ static void analysis_child(struct btsdumpd_ctx *c, const struct analyzer *a, int
 	char name[300];
 	int ret;
 
+	if (c->exe_as_crasher && geteuid() == 0 &&
+	    (c->crash.have & (BTSDUMPD_HAVE_UID | BTSDUMPD_HAVE_GID)) ==
+	    (BTSDUMPD_HAVE_UID | BTSDUMPD_HAVE_GID))
+		btsdumpd_mapped_open_as(&c->mapped, exe, c->proc_maps, c->crash.uid,
+					c->crash.gid);
+	so.elf_fds = c->mapped.fd;
+	so.nr_elf_fds = c->mapped.nr;
 	ret = drop_privileges(a, spool_bytes, c->cfg.analyze_timeout_sec);
 	if (ret) {
 		an.trace = BTSDUMPD_TRACE_ERROR;

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * btsdumpd: the kernel's core_pattern handler (docs/btsdumpd.md).  As the
- * handler it reads what /proc says of the dumping process, then hands the
- * core pipe to the socket-activated service (btsdumpd --serve) or, with no
+ * handler it reads what /proc says of the dumping process and opens its ELF
+ * files (mapped.c), then hands the core pipe and those descriptors to the
+ * socket-activated service (btsdumpd --serve) or, with no
  * service, collects the crash itself (collect.c).  Also the service side
  * of the hand-off, the kdump harvest (harvest.c), the companion beside
  * systemd-coredump (companion.c) and a vacuum run.
@@ -210,6 +211,8 @@ static int handoff(struct btsdumpd_ctx *c)
 	}
 	btsdumpd_fields_free(fields);
 	if (!ret)
+		ret = btsdumpd_mapped_send(sock, &c->mapped);
+	if (!ret)
 		ret = send_fd(sock, STDIN_FILENO);
 	if (!ret) {
 		n = recv(sock, ack, sizeof(ack), 0);
@@ -258,6 +261,11 @@ static int run_handler(struct btsdumpd_ctx *c, char **pos, int npos)
 		return 1;
 	}
 	crash_from_proc(&c->crash);
+	btsdumpd_mapped_open(&c->mapped, c->crash.pid);
+	if (c->mapped.full)
+		btsdumpd_log(LOG_NOTICE, "process %d maps more than %d ELF files: the analysis "
+			     "finds the others by path only", (int)c->crash.pid,
+			     BTSDUMPD_MAPPED_MAX);
 	drop_capabilities();
 	if (!c->direct) {
 		ret = handoff(c);
@@ -274,14 +282,14 @@ static int run_handler(struct btsdumpd_ctx *c, char **pos, int npos)
 
 /* ---- The service side of the hand-off ---------------------------------- */
 
-/* One datagram: a KEY=value field, or the core's fd (returned, >= 0). */
+/* One datagram: a KEY=value field, the process's mapped files (kept in
+ * c->mapped), or the core's fd (returned, >= 0). */
 static int receive_one(struct btsdumpd_ctx *c, int sock, char *buf)
 {
-	char cbuf[CMSG_SPACE(sizeof(int))];
+	char cbuf[CMSG_SPACE(BTSDUMPD_MAPPED_CHUNK * sizeof(int))];
 	struct iovec iov = { buf, FIELD_MAX };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1,
 			     .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
-	struct cmsghdr *cm;
 	ssize_t n;
 	int fd, ret;
 
@@ -290,12 +298,9 @@ static int receive_one(struct btsdumpd_ctx *c, int sock, char *buf)
 		return -errno;
 	if (n == 0)
 		return -ECONNRESET;
-	cm = CMSG_FIRSTHDR(&mh);
-	if (cm && cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_RIGHTS &&
-	    cm->cmsg_len == CMSG_LEN(sizeof(int))) {
-		memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+	fd = btsdumpd_mapped_receive(&c->mapped, &mh, n);
+	if (fd != -ENODATA)
 		return fd;
-	}
 	if (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC))
 		return -EMSGSIZE;
 	ret = btsdumpd_crash_handoff_field(&c->crash, buf, n);
@@ -455,6 +460,7 @@ int main(int argc, char **argv)
 		ret = run_handler(&c, argv + optind, argc - optind);
 		break;
 	}
+	btsdumpd_mapped_close(&c.mapped);
 	btsdumpd_crash_free(&c.crash);
 	return ret;
 }

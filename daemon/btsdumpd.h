@@ -23,6 +23,20 @@ enum btsdumpd_log_target {
 	BTSDUMPD_LOG_STDERR,
 };
 
+/* mapped.c: descriptors of the crashing process's ELF files (its
+ * executable first), distinct, for the analysis (lib/symbol.c takes one
+ * only where its build-id is the core's).  At most BTSDUMPD_MAPPED_MAX:
+ * a process maps more (full), the rest are found by path alone. */
+#define BTSDUMPD_MAPPED_MAX	256
+#define BTSDUMPD_MAPPED_CHUNK	128	/* a hand-off datagram's (SCM_MAX_FD 253) */
+struct btsdumpd_mapped {
+	int fd[BTSDUMPD_MAPPED_MAX];
+	dev_t dev[BTSDUMPD_MAPPED_MAX];
+	ino_t ino[BTSDUMPD_MAPPED_MAX];
+	size_t nr;
+	bool full;
+};
+
 struct btsdumpd_ctx {
 	const char *store;
 	const char *config_path;
@@ -34,6 +48,11 @@ struct btsdumpd_ctx {
 	const char *acl;		/* the entry's ACL state, once committed */
 	pid_t source;			/* companion: the child decompressing the core
 					 * into its pipe; collect.c reaps it (0: none) */
+	struct btsdumpd_mapped mapped;	/* the handler's, or the hand-off's */
+	bool exe_as_crasher;		/* companion: the analysis opens EXE and the
+					 * files of proc_maps as the crashing user
+					 * (the process is gone) */
+	char *proc_maps;		/* companion: COREDUMP_PROC_MAPS, or NULL */
 };
 
 void btsdumpd_log_init(enum btsdumpd_log_target t);
@@ -92,5 +111,20 @@ int btsdumpd_entry_create_file(int dirfd, const char *name);
 /* analyze.c: the spooled core (bytes long) analysed in an unprivileged
  * child into the entry's reports; its findings into c->crash.an. */
 void btsdumpd_analyze(struct btsdumpd_ctx *c, int dirfd, int spool_fd, uint64_t bytes);
+
+/* mapped.c: the executable and map_files of pid, while the kernel holds
+ * it (needs root's CAP_SYS_ADMIN); exe and the paths of a /proc/PID/maps
+ * text (either NULL; maps is cut into lines) opened with the crashing
+ * user's file-system identity (0 or -errno); closing them all. */
+void btsdumpd_mapped_open(struct btsdumpd_mapped *m, pid_t pid);
+int btsdumpd_mapped_open_as(struct btsdumpd_mapped *m, const char *exe, char *maps,
+			    uid_t uid, gid_t gid);
+void btsdumpd_mapped_close(struct btsdumpd_mapped *m);
+/* The hand-off: m's descriptors as datagrams of BTSDUMPD_MAPPED_CHUNK
+ * (0 or -errno); a received datagram of len bytes: its descriptors added
+ * to m (-EAGAIN), else the one it carries (the core's), else -ENODATA. */
+struct msghdr;
+int btsdumpd_mapped_send(int sock, const struct btsdumpd_mapped *m);
+int btsdumpd_mapped_receive(struct btsdumpd_mapped *m, struct msghdr *mh, size_t len);
 
 #endif /* BTSDUMPD_H */

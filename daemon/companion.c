@@ -37,6 +37,7 @@
 #define COREDUMP_DIR		"/var/lib/systemd/coredump/"
 #define CURSOR_NAME		".companion-cursor"
 #define CHUNK			(64 * 1024)
+#define MAPS_MAX		(1024 * 1024)	/* of COREDUMP_PROC_MAPS read */
 
 /* ---- the stored core, decompressed into a pipe ------------------------------ */
 
@@ -256,6 +257,26 @@ static int crash_from_entry(struct btsdumpd_crash *cr, sd_journal *j, const char
 	return 0;
 }
 
+/* COREDUMP_PROC_MAPS, whole lines of at most MAPS_MAX bytes (or of
+ * libsystemd's data threshold, 64 KiB by default, a hint it may exceed);
+ * NULL when absent or out of memory. */
+static char *proc_maps(sd_journal *j)
+{
+	static const char key[] = "COREDUMP_PROC_MAPS=";
+	const void *d;
+	char *s, *end;
+	size_t n;
+
+	if (sd_journal_get_data(j, "COREDUMP_PROC_MAPS", &d, &n) < 0 || n <= sizeof(key) - 1)
+		return NULL;
+	n -= sizeof(key) - 1;
+	s = strndup((const char *)d + sizeof(key) - 1, n < MAPS_MAX ? n : MAPS_MAX);
+	end = s ? strrchr(s, '\n') : NULL;
+	if (end)	/* a last line without its newline may be cut: left out */
+		end[1] = '\0';
+	return s;
+}
+
 static void one_entry(struct btsdumpd_ctx *c, sd_journal *j)
 {
 	char file[PATH_MAX];
@@ -281,7 +302,10 @@ static void one_entry(struct btsdumpd_ctx *c, sd_journal *j)
 		return;
 	}
 	c->source = child;	/* reaped by collect.c once spooled: the entry says */
+	c->proc_maps = proc_maps(j);
 	btsdumpd_collect(c, fd);	/* closes fd */
+	free(c->proc_maps);
+	c->proc_maps = NULL;
 	if (c->source > 0)	/* not collected (store, rate limit): reaped here */
 		waitpid(child, &status, 0);
 	c->source = 0;
@@ -346,6 +370,7 @@ int btsdumpd_companion(struct btsdumpd_ctx *c, const char *journal_dir, bool onc
 
 	btsdumpd_load_config(c);
 	c->cfg.storage = BTSDUMPD_STORAGE_NONE;	/* the core is systemd-coredump's */
+	c->exe_as_crasher = true;	/* the process is gone: no /proc (mapped.c) */
 	r = btsdumpd_store_open(c);
 	if (r) {
 		btsdumpd_log(LOG_ERR, "companion: store %s: %s", c->store, strerror(-r));

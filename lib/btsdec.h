@@ -151,6 +151,12 @@ struct btsdec_symopts {
 	const char *executable;		/* may be NULL */
 	const char *debuginfo_path;	/* libdwfl syntax; NULL = default */
 	bool no_demangle;		/* C++ and Rust names as the ELF has them */
+	/* Descriptors of files the process mapped (btsdumpd opens them through
+	 * /proc/PID while the kernel holds the process): a module's file is the
+	 * one whose GNU build-id is the module's in the core; never used for a
+	 * module without one there.  Borrowed: open while the symbolizer is. */
+	const int *elf_fds;
+	size_t nr_elf_fds;
 };
 
 struct btsdec_sym;

@@ -10,7 +10,10 @@
  * binary-searched (libdwfl's dwfl_module_addrinfo scans the whole table on
  * every call), with elfutils' choice rules; addresses no sized symbol
  * covers (PLT entries, assembly labels) still go to dwfl_module_addrinfo.
+ * A caller holding descriptors of the files the process mapped (btsdumpd)
+ * has a module's file taken from the one whose build-id is the module's.
  */
+#include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 #ifdef BTSDEC_DEMANGLE
 #include <libiberty/demangle.h>
@@ -18,6 +21,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "addrindex.h"
 #include "btsdec.h"
@@ -60,8 +64,28 @@ struct sym_index {
 	uint64_t *labels;	/* sorted addresses of global sizeless symbols */
 };
 
+/* A descriptor the caller gave (btsdec_symopts.elf_fds) and its file's
+ * GNU build-id, read on the first module lookup (len -1: none). */
+struct elf_fd {
+	int fd;
+	int len;
+	unsigned char *id;
+};
+
+/* Every module's userdata: the symbolizer, for find_elf, and the
+ * build-id of a module whose file was not found. */
+struct mod_data {
+	struct mod_data *next;
+	struct btsdec_sym *s;
+	const char *missing;	/* missing_build_id's hex, once asked */
+};
+
 struct btsdec_sym {
 	Dwfl *dwfl;
+	struct mod_data *mods;
+	struct elf_fd *fds;
+	size_t nr_fds;
+	bool fds_read;
 	struct sym_index *indexes;	/* one per module looked up so far */
 	struct name_pool *names;	/* synthesized names ("abort@plt") */
 	struct btsdec_core *core;
@@ -85,6 +109,56 @@ static const char *base_name(const char *p)
 	return s ? s + 1 : p;
 }
 
+/* ---- files by descriptor ------------------------------------------------- */
+
+/* Reads the GNU build-id of every descriptor once. */
+static void fds_read(struct btsdec_sym *s)
+{
+	for (size_t i = 0; i < s->nr_fds && !s->fds_read; i++) {
+		struct elf_fd *f = &s->fds[i];
+		Elf *e = elf_begin(f->fd, ELF_C_READ_MMAP, NULL);
+		const void *id;
+		ssize_t n = e ? dwelf_elf_gnu_build_id(e, &id) : -1;
+
+		if (n > 0 && (f->id = malloc((size_t)n))) {
+			memcpy(f->id, id, (size_t)n);
+			f->len = (int)n;
+		}
+		if (e)
+			elf_end(e);
+	}
+	s->fds_read = true;
+}
+
+/* libdwfl's find_elf: a copy of the descriptor whose build-id is the
+ * module's in the core (none without one: nothing to check it against),
+ * else libdwfl's own search (build-id paths, the executable, the name). */
+static int find_elf(Dwfl_Module *m, void **userdata, const char *modname,
+		    Dwarf_Addr base, char **file_name, Elf **elfp)
+{
+	struct mod_data *d = *userdata;
+	const unsigned char *id;
+	GElf_Addr vaddr;
+	int n = d && d->s->nr_fds ? dwfl_module_build_id(m, &id, &vaddr) : 0;
+
+	if (n > 0 && !d->s->fds_read)
+		fds_read(d->s);
+	for (size_t i = 0; n > 0 && i < d->s->nr_fds; i++) {
+		const struct elf_fd *f = &d->s->fds[i];
+		int fd;
+
+		if (f->len != n || memcmp(f->id, id, (size_t)n))
+			continue;
+		fd = dup(f->fd);
+		*file_name = fd < 0 ? NULL : strdup(modname);
+		if (*file_name)
+			return fd;
+		if (fd >= 0)
+			close(fd);
+	}
+	return dwfl_build_id_find_elf(m, userdata, modname, base, file_name, elfp);
+}
+
 /* A symbolizer with its libdwfl session begun and its cache, no module yet. */
 static int sym_new(const struct btsdec_symopts *opts, struct btsdec_sym **out,
 		   struct btsdec_err *err)
@@ -98,7 +172,15 @@ static int sym_new(const struct btsdec_symopts *opts, struct btsdec_sym **out,
 	if (opts && opts->debuginfo_path &&
 	    !(s->debuginfo_path = strdup(opts->debuginfo_path)))
 		return btsdec_fail(err, -ENOMEM, "out of memory");
-	s->cb.find_elf = dwfl_build_id_find_elf;
+	if (opts && opts->nr_elf_fds) {
+		s->fds = calloc(opts->nr_elf_fds, sizeof(*s->fds));
+		if (!s->fds)
+			return btsdec_fail(err, -ENOMEM, "out of memory");
+		for (size_t i = 0; i < opts->nr_elf_fds; i++)
+			s->fds[i] = (struct elf_fd){ .fd = opts->elf_fds[i], .len = -1 };
+		s->nr_fds = opts->nr_elf_fds;
+	}
+	s->cb.find_elf = find_elf;
 	s->cb.find_debuginfo = dwfl_standard_find_debuginfo;
 	s->cb.debuginfo_path = s->debuginfo_path ? &s->debuginfo_path : NULL;
 	s->dwfl = dwfl_begin(&s->cb);
@@ -112,14 +194,32 @@ static int sym_new(const struct btsdec_symopts *opts, struct btsdec_sym **out,
 	return 0;
 }
 
-/* Ends sym_new's reporting: the symbolizer to *out, or closed on ret. */
-static int sym_done(struct btsdec_sym *s, int ret, struct btsdec_sym **out)
+static int attach_module(Dwfl_Module *m, void **userdata, const char *name,
+			 Dwarf_Addr start, void *arg)
 {
+	struct btsdec_sym *s = arg;
+	struct mod_data *d = calloc(1, sizeof(*d));
+
+	(void)m, (void)name, (void)start;
+	if (!d)
+		return DWARF_CB_ABORT;
+	*d = (struct mod_data){ .next = s->mods, .s = s };
+	s->mods = d;
+	*userdata = d;
+	return DWARF_CB_OK;
+}
+
+/* Ends sym_new's reporting: the symbolizer to *out, or closed on ret. */
+static int sym_done(struct btsdec_sym *s, int ret, struct btsdec_sym **out,
+		    struct btsdec_err *err)
+{
+	if (!ret && (dwfl_report_end(s->dwfl, NULL, NULL) ||
+		     dwfl_getmodules(s->dwfl, attach_module, s, 0) != 0))
+		ret = btsdec_fail(err, -ENOMEM, "out of memory");
 	if (ret) {
 		btsdec_sym_close(s);
 		return ret;
 	}
-	dwfl_report_end(s->dwfl, NULL, NULL);
 	*out = s;
 	return 0;
 }
@@ -138,7 +238,7 @@ int btsdec_sym_open_core(struct btsdec_core *core,
 			ret = btsdec_fail(err, -EIO, "dwfl_core_file_report: %s",
 					  dwfl_errmsg(-1));
 	}
-	return sym_done(s, ret, out);
+	return sym_done(s, ret, out, err);
 }
 
 int btsdec_sym_open_kernel(const char *vmlinux, uint64_t kaslr,
@@ -158,7 +258,7 @@ int btsdec_sym_open_kernel(const char *vmlinux, uint64_t kaslr,
 		if (!dwfl_report_elf(s->dwfl, "vmlinux", vmlinux, -1, 0, false))
 			ret = btsdec_fail(err, -ENOEXEC, "%s: %s", vmlinux, dwfl_errmsg(-1));
 	}
-	return sym_done(s, ret, out);
+	return sym_done(s, ret, out, err);
 }
 
 void btsdec_sym_close(struct btsdec_sym *s)
@@ -167,6 +267,15 @@ void btsdec_sym_close(struct btsdec_sym *s)
 		return;
 	if (s->dwfl)
 		dwfl_end(s->dwfl);
+	while (s->mods) {
+		struct mod_data *d = s->mods->next;
+
+		free(s->mods);
+		s->mods = d;
+	}
+	for (size_t i = 0; i < s->nr_fds; i++)
+		free(s->fds[i].id);
+	free(s->fds);
 	while (s->names) {
 		struct name_pool *n = s->names->next;
 
@@ -279,20 +388,23 @@ static const char *plt_name(struct btsdec_sym *s, Dwfl_Module *m,
  * unknown: the core lacks the page holding it); kept in the module's
  * userdata. */
 static const char *missing_build_id(struct btsdec_sym *s, Dwfl_Module *m,
-				    void **userdata)
+				    struct mod_data *d)
 {
 	const unsigned char *bits;
 	char hex[2 * 64 + 1] = "";
 	GElf_Addr vaddr;
+	const char *p;
 	int n;
 
-	if (*userdata)
-		return *userdata;
+	if (d && d->missing)
+		return d->missing;
 	n = dwfl_module_build_id(m, &bits, &vaddr);
 	for (int i = 0; i < n && i < 64; i++)
 		snprintf(hex + 2 * i, 3, "%02x", bits[i]);
-	*userdata = (void *)pool_name(s, hex, "");
-	return *userdata ? *userdata : "";
+	p = pool_name(s, hex, "");
+	if (d)
+		d->missing = p;
+	return p ? p : "";
 }
 
 /* A C++ or Rust name as people read it ("ns::f(int)", libiberty's
@@ -517,7 +629,7 @@ static void resolve(struct btsdec_sym *s, uint64_t addr, struct btsdec_loc *loc)
 	loc->module = base_name(loc->path);
 	loc->mod_off = addr - start;
 	if (!dwfl_module_getelf(m, &bias)) {
-		loc->missing = missing_build_id(s, m, userdata);
+		loc->missing = missing_build_id(s, m, *userdata);
 		return;
 	}
 	name = btsdec_sym_addrsym(s, addr, &off);

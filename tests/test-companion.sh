@@ -13,7 +13,9 @@
 # btsdumpctl shows an entry by the coredump's PID; stored cores that do not
 # decompress whole (zstd and lz4 cut short, xz with a corrupt block) still
 # make an entry, which says the core is cut and why, and the companion goes
-# on.  TAP.
+# on; root's and a system user's programs in 0700 directories are read as
+# those users (COREDUMP_EXE, COREDUMP_PROC_MAPS), never beyond what that
+# user may read.  TAP.
 # Usage: test-companion.sh BTSDUMPD BTSDUMPCTL.  Exit 77 (skip) without
 # root or unshare.
 set -u
@@ -29,6 +31,11 @@ tmp=$(mktemp -d)
 chmod 0755 "$tmp"
 trap '[ -n "${KEEP:-}" ] || rm -rf "$tmp"' EXIT
 printf '[Store]\n' > "$tmp/conf"
+for u in 0 999; do
+	mkdir -m 0700 "$tmp/u$u"
+	cp "$src/tests/fixtures/crasher" "$tmp/u$u/crasher"
+	chown -R $u:$u "$tmp/u$u"
+done
 core=$src/tests/fixtures/crasher-null.core
 cat > "$tmp/send.py" <<'EOP'
 # systemd-coredump's journal entries, sent over the native protocol from a
@@ -43,17 +50,28 @@ if not mode.startswith("forged"):
     ctypes.CDLL(None).prctl(15, b"systemd-coredump", 0, 0, 0)   # PR_SET_NAME
 s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
 for line in sys.stdin:
-    pid, name = line.split()
+    # PID FILE [UID EXE [MAPPED]]: another user's crash, of another
+    # executable; MAPPED: a file in its COREDUMP_PROC_MAPS
+    pid, name, *other = line.split()
+    uid = other[0] if other else "0" if mode == "forged-quick" else "1000"
     ts = 1700000000000000 + int(pid)
     fields = {"MESSAGE_ID": "fc2e22bc6ee647b6b90729ab34a250b1",
-              "MESSAGE": "Process %s (crasher) of user 1000 dumped core." % pid,
-              "PRIORITY": "2", "COREDUMP_PID": pid,
-              "COREDUMP_UID": "0" if mode == "forged-quick" else "1000",
-              "COREDUMP_GID": "1000", "COREDUMP_SIGNAL": "11",
+              "MESSAGE": "Process %s (crasher) of user %s dumped core." % (pid, uid),
+              "PRIORITY": "2", "COREDUMP_PID": pid, "COREDUMP_UID": uid,
+              "COREDUMP_GID": uid if other else "1000", "COREDUMP_SIGNAL": "11",
               "COREDUMP_SIGNAL_NAME": "SIGSEGV", "COREDUMP_TIMESTAMP": str(ts),
-              "COREDUMP_COMM": "crasher", "COREDUMP_EXE": exe,
+              "COREDUMP_COMM": "crasher", "COREDUMP_EXE": other[1] if other else exe,
               "COREDUMP_FILENAME": "/var/lib/systemd/coredump/" + name}
-    s.sendto("".join("%s=%s\n" % kv for kv in fields.items()).encode(),
+    if len(other) > 2:
+        fields["COREDUMP_PROC_MAPS"] = (
+            "555857174000-555857175000 r--p 00000000 08:01 4242                       %s\n"
+            "555857175000-555857176000 r-xp 00001000 08:01 4243                       %s (deleted)\n"
+            "7ffd00000000-7ffd00001000 rw-p 00000000 00:00 0                          \n"
+            "7ffd00001000-7ffd00002000 rw-p 00000000 00:00 0                          [stack]\n"
+            % (other[2], other[0]))
+    s.sendto(b"".join(("%s=%s\n" % kv).encode() if "\n" not in kv[1] else
+                      kv[0].encode() + b"\n" + len(kv[1].encode()).to_bytes(8, "little") +
+                      kv[1].encode() + b"\n" for kv in fields.items()),
              "/run/systemd/journal/socket")
 if not mode.endswith("quick"):
     time.sleep(1)       # journald reads _COMM from /proc/PID while we live
@@ -81,6 +99,14 @@ printf '4203 core.crasher.1000.b.4203.1700000004203000.lz4\n' |
 	python3 "$tmp/send.py" "$src/tests/fixtures/crasher" trusted
 printf '4204 core.crasher.1000.b.4204.1700000004204000\n' |
 	python3 "$tmp/send.py" "$src/tests/fixtures/crasher" quick
+# root's and a system user's (999) program in their own 0700 directories,
+# and 999's crash naming root's: the process is gone (no /proc); the
+# analysis (nobody) gets COREDUMP_EXE opened as the crashing user
+for p in 4301.0 4302.999 4303.999 4304.999; do
+	cp "$core" \$d/core.crasher.\${p#*.}.b.\${p%.*}.170000000\${p%.*}000
+done
+printf '4301 core.crasher.0.b.4301.1700000004301000 0 $tmp/u0/crasher\n4302 core.crasher.999.b.4302.1700000004302000 999 $tmp/u999/crasher\n4303 core.crasher.999.b.4303.1700000004303000 999 $tmp/u0/crasher\n4304 core.crasher.999.b.4304.1700000004304000 999 $tmp/u999/gone $tmp/u999/crasher\n' |
+	python3 "$tmp/send.py" "$src/tests/fixtures/crasher" trusted
 printf '4205 core.crasher.1000.b.4205.1700000004205000.zst\n4206 core.crasher.1000.b.4206.1700000004206000.xz\n4207 core.crasher.1000.b.4207.1700000004207000.lz4\n' |
 	python3 "$tmp/send.py" "$src/tests/fixtures/crasher" trusted
 journalctl --sync -q 2>/dev/null || sleep 1
@@ -102,11 +128,12 @@ entries = [json.loads(l) for l in open(os.path.join(tmp, "journal.json")) if l.s
 mine = [e for e in entries if e.get("MESSAGE_ID") == "6d2e1f0c4b9a4d0e8f3a7b5c2d1e0f9a"]
 check = (t := Tap()).check
 pids = sorted(e.get("COREDUMP_PID") for e in mine)
-check(pids == ["4201", "4202", "4203", "4204", "4205", "4206", "4207"],
+check(pids == ["4201", "4202", "4203", "4204", "4205", "4206", "4207", "4301", "4302", "4303", "4304"],
       "one btsdumpd entry per coredump entry (zstd, xz, lz4, plain, and three that do "
       "not decompress whole), none repeated by the second run", pids)
 bad = {e.get("COREDUMP_PID"): e for e in mine if e.get("COREDUMP_PID") in ("4205", "4206", "4207")}
-good = [e for e in mine if e.get("COREDUMP_PID") not in bad]
+priv = {e.get("COREDUMP_PID"): e for e in mine if e.get("COREDUMP_PID", "").startswith("43")}
+good = [e for e in mine if e.get("COREDUMP_PID") not in bad and e.get("COREDUMP_PID") not in priv]
 check(len(bad) == 3 and all(e.get("BTSDUMPD_CORE_TRUNCATED") == "1" and
                             "did not decompress whole (corrupt or truncated)" in
                             e.get("BTSDUMPD_CORE_REASON", "") and
@@ -128,6 +155,21 @@ for e in good:
           e.get("BTSDUMPD_FAULT", "").startswith("faulted at 0x0 = target of #"),
           f"PID {pid}: linked to its coredump entry (COREDUMP_PID, COREDUMP_TIMESTAMP), "
           "the trail with symbols, the fault", json.dumps(e)[:1500])
+for pid, who in (("4301", "root's crash, its program in root's 0700 directory"),
+                 ("4302", "a system user's (999) crash, its program in its 0700 directory"),
+                 ("4304", "a system user's crash, its program gone from COREDUMP_EXE but "
+                  "named in COREDUMP_PROC_MAPS, in its 0700 directory")):
+    e = priv.get(pid, {})
+    check(e.get("BTSDUMPD_TRACE") == "present" and
+          "dispatch+0x33" in e.get("BTSDUMPD_LAST_BRANCHES", ""),
+          f"companion: {who}: symbols (opened as that user)",
+          json.dumps(e)[:1500])
+e = priv.get("4303", {})
+check(e.get("BTSDUMPD_TRACE") == "present" and
+      "dispatch" not in e.get("BTSDUMPD_LAST_BRANCHES", "?") and
+      "crasher+0x" in e.get("BTSDUMPD_LAST_BRANCHES", ""),
+      "companion: a system user's crash naming a program it cannot read (root's "
+      "0700 directory): not opened for it (module+offset)", json.dumps(e)[:1500])
 check(not any(e.get("BTSDUMPD_PID") == "4299" for e in entries) and
       sum("not from systemd-coredump" in e.get("MESSAGE", "") for e in entries) == 2,
       "coredump entries sent by another process are ignored, and said so (the "
@@ -135,8 +177,8 @@ check(not any(e.get("BTSDUMPD_PID") == "4299" for e in entries) and
       [e.get("MESSAGE") for e in entries][:10])
 store = os.path.join(tmp, "store")
 ents = sorted(x for x in os.listdir(store) if not x.startswith("."))
-check(len(ents) == 7 and os.path.exists(os.path.join(store, ".companion-cursor")),
-      "seven store entries and the cursor", ents)
+check(len(ents) == 11 and os.path.exists(os.path.join(store, ".companion-cursor")),
+      "eleven store entries and the cursor", ents)
 meta = dict(l.rstrip("\n").split("=", 1) for l in open(os.path.join(store, ents[0], "meta"))
             if "=" in l) if ents else {}
 check(meta.get("CORE") == "none" and "core.zst" not in os.listdir(os.path.join(store, ents[0])),

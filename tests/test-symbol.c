@@ -5,10 +5,13 @@
  * sections and a sample of glibc's .text, btsdec_sym_addrsym names the same
  * symbol at the same offset as libdwfl's dwfl_module_addrinfo on the same
  * core), and the address caches of the symbolizer and the JSON renderer
- * growing past their first size while a report is written.
+ * growing past their first size while a report is written; a module's
+ * file found through a descriptor with its build-id, never through one
+ * with another.
  */
 #include <elfutils/libdwfl.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -195,9 +198,47 @@ static void test_many_addresses(void)
 	unlink(path);
 }
 
+/* dispatch+0x10 in the fixture core: crasher's load address (its NT_FILE
+ * entry at offset 0) plus the symbol's value */
+#define DISPATCH_AT	(0x555857174000ULL + 0x11d9 + 0x10)
+
+/* The fixture core's executable is named by a path that does not exist
+ * here; the symbolizer given no executable finds it through a descriptor
+ * (btsdec_symopts.elf_fds) whose build-id is the core's, and never through
+ * one whose build-id differs (this test's own binary). */
+static void lookup_by_fd(const char *file, struct btsdec_loc *loc, char *func, size_t len)
+{
+	int fd = open(file, O_RDONLY | O_CLOEXEC);
+	struct btsdec_symopts so = { .elf_fds = &fd, .nr_elf_fds = 1 };
+	struct btsdec_core *c;
+	struct btsdec_sym *sym;
+
+	REQUIRE(fd >= 0);
+	REQUIRE(btsdec_core_open(FIX "crasher-null.core", &c, NULL) == 0);
+	REQUIRE(btsdec_sym_open_core(c, &so, &sym, NULL) == 0);
+	btsdec_sym_lookup(sym, DISPATCH_AT, loc);
+	snprintf(func, len, "%s+%llu %s", loc->func ? loc->func : "-",
+		 (unsigned long long)loc->off, loc->missing ? "missing" : "found");
+	btsdec_sym_close(sym);
+	btsdec_core_close(c);
+	close(fd);
+}
+
+static void test_elf_by_descriptor(void)
+{
+	struct btsdec_loc loc;
+	char got[128];
+
+	lookup_by_fd(FIX "crasher", &loc, got, sizeof(got));
+	CHECK_STR(got, "dispatch+16 found");
+	lookup_by_fd("/proc/self/exe", &loc, got, sizeof(got));
+	CHECK_STR(got, "-+0 missing");
+}
+
 static const struct test_case tests[] = {
 	TEST_CASE(test_index_matches_libdwfl),
 	TEST_CASE(test_many_addresses),
+	TEST_CASE(test_elf_by_descriptor),
 };
 
 int main(void)
