@@ -62,6 +62,12 @@ ssize_t btsdec_note_write(void *buf, size_t buflen,
 
 /* ---- Cores (core.c) ------------------------------------------------------ */
 
+/* Where a note's descriptor lies in the core file (size 0: absent). */
+struct btsdec_note_loc {
+	uint64_t off;
+	uint64_t size;
+};
+
 struct btsdec_thread {
 	pid_t tid;
 	int signo;		/* pr_cursig of NT_PRSTATUS */
@@ -76,6 +82,8 @@ struct btsdec_thread {
 	uint64_t addr;		/* si_addr */
 	bool has_trace;
 	struct btsdec_trace trace;
+	struct btsdec_note_loc prstatus;	/* its NT_PRSTATUS descriptor */
+	struct btsdec_note_loc fpregset;	/* its NT_FPREGSET, if any */
 };
 
 struct btsdec_core;
@@ -107,6 +115,14 @@ bool btsdec_core_mapped(const struct btsdec_core *core, uint64_t addr);
 /* Reads memory the core holds at a virtual address; returns bytes read. */
 size_t btsdec_core_read(const struct btsdec_core *core, uint64_t addr,
 			void *buf, size_t len);
+/* The process-wide CORE note of `type` (NT_AUXV, NT_FILE), or NULL. */
+const struct btsdec_note_loc *btsdec_core_note(const struct btsdec_core *core,
+					       uint32_t type);
+/* Reads up to len bytes at offset off of a note's descriptor (a thread's
+ * or btsdec_core_note's): bytes read (0 past its end), or -EIO. */
+ssize_t btsdec_core_note_read(const struct btsdec_core *core,
+			      const struct btsdec_note_loc *loc, uint64_t off,
+			      void *buf, size_t len);
 /* The libelf handle and fd, for the symbolizer. */
 void *btsdec_core_elf(const struct btsdec_core *core);
 

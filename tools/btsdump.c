@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "btsdec.h"
+#include "btsdump-gdbserver.h"
 #include "escape.h"
 #include "exit.h"
 
@@ -24,6 +25,7 @@ static void usage(FILE *out)
 	fputs("Usage: btsdump [OPTIONS] CORE [EXECUTABLE]\n"
 	      "  or:  btsdump add-note [OPTIONS] CORE RECORDS\n"
 	      "  or:  btsdump vmcore [OPTIONS] VMCORE [VMLINUX|SYSTEM.MAP]\n"
+	      "  or:  btsdump gdbserver [OPTIONS] CORE [EXECUTABLE]\n"
 	      "\n"
 	      "Prints the last taken branches of each thread of a core, oldest to\n"
 	      "newest, symbolized; the faulting thread first.\n"
@@ -499,5 +501,7 @@ int main(int argc, char **argv)
 		return add_note_main(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "vmcore"))
 		return vmcore_main(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "gdbserver"))
+		return gdbserver_main(argc - 1, argv + 1);
 	return dump_main(argc, argv);
 }
