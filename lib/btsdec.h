@@ -311,6 +311,13 @@ struct btsdec_fault {
 	uint64_t run;		/* RUN: bytes from that branch's `to` to pc */
 };
 
+/* How pc relates to a branch target `to`: TARGET (equal), RUN (straight
+ * code from `to` reaches pc), UNRELATED or UNKNOWN, as for a fault; the
+ * code is read through sym and classified by cls (either NULL: UNKNOWN
+ * unless equal). */
+enum btsdec_fault_rel btsdec_run_relate(struct btsdec_sym *sym,
+					struct btsdec_classifier *cls,
+					uint64_t to, uint64_t pc);
 /* Relates f->pc to the newest branch of d: fills rel, branch and run.
  * Reads the code after the branch's `to` through sym (may be NULL:
  * only TARGET or UNKNOWN then). */

@@ -25,6 +25,7 @@ struct stub_thread {
 struct btsdec_gdbstub {
 	struct btsdec_core *core;
 	struct btsdec_sym *sym;
+	struct btsdec_classifier *cls;	/* owned: the stop pc tied to the trail */
 	char *exe;		/* absolute, or NULL */
 	size_t nr;
 	struct stub_thread *t;	/* faulting thread first */

@@ -188,8 +188,8 @@ static int h_extra_info(struct btsdec_gdbstub *s, const char *a,
 	}
 	n = snprintf(text, sizeof(text), "%s%s%s, %zu branch records",
 		     t->th->faulting ? "faulting" : "stopped",
-		     t->th->signo ? ", " : "",
-		     t->th->signo ? strsignal(t->th->signo) : "",
+		     t->th->faulting && t->th->signo ? ", " : "",
+		     t->th->faulting && t->th->signo ? strsignal(t->th->signo) : "",
 		     t->th->has_trace ? t->th->trace.nr : 0);
 	btsdec_rsp_put_hex(r, text, n < 0 ? 0 : (size_t)n);
 	return 0;
@@ -395,6 +395,10 @@ int btsdec_gdbstub_new(struct btsdec_core *core, struct btsdec_sym *sym,
 				   btsdec_core_path(core));
 	}
 	s->t = calloc(n, sizeof(*s->t));
+	if (s->t && btsdec_classifier_new(&s->cls, err)) {
+		btsdec_gdbstub_free(s);
+		return -ENOMEM;
+	}
 	if (!s->t || (executable && !(s->exe = realpath(executable, NULL)) &&
 		      !(s->exe = strdup(executable)))) {
 		btsdec_gdbstub_free(s);
@@ -417,6 +421,7 @@ void btsdec_gdbstub_free(struct btsdec_gdbstub *s)
 		free(s->t[i].btrace);
 	free(s->t);
 	free(s->exe);
+	btsdec_classifier_free(s->cls);
 	btsdec_rsp_buf_free(&s->obj);
 	free(s);
 }

@@ -334,22 +334,30 @@ static void put_block(struct btsdec_rsp_buf *b, uint64_t begin, uint64_t end)
  * from a branch's target to the next branch's source.  The code before
  * the oldest branch has no known start: left out, as gdbserver's BTS
  * reader prunes it on full reads (sent as begin 0, gdb decodes at 0 and
- * opens the history with a `??` and a decode error).  Across a GAP marker the
- * code is unknown: a block ending before it begins (end 0) makes gdb
- * record a gap there, never a straight line.  Switch markers only say the
+ * opens the history with a `??` and a decode error).  Where the code is
+ * unknown a block ending before it begins (end 0) makes gdb record a gap,
+ * never a straight line: across a GAP marker, and after the newest branch
+ * when straight code from its target does not reach the stop pc (a thread
+ * whose recording stopped before it did).  Switch markers only say the
  * thread was off the CPU: its own code runs on, straight, across them. */
-static void make_blocks(const struct btsdec_thread *th, struct btsdec_rsp_buf *b)
+static void make_blocks(struct btsdec_gdbstub *s, const struct btsdec_thread *th,
+			struct btsdec_rsp_buf *b)
 {
 	const struct btsdec_trace *t = &th->trace;
 	uint64_t next_from = th->pc;
-	bool known = th->has_regs, gap = false;
+	bool known = th->has_regs, newest = true, gap = false;
 
 	for (size_t i = t->nr; i-- > 0;) {
 		struct btsdec_record r = btsdec_trace_at(t, i);
+		enum btsdec_fault_rel rel;
 
 		if (btsdec_is_marker(&r)) {
 			gap |= BTS_MARKER_KIND(r.from) == BTS_MARK_GAP;
 			continue;
+		}
+		if (newest && known && !gap) {
+			rel = btsdec_run_relate(s->sym, s->cls, r.to, th->pc);
+			gap = rel != BTSDEC_FAULT_TARGET && rel != BTSDEC_FAULT_RUN;
 		}
 		if (gap)
 			put_block(b, r.to ? r.to : 1, 0);
@@ -357,15 +365,17 @@ static void make_blocks(const struct btsdec_thread *th, struct btsdec_rsp_buf *b
 			put_block(b, r.to, next_from);
 		next_from = r.from;
 		known = true;
+		newest = false;
 		gap = false;
 	}
 }
 
-static void make_btrace(struct stub_thread *t, struct btsdec_rsp_buf *b)
+static void make_btrace(struct btsdec_gdbstub *s, struct stub_thread *t,
+			struct btsdec_rsp_buf *b)
 {
 	btsdec_rsp_puts(b, "<!DOCTYPE btrace SYSTEM \"btrace.dtd\">\n<btrace version=\"1.0\">\n");
 	if (t->th->has_trace)
-		make_blocks(t->th, b);
+		make_blocks(s, t->th, b);
 	btsdec_rsp_puts(b, "</btrace>\n");
 }
 
@@ -390,7 +400,7 @@ static int btrace_object(struct btsdec_gdbstub *s, const char *annex,
 	if (!t->btrace) {
 		struct btsdec_rsp_buf b = { 0 };
 
-		make_btrace(t, &b);
+		make_btrace(s, t, &b);
 		if (b.err || (t->th->has_trace && btsdec_trace_error(&t->th->trace))) {
 			btsdec_rsp_buf_free(&b);
 			return b.err ? b.err : -EIO;
