@@ -314,6 +314,25 @@ def test_gap(tmp):
           "switch markers leave the thread's straight code whole", out[1])
 
 
+def test_bts_target():
+    """gdb/bts.py's `bts target`: from `gdb EXE CORE`, one command."""
+    sys.path.insert(0, os.path.join(SRC, "tests"))
+    import btsgdb
+    st = []
+    out = btsgdb.run(EXE, fix("crasher-null.core"),
+                     ["bts target", "info record", "reverse-stepi", "bt",
+                      "bts target"], BTSDUMP, status=st)
+    check("Target is recording using Branch Trace Store" in out[0] and
+          "Recorded 139 instructions in 6 functions (0 gaps)" in out[1],
+          "bts target: gdb's own record on the core", "\n".join(out))
+    check("dispatch" in out[2] and "#3 " in out[3] and "main" in out[3],
+          "bts target: reverse-stepi and bt while replaying", "\n".join(out))
+    check("no core file loaded" in out[4], "bts target twice: no core any more",
+          out[4])
+    out = btsgdb.run(EXE, None, ["bts target"], BTSDUMP)
+    check("no core file loaded" in out[0], "bts target without a core", out[0])
+
+
 def stub_raw(core, data):
     p = subprocess.run([BTSDUMP, "gdbserver", core, EXE], input=data,
                        capture_output=True, timeout=60)
@@ -382,6 +401,7 @@ def main():
         test_session()
         test_threads_switch()
         test_mi()
+        test_bts_target()
         test_gap(tmp)
         test_hostile_packets()
         test_hostile_cores(tmp)
