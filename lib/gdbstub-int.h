@@ -31,6 +31,8 @@ struct btsdec_gdbstub {
 	struct stub_thread *t;	/* faulting thread first */
 	size_t cur;		/* Hg: the thread register and trace requests name */
 	bool noack;		/* QStartNoAckMode accepted */
+	uint64_t bts_size;	/* Qbtrace-conf:bts:size: serve the newest
+				 * bts_size / 24 records; 0 = all */
 	struct btsdec_rsp_buf obj;	/* a qXfer object being made */
 };
 

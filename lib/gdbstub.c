@@ -82,7 +82,7 @@ static int h_supported(struct btsdec_gdbstub *s, const char *a,
 	btsdec_rsp_printf(r, "PacketSize=%x;QStartNoAckMode+;"
 			  "qXfer:features:read+;qXfer:auxv:read+;"
 			  "qXfer:exec-file:read+;qXfer:libraries-svr4:read+;"
-			  "Qbtrace:bts+;Qbtrace:off+;Qbtrace:pt-;"
+			  "Qbtrace:bts+;Qbtrace:off+;Qbtrace:pt-;Qbtrace-conf:bts:size+;"
 			  "qXfer:btrace:read+;qXfer:btrace-conf:read+",
 			  BTSDEC_RSP_PACKET_MAX);
 	return 0;
@@ -291,6 +291,8 @@ static int h_btrace(struct btsdec_gdbstub *s, const char *a,
 	if (!strcmp(a, "bts")) {
 		t->btrace_on = true;
 		t->btrace_sent = false;
+		free(t->btrace);	/* made anew: the size may have changed */
+		t->btrace = NULL;
 		btsdec_rsp_puts(r, "OK");
 	} else if (!strcmp(a, "off")) {
 		t->btrace_on = false;
@@ -298,6 +300,25 @@ static int h_btrace(struct btsdec_gdbstub *s, const char *a,
 	} else {
 		btsdec_rsp_puts(r, "E.the core holds a BTS-format trace only");
 	}
+	return 0;
+}
+
+/* gdb's `set record btrace bts buffer-size`, sent before Qbtrace:bts:
+ * the trace served holds the newest records that fit, as a live BTS
+ * buffer of that size would. */
+static int h_btrace_size(struct btsdec_gdbstub *s, const char *a,
+			 struct btsdec_rsp_buf *r)
+{
+	uint64_t size;
+
+	if (!strncmp(a, "0x", 2))	/* gdb writes it so */
+		a += 2;
+	if (btsdec_rsp_hex_u64(&a, &size) || *a) {
+		btsdec_rsp_puts(r, ERR_MALFORMED);
+		return 0;
+	}
+	s->bts_size = size;
+	btsdec_rsp_puts(r, "OK");
 	return 0;
 }
 
@@ -328,6 +349,7 @@ static const struct {
 	{ "qSymbol:", h_ok, BTSDEC_GDBSTUB_REPLY, false },
 	{ "qXfer:", h_xfer, BTSDEC_GDBSTUB_REPLY, false },
 	{ "Qbtrace:", h_btrace, BTSDEC_GDBSTUB_REPLY, false },
+	{ "Qbtrace-conf:bts:size=", h_btrace_size, BTSDEC_GDBSTUB_REPLY, false },
 	{ "H", h_set_thread, BTSDEC_GDBSTUB_REPLY, false },
 	{ "T", h_thread_alive, BTSDEC_GDBSTUB_REPLY, false },
 	{ "g", h_read_regs, BTSDEC_GDBSTUB_REPLY, true },
@@ -404,11 +426,8 @@ int btsdec_gdbstub_new(struct btsdec_core *core, struct btsdec_sym *sym,
 		btsdec_gdbstub_free(s);
 		return btsdec_fail(err, -ENOMEM, "out of memory");
 	}
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n; i++)
 		s->t[i].th = btsdec_core_thread(core, i);
-		s->t[i].btrace_on = true;	/* the core was recorded: gdb finds
-						 * it so on connecting */
-	}
 	*out = s;
 	return 0;
 }

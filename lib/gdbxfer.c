@@ -339,15 +339,18 @@ static void put_block(struct btsdec_rsp_buf *b, uint64_t begin, uint64_t end)
  * never a straight line: across a GAP marker, and after the newest branch
  * when straight code from its target does not reach the stop pc (a thread
  * whose recording stopped before it did).  Switch markers only say the
- * thread was off the CPU: its own code runs on, straight, across them. */
+ * thread was off the CPU: its own code runs on, straight, across them.
+ * With a buffer size from gdb, only the newest records that fit. */
 static void make_blocks(struct btsdec_gdbstub *s, const struct btsdec_thread *th,
 			struct btsdec_rsp_buf *b)
 {
 	const struct btsdec_trace *t = &th->trace;
 	uint64_t next_from = th->pc;
 	bool known = th->has_regs, newest = true, gap = false;
+	size_t keep = s->bts_size ? s->bts_size / sizeof(struct bts_record) : t->nr;
+	size_t stop = keep < t->nr ? t->nr - keep : 0;
 
-	for (size_t i = t->nr; i-- > 0;) {
+	for (size_t i = t->nr; i-- > stop;) {
 		struct btsdec_record r = btsdec_trace_at(t, i);
 		enum btsdec_fault_rel rel;
 
@@ -379,24 +382,46 @@ static void make_btrace(struct btsdec_gdbstub *s, struct stub_thread *t,
 	btsdec_rsp_puts(b, "</btrace>\n");
 }
 
-/* "all" and "new" (the first time: the trace never changes) give the
- * whole trace; "delta" and later "new" reads nothing new. */
+/* The current thread's configuration: BTS with the ring's size (or gdb's
+ * buffer size when smaller) while tracing is on, none while it is off
+ * (so gdb connecting finds no recording and `record btrace bts` sends
+ * its buffer size first). */
+static void make_btrace_conf(struct btsdec_gdbstub *s, struct btsdec_rsp_buf *b)
+{
+	const struct stub_thread *t = &s->t[s->cur];
+	uint64_t size = t->th->trace.capacity * sizeof(struct bts_record);
+
+	if (s->bts_size && s->bts_size < size)
+		size = s->bts_size;
+	btsdec_rsp_puts(b, "<btrace-conf version=\"1.0\">");
+	if (t->btrace_on)
+		btsdec_rsp_printf(b, "<bts size=\"0x%llx\"/>", (unsigned long long)size);
+	btsdec_rsp_puts(b, "</btrace-conf>");
+}
+
+/* "all" gives the whole trace; so does "new" until it went out once (the
+ * trace never changes), nothing new after.  "delta" before that is
+ * refused: gdb then reads "new" (a delta would be stitched to the one
+ * instruction gdb notes on enabling). */
 static int btrace_object(struct btsdec_gdbstub *s, const char *annex,
 			 uint64_t off, const char **data, size_t *len)
 {
 	struct stub_thread *t = &s->t[s->cur];
 	static const char none[] = "<btrace version=\"1.0\">\n</btrace>\n";
-	bool whole = !strcmp(annex, "all") || (!strcmp(annex, "new") && !t->btrace_sent);
+	bool all = !strcmp(annex, "all"), delta = !strcmp(annex, "delta");
 
 	if (!t->btrace_on)
 		return -ENODATA;
-	if (strcmp(annex, "all") && strcmp(annex, "new") && strcmp(annex, "delta"))
+	if (!all && !delta && strcmp(annex, "new"))
 		return -EINVAL;
-	if (!whole && off == 0) {
+	if (!all && t->btrace_sent && off == 0) {
 		*data = none;
 		*len = sizeof(none) - 1;
 		return 0;
 	}
+	if (delta && off == 0)
+		return -ESRCH;
+	t->btrace_sent = true;
 	if (!t->btrace) {
 		struct btsdec_rsp_buf b = { 0 };
 
@@ -434,9 +459,7 @@ static int make_object(struct btsdec_gdbstub *s, const char *object,
 		else if (!strcmp(object, "libraries-svr4") && !*annex)
 			make_libraries(s, b);
 		else if (!strcmp(object, "btrace-conf") && !*annex)
-			btsdec_rsp_printf(b, "<btrace-conf version=\"1.0\"><bts size=\"0x%llx\"/>"
-					  "</btrace-conf>", (unsigned long long)
-					  (s->t[s->cur].th->trace.capacity * sizeof(struct bts_record)));
+			make_btrace_conf(s, b);
 		else if (!strcmp(object, "features") || !strcmp(object, "auxv") ||
 			 !strcmp(object, "libraries-svr4") || !strcmp(object, "btrace-conf"))
 			return -EINVAL;
@@ -480,6 +503,7 @@ int stub_xfer(struct btsdec_gdbstub *s, const char *a, struct btsdec_rsp_buf *r)
 		return btsdec_rsp_puts(r, ret == -ENODATA ?
 			"E.branch tracing is not enabled for this thread" :
 			ret == -EIO ? "E.the trace note cannot be read from the core" :
+			ret == -ESRCH ? "E.no delta before the whole trace" :
 			"E.no such qXfer annex"), 0;
 	if (off >= size)
 		return btsdec_rsp_puts(r, "l"), 0;

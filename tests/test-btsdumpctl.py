@@ -289,10 +289,10 @@ def test_gdb(s, tmp):
     real = dict(env, BTSDUMPCTL_GDB_SCRIPT=os.path.join(SRC, "gdb", "bts.py"),
                 BTSDUMP=os.path.join(os.path.dirname(CTL), "btsdump"))
     rc, out, err = run(s, "gdb", "42", "--", "-batch", "-ex", "bts target",
-                       "-ex", "record function-call-history /c", "-ex", "reverse-stepi",
+                       "-ex", "info record", "-ex", "record function-call-history /c", "-ex", "reverse-stepi",
                        "-ex", "bt", env=real)
     t = out.decode(errors="replace") + err
-    check(rc == 0 and "Target is recording using Branch Trace Store" in t and
+    check(rc == 0 and "Recorded 139 instructions in 6 functions" in t and
           re.search(r"6\t      dispatch", t) and "#3 " in t and
           os.listdir(td) == [], "gdb: bts target on the stored core:\n" + t)
     rc, _, err = run(s, "gdb", "43", "--", "-batch", env=env)

@@ -45,7 +45,7 @@ def gdb(core, cmds, exe=EXE, status=None):
             "-iex", "set record instruction-history-size unlimited",
             "-iex", "set record function-call-history-size unlimited",
             "-ex", "target remote | %s gdbserver %s %s" % (BTSDUMP, core, exe),
-            "-ex", "echo %s\\n" % MARK]
+            "-ex", "record btrace bts", "-ex", "echo %s\\n" % MARK]
     for c in cmds:
         args += ["-ex", c, "-ex", "echo %s\\n" % MARK]
     args += [exe]
@@ -245,9 +245,9 @@ def test_session():
         "reverse-finish", "record goto begin", "frame", "record goto end",
         "stepi", "continue", "info registers fs_base", "x/2i $pc",
         "p $_siginfo.si_signo"])
-    check("Target is recording using Branch Trace Store" in head and
-          "Recorded 139 instructions in 6 functions (0 gaps)" in out[0],
-          "connecting finds the trace: 139 instructions, 6 functions", out[0])
+    check("Recorded 139 instructions in 6 functions (0 gaps)" in out[0],
+          "record btrace bts finds the trace: 139 instructions, 6 functions",
+          head + out[0])
     check("dispatch" in out[3] and "parse_request" in out[3] and "main" in out[3],
           "bt while replaying: dispatch <- parse_request <- serve <- main", out[3])
     check("parse_request" in out[4], "reverse-finish returns to the caller", out[4])
@@ -255,6 +255,28 @@ def test_session():
     check("cannot run or change" in out[9] or "Remote failure" in out[9] or
           "error" in out[9].lower(), "continue past the end is refused", out[9])
     check(re.search(r"fs_base\s+0x[0-9a-f]{6,}", out[10]), "fs_base served", out[10])
+
+
+def test_buffer_size():
+    """gdb's `set record btrace bts buffer-size`: the newest records that
+    fit (200 bytes: 8 records of 24), and all again when unlimited."""
+    recs = [int(l.split()[1], 16) for l in open(fix("crasher-null.records"))
+            if l.strip() and not l.startswith("#")]
+    out, head = gdb(fix("crasher-null.core"), [
+        "record stop", "set record btrace bts buffer-size 200",
+        "record btrace bts", "record instruction-history", "info record",
+        "record stop", "set record btrace bts buffer-size unlimited",
+        "record btrace bts", "info record"])
+    hist = history(out[3])
+    check(hist and hist[0] == recs[-8] and "Buffer size: 200." in out[4],
+          "buffer-size 200: the history starts at the 8th newest branch's target",
+          out[3] + out[4])
+    check("Recorded 139 instructions" in out[8], "buffer-size unlimited: all again",
+          out[8])
+    st = []
+    out, head = gdb(fix("crasher-null.core"), ["info record"], status=st)
+    check("Target is recording" not in head,
+          "connecting, gdb finds no recording until `record btrace bts`", head)
 
 
 def test_threads_switch():
@@ -266,6 +288,7 @@ def test_threads_switch():
 def test_mi():
     cmds = ['-target-select remote | %s gdbserver %s %s' %
             (BTSDUMP, fix("crasher-null.core"), EXE),
+            '-interpreter-exec console "record btrace bts"',
             '-interpreter-exec console "record function-call-history"',
             "-exec-step-instruction --reverse",
             "-stack-list-frames",
@@ -322,8 +345,7 @@ def test_bts_target():
     out = btsgdb.run(EXE, fix("crasher-null.core"),
                      ["bts target", "info record", "reverse-stepi", "bt",
                       "bts target"], BTSDUMP, status=st)
-    check("Target is recording using Branch Trace Store" in out[0] and
-          "Recorded 139 instructions in 6 functions (0 gaps)" in out[1],
+    check("Recorded 139 instructions in 6 functions (0 gaps)" in out[1],
           "bts target: gdb's own record on the core", "\n".join(out))
     check("dispatch" in out[2] and "#3 " in out[3] and "main" in out[3],
           "bts target: reverse-stepi and bt while replaying", "\n".join(out))
@@ -400,6 +422,7 @@ def main():
             test_reverse(name)
         test_session()
         test_threads_switch()
+        test_buffer_size()
         test_mi()
         test_bts_target()
         test_gap(tmp)
