@@ -907,11 +907,14 @@ Usage: bts target
 
 Swaps the core file for "btsdump gdbserver CORE EXECUTABLE", which serves
 the same core through gdb's remote protocol as a stopped process whose
-threads carry their recorded branch traces (Branch Trace Store format).
-gdb then finds the trace by itself, and its own commands work on it:
+threads carry their recorded branch traces (Branch Trace Store format),
+and starts gdb's "record btrace bts" on it; gdb's own commands then work:
 record function-call-history, record instruction-history, record goto,
 reverse-stepi, reverse-next, reverse-finish, and backtraces while
-replaying.  Nothing runs: continuing past the end of the trace is refused.
+replaying.  gdb's "set record btrace bts buffer-size" (64 KiB by default;
+"unlimited" for the whole ring) bounds the newest records served: set it
+before "bts target".  Nothing runs: continuing past the end of the trace
+is refused.
 "detach" ends the session; "core-file CORE" goes back to the plain core."""
 
     def __init__(self):
