@@ -19,13 +19,14 @@ TESTS = {
     "btsdump": "", "vmcore": "", "btsdumpctl": "zstd gdb",
     "btsdumpd": "", "journal": "systemd", "units": "systemd", "companion": "systemd zstd xz-utils lz4",
     "fleet": "systemd-journal-remote",
-    "gdb": "gdb", "fixtures-remade": "gdb",
+    "gdb": "gdb", "gdbstub": "gdb", "fixtures-remade": "gdb",
     "fuzz-note": "clang libclang-rt-14-dev",
     "fuzz-core": "clang libclang-rt-14-dev",
     "fuzz-vmcore": "clang libclang-rt-14-dev",
     "fuzz-ring": "clang libclang-rt-14-dev",
     "fuzz-meta": "clang libclang-rt-14-dev",
     "fuzz-escape": "clang libclang-rt-14-dev",
+    "fuzz-rsp": "clang libclang-rt-14-dev",
     "oracle": "", "vm-default": "", "vm-pti": "", "vm-hw": "", "vm-hw-pti": "", "vm-lbr": "", "qemu-model": "", "kernel-patches": "",
     "kdump-EXCEPTION": "crash", "kdump-PANIC": "crash", "kdump-BUG": "crash",
     "kdump-EXEC_NULL": "crash", "kdump-notraces": "crash",
@@ -42,6 +43,7 @@ TARGETS = {
     "fuzz-ring": "clang libclang-rt-14-dev",
     "fuzz-meta": "clang libclang-rt-14-dev",
     "fuzz-escape": "clang libclang-rt-14-dev",
+    "fuzz-rsp": "clang libclang-rt-14-dev",
 }
 
 
