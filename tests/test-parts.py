@@ -15,7 +15,7 @@ BUILD = sys.argv[1]
 # test name -> the Debian package(s) without which meson would drop it or
 # it would skip.  Parts added to meson.build are added here.
 TESTS = {
-    "note": "", "ring": "", "format": "", "classify": "", "core": "", "symbol": "", "escape": "", "store": "", "config": "",
+    "note": "", "rsp": "", "ring": "", "format": "", "classify": "", "core": "", "symbol": "", "escape": "", "store": "", "config": "",
     "btsdump": "", "vmcore": "", "btsdumpctl": "zstd gdb",
     "btsdumpd": "", "journal": "systemd", "units": "systemd", "companion": "systemd zstd xz-utils lz4",
     "fleet": "systemd-journal-remote",
