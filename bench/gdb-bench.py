@@ -116,16 +116,20 @@ def stub_bench(btsdump, tmp, env, runs):
                        check=True)
         stub = ["gdb", "-batch", "-nx", "-ex", "target remote | %s gdbserver %s %s"
                 % (btsdump, core, EXE)]
+        whole = ["-ex", "set record btrace bts buffer-size unlimited"]
+        rec_cmds = ["-ex", "record btrace bts", "-ex", "info record",
+                    "-ex", "record function-call-history"]
         cases = [
             ("today: info bts + bts function-call-history",
              ["gdb", "-batch", "-nx", "-iex", "source " + SCRIPT, "-ex", "info bts",
               "-ex", "bts function-call-history", EXE, core], "calls"),
-            ("stub: info record + record function-call-history",
-             stub + ["-ex", "info record", "-ex", "record function-call-history",
-                     EXE], "Recorded"),
-            ("stub: + record instruction-history",
-             stub + ["-ex", "info record", "-ex", "record function-call-history",
-                     "-ex", "record instruction-history", EXE], "Recorded"),
+            ("stub, all: info record + record function-call-history",
+             stub + whole + rec_cmds + [EXE], "Recorded"),
+            ("stub, all: + record instruction-history",
+             stub + whole + rec_cmds + ["-ex", "record instruction-history", EXE],
+             "Recorded"),
+            ("stub, gdb's default 64 KiB buffer: the same",
+             stub + rec_cmds + ["-ex", "record instruction-history", EXE], "Recorded"),
         ]
         n = runs if ring == RING else 1
         res = []
@@ -135,9 +139,9 @@ def stub_bench(btsdump, tmp, env, runs):
                 sys.exit("gdb-bench: %s did not work:\n%s" % (name, got[0][2][-800:]))
             res.append((name, statistics.median(g[0] for g in got),
                         max(g[1] for g in got)))
-            if "Recorded" in got[0][2]:
-                m = re.search(r"Recorded \d+ instructions.*", got[0][2])
-                info = m.group(0) if m else ""
+            m = re.search(r"Recorded \d+ instructions in \d+ functions", got[0][2])
+            if m and len(res) == 2:
+                info = m.group(0)
         print("%d records (%s), median of %d run(s):" % (ring, info, n))
         for name, t, mb in res:
             print("  %-52s %8.3f s %8.1f MB" % (name, t, mb))
