@@ -6,8 +6,12 @@
 # program's .text over and over), and printing them all against gdb's own
 # `disassemble` printing as many; side by side in one run, with gdb loading
 # the core alone and `bts list` (the records through btsdump) for scale.
+# Then gdb's own record commands through `btsdump gdbserver` (lib/gdbstub.c)
+# against today's `info bts` + `bts function-call-history` (gdb/bts.py) at
+# 4096 and 1 M records: wall time and the peak RSS of gdb with everything
+# it runs (the stub, or btsdump), sampled from /proc.
 # Reports seconds and ratios, asserts nothing.
-# Usage: gdb-bench.py BUILD_DIR [RUNS]
+# Usage: gdb-bench.py BUILD_DIR [RUNS] [--stub-only]
 import os
 import re
 import statistics
@@ -39,7 +43,7 @@ while n < want:
 """
 
 
-def ring_records():
+def ring_records(ring=RING):
     """A full ring of real branches of crasher-null's run: its first eight,
     then checksum()'s loop (branches 9 and 10: the jl back to the loop
     head, the jmp over the odd case) over and over, then its last six,
@@ -48,7 +52,7 @@ def ring_records():
     with open(os.path.join(FIX, "crasher-null.records")) as f:
         recs = [l.strip() for l in f if l.strip() and not l.startswith("#")]
     head, loop, tail = recs[:8], recs[8:10], recs[10:]
-    n = (RING - len(head) - len(tail)) // 2
+    n = (ring - len(head) - len(tail)) // 2
     return head + loop * n + tail
 
 
@@ -59,11 +63,102 @@ def timed(args, env):
     return time.perf_counter() - t, p.stdout
 
 
+def tree_rss(root):
+    """Resident kB of root and all its descendants, from /proc."""
+    kids, total = {}, 0
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open("/proc/%s/stat" % d) as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+        kids.setdefault(ppid, []).append(int(d))
+    todo = [root]
+    while todo:
+        pid = todo.pop()
+        todo += kids.get(pid, [])
+        try:
+            with open("/proc/%d/status" % pid) as f:
+                total += int([l for l in f if l.startswith("VmRSS:")][0].split()[1])
+        except (OSError, IndexError):
+            pass
+    return total
+
+
+def timed_rss(args, env):
+    """(wall seconds, peak MB of the process tree, output)."""
+    out = tempfile.TemporaryFile(mode="w+")
+    t = time.perf_counter()
+    p = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, text=True,
+                         env=env, stdin=subprocess.DEVNULL)
+    peak = 0
+    while p.poll() is None:
+        peak = max(peak, tree_rss(p.pid))
+        time.sleep(0.02)
+    wall = time.perf_counter() - t
+    out.seek(0)
+    return wall, peak / 1024.0, out.read()
+
+
+def stub_bench(btsdump, tmp, env, runs):
+    """gdb's record commands through the stub vs today's bts commands."""
+    print("gdb's own record through `btsdump gdbserver` vs gdb/bts.py; "
+          "wall seconds and peak RSS of gdb with its children")
+    for ring in (RING, 1 << 20):
+        rec = os.path.join(tmp, "ring%d.records" % ring)
+        with open(rec, "w") as f:
+            f.write("\n".join(ring_records(ring)) + "\n")
+        core = os.path.join(tmp, "ring%d.core" % ring)
+        subprocess.run([btsdump, "add-note", "-C", str(ring), "-o", core,
+                        os.path.join(FIX, "crasher-notrace.core"), rec],
+                       check=True)
+        stub = ["gdb", "-batch", "-nx", "-ex", "target remote | %s gdbserver %s %s"
+                % (btsdump, core, EXE)]
+        whole = ["-ex", "set record btrace bts buffer-size unlimited"]
+        rec_cmds = ["-ex", "record btrace bts", "-ex", "info record",
+                    "-ex", "record function-call-history"]
+        cases = [
+            ("today: info bts + bts function-call-history",
+             ["gdb", "-batch", "-nx", "-iex", "source " + SCRIPT, "-ex", "info bts",
+              "-ex", "bts function-call-history", EXE, core], "calls"),
+            ("stub, all: info record + record function-call-history",
+             stub + whole + rec_cmds + [EXE], "Recorded"),
+            ("stub, all: + record instruction-history",
+             stub + whole + rec_cmds + ["-ex", "record instruction-history", EXE],
+             "Recorded"),
+            ("stub, gdb's default 64 KiB buffer: the same",
+             stub + rec_cmds + ["-ex", "record instruction-history", EXE], "Recorded"),
+        ]
+        n = runs if ring == RING else 1
+        res = []
+        for name, args, want in cases:
+            got = [timed_rss(args, env) for _ in range(n)]
+            if want not in got[0][2] and "checksum" not in got[0][2]:
+                sys.exit("gdb-bench: %s did not work:\n%s" % (name, got[0][2][-800:]))
+            res.append((name, statistics.median(g[0] for g in got),
+                        max(g[1] for g in got)))
+            m = re.search(r"Recorded \d+ instructions in \d+ functions", got[0][2])
+            if m and len(res) == 2:
+                info = m.group(0)
+        print("%d records (%s), median of %d run(s):" % (ring, info, n))
+        for name, t, mb in res:
+            print("  %-52s %8.3f s %8.1f MB" % (name, t, mb))
+        print("  today / stub: %.1fx the time, %.1fx the memory"
+              % (res[0][1] / res[1][1], res[0][2] / max(res[1][2], 1e-6)))
+
+
 def main():
-    if len(sys.argv) not in (2, 3):
-        sys.exit("usage: gdb-bench.py BUILD_DIR [RUNS]")
-    btsdump = os.path.join(os.path.abspath(sys.argv[1]), "btsdump")
-    runs = int(sys.argv[2]) if len(sys.argv) == 3 else 5
+    args = [a for a in sys.argv[1:] if a != "--stub-only"]
+    if len(args) not in (1, 2):
+        sys.exit("usage: gdb-bench.py BUILD_DIR [RUNS] [--stub-only]")
+    btsdump = os.path.join(os.path.abspath(args[0]), "btsdump")
+    runs = int(args[1]) if len(args) == 2 else 5
+    if "--stub-only" in sys.argv:
+        with tempfile.TemporaryDirectory() as tmp:
+            stub_bench(btsdump, tmp, dict(os.environ, BTSDUMP=btsdump, LC_ALL="C"), runs)
+        return
     env = dict(os.environ, BTSDUMP=btsdump, LC_ALL="C")
     with tempfile.TemporaryDirectory() as tmp:
         rec = os.path.join(tmp, "ring.records")
@@ -116,6 +211,8 @@ def main():
     print("ratio, printing them: bts instruction-history 1,%d / disassemble "
           "= %.2f" % (n, (res[3][1] - res[1][1]) / max(res[5][1] - base_load,
                                                       1e-6)))
+    with tempfile.TemporaryDirectory() as tmp:
+        stub_bench(btsdump, tmp, env, runs)
 
 
 main()

@@ -11,6 +11,7 @@
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 
@@ -794,6 +795,7 @@ Usage: bts list [/rs] [N | - | + | FIRST,LAST | FIRST, | ,LAST]
        bts branch-history ...            (the same as bts list)
        bts function-call-history [/cil] [N | - | + | FIRST,LAST | ...]
        bts instruction-history [/mrf] [N | - | + | FIRST,LAST | ...]
+       bts target       (gdb's own record and reverse commands on the core)
        info bts
 
 The commands act on the selected thread; use "thread apply all bts list 5"
@@ -898,6 +900,43 @@ function names."""
         _bts_do(_bts_insns, arg)
 
 
+class BtsTarget(gdb.Command):
+    """Replay the core's branch trace with gdb's own record commands.
+
+Usage: bts target
+
+Swaps the core file for "btsdump gdbserver CORE EXECUTABLE", which serves
+the same core through gdb's remote protocol as a stopped process whose
+threads carry their recorded branch traces (Branch Trace Store format),
+and starts gdb's "record btrace bts" on it; gdb's own commands then work:
+record function-call-history, record instruction-history, record goto,
+reverse-stepi, reverse-next, reverse-finish, and backtraces while
+replaying.  gdb's "set record btrace bts buffer-size" (64 KiB by default;
+"unlimited" for the whole ring) bounds the newest records served: set it
+before "bts target".  Nothing runs: continuing past the end of the trace
+is refused.
+"detach" ends the session; "core-file CORE" goes back to the plain core."""
+
+    def __init__(self):
+        super().__init__("bts target", gdb.COMMAND_SUPPORT, gdb.COMPLETE_NONE)
+
+    def invoke(self, arg, from_tty):
+        if arg.strip():
+            raise gdb.GdbError("bts: \"bts target\" takes no arguments")
+        core = _bts_core_path()
+        if not core:
+            raise gdb.GdbError(BTS_NO_CORE)
+        cmd = [_bts_find_btsdump(), "gdbserver", os.path.abspath(core)]
+        exe = gdb.current_progspace().filename
+        if exe:
+            cmd.append(exe)
+        gdb.execute("core-file", from_tty=False)
+        gdb.execute("target remote | " + " ".join(shlex.quote(c) for c in cmd),
+                    from_tty=from_tty)
+        if gdb.current_recording() is None:
+            gdb.execute("record btrace bts", from_tty=from_tty)
+
+
 class InfoBts(gdb.Command):
     """Show the branch traces of the core file, one line per thread.
 
@@ -924,4 +963,5 @@ BtsBranchHistory()
 BtsFunctionCallHistory()
 BtsCalls()
 BtsInstructionHistory()
+BtsTarget()
 InfoBts()

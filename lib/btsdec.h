@@ -71,6 +71,12 @@ ssize_t btsdec_note_write(void *buf, size_t buflen,
 
 /* ---- Cores (core.c) ------------------------------------------------------ */
 
+/* Where a note's descriptor lies in the core file (size 0: absent). */
+struct btsdec_note_loc {
+	uint64_t off;
+	uint64_t size;
+};
+
 struct btsdec_thread {
 	pid_t tid;
 	int signo;		/* pr_cursig of NT_PRSTATUS */
@@ -85,6 +91,8 @@ struct btsdec_thread {
 	uint64_t addr;		/* si_addr */
 	bool has_trace;
 	struct btsdec_trace trace;
+	struct btsdec_note_loc prstatus;	/* its NT_PRSTATUS descriptor */
+	struct btsdec_note_loc fpregset;	/* its NT_FPREGSET, if any */
 };
 
 struct btsdec_core;
@@ -116,6 +124,14 @@ bool btsdec_core_mapped(const struct btsdec_core *core, uint64_t addr);
 /* Reads memory the core holds at a virtual address; returns bytes read. */
 size_t btsdec_core_read(const struct btsdec_core *core, uint64_t addr,
 			void *buf, size_t len);
+/* The process-wide CORE note of `type` (NT_AUXV, NT_FILE), or NULL. */
+const struct btsdec_note_loc *btsdec_core_note(const struct btsdec_core *core,
+					       uint32_t type);
+/* Reads up to len bytes at offset off of a note's descriptor (a thread's
+ * or btsdec_core_note's): bytes read (0 past its end), or -EIO. */
+ssize_t btsdec_core_note_read(const struct btsdec_core *core,
+			      const struct btsdec_note_loc *loc, uint64_t off,
+			      void *buf, size_t len);
 /* The libelf handle and fd, for the symbolizer. */
 void *btsdec_core_elf(const struct btsdec_core *core);
 
@@ -315,6 +331,13 @@ struct btsdec_fault {
 	uint64_t run;		/* RUN: bytes from that branch's `to` to pc */
 };
 
+/* How pc relates to a branch target `to`: TARGET (equal), RUN (straight
+ * code from `to` reaches pc), UNRELATED or UNKNOWN, as for a fault; the
+ * code is read through sym and classified by cls (either NULL: UNKNOWN
+ * unless equal). */
+enum btsdec_fault_rel btsdec_run_relate(struct btsdec_sym *sym,
+					struct btsdec_classifier *cls,
+					uint64_t to, uint64_t pc);
 /* Relates f->pc to the newest branch of d: fills rel, branch and run.
  * Reads the code after the branch's `to` through sym (may be NULL:
  * only TARGET or UNKNOWN then). */

@@ -37,11 +37,14 @@ struct btsdec_core {
 	Elf *elf;
 	uint64_t file_size;
 	uint64_t want_size;	/* file size the program headers call for */
+	uint64_t note_off;	/* descriptor offset of the note being read */
 	size_t nr_threads, cap_threads;
 	struct btsdec_thread *threads;
 	struct btsdec_index by_tid;	/* tid -> thread, while the notes are read */
 	size_t nr_prstatus;
 	ssize_t last_prstatus;	/* thread of the last NT_PRSTATUS, for NT_SIGINFO */
+	ssize_t regs_thread;	/* the same, for NT_FPREGSET (after NT_SIGINFO) */
+	struct btsdec_note_loc auxv, file;	/* NT_AUXV, NT_FILE: the first ones */
 	size_t nr_traces;
 	size_t nr_rejects, cap_rejects;
 	char **rejects;
@@ -125,6 +128,7 @@ static int on_prstatus(struct btsdec_core *c, const uint8_t *desc, size_t len)
 	if (!t && !(t = add_thread(c, pid)))
 		return -ENOMEM;
 	t->has_prstatus = true;
+	t->prstatus = (struct btsdec_note_loc){ c->note_off, len };
 	t->signo = sig;
 	t->faulting = c->nr_prstatus++ == 0;
 	if (len >= rip + sizeof(t->pc)) {
@@ -132,6 +136,7 @@ static int on_prstatus(struct btsdec_core *c, const uint8_t *desc, size_t len)
 		t->has_regs = true;
 	}
 	c->last_prstatus = t - c->threads;
+	c->regs_thread = c->last_prstatus;
 	return 0;
 }
 
@@ -226,6 +231,7 @@ static int on_core_note(struct btsdec_core *c, const struct btsdec_elf_note_head
 
 	if (!desc)
 		return -ENOMEM;
+	c->note_off = off;
 	if (pread(c->fd, desc, h->descsz, off) != (ssize_t)h->descsz)
 		ret = -EIO;
 	else if (h->type == NT_PRSTATUS)
@@ -234,6 +240,23 @@ static int on_core_note(struct btsdec_core *c, const struct btsdec_elf_note_head
 		on_siginfo(c, desc, h->descsz);
 	free(desc);
 	return ret;
+}
+
+/* A CORE note the remote-protocol stub serves (lib/gdbstub.c): only
+ * where it lies.  NT_FPREGSET belongs to the thread of the NT_PRSTATUS
+ * before it; of the process-wide ones the first counts. */
+static void on_served_note(struct btsdec_core *c, const struct btsdec_elf_note_head *h,
+			   uint64_t off)
+{
+	struct btsdec_note_loc loc = { off, h->descsz };
+
+	if (h->type == NT_FPREGSET && c->regs_thread >= 0 &&
+	    !c->threads[c->regs_thread].fpregset.size)
+		c->threads[c->regs_thread].fpregset = loc;
+	else if (h->type == NT_AUXV && !c->auxv.size)
+		c->auxv = loc;
+	else if (h->type == NT_FILE && !c->file.size)
+		c->file = loc;
 }
 
 /* The notes of one PT_NOTE segment, one at a time: only a note's head (its
@@ -265,6 +288,8 @@ static int walk_notes(struct btsdec_core *c, const GElf_Phdr *ph)
 		if (h.namesz <= 12 && btsdec_elf_note_owner(&n, "CORE", sizeof("CORE")) &&
 		    (h.type == NT_PRSTATUS || h.type == NT_SIGINFO))
 			ret = on_core_note(c, &h, at + h.desc_off);
+		else if (h.namesz <= 12 && btsdec_elf_note_owner(&n, "CORE", sizeof("CORE")))
+			on_served_note(c, &h, at + h.desc_off);
 		else if (h.namesz <= 12 &&
 			 btsdec_elf_note_owner(&n, BTS_CRASH_NOTE_NAME, BTS_CRASH_NOTE_NAMESZ))
 			ret = on_trace(c, h.type, at + h.desc_off, h.descsz);
@@ -398,6 +423,7 @@ int btsdec_core_open_fd(int fd, const char *name, struct btsdec_core **out,
 		ret = btsdec_fail(err, -ENOMEM, "out of memory");
 		goto err_free;
 	}
+	c->regs_thread = -1;
 	if (fstat(c->fd, &st) || !S_ISREG(st.st_mode)) {
 		ret = btsdec_fail(err, -EINVAL, "%s: not a regular file", name);
 		goto err_free;
@@ -479,4 +505,26 @@ bool btsdec_core_mapped(const struct btsdec_core *c, uint64_t addr)
 	const struct load_seg *l = find_load(c, addr);
 
 	return l && addr - l->vaddr < l->memsz;
+}
+
+const struct btsdec_note_loc *btsdec_core_note(const struct btsdec_core *c, uint32_t type)
+{
+	const struct btsdec_note_loc *l = type == NT_AUXV ? &c->auxv :
+					  type == NT_FILE ? &c->file : NULL;
+
+	return l && l->size ? l : NULL;
+}
+
+ssize_t btsdec_core_note_read(const struct btsdec_core *c,
+			      const struct btsdec_note_loc *loc, uint64_t off,
+			      void *buf, size_t len)
+{
+	ssize_t got;
+
+	if (!loc || off >= loc->size)
+		return 0;
+	if (len > loc->size - off)
+		len = loc->size - off;
+	got = pread(c->fd, buf, len, loc->off + off);
+	return got < 0 ? -errno : got == (ssize_t)len ? got : -EIO;
 }

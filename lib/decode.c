@@ -462,15 +462,17 @@ static bool leaves_run(enum btsdec_kind k)
 }
 
 /* Walks the code from `from` towards pc, one instruction at a time. */
-static enum btsdec_fault_rel walk_run(struct btsdec_sym *sym,
-				      struct btsdec_classifier *cls,
-				      uint64_t from, uint64_t pc)
+enum btsdec_fault_rel btsdec_run_relate(struct btsdec_sym *sym,
+					struct btsdec_classifier *cls,
+					uint64_t from, uint64_t pc)
 {
 	uint8_t code[MAX_INSN];
 	uint64_t a = from;
 	size_t n, size;
 	bool ind;
 
+	if (a == pc)
+		return BTSDEC_FAULT_TARGET;
 	while (a != pc) {
 		if (pc < a || pc - from > MAX_RUN)
 			return BTSDEC_FAULT_UNRELATED;
@@ -505,7 +507,7 @@ void btsdec_fault_relate(struct btsdec_sym *sym, struct btsdec_classifier *cls,
 		f->rel = BTSDEC_FAULT_TARGET;
 		return;
 	}
-	f->rel = walk_run(sym, cls, to, f->pc);
+	f->rel = btsdec_run_relate(sym, cls, to, f->pc);
 	if (f->rel == BTSDEC_FAULT_RUN)
 		f->run = f->pc - to;
 }

@@ -8,6 +8,7 @@
 import json
 import os
 import pty
+import re
 import shutil
 import subprocess
 import sys
@@ -286,6 +287,17 @@ def test_gdb(s, tmp):
     check("SIGSEGV" in t and "LWP" in t, "gdb output lacks SIGSEGV/LWP:\n" + t)
     check("BTS-SCRIPT-LOADED" in t, "gdb script not sourced:\n" + t)
     check(os.listdir(td) == [], "gdb left temp files: %r" % os.listdir(td))
+    # the real gdb/bts.py: `bts target` serves the stored (zstd) core to
+    # gdb's own record commands through `btsdump gdbserver`
+    real = dict(env, BTSDUMPCTL_GDB_SCRIPT=os.path.join(SRC, "gdb", "bts.py"),
+                BTSDUMP=os.path.join(os.path.dirname(CTL), "btsdump"))
+    rc, out, err = run(s, "gdb", "42", "--", "-batch", "-ex", "bts target",
+                       "-ex", "info record", "-ex", "record function-call-history /c", "-ex", "reverse-stepi",
+                       "-ex", "bt", env=real)
+    t = out.decode(errors="replace") + err
+    check(rc == 0 and "Recorded 139 instructions in 6 functions" in t and
+          re.search(r"6\t      dispatch", t) and "#3 " in t and
+          os.listdir(td) == [], "gdb: bts target on the stored core:\n" + t)
     rc, _, err = run(s, "gdb", "43", "--", "-batch", env=env)
     check(rc == 2 and "not stored" in err, "gdb without core: %d %r" % (rc, err))
     rc, _, err = run(s, "gdb", "45", "--", "-batch", env=env)

@@ -15,17 +15,18 @@ BUILD = sys.argv[1]
 # test name -> the Debian package(s) without which meson would drop it or
 # it would skip.  Parts added to meson.build are added here.
 TESTS = {
-    "note": "", "ring": "", "format": "", "classify": "", "core": "", "symbol": "", "escape": "", "grow": "", "store": "", "config": "",
+    "note": "", "ring": "", "format": "", "classify": "", "core": "", "symbol": "", "escape": "", "grow": "", "rsp": "", "store": "", "config": "",
     "btsdump": "", "vmcore": "", "btsdumpctl": "zstd gdb",
     "btsdumpd": "", "journal": "systemd", "units": "systemd", "companion": "systemd zstd xz-utils lz4",
     "fleet": "systemd-journal-remote", "cli": "systemd-journal-remote util-linux",
-    "gdb": "gdb", "threads": "", "fixtures-remade": "gdb",
+    "gdb": "gdb", "gdbstub": "gdb", "threads": "", "fixtures-remade": "gdb",
     "fuzz-note": "clang libclang-rt-14-dev",
     "fuzz-core": "clang libclang-rt-14-dev",
     "fuzz-vmcore": "clang libclang-rt-14-dev",
     "fuzz-ring": "clang libclang-rt-14-dev",
     "fuzz-meta": "clang libclang-rt-14-dev",
     "fuzz-escape": "clang libclang-rt-14-dev",
+    "fuzz-rsp": "clang libclang-rt-14-dev",
     "oracle": "", "vm-default": "", "vm-pti": "", "vm-hw": "", "vm-hw-pti": "", "vm-lbr": "", "qemu-model": "", "kernel-patches": "",
     "kdump-EXCEPTION": "crash", "kdump-PANIC": "crash", "kdump-BUG": "crash",
     "kdump-EXEC_NULL": "crash", "kdump-notraces": "crash",
@@ -43,6 +44,7 @@ TARGETS = {
     "fuzz-ring": "clang libclang-rt-14-dev",
     "fuzz-meta": "clang libclang-rt-14-dev",
     "fuzz-escape": "clang libclang-rt-14-dev",
+    "fuzz-rsp": "clang libclang-rt-14-dev",
 }
 
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "btsdump.h"
+#include "btsdump-gdbserver.h"
 
 int main(int argc, char **argv)
 {
@@ -15,5 +16,7 @@ int main(int argc, char **argv)
 		return btsdump_addnote_main(argc - 1, argv + 1);
 	if (argc > 1 && !strcmp(argv[1], "vmcore"))
 		return btsdump_vmcore_main(argc - 1, argv + 1);
+	if (argc > 1 && !strcmp(argv[1], "gdbserver"))
+		return gdbserver_main(argc - 1, argv + 1);
 	return btsdump_core_main(argc, argv);
 }

@@ -1,0 +1,436 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+# End-to-end tests of `btsdump gdbserver` (lib/gdbstub.c): real gdb (batch,
+# then MI) through the stub on the cores in tests/fixtures and on cores
+# made here with `btsdump add-note`: gdb's own `record
+# instruction-history` equals the instructions single-stepped when the
+# fixtures were made (tests/fixtures/*.insns), `record
+# function-call-history` equals btsdump's call history (functions, depth,
+# order), `record goto` lands on btsdump's branches, `reverse-stepi` walks
+# back to the first instruction, `bt` while replaying has btsdump's depth,
+# a gap marker is a gap, hostile cores and packets get clear errors.
+# Usage: test-gdbstub.py BTSDUMP.  TAP; exit 77 (skip) without gdb.
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+BTSDUMP = os.path.abspath(sys.argv[1])
+SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FIX = os.path.join(SRC, "tests", "fixtures")
+EXE = os.path.join(FIX, "crasher")
+GDB = shutil.which("gdb")
+MARK = "@@stub-test@@"
+results = []
+
+
+def check(cond, what, detail=""):
+    results.append(bool(cond))
+    print("%s %d - %s" % ("ok" if cond else "not ok", len(results), what))
+    if not cond and detail:
+        for line in str(detail).splitlines()[:60]:
+            print("# " + line)
+
+
+def fix(name):
+    return os.path.join(FIX, name)
+
+
+def gdb(core, cmds, exe=EXE, status=None):
+    """gdb -batch connected to the stub on CORE: each command's output."""
+    args = [GDB, "-batch", "-nx", "-iex", "set pagination off",
+            "-iex", "set record instruction-history-size unlimited",
+            "-iex", "set record function-call-history-size unlimited",
+            "-ex", "target remote | %s gdbserver %s %s" % (BTSDUMP, core, exe),
+            "-ex", "record btrace bts", "-ex", "echo %s\\n" % MARK]
+    for c in cmds:
+        args += ["-ex", c, "-ex", "echo %s\\n" % MARK]
+    args += [exe]
+    p = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       text=True, env=dict(os.environ, LC_ALL="C", TERM="dumb"),
+                       stdin=subprocess.DEVNULL, timeout=300)
+    if status is not None:
+        status.append(p.returncode)
+    parts = p.stdout.split(MARK + "\n")
+    return ([s.rstrip("\n") for s in parts[1:1 + len(cmds)]] +
+            [""] * (len(cmds) + 1 - len(parts)), parts[0])
+
+
+def truth(name):
+    """{tid: [pc, ...]}: the instructions gdb single-stepped when the
+    fixture was made, the thread's pc at the end last."""
+    res = {}
+    for f in sorted(os.listdir(FIX)):
+        if f.startswith(name + ".records") and f.endswith(".insns"):
+            with open(fix(f)) as fh:
+                ls = [l.strip() for l in fh if l.strip()]
+            tid = int([l for l in ls if l.startswith("# tid ")][0].split()[2])
+            res[tid] = [int(l, 16) for l in ls if not l.startswith("#")]
+    return res
+
+
+def btsdump_json(core):
+    p = subprocess.run([BTSDUMP, "--json", "--calls", core, EXE],
+                       capture_output=True, text=True)
+    return json.loads(p.stdout)
+
+
+def history(out):
+    """Addresses of a `record instruction-history` listing, in order."""
+    return [int(m[1], 16) for m in
+            re.finditer(r"^\d+\t(?:=> |   )?0x([0-9a-f]+)", out, re.M)]
+
+
+def calls(out):
+    """(depth, function) of each `record function-call-history /c` line."""
+    res = []
+    for line in out.splitlines():
+        m = re.match(r"\d+\t( *)(\S+)", line)
+        if m:
+            res.append((len(m[1]) // 2, m[2]))
+    return res
+
+
+def expected(tr, branches):
+    """The instructions gdb can know: from the oldest branch's target on,
+    the stop pc (current, not history) left out."""
+    first = [b for b in branches if "marker" not in b][0]
+    i = tr.index(int(first["from"], 16))
+    return tr[i + 1:-1]
+
+
+def threads_of(name):
+    doc = btsdump_json(fix(name + ".core"))
+    return doc, {t["tid"]: t for t in doc["threads"]}
+
+
+def test_histories(name):
+    """Per thread: instruction history = truth, call history = btsdump."""
+    doc, by_tid = threads_of(name)
+    tr = truth(name)
+    for i, t in enumerate(doc["threads"]):
+        if not t["branches"]:
+            continue
+        out, _ = gdb(fix(name + ".core"),
+                     ["thread %d" % (i + 1), "record instruction-history",
+                      "record function-call-history /c", "info record"])
+        got = history(out[1])
+        if t["tid"] in tr:
+            want = expected(tr[t["tid"]], t["branches"])
+            # a thread whose recording stopped before it did ends in a gap
+            if not t["faulting"] and "gaps)" in out[3] and "(0 gaps)" not in out[3]:
+                want = want[:len(got)]
+            check(got == want, "%s thread %d: instruction-history = the %d "
+                  "single-stepped instructions" % (name, t["tid"], len(want)),
+                  "got %d, want %d\n%s" % (len(got), len(want), out[1]))
+        want_calls = known_calls(t)
+        got_calls = [(d, norm(f)) for d, f in calls(out[2]) if not f.startswith("[")]
+        depth = "@plt" not in out[2]
+        check(relative(got_calls, depth) == relative(want_calls, depth),
+              "%s thread %d: function-call-history /c = btsdump --calls "
+              "(functions, order%s)" % (name, t["tid"], ", depth" if depth else ""),
+              "got %s\nwant %s" % (got_calls, want_calls))
+
+
+def norm(f):
+    """A function's name as both name it: gdb says __GI_abort (DWARF),
+    btsdump abort (the ELF symbol), pthread_kill@@GLIBC_2.34."""
+    if not f:
+        return f
+    f = f.split("@@")[0].lstrip("_")
+    return f[3:].lstrip("_") if f.startswith("GI_") else f
+
+
+def known_calls(t):
+    """btsdump's call segments gdb can know: not one that holds only the
+    oldest branch's source (the code before it is unknown) nor, after the
+    newest branch, one that holds only the stop pc (gdb's current
+    instruction, not history) or code that does not reach the stop pc
+    (no fault relation: gdb records a gap there)."""
+    brs = [b["number"] for b in t["branches"] if "marker" not in b]
+    segs = t["calls"]
+    if segs and segs[0]["last_branch"] == brs[0]:
+        segs = segs[1:]
+    f = t["fault"]
+    if segs and segs[-1]["first_branch"] > brs[-1] and \
+            (not f or f["relation"] == "target"):
+        segs = segs[:-1]
+    return [(c["depth"], norm(c["function"])) for c in segs]
+
+
+def relative(cs, depth):
+    """Depths from the shallowest; gdb counts a jump into another function
+    (a PLT entry) as a call and btsdump does not, so with PLT jumps only
+    the names and their order are compared."""
+    base = min((d for d, _ in cs), default=0)
+    return [(d - base if depth else 0, f) for d, f in cs]
+
+
+def test_goto_and_bt(name):
+    """record goto N lands on btsdump's branch targets; bt there has
+    btsdump's call depth + 1 frames (the thread's stack below main
+    aside)."""
+    doc, _ = threads_of(name)
+    t = doc["threads"][0]
+    out, _ = gdb(fix(name + ".core"), ["record instruction-history"])
+    hist = history(out[0])
+    # the instruction number where each branch's target starts: after
+    # the end of the block before it (its `from`), in history order
+    starts, pos = [], 0
+    brs = [b for b in t["branches"] if "marker" not in b]
+    for k, b in enumerate(brs):
+        if k == 0:
+            starts.append((1, b))
+            continue
+        pos = hist.index(int(b["from"], 16), pos)
+        if pos + 1 < len(hist):
+            starts.append((pos + 2, b))
+    cmds = []
+    for n, b in starts:
+        cmds += ["record goto %d" % n, "p/x $pc", "bt"]
+    out, _ = gdb(fix(name + ".core"), cmds)
+    ok, bad = 0, []
+    depth_ok, dbad = 0, []
+    seg_depth = {}
+    for c in t["calls"]:
+        for i in range(c["first_branch"], c["last_branch"] + 1):
+            seg_depth[i] = c["depth"]
+    for i, (n, b) in enumerate(starts):
+        pc = out[3 * i + 1]
+        if pc.endswith("= 0x%x" % int(b["to"], 16)):
+            ok += 1
+        else:
+            bad.append((n, b["number"], b["to"], pc))
+        frames = len(re.findall(r"^#\d+", out[3 * i + 2], re.M))
+        d = seg_depth.get(b["number"] + 1)
+        if d is None or frames >= d + 1:
+            depth_ok += 1
+        else:
+            dbad.append((n, d, out[3 * i + 2]))
+    check(ok == len(starts) and starts, "%s: record goto N lands on each of "
+          "btsdump's %d branch targets" % (name, len(starts)), bad)
+    check(depth_ok == len(starts), "%s: bt while replaying has btsdump's call "
+          "depth" % name, dbad)
+
+
+def test_reverse(name):
+    """reverse-stepi from the stop back to the first instruction."""
+    doc, _ = threads_of(name)
+    out, _ = gdb(fix(name + ".core"), ["record instruction-history"])
+    hist = history(out[0])
+    script = ("python\nn = 0\nwhile True:\n"
+              "  try:\n    gdb.execute('reverse-stepi', to_string=True)\n"
+              "  except gdb.error as e:\n    print('ERR ' + str(e)); break\n"
+              "  n += 1\n"
+              "  if n > %d: break\n"
+              "  if gdb.selected_frame().pc() == %d and n >= %d:\n"
+              "    print('AT-FIRST %%d' %% n); break\nend" %
+              (len(hist) + 5, hist[0], len(hist)))
+    out, _ = gdb(fix(name + ".core"), [script, "reverse-stepi",
+                                       "record function-call-history /c 1,1"])
+    check("AT-FIRST %d" % len(hist) in out[0] and "ERR" not in out[0],
+          "%s: %d reverse-stepi walk back to the first instruction without "
+          "an error" % (name, len(hist)), out[0])
+    check("No more reverse-execution history" in out[1],
+          "%s: one more reverse-stepi: no more history" % name, out[1])
+
+
+def test_session():
+    """The commands of docs/gdb.md's session."""
+    out, head = gdb(fix("crasher-null.core"), [
+        "info record", "record goto end", "reverse-stepi", "bt",
+        "reverse-finish", "record goto begin", "frame", "record goto end",
+        "stepi", "continue", "info registers fs_base", "x/2i $pc",
+        "p $_siginfo.si_signo"])
+    check("Recorded 139 instructions in 6 functions (0 gaps)" in out[0],
+          "record btrace bts finds the trace: 139 instructions, 6 functions",
+          head + out[0])
+    check("dispatch" in out[3] and "parse_request" in out[3] and "main" in out[3],
+          "bt while replaying: dispatch <- parse_request <- serve <- main", out[3])
+    check("parse_request" in out[4], "reverse-finish returns to the caller", out[4])
+    check("main" in out[6], "record goto begin: in main", out[6])
+    check("cannot run or change" in out[9] or "Remote failure" in out[9] or
+          "error" in out[9].lower(), "continue past the end is refused", out[9])
+    check(re.search(r"fs_base\s+0x[0-9a-f]{6,}", out[10]), "fs_base served", out[10])
+
+
+def test_buffer_size():
+    """gdb's `set record btrace bts buffer-size`: the newest records that
+    fit (200 bytes: 8 records of 24), and all again when unlimited."""
+    recs = [int(l.split()[1], 16) for l in open(fix("crasher-null.records"))
+            if l.strip() and not l.startswith("#")]
+    out, head = gdb(fix("crasher-null.core"), [
+        "record stop", "set record btrace bts buffer-size 200",
+        "record btrace bts", "record instruction-history", "info record",
+        "record stop", "set record btrace bts buffer-size unlimited",
+        "record btrace bts", "info record"])
+    hist = history(out[3])
+    check(hist and hist[0] == recs[-8] and "Buffer size: 200." in out[4],
+          "buffer-size 200: the history starts at the 8th newest branch's target",
+          out[3] + out[4])
+    check("Recorded 139 instructions" in out[8], "buffer-size unlimited: all again",
+          out[8])
+    st = []
+    out, head = gdb(fix("crasher-null.core"), ["info record"], status=st)
+    check("Target is recording" not in head,
+          "connecting, gdb finds no recording until `record btrace bts`", head)
+
+
+def test_threads_switch():
+    out, _ = gdb(fix("crasher-threads.core"), ["info threads"])
+    check(out[0].count("Thread ") >= 2 and "faulting, Segmentation fault" in out[0],
+          "two threads, the faulting one named", out[0])
+
+
+def test_mi():
+    cmds = ['-target-select remote | %s gdbserver %s %s' %
+            (BTSDUMP, fix("crasher-null.core"), EXE),
+            '-interpreter-exec console "record btrace bts"',
+            '-interpreter-exec console "record function-call-history"',
+            "-exec-step-instruction --reverse",
+            "-stack-list-frames",
+            "-exec-finish --reverse",
+            "-gdb-exit"]
+    p = subprocess.run([GDB, "-nx", "-q", "-i=mi", EXE], input="\n".join(cmds) + "\n",
+                       capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ, LC_ALL="C"))
+    o = p.stdout
+    check("^connected" in o, "MI: -target-select remote through the stub", o)
+    check(re.search(r'\*stopped,reason="no-history"|\*stopped,.*dispatch', o) and
+          'func="dispatch"' in o and 'func="parse_request"' in o,
+          "MI: reverse step and stack frames while replaying", o)
+    check(p.returncode == 0 and "^error" not in o and "dispatch" in
+          o.split("^connected")[-1].split("*running")[0],
+          "MI: console commands through MI, no error, a clean exit", o)
+
+
+def test_gap(tmp):
+    """A gap marker between two branches: a gap in gdb, never a line."""
+    recs = [l.split() for l in open(fix("crasher-null.records"))
+            if l.strip() and not l.startswith("#")]
+    path = os.path.join(tmp, "gap.records")
+    with open(path, "w") as f:
+        for i, r in enumerate(recs):
+            if i == 6:
+                f.write("gap 1 2000000000 5000\n")
+            if i == 3:
+                f.write("switch-out 1000000000 1\nswitch-in 1000200000 0\n")
+            f.write("%s %s\n" % (r[0], r[1]))
+    core = os.path.join(tmp, "gap.core")
+    p = subprocess.run([BTSDUMP, "add-note", "--gaps", "1", "-o", core,
+                        fix("crasher-notrace.core"), path], capture_output=True, text=True)
+    check(p.returncode == 0, "add-note with markers", p.stderr)
+    out, _ = gdb(core, ["info record", "record instruction-history"])
+    hist = history(out[1])
+    gap_to, gap_from = int(recs[5][1], 16), int(recs[6][0], 16)
+    full, _ = gdb(fix("crasher-null.core"), ["record instruction-history"])
+    check("(1 gaps)" in out[0], "the gap marker is one gdb gap", out[0])
+    check(len(hist) < len(history(full[0])) and gap_to not in hist[
+        hist.index(int(recs[5][0], 16)) + 1:hist.index(int(recs[6][1], 16))]
+          if int(recs[6][1], 16) in hist else False,
+          "no instruction is made up across the gap", out[1])
+    check(history(full[0])[:hist.index(int(recs[5][0], 16)) + 1] ==
+          hist[:hist.index(int(recs[5][0], 16)) + 1],
+          "switch markers leave the thread's straight code whole", out[1])
+
+
+def test_bts_target():
+    """gdb/bts.py's `bts target`: from `gdb EXE CORE`, one command."""
+    sys.path.insert(0, os.path.join(SRC, "tests"))
+    import btsgdb
+    st = []
+    out = btsgdb.run(EXE, fix("crasher-null.core"),
+                     ["bts target", "info record", "reverse-stepi", "bt",
+                      "bts target"], BTSDUMP, status=st)
+    check("Recorded 139 instructions in 6 functions (0 gaps)" in out[1],
+          "bts target: gdb's own record on the core", "\n".join(out))
+    check("dispatch" in out[2] and "#3 " in out[3] and "main" in out[3],
+          "bts target: reverse-stepi and bt while replaying", "\n".join(out))
+    check("no core file loaded" in out[4], "bts target twice: no core any more",
+          out[4])
+    out = btsgdb.run(EXE, None, ["bts target"], BTSDUMP)
+    check("no core file loaded" in out[0], "bts target without a core", out[0])
+
+
+def stub_raw(core, data):
+    p = subprocess.run([BTSDUMP, "gdbserver", core, EXE], input=data,
+                       capture_output=True, timeout=60)
+    return p.returncode, p.stdout, p.stderr
+
+
+def frame(s):
+    return b"$%s#%02x" % (s, sum(s) & 0xff)
+
+
+def test_hostile_packets():
+    pkts = [b"m", b"m,", b"mzz,1", b"m0,ffffffffffffffffff", b"p999", b"pz",
+            b"g", b"Hgzz", b"Hg99999", b"qXfer:", b"qXfer:btrace:read:all:zz",
+            b"qXfer:features:read:target.xml:0", b"qXfer:auxv:write::0:00",
+            b"qXfer:" + b"a" * 5000 + b":read::0,10", b"Qbtrace:pt",
+            b"qThreadExtraInfo,", b"M0,1:00", b"c", b"vCont;c", b"Z1,0,1",
+            b"T-5", b"\x01\x02\x03", b"m0,0", b"qSupported:" + b"x" * 100000]
+    data = b"+" + b"".join(frame(p) for p in pkts) + b"$m0#00" + b"}" * 10 + \
+        b"$" + b"A" * 200000 + b"#00" + frame(b"D")
+    rc, out, err = stub_raw(fix("crasher-null.core"), data)
+    replies = re.findall(rb"\$([^#]*)#", out)
+    check(rc == 0 and len(replies) == len(pkts) + 1,
+          "hostile packets: one reply each, the stub ends cleanly on D",
+          "rc %d, %d replies, stderr %r\n%r" % (rc, len(replies), err, out[:2000]))
+    bad = [r for r in replies[:len(pkts) - 1] if r and not r.startswith(b"E")
+           and r not in (b"l", b"OK") and not re.match(rb"^[0-9a-fx]*$", r)]
+    check(not bad, "hostile packets: errors or empty replies", bad)
+    check(out.count(b"-") >= 2, "bad checksums and an overlong packet get '-'", out[-200:])
+
+
+def test_hostile_cores(tmp):
+    data = bytearray(open(fix("crasher-null.core"), "rb").read())
+    i = data.find(b"BTSN\x01\x00\x40\x00")
+    cases = {}
+    d = bytearray(data); d[i + 64:i + 72] = (0xb75c000000000009).to_bytes(8, "little")
+    cases["marker"] = d
+    d = bytearray(data); d[i - 20:i - 16] = (0xfffffff0).to_bytes(4, "little")
+    cases["descsz"] = d
+    cases["cut"] = data[:i + 100]
+    cases["notelf"] = b"\x7fELF" + b"\0" * 60
+    for name, blob in cases.items():
+        core = os.path.join(tmp, name + ".core")
+        open(core, "wb").write(blob)
+        st = []
+        out, head = gdb(core, ["info record", "record instruction-history", "bt"],
+                        status=st)
+        text = head + "\n".join(out)
+        check(st[0] in (0, 1) and "internal-error" not in text and
+              ("btsdump gdbserver:" in text or "Recorded" in text or
+               "No recording" in text or "not" in text),
+              "hostile core %s: a clear error, gdb survives (exit %d)" % (name, st[0]),
+              text)
+
+
+def main():
+    if not GDB:
+        print("1..0 # SKIP no gdb")
+        return 77
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in ("crasher-null", "crasher-smash", "crasher-abort",
+                     "crasher-threads"):
+            test_histories(name)
+        for name in ("crasher-null", "crasher-abort"):
+            test_goto_and_bt(name)
+            test_reverse(name)
+        test_session()
+        test_threads_switch()
+        test_buffer_size()
+        test_mi()
+        test_bts_target()
+        test_gap(tmp)
+        test_hostile_packets()
+        test_hostile_cores(tmp)
+    print("1..%d" % len(results))
+    return 0 if all(results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
