@@ -69,7 +69,8 @@ def piped(argv, data, name_at):
 
 
 PROGRAMS = [("btsdump", [BTSDUMP]), ("btsdump", [BTSDUMP, "vmcore"]),
-            ("btsdump", [BTSDUMP, "add-note"]), ("btsdumpctl", [CTL]), ("btsdumpd", [DAEMON])]
+            ("btsdump", [BTSDUMP, "add-note"]), ("btsdump", [BTSDUMP, "gdbserver"]),
+            ("btsdumpctl", [CTL]), ("btsdumpd", [DAEMON])]
 
 
 def test_version_and_usage():
@@ -97,6 +98,10 @@ def test_version_and_usage():
                        ([BTSDUMP, "add-note", CORE], "btsdump: add-note: missing RECORDS"),
                        ([BTSDUMP, "add-note", "-", "-"],
                         "btsdump: add-note: CORE \"-\" needs --output"),
+                       ([BTSDUMP, "gdbserver"], "btsdump: gdbserver: missing CORE"),
+                       ([BTSDUMP, "gdbserver", "-"],
+                        "btsdump: gdbserver: CORE cannot be \"-\" (stdin is gdb's): "
+                        "give a file or <(zstdcat CORE.zst)"),
                        ([CTL, "frobnicate"], "btsdumpctl: unknown command 'frobnicate'"),
                        ([DAEMON, "--log", "x"],
                         "btsdumpd: --log: auto, journal, kmsg or stderr, not 'x'")):

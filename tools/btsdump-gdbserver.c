@@ -9,15 +9,18 @@
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "btsdec.h"
+#include "cli.h"
 #include "btsdump-gdbserver.h"
 #include "escape.h"
 #include "exit.h"
 #include "gdbstub.h"
 
-#define say(...)	btsdec_escape_line(stderr, "btsdump gdbserver", __VA_ARGS__)
+#define PROG	"btsdump gdbserver"
+#define say(...)	btsdec_escape_line(stderr, PROG, __VA_ARGS__)
 
 static void usage(FILE *out)
 {
@@ -31,35 +34,39 @@ static void usage(FILE *out)
 	      "\n"
 	      "  -d, --debuginfo-path P    where to look for separate debuginfo\n"
 	      "  -h, --help                this text\n"
+	      "      --version             the version\n"
 	      "\n"
+	      "CORE may be a pipe, <(zstdcat CORE.zst) (spooled to memory first).\n"
 	      "Exit status: 0 gdb detached; 1 usage; 2 core unreadable or connection lost.\n",
 	      out);
 }
 
-static int parse(int argc, char **argv, struct btsdec_symopts *so)
+/* 0, -1 after --help or --version (*status set), or a usage error's status. */
+static int parse(int argc, char **argv, struct btsdec_symopts *so, int *status)
 {
 	static const struct option opts[] = {
 		{ "debuginfo-path", required_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },
+		BTS_CLI_OPTION_VERSION,
 		{ 0 }
 	};
 	int c;
 
-	while ((c = getopt_long(argc, argv, "d:h", opts, NULL)) != -1) {
-		if (c == 'h') {
-			usage(stdout);
-			return BTS_EXIT_OK + 100;
+	while ((c = getopt_long(argc, argv, BTS_CLI_OPTSTRING "d:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'd': so->debuginfo_path = optarg; break;
+		case 'h': usage(stdout); *status = 0; return -1;
+		case BTS_CLI_VERSION: *status = bts_cli_version("btsdump"); return -1;
+		default: return bts_cli_bad_option("btsdump", argv, c);
 		}
-		if (c != 'd')
-			goto bad;
-		so->debuginfo_path = optarg;
 	}
-	if (argc - optind == 1 || argc - optind == 2)
-		return 0;
-	say("expected CORE [EXECUTABLE]");
-bad:
-	fputs("Try 'btsdump gdbserver --help' for more information.\n", stderr);
-	return BTS_EXIT_USAGE;
+	if (argc - optind < 1 || argc - optind > 2)
+		return bts_cli_usage_error("btsdump", argc - optind < 1 ? "gdbserver: missing CORE" :
+					   "gdbserver: too many arguments");
+	if (!strcmp(argv[optind], "-"))	/* stdin carries the protocol */
+		return bts_cli_usage_error("btsdump", "gdbserver: CORE cannot be \"-\" "
+					   "(stdin is gdb's): give a file or <(zstdcat CORE.zst)");
+	return 0;
 }
 
 static int serve(const char *path, const struct btsdec_symopts *so)
@@ -92,10 +99,12 @@ out:
 int gdbserver_main(int argc, char **argv)
 {
 	struct btsdec_symopts so = { 0 };
-	int ret = parse(argc, argv, &so);
+	const char *path;
+	char buf[64];
+	int status = 0, fd = -1, ret = parse(argc, argv, &so, &status);
 
 	if (ret)
-		return ret == BTS_EXIT_OK + 100 ? BTS_EXIT_OK : ret;
+		return ret < 0 ? status : ret;
 	if (isatty(STDOUT_FILENO)) {
 		say("stdout is a terminal: run it from gdb, "
 		    "`target remote | btsdump gdbserver CORE [EXECUTABLE]`");
@@ -103,5 +112,13 @@ int gdbserver_main(int argc, char **argv)
 	}
 	signal(SIGPIPE, SIG_IGN);	/* a closed pipe is an error, not a death */
 	so.executable = argc - optind == 2 ? argv[optind + 1] : NULL;
-	return serve(argv[optind], &so);
+	ret = bts_cli_input_path(argv[optind], buf, sizeof(buf), &path, &fd);
+	if (ret) {
+		say("%s: %s", argv[optind], strerror(-ret));
+		return BTS_EXIT_READ;
+	}
+	ret = serve(path, &so);
+	if (fd >= 0)
+		close(fd);
+	return ret;
 }
