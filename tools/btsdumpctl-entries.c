@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * btsdumpctl's entries: loading the store (daemon/entries.c) or, through
+ * btsdumpctl's entries: loading the store (store/entries.c) or, through
  * btsdumpctl-journal.c, a journal; --since/--until, MATCH and -n applied;
  * an entry's files and core state; its values escaped on their way out
  * (lib/escape.c).  Process context, on content it does not trust.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * btsdumpctl dump and gdb: an entry's core decompressed (daemon/zstdio.c)
+ * btsdumpctl dump and gdb: an entry's core decompressed (store/decompress.c)
  * to a file or a pipe, and gdb launched on EXE and that core with
  * gdb/bts.py loaded (found beside the install or the build tree).
  */
@@ -19,7 +19,7 @@
 #include "cli.h"
 #include "exit.h"
 #include "util.h"
-#include "zstdio.h"
+#include "decompress.h"
 
 static int copy_fd(int in, int out)
 {

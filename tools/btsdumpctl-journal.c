@@ -2,7 +2,7 @@
 /*
  * btsdumpctl -D and --file: btsdumpd's entries read from a journal (a
  * central host's, systemd-journal-remote's) with libsystemd's sd-journal;
- * each entry's fields parsed by the store library (daemon/entries.c).
+ * each entry's fields parsed by the store library (store/journal.c).
  */
 #include <errno.h>
 #include <limits.h>
@@ -15,6 +15,7 @@
 #include "cli.h"
 #include "exit.h"
 #include "grow.h"
+#include "journal.h"
 
 static int journal_entry_add(struct ctl *c, sd_journal *j)
 {

@@ -13,6 +13,16 @@
 
 #include "util.h"
 
+ssize_t btsdumpd_read_some(int fd, void *buf, size_t len)
+{
+	ssize_t n;
+
+	do
+		n = read(fd, buf, len);
+	while (n < 0 && errno == EINTR);
+	return n < 0 ? -errno : n;
+}
+
 int btsdumpd_write_all(int fd, const void *buf, size_t len)
 {
 	const char *p = buf;
