@@ -68,7 +68,7 @@ try:
 except ValueError:
     js = []
 check([(e.get("PID"), e.get("HOSTNAME"), e.get("path")) for e in js] ==
-      [("4242", "web-1", None), ("4343", "db-2", None)],
+      [(4242, "web-1", None), (4343, "db-2", None)],
       "btsdumpctl --file --json list: the same two, no local path", read("list.json") + read("list.err"))
 info = read("info.txt")
 check("exit 0" in info and "call*     0x55585717520c" in info and "web-1" in info and

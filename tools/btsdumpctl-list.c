@@ -67,9 +67,41 @@ static void list_line(const struct ctl *c, const struct btsdumpd_entry *e, int t
 		free(f[i]);
 }
 
+/* The meta keys --json writes typed (docs/btsdumpctl.md "JSON"): numbers,
+ * and flags meta holds as "1" (booleans).  Any other key is a string, and
+ * so is a typed key whose value does not parse (store content is not
+ * trusted: an entry btsdumpd did not write). */
+static const struct {
+	const char *key;
+	bool flag;
+} typed_keys[] = {
+	{ "VERSION", false }, { "PID", false }, { "UID", false }, { "GID", false },
+	{ "SIGNAL", false }, { "TIMESTAMP", false }, { "DUMP_MODE", false },
+	{ "COREDUMP_TIMESTAMP", false }, { "CORE_SIZE", false },
+	{ "CORE_STORED_SIZE", false }, { "TRACE_THREADS", false },
+	{ "TRACE_REJECTED", false }, { "FAULT_TID", false }, { "REPORT_LAST", false },
+	{ "CORE_TRUNCATED", true }, { "REPORT_CUT", true },
+};
+
+/* A meta value as JSON: typed as the table says, else lib/json.c's string. */
+static struct json_object *json_meta_value(const char *key, const char *v)
+{
+	uint64_t n;
+
+	for (size_t i = 0; i < sizeof(typed_keys) / sizeof(typed_keys[0]); i++) {
+		if (strcmp(key, typed_keys[i].key) || btsdumpd_parse_u64(v, &n))
+			continue;
+		if (!typed_keys[i].flag)
+			return json_object_new_uint64(n);
+		if (n <= 1)
+			return json_object_new_boolean(n);
+	}
+	return btsdec_json_str(v);
+}
+
 /* One entry as a JSON object (json-c, lib/json.c's strings: docs/json.md
- * "Strings"): the meta keys written in capitals, as they are (strings),
- * and the derived facts in lower case. */
+ * "Strings"): its schema and version, the derived facts in lower case,
+ * then the meta keys written in capitals, typed (json_meta_value). */
 struct json_object *ctl_json_entry(const struct ctl *c, const struct btsdumpd_entry *e)
 {
 	struct json_object *o = json_object_new_object();
@@ -77,6 +109,8 @@ struct json_object *ctl_json_entry(const struct ctl *c, const struct btsdumpd_en
 	char *report = ctl_report_path(c, e);
 
 	if (o) {
+		json_object_object_add(o, "schema", json_object_new_string(BTSDUMPCTL_JSON_SCHEMA));
+		json_object_object_add(o, "version", json_object_new_int(BTSDUMPCTL_JSON_VERSION));
 		json_object_object_add(o, "id", btsdec_json_str(e->id));
 		json_object_object_add(o, "path", btsdec_json_str(path));
 		json_object_object_add(o, "timestamp", json_object_new_uint64(e->timestamp));
@@ -87,7 +121,8 @@ struct json_object *ctl_json_entry(const struct ctl *c, const struct btsdumpd_en
 	}
 	for (size_t i = 0; o && i < e->meta.n; i++)
 		if (!strpbrk(e->meta.keys[i], "abcdefghijklmnopqrstuvwxyz"))	/* else: would clash */
-			json_object_object_add(o, e->meta.keys[i], btsdec_json_str(e->meta.vals[i]));
+			json_object_object_add(o, e->meta.keys[i],
+					       json_meta_value(e->meta.keys[i], e->meta.vals[i]));
 	free(path);
 	free(report);
 	return o;

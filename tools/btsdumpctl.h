@@ -20,6 +20,12 @@
 /* One line on stderr, escaped as a whole. */
 #define say(...)	btsdec_escape_line(stderr, "btsdumpctl", __VA_ARGS__)
 
+/* Each --json entry object's "schema" and "version" (docs/btsdumpctl.md
+ * "JSON"): version 2 typed the meta values; version 1 (no schema key)
+ * wrote every one as a string. */
+#define BTSDUMPCTL_JSON_SCHEMA	"btscrash-entry"
+#define BTSDUMPCTL_JSON_VERSION	2
+
 /* CORE_REMOTE: stored on the host that crashed (an entry from a journal) */
 enum core_state { CORE_PRESENT, CORE_MISSING, CORE_NONE, CORE_REMOTE };
 extern const char *const core_state_name[];
