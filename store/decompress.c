@@ -80,11 +80,11 @@ int btsdumpd_copy(int in, int out)
 {
 	static char buf[IO_CHUNK];
 	ssize_t n;
+	int r = 0;
 
-	while ((n = read(in, buf, sizeof(buf))) > 0)
-		if (btsdumpd_write_all(out, buf, n))
-			return -EPIPE;
-	return n < 0 ? -errno : 0;
+	while (!r && (n = btsdumpd_read_some(in, buf, sizeof(buf))) > 0)
+		r = btsdumpd_write_all(out, buf, n);
+	return r ? r : n < 0 ? (int)n : 0;
 }
 
 int btsdumpd_xz_decompress(int in, int out)

@@ -16,7 +16,8 @@ int btsdumpd_zstd_decompress(int in_fd, int out_fd, uint64_t max_out);
  * them: 0, -EBADMSG on corrupt or cut input, -EPIPE when out_fd failed. */
 int btsdumpd_xz_decompress(int in, int out);
 int btsdumpd_lz4_decompress(int in, int out);
-/* in copied to out as it is: 0, -EPIPE when out failed, or -errno. */
+/* in copied to out as it is (reads retried on EINTR): 0 or -errno (out's
+ * write error, e.g. -EPIPE, or in's read error). */
 int btsdumpd_copy(int in, int out);
 
 #endif /* BTSDUMPD_DECOMPRESS_H */

@@ -17,28 +17,9 @@
 
 #include "btsdumpctl.h"
 #include "cli.h"
+#include "decompress.h"
 #include "exit.h"
 #include "util.h"
-#include "decompress.h"
-
-static int copy_fd(int in, int out)
-{
-	char buf[65536];
-	ssize_t n;
-	int r;
-
-	while ((n = read(in, buf, sizeof(buf))) != 0) {
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		r = btsdumpd_write_all(out, buf, n);
-		if (r)
-			return r;
-	}
-	return 0;
-}
 
 /* Decompresses (or copies) the entry's core into out_fd; 0 or an exit status. */
 static int core_extract(const struct ctl *c, const struct btsdumpd_entry *e, int out_fd)
@@ -61,7 +42,7 @@ static int core_extract(const struct ctl *c, const struct btsdumpd_entry *e, int
 	if (btsdumpd_parse_u64(ctl_meta(e, "CORE_SIZE"), &max))
 		max = 0;	/* no size known: no limit */
 	r = fd < 0 ? -errno : strcmp(ctl_core_file(e), "core") ?
-	    btsdumpd_zstd_decompress(fd, out_fd, max) : copy_fd(fd, out_fd);
+	    btsdumpd_zstd_decompress(fd, out_fd, max) : btsdumpd_copy(fd, out_fd);
 	if (fd >= 0)
 		close(fd);
 	if (r < 0)
