@@ -16,7 +16,7 @@ ctl=$(realpath "$2")
 src=$(cd "$(dirname "$0")/.." && pwd)
 remote=/lib/systemd/systemd-journal-remote
 upload=/lib/systemd/systemd-journal-upload
-. "$src/tests/journald-ns.sh"
+. "$src/tests/helpers/journald-ns.sh"
 journald_ns_usable || { echo "skip: needs root, unshare and systemd-journald"; exit 77; }
 [ -x "$remote" ] && [ -x "$upload" ] || {
 	echo "not ok 1 - systemd-journal-remote and -upload (apt-get install systemd-journal-remote)"
