@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Small helpers btsdumpd and btsdumpctl share: whole writes, decimal
- * numbers, signal names, the comm part of an entry's name.
+ * Small helpers btsdumpd and btsdumpctl share: reads retried on EINTR,
+ * whole writes, decimal numbers, signal names, the comm part of an
+ * entry's name.
  */
 #include <errno.h>
 #include <signal.h>

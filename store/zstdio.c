@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * zstd streaming with bounded memory (libzstd): between file descriptors
- * (the stored core.zst, written by btsdumpd, read back by btsdumpctl dump)
- * and behind a FILE (the trace reports: written by the analysis, read by
- * btsdumpd_report_open()).
+ * zstd streaming with bounded memory (libzstd): compression between file
+ * descriptors (the stored core.zst, written by btsdumpd; decompress.c
+ * reads it back) and both ways behind a FILE (the trace reports: written
+ * by the analysis, read by btsdumpd_report_open()).
  */
 #include <errno.h>
 #include <stdbool.h>
