@@ -25,7 +25,7 @@ trap 'rm -rf "$work"' EXIT
 # systemd-coredump, the version of the host's libsystemd-shared (its
 # private library), unpacked once into the cache; empty when not possible
 sdcd=
-. "$src/tests/journald-ns.sh"
+. "$src/tests/helpers/journald-ns.sh"
 v=$(dpkg-query -W -f '${Version}' libsystemd-shared 2>/dev/null || true)
 cache=${BTSCRASH_CACHE:-$HOME/.cache/btscrash}/systemd-coredump/$v
 if ! journald_ns_usable || ! command -v systemd-socket-activate >/dev/null || [ -z "$v" ]; then

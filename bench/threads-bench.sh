@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Benchmark: btsdump on cores of many threads (1 k, 10 k, 50 k by default),
 # each thread an NT_PRSTATUS and a trace note of 1-4 records
-# (tests/make-threads-core.c, from tests/fixtures/crasher-abort.core), with
+# (tests/helpers/make-threads-core.c, from tests/fixtures/crasher-abort.core), with
 # eu-stack unwinding every thread of the same core as the anchor: CPU time
 # (user+sys), wall time, threads/s, peak RSS, and the ratio of CPU times.
 # No pass/fail (tests/test-threads.py asserts the memory bound).

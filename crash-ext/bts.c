@@ -6,7 +6,7 @@
  * bts_crash_ring, OFFSET(task_struct.bts_crash)); the table, descriptors
  * and ring order are decoded by lib/format.c, the library's own decoder;
  * a kernel ring is decoded against crash's vmlinux (lib/decode.c: kinds,
- * DWARF lines) and printed by report.c, the lines of `btsdump vmcore
+ * DWARF lines) and printed by report-text.c, the lines of `btsdump vmcore
  * VMCORE vmlinux`; -r and a task's user ring print through lib/ringtext.c
  * with crash's own symbols.  The library is linked into this module.
  *   crash> extend bts.so

@@ -24,93 +24,19 @@
 #include <syslog.h>
 #include <unistd.h>
 
-#include <lz4frame.h>
-#include <lzma.h>
 #include <systemd/sd-journal.h>
 
 #include "btsdumpd.h"
 #include "util.h"
-#include "zstdio.h"
+#include "decompress.h"
 
 /* systemd-coredump's MESSAGE_ID (SD_MESSAGE_COREDUMP) and its store. */
 #define COREDUMP_MESSAGE	"MESSAGE_ID=fc2e22bc6ee647b6b90729ab34a250b1"
 #define COREDUMP_DIR		"/var/lib/systemd/coredump/"
 #define CURSOR_NAME		".companion-cursor"
-#define CHUNK			(64 * 1024)
 #define MAPS_MAX		(1024 * 1024)	/* of COREDUMP_PROC_MAPS read */
 
 /* ---- the stored core, decompressed into a pipe ------------------------------ */
-
-static int copy_plain(int in, int out)
-{
-	static char buf[CHUNK];
-	ssize_t n;
-
-	while ((n = read(in, buf, sizeof(buf))) > 0)
-		if (btsdumpd_write_all(out, buf, n))
-			return -EPIPE;
-	return n < 0 ? -errno : 0;
-}
-
-static int copy_xz(int in, int out)
-{
-	static uint8_t ibuf[CHUNK], obuf[CHUNK];
-	lzma_stream s = LZMA_STREAM_INIT;
-	lzma_action act = LZMA_RUN;
-	lzma_ret r = LZMA_OK;
-	ssize_t n;
-
-	if (lzma_stream_decoder(&s, UINT64_MAX, LZMA_CONCATENATED) != LZMA_OK)
-		return -ENOMEM;
-	while (r == LZMA_OK) {
-		if (!s.avail_in && act == LZMA_RUN) {
-			n = read(in, ibuf, sizeof(ibuf));
-			if (n < 0) {
-				r = LZMA_PROG_ERROR;
-				break;
-			}
-			s.next_in = ibuf;
-			s.avail_in = n;
-			if (!n)
-				act = LZMA_FINISH;
-		}
-		s.next_out = obuf;
-		s.avail_out = sizeof(obuf);
-		r = lzma_code(&s, act);
-		if (btsdumpd_write_all(out, obuf, sizeof(obuf) - s.avail_out))
-			r = LZMA_PROG_ERROR;
-	}
-	lzma_end(&s);
-	return r == LZMA_STREAM_END ? 0 : -EBADMSG;
-}
-
-static int copy_lz4(int in, int out)
-{
-	static char ibuf[CHUNK], obuf[CHUNK];
-	size_t hint = 1;	/* 0 once a frame ended where the input did */
-	LZ4F_dctx *z;
-	ssize_t n;
-	int ret = 0;
-
-	if (LZ4F_isError(LZ4F_createDecompressionContext(&z, LZ4F_VERSION)))
-		return -ENOMEM;
-	while (!ret && (n = read(in, ibuf, sizeof(ibuf))) > 0) {
-		size_t pos = 0;
-
-		while (!ret && pos < (size_t)n) {
-			size_t olen = sizeof(obuf), ilen = n - pos;
-
-			hint = LZ4F_decompress(z, obuf, &olen, ibuf + pos, &ilen, NULL);
-			if (LZ4F_isError(hint))
-				ret = -EBADMSG;
-			else if (btsdumpd_write_all(out, obuf, olen))
-				ret = -EPIPE;
-			pos += ilen;
-		}
-	}
-	LZ4F_freeDecompressionContext(z);
-	return ret ? ret : n < 0 ? -errno : hint ? -EBADMSG : 0;
-}
 
 static bool ends_with(const char *s, const char *suffix)
 {
@@ -145,8 +71,8 @@ static int open_core(const char *path, pid_t *child)
 		close(p[0]);
 		signal(SIGPIPE, SIG_IGN);	/* a core cut at ProcessSizeMax */
 		r = ends_with(path, ".zst") ? btsdumpd_zstd_decompress(fd, p[1], 0) :
-		    ends_with(path, ".xz") ? copy_xz(fd, p[1]) :
-		    ends_with(path, ".lz4") ? copy_lz4(fd, p[1]) : copy_plain(fd, p[1]);
+		    ends_with(path, ".xz") ? btsdumpd_xz_decompress(fd, p[1]) :
+		    ends_with(path, ".lz4") ? btsdumpd_lz4_decompress(fd, p[1]) : btsdumpd_copy(fd, p[1]);
 		_exit(r && r != -EPIPE ? 1 : 0);
 	}
 	close(fd);

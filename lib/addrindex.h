@@ -5,7 +5,7 @@
  * linearly, and the build of an index table (entry index + 1 per slot,
  * 0 = free) over packed entries whose first member is their address.
  * Used by decode.c's classification cache, symbol.c's symbol cache and
- * report.c's JSON string cache.
+ * report-loc.c's JSON string cache.
  */
 #ifndef BTSDEC_ADDRINDEX_H
 #define BTSDEC_ADDRINDEX_H

@@ -393,7 +393,7 @@ int btsdec_model_build(struct btsdec_core *core, struct btsdec_sym *sym,
 		       struct btsdec_model **out, struct btsdec_err *err);
 void btsdec_model_free(struct btsdec_model *m);
 
-/* ---- Renderers of the model (report.c) ------------------------------------ */
+/* ---- Renderers of the model (report-text.c, report-json.c) --------------- */
 
 struct btsdec_render_opts {
 	bool calls;		/* call/return history instead of branch list */
@@ -450,7 +450,7 @@ int btsdec_report(FILE *out, struct btsdec_core *core, struct btsdec_sym *sym,
 #define BTSDEC_JSON_SCHEMA_ERROR	"btscrash-error"
 #define BTSDEC_JSON_VERSION		6
 
-/* Pieces of the documents, shared by report.c and vmreport.c: the trace
+/* Pieces of the documents, shared by report-json.c and vmreport.c: the trace
  * facts object, a branch object's common keys (number, from, to, flags,
  * kind, cycles, and the marker keys for a marker). */
 struct json_object *btsdec_json_trace(const struct btsdec_trace *t);
@@ -458,7 +458,7 @@ struct json_object *btsdec_json_record(size_t i, const struct btsdec_record *r,
 				       enum btsdec_kind kind);
 /* A decoded branch's whole object (docs/json.md "Branch objects"): a
  * core's thread, or a vmcore's CPU decoded with vmlinux.  The text of
- * both is report.c's one branch writer, the core report streams. */
+ * both is report-json.c's one branch writer, the core report streams. */
 struct json_object *btsdec_json_branch(size_t i, const struct btsdec_branch *b);
 /* s as JSON: a string if s is valid UTF-8, else the array of its byte
  * values (docs/json.md "Strings": lossless); NULL (JSON null) for NULL. */

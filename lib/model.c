@@ -4,8 +4,8 @@
  * its classified and symbolized branches and its call segments, and the
  * faulting thread's pc tied to its trail (btsdec_fault_relate), and the
  * modules whose file was not found (with their build-id), decoded
- * once (btsdec_decode) and then handed to every renderer (report.c: text,
- * JSON; btsdumpd: the journal).  The records are borrowed from the core and
+ * once (btsdec_decode) and then handed to every renderer (report-text.c,
+ * report-json.c; btsdumpd: the journal).  The records are borrowed from the core and
  * the symbol strings from the symbolizer, which must both outlive the model;
  * per record it holds one byte more (decode.c).  Process context.
  */

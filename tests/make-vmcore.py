@@ -92,7 +92,7 @@ CODECS = {"zlib": 0x1, "lzo": 0x2, "snappy": 0x4, "zstd": 0x20}
 
 def compress_page(codec, page, helper):
     """PAGE compressed as makedumpfile does with CODEC: zlib here, the others
-    by HELPER (tests/compress-page.c, built against liblzo2, libsnappy and
+    by HELPER (tests/helpers/compress-page.c, built against liblzo2, libsnappy and
     libzstd, as the reader is)."""
     if codec == "zlib":
         return zlib.compress(page)

@@ -105,7 +105,8 @@ def build_store(root):
     hostile = "evil\x1b]0;pwned\x07\x9b\x7f"
     entry(s, "3000.44.evil", 3000, 44, hostile,
           [("CORE", "stored"), ("EXE", "/opt/\x1b[2Jvictim\nline"),
-           ("TRACE", "absent")],
+           ("TRACE", "absent"), ("REPORT_CUT", "1"), ("FAULT_TID", "12x"),
+           ("CORE_TRUNCATED", "7")],
           raw=b"no equals sign here\nid=overridden\nBAD KEY=x\nCOMM2=bad\\q escape\n"
               b"RAW=\x1b[31m raw control\nNUL=a\\x00b\n=emptykey\nLATIN=\xff\xfe\n"
               b"TRUNC=abc\\x4")
@@ -176,15 +177,26 @@ def test_json(s):
     check(isinstance(arr, list) and [o.get("id") for o in arr] == LISTED,
           "list --json ids: %r" % [o.get("id") for o in arr])
     a = arr[0]
-    for k, v in (("PID", "42"), ("SIGNAL_NAME", "SIGSEGV"), ("corefile", "present"),
+    # typed (docs/btsdumpctl.md "JSON"): numbers, flags as booleans, the rest strings
+    for k, v in (("schema", "btscrash-entry"), ("version", 2), ("VERSION", 1),
+                 ("PID", 42), ("UID", 1000), ("GID", 1000), ("SIGNAL", 11),
+                 ("TIMESTAMP", 1000), ("TRACE_THREADS", 1), ("FAULT_TID", 42),
+                 ("CORE_SIZE", os.path.getsize(CORE)), ("KIND", "process"),
+                 ("SIGNAL_NAME", "SIGSEGV"), ("corefile", "present"),
                  ("timestamp", 1000), ("LAST_BRANCHES", STORED[5][1]), ("EXE", EXE)):
-        check(a.get(k) == v, "json %s = %r, want %r" % (k, a.get(k), v))
+        check(a.get(k) == v and type(a.get(k)) is type(v),
+              "json %s = %r, want %r" % (k, a.get(k), v))
+    check("REPORT_CUT" not in a, "json: a flag meta does not hold is absent")
     check(a.get("path") == os.path.join(s, "1000.42.crasher"), "json path %r" % a.get("path"))
     check(a.get("report") == os.path.join(s, "1000.42.crasher", "report.txt.zst"), "json report")
     check(arr[1].get("corefile") == "none" and arr[1].get("report") is None, "json 43")
     evil = arr[2]
     check(evil.get("COMM") == "evil\x1b]0;pwned\x07\x9b\x7f", "json escaped COMM: %r" % evil.get("COMM"))
     check(evil.get("id") == "3000.44.evil", "lower-case meta key overrode id")
+    # a flag meta holds as "1" is true; a typed key that does not parse stays a string
+    for k, v in (("REPORT_CUT", True), ("FAULT_TID", "12x"), ("CORE_TRUNCATED", "7")):
+        check(evil.get(k) == v and type(evil.get(k)) is type(v),
+              "json %s = %r, want %r" % (k, evil.get(k), v))
     # not UTF-8: the array of its bytes, so it round-trips (docs/json.md "Strings")
     check(evil.get("LATIN") == [0xff, 0xfe], "json invalid utf-8: %r" % evil.get("LATIN"))
     for k in ("COMM2", "RAW", "NUL", "BAD KEY", "TRUNC"):

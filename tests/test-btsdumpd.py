@@ -16,7 +16,7 @@ huge report: what each keeps), symbols of root's and a system user's
 program in 0700 directories through the descriptors the handler opens
 (/proc/PID/exe, map_files; build-id checked, at most 256), the
 rate limit under a storm of 100 crashes, the analysis's wall-clock timeout
-and a kernel without pidfds (TEST_SHIM, tests/test-shim.c), hostile input (garbage, empty,
+and a kernel without pidfds (TEST_SHIM, tests/helpers/test-shim.c), hostile input (garbage, empty,
 truncated, odd names), bad configuration, the socket hand-off to a
 socket-activated service instance (systemd-socket-activate, LISTEN_FDS),
 the kdump harvest of synthetic vmcores, and btsdumpctl on the result.

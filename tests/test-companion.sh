@@ -22,7 +22,7 @@ set -u
 daemon=$(realpath "$1")
 ctl=$(realpath "$2")
 src=$(cd "$(dirname "$0")/.." && pwd)
-. "$src/tests/journald-ns.sh"
+. "$src/tests/helpers/journald-ns.sh"
 journald_ns_usable || { echo "skip: needs root, unshare and systemd-journald"; exit 77; }
 for t in zstd xz lz4; do
 	command -v $t >/dev/null || { echo "not ok 1 - $t is installed (apt-get install $t)"; echo "1..1"; exit 1; }

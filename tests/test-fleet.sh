@@ -16,7 +16,7 @@ ctl=$(realpath "$2")
 src=$(cd "$(dirname "$0")/.." && pwd)
 remote=/lib/systemd/systemd-journal-remote
 upload=/lib/systemd/systemd-journal-upload
-. "$src/tests/journald-ns.sh"
+. "$src/tests/helpers/journald-ns.sh"
 journald_ns_usable || { echo "skip: needs root, unshare and systemd-journald"; exit 77; }
 [ -x "$remote" ] && [ -x "$upload" ] || {
 	echo "not ok 1 - systemd-journal-remote and -upload (apt-get install systemd-journal-remote)"
@@ -68,7 +68,7 @@ try:
 except ValueError:
     js = []
 check([(e.get("PID"), e.get("HOSTNAME"), e.get("path")) for e in js] ==
-      [("4242", "web-1", None), ("4343", "db-2", None)],
+      [(4242, "web-1", None), (4343, "db-2", None)],
       "btsdumpctl --file --json list: the same two, no local path", read("list.json") + read("list.err"))
 info = read("info.txt")
 check("exit 0" in info and "call*     0x55585717520c" in info and "web-1" in info and

@@ -8,7 +8,7 @@
 set -u
 daemon=$(realpath "$1")
 src=$(cd "$(dirname "$0")/.." && pwd)
-. "$src/tests/journald-ns.sh"
+. "$src/tests/helpers/journald-ns.sh"
 journald_ns_usable || { echo "skip: needs root, unshare and systemd-journald"; exit 77; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Unit tests of btsdumpd's store code (daemon/store.c): meta escaping round
+ * Unit tests of btsdumpd's store library (store/): meta escaping round
  * trip and malformed input, from files and from memory buffers, store listing order and skips, zstd round trip
  * and corrupt/truncated/oversized input, the reports' bounded zstd FILE and
  * their one reader, the ACL on tmpfs (its xattr bytes, and read back
@@ -20,6 +20,7 @@
 #include "crash.h"
 #include "meta.h"
 #include "util.h"
+#include "decompress.h"
 #include "zstdio.h"
 #include "test.h"
 

@@ -7,7 +7,7 @@
 # and bad input: a corrupted index, a ring page missing from the dump, a
 # dump cut short, flattened dumps (read, or refused with a reason),
 # garbage, a kernel without rings.
-# Usage: test-vmcore.py BTSDUMP COMPRESS_PAGE (tests/compress-page.c)
+# Usage: test-vmcore.py BTSDUMP COMPRESS_PAGE (tests/helpers/compress-page.c)
 import json
 import os
 import struct

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * libFuzzer target for btsdumpd's text parsers: the store's `meta`
- * (daemon/meta.c, read by btsdumpctl), btsdumpd.conf (daemon/config.c),
- * the hand-off's datagrams and the analysis child's result (daemon/crash.c,
+ * (store/meta.c, read by btsdumpctl), btsdumpd.conf (daemon/config.c),
+ * the hand-off's datagrams and the analysis child's result (store/crash.c,
  * read by the service).  All in memory: the file readers only hand these
  * parsers a buffer.
  * meta: whatever parses must survive a format/parse round trip unchanged
@@ -10,7 +10,7 @@
  * range; hand-off: only the handler's keys get in, what got in is
  * formatted and parsed back unchanged, and sent again it is the same
  * crash; analysis: what parses, stored, parses back the same; journal
- * (btsdumpctl -D, daemon/entries.c): a crash entry's id is its ID, its
+ * (btsdumpctl -D, store/journal.c): a crash entry's id is its ID, its
  * meta stores and reads back.
  * Input: one selector byte (mod 5: 0 meta, 1 config, 2 hand-off,
  * 3 analysis, 4 journal), then the file, or the datagrams (journal
@@ -24,6 +24,7 @@
 #include "config.h"
 #include "crash.h"
 #include "entries.h"
+#include "journal.h"
 #include "meta.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

@@ -371,7 +371,7 @@ def main():
         info = json.loads(read(out, "info.json"))
     except ValueError:
         pass
-    t.check(info.get("UID") == "1000" and info.get("TRACE") == "absent" and
+    t.check(info.get("UID") == 1000 and info.get("TRACE") == "absent" and
             info.get("corefile") == "present",
             "btsdumpctl --json info crasher", read(out, "info.json") + read(out, "info.err"))
     t.check(len([ln for ln in read(out, "list.txt").splitlines()[1:-1] if ln.strip()]) == 2,

@@ -2,9 +2,8 @@
 /*
  * Listing the store (docs/btsdumpd.md "The store"): its complete entries
  * (a directory holding a readable meta) that the caller can read, oldest
- * first, with their sizes; an entry's trace report, read decompressed;
- * an entry from btsdumpd's journal entry.  btsdumpctl and btsdumpd's
- * vacuum.
+ * first, with their sizes; an entry's trace report, read decompressed.
+ * btsdumpctl and btsdumpd's vacuum.  An entry from a journal: journal.c.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -160,46 +159,4 @@ FILE *btsdumpd_report_open(int entry_fd, bool json)
 	if (!f)
 		close(fd);
 	return f;
-}
-
-/* ---- from the journal ---- */
-
-int btsdumpd_entry_journal_field(struct btsdumpd_entry *e, const void *d, size_t len)
-{
-	const char *eq = memchr(d, '=', len);
-	char *key, *val;
-	int r = 0;
-
-	if (!eq)
-		return 0;
-	key = strndup(d, eq - (const char *)d);
-	val = strndup(eq + 1, len - (eq + 1 - (const char *)d));
-	if (!key || !val)
-		r = -ENOMEM;
-	else if (!strncmp(key, "BTSDUMPD_", 9))
-		r = btsdumpd_meta_set(&e->meta, key + 9, val);
-	else if (!strcmp(key, "MESSAGE"))
-		r = btsdumpd_meta_set(&e->meta, "MESSAGE", val);
-	else if (!strcmp(key, "_HOSTNAME") && !btsdumpd_meta_get(&e->meta, "HOSTNAME"))
-		r = btsdumpd_meta_set(&e->meta, "HOSTNAME", val);
-	free(key);
-	free(val);
-	return r == -ENOMEM ? r : 0;	/* -EINVAL: a key meta cannot hold */
-}
-
-int btsdumpd_entry_journal_done(struct btsdumpd_entry *e)
-{
-	const char *id = btsdumpd_meta_get(&e->meta, "ID");
-
-	if (!id || btsdumpd_parse_u64(btsdumpd_meta_get(&e->meta, "TIMESTAMP"), &e->timestamp)) {
-		btsdumpd_meta_free(&e->meta);	/* not one of btsdumpd's crash entries */
-		memset(e, 0, sizeof(*e));
-		return 0;
-	}
-	e->id = strdup(id);
-	if (!e->id) {
-		btsdumpd_meta_free(&e->meta);
-		return -ENOMEM;
-	}
-	return 1;
 }

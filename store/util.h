@@ -7,7 +7,10 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
+/* read(2), retried on EINTR; bytes read, 0 at the end, or -errno. */
+ssize_t btsdumpd_read_some(int fd, void *buf, size_t len);
 /* write(2) until all of buf is out; 0 or -errno (-EIO for a 0 return). */
 int btsdumpd_write_all(int fd, const void *buf, size_t len);
 /* A whole string of decimal digits into *v; 0 or -EINVAL (also overflow). */

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * Small helpers btsdumpd and btsdumpctl share: whole writes, decimal
- * numbers, signal names, the comm part of an entry's name.
+ * Small helpers btsdumpd and btsdumpctl share: reads retried on EINTR,
+ * whole writes, decimal numbers, signal names, the comm part of an
+ * entry's name.
  */
 #include <errno.h>
 #include <signal.h>
@@ -12,6 +13,16 @@
 #include <unistd.h>
 
 #include "util.h"
+
+ssize_t btsdumpd_read_some(int fd, void *buf, size_t len)
+{
+	ssize_t n;
+
+	do
+		n = read(fd, buf, len);
+	while (n < 0 && errno == EINTR);
+	return n < 0 ? -errno : n;
+}
 
 int btsdumpd_write_all(int fd, const void *buf, size_t len)
 {

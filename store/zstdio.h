@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * zstd streaming between descriptors, and behind a FILE (zstdio.c, libzstd).
+ * zstd streaming (zstdio.c, libzstd): compression between descriptors,
+ * and both ways behind a FILE.  Decompression between descriptors:
+ * decompress.h.
  */
 #ifndef BTSDUMPD_ZSTDIO_H
 #define BTSDUMPD_ZSTDIO_H
@@ -8,12 +10,10 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* zstd streaming, bounded memory.  compress: in_fd -> out_fd at level;
- * *out_bytes gets the compressed size.  decompress: at most max_out bytes
- * of output (0 = no limit), -EFBIG past it, -EBADMSG on corrupt input.
- * Both return 0 or -errno (-ENOSPC from a full disk passes through). */
+/* zstd streaming, bounded memory: in_fd -> out_fd at level; *out_bytes
+ * gets the compressed size.  0 or -errno (-ENOSPC from a full disk passes
+ * through). */
 int btsdumpd_zstd_compress(int in_fd, int out_fd, int level, uint64_t *out_bytes);
-int btsdumpd_zstd_decompress(int in_fd, int out_fd, uint64_t max_out);
 
 /* A FILE whose bytes go zstd-compressed to fd (left open by fclose; the
  * frame ends at fclose, whose EOF means the end was not written).  *total
