@@ -6,7 +6,8 @@
 # installs only what scripts/qemu-build.sh needs to fetch, patch and build the
 # BTS model (Debian's QEMU 7.2 source) and run it (firmware); `install-deps.sh
 # kernel` adds to the user-space set what the kernel build and the QEMU test
-# VM need, the model's build included.
+# VM need, the model's build included (and Debian's perf, which the PMU
+# model's VM test runs in the guest).
 set -eu
 pkgs="meson ninja-build pkg-config gcc libc6-dev libelf-dev libdw-dev zlib1g-dev
 libcapstone-dev elfutils binutils gdb python3 valgrind clang
@@ -21,7 +22,8 @@ case "${1:-}" in
 qemu) pkgs=$qemu_pkgs ;;
 kernel) pkgs="$pkgs linux-source-6.1 ccache make bc bison flex
 libssl-dev dwarves xz-utils patch qemu-system-x86 busybox-static cpio
-kexec-tools makedumpfile crash debootstrap kmod gcc-multilib $qemu_pkgs" ;;
+kexec-tools makedumpfile crash debootstrap kmod gcc-multilib linux-perf
+$qemu_pkgs" ;;
 esac
 missing=
 for p in $pkgs; do

@@ -13,9 +13,12 @@
 # The models' CPU (tests/qemu/): Skylake-SP, an Intel CPU, since Linux sets
 # X86_FEATURE_BTS only on Intel; the BTS model's adds DS, 64-bit DS and
 # CPL-qualified BTS.  Also used by run-systemd-vm.sh and the model's own
-# self-test (tests/qemu/selftest/run.sh).
+# self-test (tests/qemu/selftest/run.sh).  The PMU model's adds the LBR
+# stack and the architectural PMU (pmu=on): the CPU Linux's perf drives
+# (tests/vm/pmu-vm.sh).
 VM_INTEL_CPU="max,vendor=GenuineIntel,family=6,model=85,stepping=4"
 VM_BTS_CPU="$VM_INTEL_CPU,ds=on,dtes64=on,ds-cpl=on"
+VM_PMU_CPU="$VM_BTS_CPU,lbr=on,pmu=on"
 
 # vm_root DIR: a root with busybox, crasher, btsrun, btsabi, vmbench, /init.
 vm_root() {

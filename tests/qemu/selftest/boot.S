@@ -190,6 +190,43 @@ G(t_end)
 	bts_off
 	ret
 
+/*
+ * void pmu_seq(uint32_t global_ctrl_lo, uint32_t global_ctrl_hi): counting
+ * on (IA32_PERF_GLOBAL_CTRL), a known sequence, counting off.  Counted by
+ * the PMU model from the instruction after the first WRMSR to the second
+ * WRMSR included: 13 instructions, 6 branch instructions (3 JNZ, JMP, CALL,
+ * RET), 5 taken near branches (2 JNZ, JMP, CALL, RET).
+ */
+	.globl pmu_seq
+pmu_seq:
+	push %ebx
+	mov $0x38f, %ecx
+	mov 8(%esp), %eax
+	mov 12(%esp), %edx
+	wrmsr
+	mov $3, %ebx
+1:	dec %ebx
+	jnz 1b
+	jmp 2f
+2:	call pmu_fn
+	xor %eax, %eax
+	xor %edx, %edx
+	wrmsr
+	pop %ebx
+	ret
+pmu_fn:
+	ret
+
+/* NMI (the PMU model's PMI through LVTPC): count it, keep its return EIP */
+	.globl isr2
+isr2:
+	incl nmi_count
+	push %eax
+	mov 4(%esp), %eax
+	mov %eax, nmi_eip
+	pop %eax
+G(isr2_iret) iret
+
 /* #UD: count it, skip the 2-byte ud2 */
 	.globl isr6
 isr6:
@@ -229,7 +266,9 @@ isr_unexpected:
 	jmp 1b
 
 	.data
-	.globl ud_count, gp_count, db_count, e_debugctl
+	.globl ud_count, gp_count, db_count, e_debugctl, nmi_count, nmi_eip
+nmi_count: .long 0
+nmi_eip: .long 0
 d_saved_esp: .long 0
 db_count: .long 0
 e_debugctl: .long 0

@@ -6,7 +6,8 @@
  * push too ("lexp TOS TYPE KIND SRC_CPL CPL FROM TO"), for the host to
  * compare with the oracle logs.
  * Multiboot command line: empty (the BTS tests, on a CPU without lbr=on),
- * "lbr" (the LBR tests, on a CPU with lbr=on), or one fatal mode, which
+ * "lbr" (the LBR tests, on a CPU with lbr=on), "pmu" (the PMU tests, on a
+ * CPU with lbr=on,pmu=on), or one fatal mode, which
  * must make the model stop QEMU: fatal-mmio, fatal-btint, fatal-unmapped,
  * fatal-ro, fatal-ds-unmapped.
  * Exit via isa-debug-exit: 0x10 all passed (QEMU status 33), 0x11 failed.
@@ -47,6 +48,9 @@ extern char t_j[], t_end[];
 extern char w_start[], w_end[], e_j[], e_1[], isr1[];
 extern char isr13[], isr_unexpected[];
 extern volatile uint32_t ud_count, gp_count, db_count, e_debugctl;
+extern volatile uint32_t nmi_count, nmi_eip;
+extern char isr2[];
+void pmu_seq(uint32_t global_ctrl_lo, uint32_t global_ctrl_hi);
 void load_segments(void);
 void seq_b(uint32_t debugctl);
 void seq_c(uint32_t debugctl);
@@ -155,6 +159,7 @@ static void setup_cpu(void)
 	for (int i = 0; i < 256; i++)
 		gate(i, isr_unexpected, 0);
 	gate(1, isr1, 0);
+	gate(2, isr2, 0);
 	gate(6, isr6, 0);
 	gate(13, isr13, 0);
 	gate(0x30, isr30, 0);
@@ -660,6 +665,226 @@ static void test_lbr(void)
 	test_lbr_debug();
 }
 
+/* The PMU model (pmu=on): MSRs, APIC registers, the sequence's counts */
+#define EVTSEL0 0x186
+#define PMC0 0xc1
+#define A_PMC0 0x4c1
+#define FIXED_CTR0 0x309
+#define FIXED_CTR_CTRL 0x38d
+#define GLOBAL_STATUS 0x38e
+#define GLOBAL_CTRL 0x38f
+#define GLOBAL_OVF_CTRL 0x390
+#define GLOBAL_STATUS_SET 0x391
+#define GLOBAL_INUSE 0x392
+#define FREEZE_PERFMON_ON_PMI (1u << 12)
+#define EV_USR (1u << 16)
+#define EV_OS (1u << 17)
+#define EV_INT (1u << 20)
+#define EV_EN (1u << 22)
+#define LBR_FRZ (1ull << 58)
+#define CTR_FRZ (1ull << 59)
+#define CTR_MAX ((1ull << 48) - 1)
+#define ALL_CTRS 0xfu, 0x7u		/* GLOBAL_CTRL: 4 GP, 3 fixed */
+#define SEQ_INSNS 13
+#define SEQ_BRANCHES 6
+#define SEQ_TAKEN 5
+#define APIC_SVR ((volatile uint32_t *)0xfee000f0)
+#define APIC_LVTPC ((volatile uint32_t *)0xfee00340)
+#define LVT_NMI 0x400u
+#define LVT_MASKED 0x10000u
+
+/* -1 if RDPMC raised #GP (isr13 skips the instruction) */
+static int rdpmc_safe(uint32_t ecx, uint64_t *v)
+{
+	uint32_t before = gp_count, lo = 0, hi = 0;
+
+	asm volatile("rdpmc" : "+a"(lo), "+d"(hi) : "c"(ecx) : "memory");
+	*v = (uint64_t)hi << 32 | lo;
+	return gp_count != before ? -1 : 0;
+}
+
+static void pmu_clear(void)
+{
+	wrmsr_safe(GLOBAL_CTRL, 0);
+	for (int i = 0; i < 4; i++) {
+		wrmsr_safe(EVTSEL0 + i, 0);
+		wrmsr_safe(A_PMC0 + i, 0);
+	}
+	wrmsr_safe(FIXED_CTR_CTRL, 0);
+	for (int i = 0; i < 3; i++)
+		wrmsr_safe(FIXED_CTR0 + i, 0);
+	wrmsr_safe(GLOBAL_OVF_CTRL, rdmsr(GLOBAL_STATUS));
+}
+
+/* CPUID leaf 0xA, PERF_CAPABILITIES, reset values, read-back, #GP */
+static void test_pmu_msrs(void)
+{
+	uint32_t r[4];
+	uint64_t v;
+
+	cpuid(0xa, r);
+	ok(r[0] == 0x07300404 && r[1] == 0x18 && r[3] == 0x603,
+	   "CPUID.0AH: version 4, 4 GP counters and 3 fixed of 48 bits, "
+	   "7 events, LLC reference/miss unavailable");
+	ok(rdmsr(PERF_CAPABILITIES) == 0x2005,
+	   "PERF_CAPABILITIES: LBR format 5 and full-width writes");
+	ok(rdmsr(GLOBAL_CTRL) == 0x70000000full,
+	   "GLOBAL_CTRL: every counter's enable bit set at reset");
+	ok(wrmsr_safe(EVTSEL0 + 3, 0x4301c4 | EV_USR | EV_INT) == 0 &&
+	   rdmsr(EVTSEL0 + 3) == (0x4301c4 | EV_USR | EV_INT),
+	   "PERFEVTSEL3 reads back");
+	ok(wrmsr_safe(EVTSEL0, 1u << 18) && wrmsr_safe(EVTSEL0, 1u << 19) &&
+	   wrmsr_safe(EVTSEL0, 1u << 21) && wrmsr_safe(EVTSEL0, 1u << 23) &&
+	   wrmsr_safe(EVTSEL0, 1u << 24) && wrmsr_safe(EVTSEL0, 1ull << 32) &&
+	   rdmsr(EVTSEL0) == 0,
+	   "PERFEVTSEL: E, PC, AnyThread, INV, CMASK, bit 32 are #GP");
+	ok(wrmsr_safe(FIXED_CTR_CTRL, 0xbbb) == 0 &&
+	   rdmsr(FIXED_CTR_CTRL) == 0xbbb && wrmsr_safe(FIXED_CTR_CTRL, 4) &&
+	   wrmsr_safe(FIXED_CTR_CTRL, 0x1000) && rdmsr(FIXED_CTR_CTRL) == 0xbbb,
+	   "FIXED_CTR_CTRL reads back; AnyThread and bit 12 are #GP");
+	ok(rdmsr(GLOBAL_INUSE) == (0x8000000700000008ull),
+	   "GLOBAL_INUSE: PERFEVTSEL3, the 3 fixed counters, PMI");
+	wrmsr_safe(EVTSEL0 + 3, 0);
+	wrmsr_safe(FIXED_CTR_CTRL, 0);
+	ok(wrmsr_safe(GLOBAL_CTRL, 0x10) && wrmsr_safe(GLOBAL_CTRL, 1ull << 35)
+	   && rdmsr(GLOBAL_CTRL) == 0x70000000full,
+	   "GLOBAL_CTRL: bits 4 and 35 are #GP");
+	ok(wrmsr_safe(GLOBAL_STATUS, 0) && wrmsr_safe(GLOBAL_INUSE, 0) &&
+	   wrmsr_safe(GLOBAL_OVF_CTRL, 0x10) &&
+	   wrmsr_safe(GLOBAL_STATUS_SET, 1ull << 63),
+	   "GLOBAL_STATUS, INUSE read-only; OVF_CTRL bit 4, STATUS_SET "
+	   "bit 63 #GP");
+	ok(wrmsr_safe(GLOBAL_STATUS_SET, 0x700000005ull | LBR_FRZ) == 0 &&
+	   rdmsr(GLOBAL_STATUS) == (0x700000005ull | LBR_FRZ) &&
+	   wrmsr_safe(GLOBAL_OVF_CTRL, 0x700000004ull) == 0 &&
+	   rdmsr(GLOBAL_STATUS) == (1 | LBR_FRZ),
+	   "STATUS_SET sets, OVF_CTRL (STATUS_RESET) clears status bits");
+	wrmsr_safe(GLOBAL_OVF_CTRL, 1 | LBR_FRZ);
+	ok(wrmsr_safe(A_PMC0, CTR_MAX) == 0 && rdmsr(PMC0) == CTR_MAX &&
+	   wrmsr_safe(A_PMC0, 1ull << 48) && wrmsr_safe(FIXED_CTR0, 1ull << 48),
+	   "A_PMC0 full-width write; bit 48 is #GP there and in FIXED_CTR0");
+	ok(wrmsr_safe(PMC0, 0x80000000u) == 0 && rdmsr(A_PMC0) == 0xffff80000000ull,
+	   "legacy PMC0 write: bits 31:0 sign-extended to 48 bits");
+	ok(rdpmc_safe(0, &v) == 0 && v == 0xffff80000000ull &&
+	   rdpmc_safe(4, &v) == -1 && rdpmc_safe((1u << 30) | 3, &v) == -1,
+	   "RDPMC reads PMC0; GP counter 4 and fixed counter 3 are #GP");
+	pmu_clear();
+}
+
+/* the counts of pmu_seq: fixed counters, architectural events, USR/OS */
+static void test_pmu_count(void)
+{
+	uint64_t v;
+
+	pmu_clear();
+	wrmsr_safe(EVTSEL0 + 0, EV_EN | EV_OS | 0x00c4);	/* branches */
+	wrmsr_safe(EVTSEL0 + 1, EV_EN | EV_OS | 0x20c4);	/* near taken */
+	wrmsr_safe(EVTSEL0 + 2, EV_EN | EV_OS | 0x00c0);	/* insns */
+	wrmsr_safe(EVTSEL0 + 3, EV_EN | EV_USR | 0x00c0);	/* user insns */
+	wrmsr_safe(FIXED_CTR_CTRL, 0x111);
+	pmu_seq(ALL_CTRS);
+	ok(rdmsr(FIXED_CTR0) == SEQ_INSNS && rdmsr(FIXED_CTR0 + 1) == SEQ_INSNS
+	   && rdmsr(FIXED_CTR0 + 2) == SEQ_INSNS,
+	   "fixed counters: instructions, core and reference cycles = 13");
+	ok(rdmsr(PMC0) == SEQ_BRANCHES, "branch instructions retired = 6");
+	ok(rdmsr(PMC0 + 1) == SEQ_TAKEN, "taken near branches = 5");
+	ok(rdmsr(PMC0 + 2) == SEQ_INSNS, "instructions retired (OS) = 13");
+	ok(rdmsr(PMC0 + 3) == 0, "instructions retired (USR only): 0 in ring 0");
+	ok(rdpmc_safe((1u << 30) | 0, &v) == 0 && v == SEQ_INSNS,
+	   "RDPMC fixed counter 0 = 13");
+	ok(rdmsr(GLOBAL_STATUS) == 0, "no overflow");
+	pmu_clear();
+	wrmsr_safe(EVTSEL0 + 0, EV_EN | EV_OS | 0x4f2e);	/* LLC reference */
+	wrmsr_safe(EVTSEL0 + 1, EV_EN | EV_OS | 0x003c);	/* core cycles */
+	wrmsr_safe(EVTSEL0 + 2, EV_EN | EV_OS | EV_USR | 0x013c);
+	wrmsr_safe(EVTSEL0 + 3, EV_EN | EV_OS | EV_USR | 0x00c0);
+	pmu_seq(0x7, 0);		/* not PMC3 */
+	ok(rdmsr(PMC0) == 0 && rdmsr(PMC0 + 1) == SEQ_INSNS &&
+	   rdmsr(PMC0 + 2) == SEQ_INSNS && rdmsr(PMC0 + 3) == 0,
+	   "unmodeled event 0; cycles = instructions; GLOBAL_CTRL gates");
+	pmu_clear();
+}
+
+/*
+ * Overflow: PMC0 counts instructions from 2^48 - 5, so the 5th of pmu_seq
+ * overflows it.  Masked LVTPC: status only, counting goes on.  NMI with
+ * both freeze bits: one PMI, counters and LBR frozen, LVTPC masked again.
+ */
+static void test_pmu_overflow(void)
+{
+	uint32_t tos;
+
+	*APIC_SVR = 0x1ff;
+	pmu_clear();
+	*APIC_LVTPC = LVT_NMI | LVT_MASKED;
+	wrmsr_safe(EVTSEL0, EV_EN | EV_OS | EV_INT | 0x00c0);
+	wrmsr_safe(A_PMC0, CTR_MAX - 4);
+	nmi_count = 0;
+	pmu_seq(1, 0);
+	ok(nmi_count == 0 && rdmsr(GLOBAL_STATUS) == 1 &&
+	   rdmsr(PMC0) == SEQ_INSNS - 5,
+	   "overflow, LVTPC masked: status bit 0, no PMI, counting goes on");
+	pmu_clear();
+	*APIC_LVTPC = LVT_NMI;
+	wrmsr_safe(EVTSEL0, EV_EN | EV_OS | EV_INT | 0x00c0);
+	wrmsr_safe(A_PMC0, CTR_MAX - 4);
+	lbr_reset();
+	wrmsr_safe(DEBUGCTL, LBR | FREEZE_LBRS_ON_PMI | FREEZE_PERFMON_ON_PMI);
+	pmu_seq(1, 0);
+	tos = rdmsr(LBR_TOS);
+	wrmsr_safe(DEBUGCTL, LBR | FREEZE_LBRS_ON_PMI | FREEZE_PERFMON_ON_PMI);
+	asm volatile("jmp 1f; 1:");
+	wrmsr_safe(DEBUGCTL, 0);
+	ok(nmi_count == 1, "one PMI, delivered as NMI through LVTPC");
+	ok(rdmsr(GLOBAL_STATUS) == (1 | CTR_FRZ | LBR_FRZ),
+	   "GLOBAL_STATUS: PMC0 overflow, CTR_Frz, LBR_Frz");
+	ok(rdmsr(PMC0) == 0, "FREEZE_PERFMON_ON_PMI: PMC0 stopped at 0");
+	ok(rdmsr(LBR_TOS) == tos && tos != 0,
+	   "FREEZE_LBRS_ON_PMI: no push while LBR_Frz is set");
+	ok(*APIC_LVTPC == (LVT_NMI | LVT_MASKED),
+	   "LVTPC masked by the delivery");
+	wrmsr_safe(GLOBAL_OVF_CTRL, 1 | CTR_FRZ | LBR_FRZ);
+	wrmsr_safe(GLOBAL_CTRL, 1);
+	asm volatile("nop; nop");
+	wrmsr_safe(GLOBAL_CTRL, 0);
+	ok(rdmsr(GLOBAL_STATUS) == 0 && rdmsr(PMC0) > 2,
+	   "STATUS_RESET clears the freeze: counting resumes");
+	pmu_clear();
+}
+
+/*
+ * BTINT with the PMU: 40 jumps into a 32-record buffer whose interrupt
+ * threshold is record 16: one PMI (an NMI, itself recorded, and its IRET)
+ * when the 16th record is written, the buffer not circular: full at 32.
+ */
+static void test_pmu_btint(void)
+{
+	uint32_t w = rec_size / 3, base = (uint32_t)buffer;
+
+	*APIC_LVTPC = LVT_NMI;
+	nmi_count = 0;
+	clear_buffer();
+	ds_setup(base, 32);
+	*(uint32_t *)(ds_area + 3 * w) = base + 16 * rec_size;
+	wrmsr_safe(DS_AREA, (uint32_t)ds_area);
+	seq_w(TR | BTS | BTINT);
+	ok(nmi_count == 1, "BTINT: one PMI at the interrupt threshold");
+	ok(ds_index() == base + 32 * rec_size,
+	   "BTINT: not circular, the index stops at the absolute maximum");
+	ok(word(buffer + 15 * rec_size) == (uint32_t)(w_start + 30) &&
+	   word(buffer + 16 * rec_size + w) == (uint32_t)isr2,
+	   "BTINT: the 16th record is jump 16, the 17th the NMI");
+	wrmsr_safe(DS_AREA, 0);
+}
+
+static void test_pmu(void)
+{
+	test_pmu_msrs();
+	test_pmu_count();
+	test_pmu_overflow();
+	test_pmu_btint();
+}
+
 /*
  * 4 MiB pages: 0-8 MiB read-write, 8-12 MiB read-only, the local APIC's
  * 4 MiB, nothing else
@@ -728,6 +953,8 @@ int main(uint32_t *mbi)
 	puts_(rec_size == 24 ? "# 64-bit DS format\n" : "# 32-bit DS format\n");
 	if (streq(cmdline, "lbr")) {
 		test_lbr();
+	} else if (streq(cmdline, "pmu")) {
+		test_pmu();
 	} else if (*cmdline) {
 		fatal_mode(cmdline);
 	} else {
