@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # For the tests that drive gdb with gdb/bts.py on a core (tests/test-gdb.py,
-# tests/test-fixtures.py, tests/vm/check-vm.py): one batch gdb run with each
+# tests/test-fixtures.py, tests/test-gdbstub.py, tests/vm/check-vm.py): one batch gdb run with each
 # command's output apart, and `thread apply all` output split per thread.
 import os
 import re
@@ -48,4 +48,18 @@ def by_thread(out):
             cur = res.setdefault(int(m[1]), [])
         elif cur is not None and line.strip():
             cur.append(line)
+    return res
+
+
+def truth(name, fixdir=os.path.join(SRC, "tests", "fixtures")):
+    """{tid: [pc, ...]}: the instructions gdb single-stepped when the
+    fixture NAME was made (its *.records*.insns files), the thread's pc at
+    the end last: the truth test-gdb.py and test-gdbstub.py compare with."""
+    res = {}
+    for f in sorted(os.listdir(fixdir)):
+        if f.startswith(name + ".records") and f.endswith(".insns"):
+            with open(os.path.join(fixdir, f)) as fh:
+                ls = [l.strip() for l in fh if l.strip()]
+            tid = int([l for l in ls if l.startswith("# tid ")][0].split()[2])
+            res[tid] = [int(l, 16) for l in ls if not l.startswith("#")]
     return res

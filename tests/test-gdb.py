@@ -66,17 +66,6 @@ def insn_fields(line):
     return m and (int(m[1]), m[2] == "=> ", int(m[3], 16), m[4], m[5])
 
 
-def truth(name):
-    """{tid: [pc, ...]}: the instructions gdb single-stepped when the
-    fixture was made, the thread's pc at the end last."""
-    res = {}
-    for f in sorted(os.listdir(FIX)):
-        if f.startswith(name + ".records") and f.endswith(".insns"):
-            with open(fix(f)) as fh:
-                ls = [l.strip() for l in fh if l.strip()]
-            tid = int([l for l in ls if l.startswith("# tid ")][0].split()[2])
-            res[tid] = [int(l, 16) for l in ls if not l.startswith("#")]
-    return res
 
 
 def source_line(n):
@@ -300,7 +289,7 @@ def test_instruction_history():
     for name in ("null", "smash", "threads"):
         core = fix("crasher-%s.core" % name)
         out, = gdb(core, "thread apply all bts instruction-history 1,1000000")
-        check_history(name, out, truth("crasher-" + name),
+        check_history(name, out, btsgdb.truth("crasher-" + name),
                       ["-- no trace from here to the thread's pc"])
     core = fix("crasher-null.core")
     want = btsdump_json(core)["threads"][0]

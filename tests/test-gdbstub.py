@@ -59,17 +59,6 @@ def gdb(core, cmds, exe=EXE, status=None):
             [""] * (len(cmds) + 1 - len(parts)), parts[0])
 
 
-def truth(name):
-    """{tid: [pc, ...]}: the instructions gdb single-stepped when the
-    fixture was made, the thread's pc at the end last."""
-    res = {}
-    for f in sorted(os.listdir(FIX)):
-        if f.startswith(name + ".records") and f.endswith(".insns"):
-            with open(fix(f)) as fh:
-                ls = [l.strip() for l in fh if l.strip()]
-            tid = int([l for l in ls if l.startswith("# tid ")][0].split()[2])
-            res[tid] = [int(l, 16) for l in ls if not l.startswith("#")]
-    return res
 
 
 def btsdump_json(core):
@@ -110,7 +99,7 @@ def threads_of(name):
 def test_histories(name):
     """Per thread: instruction history = truth, call history = btsdump."""
     doc, by_tid = threads_of(name)
-    tr = truth(name)
+    tr = btsgdb.truth(name)
     for i, t in enumerate(doc["threads"]):
         if not t["branches"]:
             continue
