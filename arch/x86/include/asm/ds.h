@@ -109,9 +109,17 @@ void ds_lbr_release(enum ds_user who);
  * copies the stack before report_bug()); it was a WARN and returns. */
 void ds_kernel_bug_trap(void);
 void ds_kernel_bug_done(void);
+/*
+ * This CPU stops writing BTS records (crash path, NMI-safe; every CPU at
+ * kexec, reboot and halt: stop_this_cpu() and the shutting-down CPU in
+ * native_machine_shutdown()); with lbr-kernel, its LBR stops and fills
+ * its kernel ring (once).
+ */
+void ds_hw_stop_cpu(void);
 #else	/* perf's and traps.c's hooks compile away */
 static inline void ds_kernel_bug_trap(void) { }
 static inline void ds_kernel_bug_done(void) { }
+static inline void ds_hw_stop_cpu(void) { }
 static inline void ds_bts_request(enum ds_user who) { }
 static inline void ds_bts_release(enum ds_user who) { }
 static inline bool ds_bts_holds(enum ds_user who) { return true; } /* perf's alone */
@@ -141,9 +149,6 @@ bool ds_hw_save(const struct ds_hw_ops *ops, struct ds_trace *t);
 
 /* A core dump reads t now: its index as the CPU left it (t is current's). */
 void ds_task_trace_sync(struct ds_trace *t);
-/* This CPU stops writing BTS records (crash path, NMI-safe; kexec; reboot);
- * with lbr-kernel, its LBR stops and fills its kernel ring (once). */
-void ds_hw_stop_cpu(void);
 
 /* Starts/stops recording a task's user branches into t (the task is
  * current, or a child not yet running; published where a context switch
