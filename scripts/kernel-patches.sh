@@ -32,10 +32,10 @@ newfiles() {	# number, name, subject, body, files...: one patch of new files
 }
 
 newfiles 1 ds "x86/ds: Debug Store owner, BTS rings and the emulation backend" \
-"arch/x86/kernel/ds.c owns the BTS half of each CPU's DS area (one owner
-at a time, the crash recorder or perf), programs BTS per the Intel SDM
-for a traced task's ring, and emulates BTS by single-stepping on CPUs
-without it." \
+"arch/x86/kernel/ds.c owns the BTS half of each CPU's DS area (the crash
+recorder's while no perf user holds it, perf's users counted per CPU),
+programs BTS per the Intel SDM for a traced task's ring, and emulates
+BTS by single-stepping on CPUs without it." \
 	arch/x86/include/asm/ds.h arch/x86/kernel/ds.c arch/x86/kernel/ds_test.c
 newfiles 2 policy "btscrash: per-task branch traces for core dumps" \
 "kernel/bts_crash.c: per-task rings enabled by prctl, inherited, charged

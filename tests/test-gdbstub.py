@@ -21,6 +21,8 @@ import tempfile
 BTSDUMP = os.path.abspath(sys.argv[1])
 SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIX = os.path.join(SRC, "tests", "fixtures")
+sys.path.insert(0, os.path.join(SRC, "tests"))
+import btsgdb  # noqa: E402  (tests/btsgdb.py: shared with test-gdb.py)
 EXE = os.path.join(FIX, "crasher")
 GDB = shutil.which("gdb")
 MARK = "@@stub-test@@"
@@ -328,8 +330,6 @@ def test_gap(tmp):
 
 def test_bts_target():
     """gdb/bts.py's `bts target`: from `gdb EXE CORE`, one command."""
-    sys.path.insert(0, os.path.join(SRC, "tests"))
-    import btsgdb
     st = []
     out = btsgdb.run(EXE, fix("crasher-null.core"),
                      ["bts target", "info record", "reverse-stepi", "bt",

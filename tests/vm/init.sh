@@ -29,6 +29,23 @@ if grep -qw btscrash.capture /proc/cmdline; then
 	echo "BTSCRASH-KDUMP-SAVED rc=$rc"
 	reboot -f
 fi
+if grep -qw btscrash.kexec /proc/cmdline; then
+	# tests/vm/kexec-test.sh: the second kernel says it booted; the first
+	# kexecs into it with a traced program spinning on CPU 1.
+	if grep -qw btscrash.kexeced /proc/cmdline; then
+		echo "BTSCRASH-KEXEC-BOOTED on $(grep -c ^processor /proc/cpuinfo) CPUs"
+		poweroff -f
+	fi
+	taskset 2 /bin/btsrun 4096 /bin/crasher loop &
+	sleep 2
+	kexec -l /boot/bzImage --initrd=/boot/initrd.gz \
+		--append="console=ttyS0 panic=-1 btscrash.kexec btscrash.kexeced" ||
+		{ echo BTSCRASH-KEXEC-FAILED: kexec -l; poweroff -f; }
+	echo "BTSCRASH-KEXEC-STARTING"
+	kexec -e
+	echo "BTSCRASH-KEXEC-FAILED: kexec -e returned"
+	poweroff -f
+fi
 kd=$(sed -n 's/.*btscrash\.kdump=\([A-Z_]*\).*/\1/p' /proc/cmdline)
 if [ -n "$kd" ]; then
 	# Panic with kdump loaded (tests/vm/run-kdump.sh), a traced process

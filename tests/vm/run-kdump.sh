@@ -15,10 +15,8 @@ set -eu
 obj=$1 out=$2 type=$3
 shift 3
 src=$(cd "$(dirname "$0")/../.." && pwd)
-work=$(mktemp -d)
-qemu_pid=
-trap '[ -z "$qemu_pid" ] || kill "$qemu_pid" 2>/dev/null; rm -rf "$work"' EXIT
 . "$src/tests/vm/vm-lib.sh"
+vm_workdir
 root=$work/root
 vm_root "$root"
 vm_add_dynamic "$root" /usr/sbin/kexec /usr/bin/makedumpfile
@@ -45,15 +43,7 @@ $vm_qemu -m 1G -smp 2 \
 	> "$out/console.log" 2>&1 &
 qemu_pid=$!
 # The capture kernel's poweroff/reboot can hang: end QEMU on the marker.
-i=0
-while kill -0 "$qemu_pid" 2>/dev/null && [ $i -lt 600 ] &&
-      ! grep -q 'BTSCRASH-KDUMP-\(SAVED\|FAILED\)' "$out/console.log"; do
-	sleep 1
-	i=$((i + 1))
-done
-sleep 1
-kill "$qemu_pid" 2>/dev/null || true
-wait "$qemu_pid" 2>/dev/null || true
+vm_wait "$qemu_pid" "$out/console.log" 'BTSCRASH-KDUMP-\(SAVED\|FAILED\)' 600
 qemu_pid=
 sed -n 's/.*BTSCRASH-TRACED-PID \([0-9]*\).*/\1/p' "$out/console.log" | head -n 1 > "$out/traced.pid"
 grep 'bts-model:' "$out/console.log" >&2 && exit 1

@@ -64,6 +64,28 @@ vm_add_dynamic() {
 	done
 }
 
+# vm_workdir: a scratch directory in $work, removed at exit, QEMU (its pid
+# in $qemu_pid, when set) ended first.
+vm_workdir() {
+	work=$(mktemp -d)
+	qemu_pid=
+	trap '[ -z "$qemu_pid" ] || kill "$qemu_pid" 2>/dev/null; rm -rf "$work"' EXIT
+}
+
+# vm_wait PID LOG PATTERN SECONDS: waits until QEMU (PID) exits, LOG has a
+# line matching PATTERN (grep BRE) or SECONDS pass, then ends QEMU: a
+# guest's poweroff or reboot can hang.
+vm_wait() {
+	vm_i=0
+	while kill -0 "$1" 2>/dev/null && [ $vm_i -lt "$4" ] && ! grep -q "$3" "$2"; do
+		sleep 1
+		vm_i=$((vm_i + 1))
+	done
+	sleep 1
+	kill "$1" 2>/dev/null || true
+	wait "$1" 2>/dev/null || true
+}
+
 # vm_pack ROOT OUT.gz: a newc cpio archive, gzip'd (RD_GZIP).
 vm_pack() {
 	(cd "$1" && find . | cpio -o -H newc --quiet | gzip -1) > "$2"

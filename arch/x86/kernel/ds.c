@@ -2,7 +2,7 @@
 /*
  * Debug Store owner for btscrash.  Owns the circular BTS ring logic (index
  * and wrap as the Intel SDM describes for BTINT clear), the BTS half of
- * each CPU's DS area (one owner at a time: the crash recorder or perf),
+ * each CPU's DS area (the crash recorder's while no perf user holds it),
  * and the two backends behind one interface:
  *  - hardware (default on a CPU with BTS; ds.hw=0 off): a traced task's
  *    ring is loaded into the DS area at switch-in (user branches) and saved
@@ -85,7 +85,7 @@ struct ds_lbr_cpu {
 	struct task_struct *task;	/* DS_LBR_USER: current at the mark */
 	u64 from;			/* FROM_IP[tos] at the mark */
 	u8 tos;
-	bool perf;			/* perf holds the stack now */
+	unsigned long perf;		/* BIT(enum ds_user) of its holders now */
 	bool frozen;			/* DS_LBR_KERNEL: stopped, entries copied */
 	struct task_struct *bug;	/* DS_LBR_KERNEL: its BUG/WARN trap copied
 					 * the stack; an oops of it keeps that */
@@ -215,7 +215,7 @@ struct ds_cpu {
 	struct ds_trace *kernel;	/* this CPU's kernel ring, if recording */
 	bool held;			/* an oops reads the kernel ring: not loaded */
 	bool stopped;			/* crash, kexec, offline: load nothing */
-	enum ds_owner owner;
+	unsigned long perf;		/* BIT(enum ds_user): perf's holders */
 };
 static DEFINE_PER_CPU(struct ds_cpu, ds_cpu);
 /* Each CPU's kernel ring, set before any CPU loads it (ds_kernel_trace_start()). */
@@ -433,7 +433,6 @@ static void ds_hw_resume(struct ds_cpu *c, struct ds_trace *t, u64 now)
 	}
 	ds_hw_load(ds_hw, t);
 	c->loaded = t;
-	c->owner = DS_OWNER_CRASH;
 }
 
 static void ds_hw_unload(struct ds_cpu *c)
@@ -441,8 +440,6 @@ static void ds_hw_unload(struct ds_cpu *c)
 	if (c->loaded && !ds_hw_save(ds_hw, c->loaded))
 		c->loaded->gap_since = c->loaded->gap_since ?: local_clock();
 	c->loaded = NULL;
-	if (c->owner == DS_OWNER_CRASH)
-		c->owner = DS_OWNER_NONE;
 }
 
 /*
@@ -454,7 +451,7 @@ static void ds_hw_settle(struct ds_cpu *c, u64 now)
 {
 	struct ds_trace *want;
 
-	if (c->owner == DS_OWNER_PERF || c->stopped)
+	if (c->perf || c->stopped)
 		return;
 	want = c->running ?: (c->held ? NULL : c->kernel);
 	if (c->loaded == want)
@@ -470,43 +467,67 @@ static void ds_gap_start(struct ds_trace *t, u64 now)
 		t->gap_since = now;
 }
 
-void ds_bts_request(enum ds_owner who)
+/*
+ * A CPU's set of perf users of one piece of the debug hardware (struct
+ * ds_cpu's perf, struct ds_lbr_cpu's): who takes it twice, or gives back
+ * what it did not take (a stop whose start failed), changes nothing.
+ * True when the set goes from empty to one user (take) or back (give):
+ * the recorder steps back at the first and resumes after the last.
+ */
+static bool ds_users_take(unsigned long *users, enum ds_user who)
 {
-	struct ds_cpu *c = this_cpu_ptr(&ds_cpu);
+	bool first = !*users;
 
-	lockdep_assert_irqs_disabled();
-	if (who == DS_OWNER_PERF) {
-		ds_hw_unload(c);
-		ds_gap_start(c->running, local_clock());
-		ds_gap_start(c->kernel, local_clock());
-		c->owner = DS_OWNER_PERF;
-	} else if (c->owner == DS_OWNER_NONE) {
-		ds_hw_settle(c, local_clock());
-	}
+	if (WARN_ON_ONCE(who >= DS_USERS) || *users & BIT(who))
+		return false;
+	*users |= BIT(who);
+	return first;
 }
 
-void ds_bts_release(enum ds_owner who)
+static bool ds_users_give(unsigned long *users, enum ds_user who)
+{
+	if (who >= DS_USERS || !(*users & BIT(who)))
+		return false;
+	*users &= ~BIT(who);
+	return !*users;
+}
+
+/*
+ * The first perf user saves and stops the recorder's ring; a suspension
+ * starts for it and for the kernel ring (the GAP marker, reason perf, goes
+ * in when the last user gives back and the ring is loaded again).
+ */
+void ds_bts_request(enum ds_user who)
+{
+	struct ds_cpu *c = this_cpu_ptr(&ds_cpu);
+	u64 now;
+
+	lockdep_assert_irqs_disabled();
+	if (!ds_users_take(&c->perf, who))
+		return;
+	now = local_clock();
+	ds_hw_unload(c);
+	ds_gap_start(c->running, now);
+	ds_gap_start(c->kernel, now);
+}
+
+void ds_bts_release(enum ds_user who)
 {
 	struct ds_cpu *c = this_cpu_ptr(&ds_cpu);
 
 	lockdep_assert_irqs_disabled();
-	if (c->owner != who)
-		return;
-	if (who == DS_OWNER_CRASH)
-		ds_hw_unload(c);
-	c->owner = DS_OWNER_NONE;
-	if (who == DS_OWNER_PERF)
+	if (ds_users_give(&c->perf, who))
 		ds_hw_settle(c, local_clock());
+}
+
+bool ds_bts_holds(enum ds_user who)
+{
+	return who < DS_USERS && this_cpu_read(ds_cpu.perf) & BIT(who);
 }
 
 bool ds_hw_active(void)
 {
 	return ds_hw_ok;
-}
-
-enum ds_owner ds_bts_owner(void)
-{
-	return this_cpu_read(ds_cpu.owner);
 }
 
 /*
@@ -848,7 +869,7 @@ void notrace ds_task_switch(struct ds_trace *prev, struct ds_trace *next,
 		ds_ring_write(&next->ring, BTS_MARKER(BTS_MARK_SWITCH_IN, 0), now, cpu);
 		if (hw) {
 			c->running = next;
-			if (c->owner == DS_OWNER_PERF)
+			if (c->perf)
 				ds_gap_start(next, now);
 		}
 	}
@@ -1474,30 +1495,28 @@ static void notrace ds_lbr_hold(bool hold)
  * perf programs both when it enables); giving back: ours again, and the
  * entries perf's users left are behind a new mark.
  */
-void ds_lbr_request(enum ds_owner who)
+void ds_lbr_request(enum ds_user who)
 {
 	struct ds_lbr_cpu *m = this_cpu_ptr(&ds_lbr_cpu);
 
 	lockdep_assert_irqs_disabled();
-	if (ds_lbr_mode == DS_LBR_OFF || who != DS_OWNER_PERF || m->perf)
+	if (ds_lbr_mode == DS_LBR_OFF || !ds_users_take(&m->perf, who))
 		return;
 	if (!m->frozen) {
 		ds_lbr_off_now();
 		ds_lbr_wrmsr(MSR_LBR_SELECT, 0);
 	}
-	m->perf = true;
 	m->gap_since = local_clock();
 }
 
-void ds_lbr_release(enum ds_owner who)
+void ds_lbr_release(enum ds_user who)
 {
 	struct ds_lbr_cpu *m = this_cpu_ptr(&ds_lbr_cpu);
 	u64 now;
 
 	lockdep_assert_irqs_disabled();
-	if (ds_lbr_mode == DS_LBR_OFF || who != DS_OWNER_PERF || !m->perf)
+	if (ds_lbr_mode == DS_LBR_OFF || !ds_users_give(&m->perf, who))
 		return;
-	m->perf = false;
 	if (m->frozen)
 		return;
 	now = local_clock();

@@ -288,40 +288,44 @@ static void ds_test_cpu_end(struct ds_test_cpu *s)
 	local_irq_enable();
 }
 
+/* ds_test_cpu_begin(), and a traced task with ring recs[n] switched in. */
+static struct ds_cpu *ds_test_traced_in(struct ds_test_cpu *s, struct ds_trace *t,
+					struct bts_record *recs, u64 n)
+{
+	struct ds_cpu *c;
+
+	ds_ring_init(&t->ring, recs, n);
+	t->armed = true;
+	c = ds_test_cpu_begin(s);
+	ds_task_switch(NULL, t, 1000, 1);
+	return c;
+}
+
 /* Switch in, perf takes BTS, perf lets go, switch out. */
 static void ds_test_perf_handover(struct kunit *test)
 {
 	struct bts_record recs[16] = {};
 	struct ds_trace t = {};
 	struct ds_test_cpu saved;
-	struct ds_cpu *c;
+	struct ds_cpu *c = ds_test_traced_in(&saved, &t, recs, 16);
 
-	ds_ring_init(&t.ring, recs, 16);
-	t.armed = true;
-	c = ds_test_cpu_begin(&saved);
-
-	ds_task_switch(NULL, &t, 1000, 1);
 	KUNIT_EXPECT_EQ(test, last_marker(&t), (u32)BTS_MARK_SWITCH_IN);
 	KUNIT_EXPECT_PTR_EQ(test, c->loaded, &t);
-	KUNIT_EXPECT_EQ(test, ds_bts_owner(), DS_OWNER_CRASH);
+	KUNIT_EXPECT_FALSE(test, ds_bts_holds(DS_USER_INTEL_BTS));
 	KUNIT_EXPECT_EQ(test, ds_mock.debugctl, (u64)BTS_ON);
 	KUNIT_EXPECT_EQ(test, ds_mock.ds.bts_index, (u64)&recs[1]);
 	fake_hw_records(&t, 2);
 
-	ds_bts_request(DS_OWNER_PERF);
-	KUNIT_EXPECT_EQ(test, ds_bts_owner(), DS_OWNER_PERF);
+	ds_bts_request(DS_USER_INTEL_BTS);
+	KUNIT_EXPECT_TRUE(test, ds_bts_holds(DS_USER_INTEL_BTS));
 	KUNIT_EXPECT_PTR_EQ(test, c->loaded, (struct ds_trace *)NULL);
 	KUNIT_EXPECT_EQ(test, ds_mock.debugctl, 0ULL);
 	KUNIT_EXPECT_EQ(test, t.ring.index, 3ULL);
 	KUNIT_EXPECT_NE(test, t.gap_since, 0ULL);
-	/* the recorder cannot take it back while perf holds it */
-	ds_bts_request(DS_OWNER_CRASH);
-	KUNIT_EXPECT_EQ(test, ds_bts_owner(), DS_OWNER_PERF);
-	ds_bts_release(DS_OWNER_CRASH);
-	KUNIT_EXPECT_EQ(test, ds_bts_owner(), DS_OWNER_PERF);
 
-	ds_bts_release(DS_OWNER_PERF);
-	KUNIT_EXPECT_EQ(test, ds_bts_owner(), DS_OWNER_CRASH);
+	ds_bts_release(DS_USER_INTEL_BTS);
+	KUNIT_EXPECT_FALSE(test, ds_bts_holds(DS_USER_INTEL_BTS));
+	KUNIT_EXPECT_PTR_EQ(test, c->loaded, &t);
 	KUNIT_EXPECT_EQ(test, last_marker(&t), (u32)(BTS_MARK_GAP | BTS_GAP_PERF << 16));
 	KUNIT_EXPECT_EQ(test, t.gap_since, 0ULL);
 	KUNIT_EXPECT_EQ(test, ds_mock.debugctl, (u64)BTS_ON);
@@ -330,18 +334,71 @@ static void ds_test_perf_handover(struct kunit *test)
 	/* while perf holds BTS a switch-in only starts the gap */
 	ds_task_switch(&t, NULL, 3000, 1);
 	KUNIT_EXPECT_EQ(test, last_marker(&t), (u32)BTS_MARK_SWITCH_OUT);
-	KUNIT_EXPECT_EQ(test, ds_bts_owner(), DS_OWNER_NONE);
+	KUNIT_EXPECT_PTR_EQ(test, c->loaded, (struct ds_trace *)NULL);
 	KUNIT_EXPECT_EQ(test, ds_mock.debugctl, 0ULL);
-	ds_bts_request(DS_OWNER_PERF);
+	ds_bts_request(DS_USER_BTS_EVENT);
 	ds_task_switch(NULL, &t, 4000, 1);
 	KUNIT_EXPECT_PTR_EQ(test, c->loaded, (struct ds_trace *)NULL);
 	KUNIT_EXPECT_EQ(test, t.gap_since, 4000ULL);
 	KUNIT_EXPECT_EQ(test, ds_mock.debugctl, 0ULL);
 	ds_task_switch(&t, NULL, 5000, 1);
-	ds_bts_release(DS_OWNER_PERF);
-	KUNIT_EXPECT_EQ(test, ds_bts_owner(), DS_OWNER_NONE);
+	ds_bts_release(DS_USER_BTS_EVENT);
+	KUNIT_EXPECT_FALSE(test, ds_bts_holds(DS_USER_BTS_EVENT));
+	KUNIT_EXPECT_PTR_EQ(test, c->loaded, (struct ds_trace *)NULL);
 	KUNIT_EXPECT_EQ(test, ds_mock.windows, ds_mock.unwindows);
 
+	ds_test_cpu_end(&saved);
+}
+
+/*
+ * Two perf users overlap on one CPU: intel_bts runs, then PT starts (where
+ * lbr_pt_coexist lets the two run together) and stops.  The recorder must
+ * wait for the last one: reloading its ring when PT stops would put it
+ * under intel_bts (perf's index reset, perf's TR cleared later while the
+ * recorder thinks its ring loaded).  A second release, or a stop whose
+ * start failed (never taken), gives back nothing.
+ */
+static void ds_test_perf_two_users(struct kunit *test)
+{
+	struct bts_record recs[16] = {};
+	struct ds_trace t = {};
+	struct ds_test_cpu saved;
+	struct ds_cpu *c = ds_test_traced_in(&saved, &t, recs, 16);
+
+	KUNIT_EXPECT_PTR_EQ(test, c->loaded, &t);
+
+	ds_bts_request(DS_USER_INTEL_BTS);
+	/* intel_bts programs its buffer and starts */
+	ds_mock.ds.bts_buffer_base = TEST_WIN;
+	ds_mock.ds.bts_index = TEST_WIN + 48;
+	ds_mock.debugctl = DEBUGCTLMSR_TR | DEBUGCTLMSR_BTS;
+	ds_bts_request(DS_USER_PT);
+	ds_bts_release(DS_USER_PT);
+	KUNIT_EXPECT_PTR_EQ(test, c->loaded, (struct ds_trace *)NULL);
+	KUNIT_EXPECT_EQ(test, ds_mock.ds.bts_buffer_base, TEST_WIN);
+	KUNIT_EXPECT_EQ(test, ds_mock.ds.bts_index, TEST_WIN + 48);
+	KUNIT_EXPECT_EQ(test, ds_mock.debugctl, (u64)(DEBUGCTLMSR_TR | DEBUGCTLMSR_BTS));
+	/* PT's stop again, and a BTS event's stop whose start failed */
+	ds_bts_release(DS_USER_PT);
+	ds_bts_release(DS_USER_BTS_EVENT);
+	KUNIT_EXPECT_PTR_EQ(test, c->loaded, (struct ds_trace *)NULL);
+	KUNIT_EXPECT_EQ(test, ds_mock.ds.bts_index, TEST_WIN + 48);
+
+	/* the last one lets go: the ring again, behind a GAP marker */
+	ds_mock.debugctl = 0;
+	ds_bts_release(DS_USER_INTEL_BTS);
+	KUNIT_EXPECT_PTR_EQ(test, c->loaded, &t);
+	KUNIT_EXPECT_EQ(test, last_marker(&t), (u32)(BTS_MARK_GAP | BTS_GAP_PERF << 16));
+	KUNIT_EXPECT_EQ(test, ds_mock.debugctl, (u64)BTS_ON);
+	KUNIT_EXPECT_EQ(test, ds_mock.ds.bts_index, (u64)&recs[2]);
+	/* given back twice, or by one that never took it: still the recorder's */
+	ds_bts_release(DS_USER_INTEL_BTS);
+	ds_bts_release(DS_USER_PT);
+	KUNIT_EXPECT_PTR_EQ(test, c->loaded, &t);
+	KUNIT_EXPECT_EQ(test, ds_mock.debugctl, (u64)BTS_ON);
+
+	ds_task_switch(&t, NULL, 2000, 1);
+	KUNIT_EXPECT_EQ(test, ds_mock.windows, ds_mock.unwindows);
 	ds_test_cpu_end(&saved);
 }
 
@@ -697,7 +754,7 @@ static void ds_test_lbr_perf_handover(struct kunit *test)
 	ds_lbr_switch_in(current);
 	ds_mock_lbr_push(0x401000, 0x401100, false);
 
-	ds_lbr_request(DS_OWNER_PERF);
+	ds_lbr_request(DS_USER_LBR);
 	KUNIT_EXPECT_TRUE(test, m->perf);
 	KUNIT_EXPECT_EQ(test, ds_mock.lbr_select, 0ULL);
 	KUNIT_EXPECT_FALSE(test, ds_mock.debugctl & DEBUGCTLMSR_LBR);
@@ -712,11 +769,11 @@ static void ds_test_lbr_perf_handover(struct kunit *test)
 	ds_mock_lbr_push(0x7000, 0x7100, false);
 	ds_lbr_notify(NULL, DIE_DEBUG, NULL);
 	ds_lbr_switch_in(current);
-	ds_lbr_request(DS_OWNER_PERF);
+	ds_lbr_request(DS_USER_LBR);
 	KUNIT_EXPECT_EQ(test, ds_mock.lbr_select, 0x1c4ULL);
 
 	ds_mock.debugctl &= ~DEBUGCTLMSR_LBR;	/* perf's last disable */
-	ds_lbr_release(DS_OWNER_PERF);
+	ds_lbr_release(DS_USER_LBR);
 	KUNIT_EXPECT_FALSE(test, m->perf);
 	KUNIT_EXPECT_EQ(test, ds_mock.lbr_select, DS_LBR_SEL_CPL_EQ_0);
 	KUNIT_EXPECT_TRUE(test, ds_mock.debugctl & DEBUGCTLMSR_LBR);
@@ -728,10 +785,10 @@ static void ds_test_lbr_perf_handover(struct kunit *test)
 	KUNIT_EXPECT_GT(test, out[0].flags, 0ULL);	/* the gap's length */
 	KUNIT_EXPECT_EQ(test, out[1].from, 0x402000ULL);
 	KUNIT_EXPECT_EQ(test, out[2].from, 0x402200ULL);
-	/* a release without a hold, or by another owner, changes nothing */
-	ds_lbr_release(DS_OWNER_PERF);
-	ds_lbr_request(DS_OWNER_CRASH);
+	/* a release without a hold changes nothing */
+	ds_lbr_release(DS_USER_LBR);
 	KUNIT_EXPECT_FALSE(test, m->perf);
+	KUNIT_EXPECT_TRUE(test, ds_mock.debugctl & DEBUGCTLMSR_LBR);
 	/* the next switch-in starts clean: no gap */
 	ds_lbr_switch_in(current);
 	ds_mock_lbr_push(0x403000, 0x403100, false);
@@ -789,7 +846,7 @@ static void ds_test_lbr_kernel_freeze(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, ds_ring_get(&t.ring, 0)->from, 0xffffffff84000000ULL);
 
 	ds_kernel_trace_hold(false);
-	ds_lbr_request(DS_OWNER_PERF);
+	ds_lbr_request(DS_USER_LBR);
 	ds_mock.debugctl |= DEBUGCTLMSR_LBR;	/* perf's */
 	ds_kernel_trace_hold(true);
 	KUNIT_EXPECT_FALSE(test, ds_mock.debugctl & DEBUGCTLMSR_LBR);
@@ -798,7 +855,7 @@ static void ds_test_lbr_kernel_freeze(struct kunit *test)
 
 	/* a CPU without a ring (cpu_records=0): an oops stops the LBR, its
 	 * end starts it again */
-	ds_lbr_release(DS_OWNER_PERF);
+	ds_lbr_release(DS_USER_LBR);
 	ds_kernel_trace_hold(false);
 	this_cpu_write(ds_kernel_of, NULL);
 	ds_kernel_trace_hold(true);
@@ -859,6 +916,7 @@ static struct kunit_case ds_test_cases[] = {
 	KUNIT_CASE(ds_test_save_wrap),
 	KUNIT_CASE(ds_test_save_foreign),
 	KUNIT_CASE(ds_test_perf_handover),
+	KUNIT_CASE(ds_test_perf_two_users),
 	KUNIT_CASE(ds_test_exec_restart),
 	KUNIT_CASE(ds_test_resume_at),
 	KUNIT_CASE(ds_test_delays_trap),

@@ -75,42 +75,58 @@ u64 ds_kernel_default_records(void);
 unsigned int ds_kernel_source(void);
 
 /*
- * The BTS half of a CPU's DS area has one owner at a time.  The crash
- * recorder holds it while a traced task runs; perf (BTS events, or LBR/PT,
- * which exclude BTS) takes it away at any time, and the recorder's ring
- * gets a GAP marker when it resumes.  IRQs off, on the CPU concerned.
+ * Perf's users of the debug hardware, each running at most once per CPU
+ * (one intel_bts and one PT context, one BTS counter; perf counts its LBR
+ * users itself).  Each takes the BTS half of the CPU's DS area, or the LBR
+ * stack, from the crash recorder (ds_bts_request(), ds_lbr_request()) and
+ * gives it back (..._release()), IRQs off, on the CPU concerned.  ds.c
+ * keeps the set of users per CPU: the recorder resumes, behind a GAP
+ * marker, only when the last one has gone; taking twice, or giving back
+ * what was not taken (a stop whose start failed), changes nothing.
  */
-enum ds_owner {
-	DS_OWNER_NONE,
-	DS_OWNER_CRASH,		/* kernel/bts_crash.c via ds_task_switch() */
-	DS_OWNER_PERF,
+enum ds_user {
+	DS_USER_INTEL_BTS,	/* intel_bts: bts_event_start() .. _stop() */
+	DS_USER_BTS_EVENT,	/* the BTS sampling event: pmu::add .. ::del */
+	DS_USER_PT,		/* intel_pt (excludes BTS unless lbr_pt_coexist) */
+	DS_USER_LBR,		/* perf's LBR users, first .. last */
+	DS_USERS
 };
 #ifdef CONFIG_BTS_CRASH
-void ds_bts_request(enum ds_owner who);
+void ds_bts_request(enum ds_user who);
+void ds_bts_release(enum ds_user who);
+/* who holds the BTS half on this CPU (took it and has not given it back) */
+bool ds_bts_holds(enum ds_user who);
 /* ds.c records with BTS: it owns IA32_DS_AREA and the BTS half's fields. */
 bool ds_hw_active(void);
-void ds_bts_release(enum ds_owner who);
 /*
  * The LBR stack likewise (the LBR source): perf's first LBR user on this
  * CPU requests it, its last releases it (pmu::add/del, IRQs off); the
  * recorder keeps off every LBR MSR meanwhile and marks the gap.
  */
-void ds_lbr_request(enum ds_owner who);
-void ds_lbr_release(enum ds_owner who);
+void ds_lbr_request(enum ds_user who);
+void ds_lbr_release(enum ds_user who);
 /* traps.c's handle_bug(), IRQs off: a kernel ud2 trapped (lbr-kernel
  * copies the stack before report_bug()); it was a WARN and returns. */
 void ds_kernel_bug_trap(void);
 void ds_kernel_bug_done(void);
+/*
+ * This CPU stops writing BTS records (crash path, NMI-safe; every CPU at
+ * kexec, reboot and halt: stop_this_cpu() and the shutting-down CPU in
+ * native_machine_shutdown()); with lbr-kernel, its LBR stops and fills
+ * its kernel ring (once).
+ */
+void ds_hw_stop_cpu(void);
 #else	/* perf's and traps.c's hooks compile away */
 static inline void ds_kernel_bug_trap(void) { }
 static inline void ds_kernel_bug_done(void) { }
-static inline void ds_bts_request(enum ds_owner who) { }
-static inline void ds_bts_release(enum ds_owner who) { }
+static inline void ds_hw_stop_cpu(void) { }
+static inline void ds_bts_request(enum ds_user who) { }
+static inline void ds_bts_release(enum ds_user who) { }
+static inline bool ds_bts_holds(enum ds_user who) { return true; } /* perf's alone */
 static inline bool ds_hw_active(void) { return false; }
-static inline void ds_lbr_request(enum ds_owner who) { }
-static inline void ds_lbr_release(enum ds_owner who) { }
+static inline void ds_lbr_request(enum ds_user who) { }
+static inline void ds_lbr_release(enum ds_user who) { }
 #endif
-enum ds_owner ds_bts_owner(void);
 
 /*
  * What the hardware backend does to the CPU, so KUnit can check the exact
@@ -133,9 +149,6 @@ bool ds_hw_save(const struct ds_hw_ops *ops, struct ds_trace *t);
 
 /* A core dump reads t now: its index as the CPU left it (t is current's). */
 void ds_task_trace_sync(struct ds_trace *t);
-/* This CPU stops writing BTS records (crash path, NMI-safe; kexec; reboot);
- * with lbr-kernel, its LBR stops and fills its kernel ring (once). */
-void ds_hw_stop_cpu(void);
 
 /* Starts/stops recording a task's user branches into t (the task is
  * current, or a child not yet running; published where a context switch
