@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * btsdec, classification: the part of the decoder library's interface that
+ * classify.c implements.  Included through btsdec.h, the library's one
+ * public header, which includes every module's.  Process context; errors
+ * as negative errno plus struct btsdec_err.
+ */
+#ifndef BTSDEC_CLASSIFY_API_H
+#define BTSDEC_CLASSIFY_API_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#include <json-c/json.h>
+
+#include "format.h"
+#include "grow.h"
+
+enum btsdec_kind {
+	BTSDEC_K_UNKNOWN = 0,	/* no code at `from` to look at */
+	BTSDEC_K_CALL,
+	BTSDEC_K_RETURN,
+	BTSDEC_K_JUMP,		/* unconditional jump */
+	BTSDEC_K_COND,		/* conditional jump, loop, jrcxz */
+	BTSDEC_K_SYSCALL,	/* syscall, sysenter, int n */
+	BTSDEC_K_SYSRET,	/* sysret, sysexit */
+	BTSDEC_K_IRET,		/* iret */
+	BTSDEC_K_INTERRUPT,	/* `from` is no branch: asynchronous event or fault */
+	BTSDEC_K_MARKER,	/* a marker record */
+	BTSDEC_K__MAX,
+};
+
+const char *btsdec_kind_name(enum btsdec_kind k);
+
+struct btsdec_classifier;
+
+int btsdec_classifier_new(struct btsdec_classifier **out, struct btsdec_err *err);
+void btsdec_classifier_free(struct btsdec_classifier *c);
+/* Classifies the instruction in code[0..len) located at addr. */
+enum btsdec_kind btsdec_classify(struct btsdec_classifier *c,
+				 const uint8_t *code, size_t len, uint64_t addr,
+				 bool *indirect);
+/* The same, with the instruction's length: 0 when it does not decode. */
+enum btsdec_kind btsdec_classify_insn(struct btsdec_classifier *c,
+				      const uint8_t *code, size_t len, uint64_t addr,
+				      bool *indirect, size_t *size);
+
+#endif /* BTSDEC_CLASSIFY_API_H */
