@@ -184,6 +184,17 @@ fi
 # A kernel oops (LKDTM, the process dies, the kernel goes on): the report
 # must carry this CPU's last kernel branches, from the per-CPU ring.
 mount -t debugfs debugfs /sys/kernel/debug
+if [ -r /sys/kernel/debug/page_tables/current_user ]; then
+	# PTI: with a traced program spinning on a CPU, the user page tables
+	# map no page any CPU writes a ring through (check-vm.py check_pti)
+	/bin/btsrun 4096 /bin/crasher loop &
+	sleep 2
+	cat /sys/kernel/debug/ds/bts_buffers > "$R/pti-buffers"
+	cat /sys/kernel/debug/page_tables/current_user > "$R/pti-user-pt"
+	cat /sys/kernel/debug/ds/bts_buffers >> "$R/pti-buffers"
+	kill -9 $!
+	wait
+fi
 run oops sh -c 'echo EXCEPTION > /sys/kernel/debug/provoke-crash/DIRECT'
 cat /proc/cmdline > "$R/cmdline"
 dmesg > "$R/dmesg"

@@ -26,6 +26,7 @@
  */
 #include <linux/cpu.h>
 #include <linux/cpuhotplug.h>
+#include <linux/debugfs.h>
 #include <linux/ftrace.h>
 #include <linux/kdebug.h>
 #include <linux/moduleparam.h>
@@ -33,6 +34,7 @@
 #include <linux/sched.h>
 #include <linux/sched/clock.h>
 #include <linux/sched/task_stack.h>
+#include <linux/seq_file.h>
 #include <linux/syscore_ops.h>
 #include <linux/uaccess.h>
 #include <linux/uprobes.h>
@@ -1175,6 +1177,49 @@ int __init ds_kernel_trace_start(struct ds_trace *(*trace_of)(unsigned int cpu))
 	return -EOPNOTSUPP;
 #endif
 }
+
+/* ---- where the rings are written (debugfs) ------------------------------ */
+
+/*
+ * /sys/kernel/debug/ds/bts_buffers (root only): for each online CPU, the
+ * linear range its DS area's BTS half points at now (with the hardware
+ * backend; 0 0: none), and its kernel ring: the address the CPU writes it
+ * at, when it does, and the ring's own (either backend).
+ * tests/vm/check-vm.py checks that under KPTI the user page tables
+ * (debugfs page_tables/current_user) map none of them.
+ */
+static int ds_buffers_show(struct seq_file *m, void *unused)
+{
+	unsigned int cpu;
+
+	for_each_online_cpu(cpu) {
+		struct debug_store *ds = &get_cpu_entry_area(cpu)->cpu_debug_store;
+		struct ds_trace *k = per_cpu(ds_kernel_of, cpu);
+		const struct ds_ring *r = k ? &k->ring : per_cpu(ds_kring, cpu);
+		u64 bytes = r ? r->capacity * BTS_RECORD_SIZE : 0;
+
+		seq_printf(m, "cpu %u", cpu);
+		if (ds_hw_ok)	/* the DS area is mapped on Intel CPUs only */
+			seq_printf(m, " bts 0x%llx 0x%llx", READ_ONCE(ds->bts_buffer_base),
+				   READ_ONCE(ds->bts_absolute_maximum));
+		if (k && k->hw_base)
+			seq_printf(m, " kernel 0x%llx 0x%llx", k->hw_base, k->hw_base + bytes);
+		if (r)
+			seq_printf(m, " ring 0x%lx 0x%llx", (unsigned long)r->base,
+				   (unsigned long)r->base + bytes);
+		seq_putc(m, '\n');
+	}
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(ds_buffers);
+
+static int __init ds_debugfs_init(void)
+{
+	debugfs_create_file("bts_buffers", 0400, debugfs_create_dir("ds", NULL), NULL,
+			    &ds_buffers_fops);
+	return 0;
+}
+late_initcall(ds_debugfs_init);
 
 /* ---- the LBR source ------------------------------------------------------ */
 
