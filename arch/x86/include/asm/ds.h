@@ -123,7 +123,7 @@ struct ds_hw_ops {
 	/* This CPU's DS area (the one IA32_DS_AREA points at). */
 	struct debug_store *(*area)(void);
 	/* Makes r writable by the CPU at any privilege level; returns the
-	 * linear address to program (KPTI: a per-CPU cpu_entry_area window). */
+	 * linear address to program (the ring's own: no backend under KPTI). */
 	u64 (*window)(struct ds_ring *r);
 	/* Undoes window() once the ring is saved. */
 	void (*unwindow)(struct ds_ring *r);
