@@ -693,10 +693,10 @@ def check_hw(res, console):
           "hw: the kernel runs the BTS hardware backend on the model",
           "\n".join(l for l in console.splitlines() if "ds:" in l or "BTS" in l))
     cmdline = read(os.path.join(res, "cmdline"))
-    check("ds." not in cmdline and "cpu_records" not in cmdline and
+    check("ds." not in cmdline and "bts_crash.cpu_records=4096" in cmdline and
           "per-CPU kernel rings of 4096 records on 2 CPUs (BTS: kernel branches)" in console,
-          "hw: with no backend parameter, BTS records and every CPU keeps its "
-          "kernel branches (the defaults)", cmdline)
+          "hw: BTS records, and every CPU keeps its kernel branches when "
+          "bts_crash.cpu_records asks (opt-in)", cmdline)
     log = read_log(res)
     check(log, "hw: the model logged the records it wrote (oracle)",
           "no bts.log" if log is None else "empty bts.log")
@@ -783,6 +783,26 @@ def check_hw_pti(res, console):
           "no bts.log" if log is None else "%d records" % len(log))
 
 
+def check_defaults(res, console):
+    """A boot with no bts_crash. or ds. parameter on the BTS model records
+    nothing costly: no per-CPU kernel ring, and the CPU writes no record of
+    a branch taken at CPL 0 (the model logs only those here: a kernel ring
+    would log gigabytes); only the traced program's ring records."""
+    cmdline = read(os.path.join(res, "cmdline"))
+    check("bts_crash." not in cmdline and "ds." not in cmdline,
+          "defaults: no bts_crash. or ds. parameter", cmdline)
+    check("ds: BTS hardware backend on" in console,
+          "defaults: the hardware backend is on (for traced tasks)",
+          "\n".join(l for l in console.splitlines() if "ds:" in l))
+    check("per-CPU kernel rings of" not in console,
+          "defaults: no per-CPU kernel ring",
+          "\n".join(l for l in console.splitlines() if "bts_crash" in l))
+    log = read_log(res)
+    check(log is not None and len(log) == 0, "defaults: the CPU wrote no "
+          "record of a branch taken at CPL 0 (the model's log, CPL 0 only)",
+          "no bts.log" if log is None else [str(log.entry(i)) for i in range(min(4, len(log)))])
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit("usage: check-vm.py BTSDUMP RESULTS_DIR")
@@ -816,7 +836,10 @@ def main():
              lambda: check_daemon(tool, res, exe, read(os.path.join(res, "dmesg"))),
              lambda: check_no_kernel_addresses(res),
              lambda: check_own_records(res)]
-    if BACKEND == "hw":
+    if "btscrash.defaults" in read(os.path.join(res, "cmdline")):
+        steps = steps[:3] + [lambda: check_notrace(tool, res, exe),
+                             lambda: check_defaults(res, console)]
+    elif BACKEND == "hw":
         steps.append(lambda: check_hw(res, console))
     if model == "hw" and pti:
         steps.append(lambda: check_hw_pti(res, console))

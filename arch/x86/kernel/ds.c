@@ -178,13 +178,14 @@ u64 ds_kernel_max_records(void)
 	return ds_task_max_records();
 }
 
-/* What a per-CPU kernel ring holds without bts_crash.cpu_records: the
- * LBR's depth, 4096 branches with BTS, nothing with the emulation. */
+/*
+ * What a per-CPU kernel ring holds without bts_crash.cpu_records: the
+ * LBR's depth, else nothing.  A BTS ring writes every kernel branch to
+ * memory (docs/kernel.md "What each configuration costs"): opt-in only.
+ */
 u64 ds_kernel_default_records(void)
 {
-	if (ds_lbr_mode == DS_LBR_KERNEL)
-		return ds_lbr_depth;
-	return ds_backend() == DS_BACKEND_HW ? DS_KERNEL_RECORDS_HW : 0;
+	return ds_lbr_mode == DS_LBR_KERNEL ? ds_lbr_depth : 0;
 }
 
 /* Where the per-CPU kernel rings' records come from (enum bts_crash_source). */
@@ -1610,7 +1611,7 @@ static int __init ds_init(void)
 			return ret;
 		register_syscore_ops(&ds_hw_syscore_ops);
 		ds_hw_ok = true;
-		pr_info("ds: BTS hardware backend on (circular: traced tasks' user branches, per-CPU kernel branches)\n");
+		pr_info("ds: BTS hardware backend on (circular: traced tasks' user branches; kernel branches only with bts_crash.cpu_records)\n");
 		return 0;
 	}
 	ds_emulate |= pti_fallback;
