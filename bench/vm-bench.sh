@@ -4,8 +4,8 @@
 # ratios against tracing off, side by side in one boot per backend:
 #   emul     the emulation backend (Debian's QEMU, AMD -cpu max)
 #   hw       the hardware backend on the BTS model (tests/qemu/), pti=off
-#   hw-pti   the same with page-table isolation (the ring window mapped at
-#            each traced switch)
+#   hw-pti   the same with page-table isolation: no hardware backend there
+#            since issue 26 (traced tasks on the emulation)
 #   lbr      the LBR source on the LBR model (bts_crash.source=lbr): its
 #            "untraced" rows are every task's cost (the switch hook reads
 #            the TOS and one FROM); compared with hw's untraced-key-off,

@@ -9,8 +9,9 @@
  * stopped and written into the crash notes by the crash path (NMI
  * included); with bts_crash.source=lbr, the last user branches of every
  * dumping thread without a ring, from the CPU's LBR stack; with
- * lbr-kernel, the per-CPU rings hold each CPU's LBR, frozen at an oops or
- * by the crash path.  Knows no MSR:
+ * lbr-kernel (the default where the CPU has that LBR), the per-CPU rings
+ * hold each CPU's LBR, frozen at an oops or by the crash path; a per-CPU
+ * BTS ring only with bts_crash.cpu_records.  Knows no MSR:
  * the recording is arch/x86/kernel/ds.c's.
  * Process context, except the switch hook (IRQs off) and the crash path.
  */
@@ -704,9 +705,17 @@ static size_t plan_note(struct bts_crash_task *bt, size_t used)
  * do_coredump() (source BTS_SOURCE_LBR, capacity the stack's depth).  Only the dumping thread: the other threads' entries
  * went with their last switch-out.
  */
-static char bts_crash_source[16] = "bts";
+static char bts_crash_source[16] = "auto";
 module_param_string(source, bts_crash_source, sizeof(bts_crash_source), 0444);
-MODULE_PARM_DESC(source, "lbr: the last user branches of every dumping thread from the LBR stack (Intel, Skylake format); lbr-kernel: each CPU's last kernel branches from it, kept at oops and panic (the per-CPU kernel rings); bts (default): rings of traced tasks only");
+MODULE_PARM_DESC(source, "lbr: the last user branches of every dumping thread from the LBR stack (Intel, Skylake format); lbr-kernel: each CPU's last kernel branches from it, kept at oops and panic (the per-CPU kernel rings); bts: rings of traced tasks only; auto (default): lbr-kernel where the CPU has that LBR and cpu_records is not given, else bts");
+
+/*
+ * -1: ds_kernel_default_records() (lbr-kernel: the LBR's depth; else off).
+ * A per-CPU BTS ring (every kernel branch to memory) only when asked.
+ */
+static int bts_crash_cpu_records = -1;
+module_param_named(cpu_records, bts_crash_cpu_records, int, 0444);
+MODULE_PARM_DESC(cpu_records, "per-CPU kernel ring size in records (0 = off; default the LBR's depth with source=lbr-kernel or auto on a CPU with that LBR, else off; N with BTS hardware: every kernel branch, a real cost)");
 
 struct bts_crash_lbr {
 	unsigned int n;			/* user records in rec[] */
@@ -793,11 +802,17 @@ static int write_lbr_note(struct coredump_params *cprm)
 	return 0;
 }
 
-/* Before the per-CPU rings are sized: lbr-kernel sizes them. */
+/*
+ * Before the per-CPU rings are sized: lbr-kernel sizes them.  auto (the
+ * default) is lbr-kernel unless cpu_records asks for a ring of its own
+ * (BTS or the emulation's); a CPU without that LBR then has no kernel tail.
+ */
 static int __init bts_crash_lbr_init(void)
 {
 	bool kernel = !strcmp(bts_crash_source, "lbr-kernel");
 
+	if (!strcmp(bts_crash_source, "auto"))
+		kernel = bts_crash_cpu_records < 0;
 	if (!kernel && strcmp(bts_crash_source, "lbr"))
 		return 0;
 	if (ds_lbr_start(kernel))
@@ -906,10 +921,6 @@ struct bts_crash_cpu {
 	struct ds_trace trace;		/* its ring: what ds.c records into */
 };
 
-/* -1: ds_kernel_default_records() (BTS: 4096; lbr-kernel: the LBR's depth; else off). */
-static int bts_crash_cpu_records = -1;
-module_param_named(cpu_records, bts_crash_cpu_records, int, 0444);
-MODULE_PARM_DESC(cpu_records, "per-CPU kernel ring size in records (0 = off; default 4096 with BTS hardware, the LBR's depth with source=lbr-kernel, else off)");
 static unsigned int bts_crash_print_records = 16;
 module_param_named(print_records, bts_crash_print_records, uint, 0644);
 MODULE_PARM_DESC(print_records, "kernel branches printed in oops and panic reports");
@@ -1186,7 +1197,7 @@ static struct bts_crash_cpu * __init bts_crash_cpu_alloc(unsigned int cpu,
 /*
  * Boot-time rings for every possible CPU; the admin's memory, not a
  * user's.  Clamped before anything is sized: the largest allocation
- * (MAX_ORDER) and, under KPTI with the hardware, the window.
+ * (MAX_ORDER) and the LBR's depth (lbr-kernel).
  */
 static unsigned int __init bts_crash_cpu_records_wanted(void)
 {

@@ -693,24 +693,18 @@ def check_hw(res, console):
           "hw: the kernel runs the BTS hardware backend on the model",
           "\n".join(l for l in console.splitlines() if "ds:" in l or "BTS" in l))
     cmdline = read(os.path.join(res, "cmdline"))
-    check("ds." not in cmdline and "cpu_records" not in cmdline and
+    check("ds." not in cmdline and "bts_crash.cpu_records=4096" in cmdline and
           "per-CPU kernel rings of 4096 records on 2 CPUs (BTS: kernel branches)" in console,
-          "hw: with no backend parameter, BTS records and every CPU keeps its "
-          "kernel branches (the defaults)", cmdline)
+          "hw: BTS records, and every CPU keeps its kernel branches when "
+          "bts_crash.cpu_records asks (opt-in)", cmdline)
     log = read_log(res)
     check(log, "hw: the model logged the records it wrote (oracle)",
           "no bts.log" if log is None else "empty bts.log")
     if not log:
         return
-    pti = "pti=on" in read(os.path.join(res, "cmdline"))
     in_cea = sum(1 for a in log.linear if CEA_BASE <= a < CEA_END)
-    if pti:
-        check(in_cea == len(log), "hw pti: every record went through a "
-              "cpu_entry_area window (mapped in the user page tables)",
-              "%d of %d" % (in_cea, len(log)))
-    else:
-        check(not in_cea, "hw: without PTI records go straight into the rings",
-              "%d of %d in a window" % (in_cea, len(log)))
+    check(not in_cea, "hw: records go straight into the rings, none through "
+          "the cpu_entry_area", "%d of %d in the cpu_entry_area" % (in_cea, len(log)))
     oracle = Oracle(log)
     cores = sorted(f for f in os.listdir(res) if f.endswith(".core"))
     for c in cores:
@@ -728,12 +722,97 @@ def check_hw(res, console):
                   (len(m[2]), [str(log.entry(i)) for i in m[2][:4]]))
 
 
+# a page-table dump's line (arch/x86/mm/dump_pagetables.c): range, size, flags
+PTDUMP_LINE = re.compile(r"^0x([0-9a-f]+)-0x([0-9a-f]+)\s+\d+[KMGTP]\s+(.*)$")
+
+
+def present_ranges(ptdump):
+    """The [start, end) ranges a page-table dump shows present: a present
+    entry prints RW or ro, a hole no flag at all."""
+    out = []
+    for line in ptdump.splitlines():
+        m = PTDUMP_LINE.match(line)
+        if m and re.search(r"\b(RW|ro)\b", m.group(3)):
+            out.append((int(m.group(1), 16), int(m.group(2), 16)))
+    return out
+
+
+def ring_ranges(buffers):
+    """debugfs ds/bts_buffers: "cpu N [bts A B] [kernel A B] [ring A B]",
+    each range [A, B) where a ring is written (empty ranges left out)."""
+    out = []
+    for line in buffers.splitlines():
+        f = line.split()
+        for i in range(2, len(f) - 2, 3):
+            a, b = int(f[i + 1], 16), int(f[i + 2], 16)
+            if b > a:
+                out.append((f"cpu {f[1]} {f[i]}", a, b))
+    return out
+
+
+def check_pti(res):
+    """Under PTI the user page tables map no page of any ring: not the
+    buffer any CPU's DS area points at (a traced program spins on a CPU
+    meanwhile, init.sh), not any CPU's kernel ring, whatever address it
+    is written at.  A Meltdown-style read from any process would see it."""
+    pt = read(os.path.join(res, "pti-user-pt"))
+    buffers = read(os.path.join(res, "pti-buffers"))
+    check(pt and buffers, "pti: user page tables and ring addresses read "
+          "(debugfs page_tables/current_user, ds/bts_buffers)",
+          "pti-user-pt %d bytes, pti-buffers %d bytes" % (len(pt), len(buffers)))
+    if not (pt and buffers):
+        return
+    mapped, rings = present_ranges(pt), ring_ranges(buffers)
+    hits = ["%s 0x%x-0x%x in mapped 0x%x-0x%x" % (n, a, b, lo, hi)
+            for n, a, b in rings for lo, hi in mapped if a < hi and lo < b]
+    check(mapped and rings and not hits, "pti: the user page tables map no ring "
+          f"page ({len(rings)} ring ranges, {len(mapped)} mapped ranges)",
+          "\n".join(hits[:8]) or buffers)
+
+
+def check_hw_pti(res, console):
+    """On the BTS model with PTI the hardware backend stays off (its rings
+    would be mapped in user page tables): traced tasks get the emulation
+    and the CPU writes no record at all."""
+    check("ds: page-table isolation: BTS hardware backend off" in console,
+          "hw pti: the hardware backend is off under page-table isolation",
+          "\n".join(l for l in console.splitlines() if "ds:" in l))
+    log = read_log(res)
+    check(log is not None and len(log) == 0,
+          "hw pti: the CPU wrote no BTS record (the model's log is empty)",
+          "no bts.log" if log is None else "%d records" % len(log))
+
+
+def check_defaults(res, console):
+    """A boot with no bts_crash. or ds. parameter on the BTS model records
+    nothing costly: no per-CPU kernel ring, and the CPU writes no record of
+    a branch taken at CPL 0 (the model logs only those here: a kernel ring
+    would log gigabytes); only the traced program's ring records."""
+    cmdline = read(os.path.join(res, "cmdline"))
+    check("bts_crash." not in cmdline and "ds." not in cmdline,
+          "defaults: no bts_crash. or ds. parameter", cmdline)
+    check("ds: BTS hardware backend on" in console,
+          "defaults: the hardware backend is on (for traced tasks)",
+          "\n".join(l for l in console.splitlines() if "ds:" in l))
+    check("per-CPU kernel rings of" not in console,
+          "defaults: no per-CPU kernel ring",
+          "\n".join(l for l in console.splitlines() if "bts_crash" in l))
+    log = read_log(res)
+    check(log is not None and len(log) == 0, "defaults: the CPU wrote no "
+          "record of a branch taken at CPL 0 (the model's log, CPL 0 only)",
+          "no bts.log" if log is None else [str(log.entry(i)) for i in range(min(4, len(log)))])
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit("usage: check-vm.py BTSDUMP RESULTS_DIR")
     tool, res = sys.argv[1:]
     global BACKEND
     BACKEND = read(os.path.join(res, "backend")).strip() or "emul"
+    pti = "pti=on" in read(os.path.join(res, "cmdline"))
+    model = BACKEND
+    if BACKEND == "hw" and pti:
+        BACKEND = "emul"        # no hardware backend under PTI (check_hw_pti)
     print("# backend: " + BACKEND)
     exe = os.path.join(res, "crasher")
     console = read(os.path.join(res, "console.log"))
@@ -757,8 +836,15 @@ def main():
              lambda: check_daemon(tool, res, exe, read(os.path.join(res, "dmesg"))),
              lambda: check_no_kernel_addresses(res),
              lambda: check_own_records(res)]
-    if BACKEND == "hw":
+    if "btscrash.defaults" in read(os.path.join(res, "cmdline")):
+        steps = steps[:3] + [lambda: check_notrace(tool, res, exe),
+                             lambda: check_defaults(res, console)]
+    elif BACKEND == "hw":
         steps.append(lambda: check_hw(res, console))
+    if model == "hw" and pti:
+        steps.append(lambda: check_hw_pti(res, console))
+    if pti:
+        steps.append(lambda: check_pti(res))
     for step in steps:
         try:
             step()

@@ -70,6 +70,14 @@ if [ -n "$kd" ]; then
 	echo "BTSCRASH-KDUMP-FAILED: no panic"
 	reboot -f
 fi
+finish() {	# the results onto the disk, the end marker, off
+	cat /proc/cmdline > "$R/cmdline"
+	dmesg > "$R/dmesg"
+	tar -cf /dev/vda -C "$R" .
+	sync
+	echo BTSCRASH-VM-DONE
+	reboot -f
+}
 run() {	# name, command...: runs it; NAME.out, NAME.status, NAME.core
 	name=$1; shift
 	echo "$R/$name.core" > /proc/sys/kernel/core_pattern
@@ -121,12 +129,14 @@ if grep -qE '(^| )bts_crash.source=lbr( |$)' /proc/cmdline; then
 		n=0
 		while pidof btsdumpd > /dev/null && [ $n -lt 120 ]; do sleep 1; n=$((n + 1)); done
 	fi
-	cat /proc/cmdline > "$R/cmdline"
-	dmesg > "$R/dmesg"
-	tar -cf /dev/vda -C "$R" .
-	sync
-	echo BTSCRASH-VM-DONE
-	reboot -f
+	finish
+fi
+if grep -qw btscrash.defaults /proc/cmdline; then
+	# No bts_crash. or ds. parameter (check-vm.py check_defaults): what
+	# records by default, around a traced and an untraced crash
+	run null    /bin/btsrun 4096 /bin/crasher null
+	run notrace /bin/crasher null
+	finish
 fi
 run null    /bin/btsrun 4096 /bin/crasher null
 run smash   /bin/btsrun 4096 /bin/crasher smash
@@ -201,6 +211,17 @@ fi
 # A kernel oops (LKDTM, the process dies, the kernel goes on): the report
 # must carry this CPU's last kernel branches, from the per-CPU ring.
 mount -t debugfs debugfs /sys/kernel/debug
+if [ -r /sys/kernel/debug/page_tables/current_user ]; then
+	# PTI: with a traced program spinning on a CPU, the user page tables
+	# map no page any CPU writes a ring through (check-vm.py check_pti)
+	/bin/btsrun 4096 /bin/crasher loop &
+	sleep 2
+	cat /sys/kernel/debug/ds/bts_buffers > "$R/pti-buffers"
+	cat /sys/kernel/debug/page_tables/current_user > "$R/pti-user-pt"
+	cat /sys/kernel/debug/ds/bts_buffers >> "$R/pti-buffers"
+	kill -9 $!
+	wait
+fi
 run oops sh -c 'echo EXCEPTION > /sys/kernel/debug/provoke-crash/DIRECT'
 cat /proc/cmdline > "$R/cmdline"
 dmesg > "$R/dmesg"

@@ -24,7 +24,8 @@ if [ -n "${BTSDUMPD:-}" ] && [ -x "$BTSDUMPD" ]; then
 	mv "$root$BTSDUMPD" "$root/usr/libexec/btsdumpd"
 fi
 mkdir -p "$out"
-vm_machine "$out" 3	# user cores are checked: log user-mode branches
+# user cores are checked: log user-mode branches (VM_ORACLE_CPL: another CPL)
+vm_machine "$out" "${VM_ORACLE_CPL:-3}"
 cp "$root/bin/crasher" "$out/crasher"	# the exact binary, for symbols
 cp "$root/bin/crasher32" "$out/crasher32"
 cp "$root/bin/btsabi" "$root/bin/btsabi-hi" "$out/"

@@ -141,9 +141,11 @@ vm_machine() {
 		rm -f "$1/bts.log"
 		vm_qemu="$QEMU -L /usr/share/seabios -L /usr/share/qemu -nic none
 			-accel tcg,thread=single -cpu $BTS_MODEL_CPU$vm_log"
-		# kernel rings: the default (4096 records with BTS), no parameter;
-		# branches are denser than the emulation's function entries
-		vm_backend_args="bts_crash.print_records=128"
+		# kernel rings: opt-in (4096 records, every kernel branch);
+		# branches are denser than the emulation's function entries.
+		# VM_DEFAULTS=1: no btscrash parameter at all (vm-hw-defaults)
+		vm_backend_args="bts_crash.print_records=128 bts_crash.cpu_records=4096"
+		[ "${VM_DEFAULTS:-0}" = 0 ] || vm_backend_args=
 		;;
 	*)
 		echo "vm_machine: BTSCRASH_BACKEND is emul, hw, lbr or lbr-kernel" >&2

@@ -6,10 +6,11 @@
  * and the two backends behind one interface:
  *  - hardware (default on a CPU with BTS; ds.hw=0 off): a traced task's
  *    ring is loaded into the DS area at switch-in (user branches) and saved
- *    at switch-out; otherwise the CPU's kernel ring is loaded (kernel
- *    branches); under KPTI both are reached through per-CPU cpu_entry_area
- *    windows mapped in the user page tables too; stopped on every CPU by
- *    the crash path (NMI included), kexec, reboot, suspend and offline;
+ *    at switch-out; otherwise the CPU's kernel ring, if one was asked for,
+ *    is loaded (kernel branches); stopped on every CPU by the crash path
+ *    (NMI included), kexec, reboot, suspend and offline.  Off under KPTI
+ *    (nothing of a ring may be mapped in user page tables): traced tasks
+ *    fall back to the emulation;
  *  - emulation (ds.emulate=1, any CPU): a traced task runs with EFLAGS.TF
  *    and the #DB notifier records each taken branch (IRQs off); kernel
  *    rings get function entries from ftrace.
@@ -26,6 +27,7 @@
  */
 #include <linux/cpu.h>
 #include <linux/cpuhotplug.h>
+#include <linux/debugfs.h>
 #include <linux/ftrace.h>
 #include <linux/kdebug.h>
 #include <linux/moduleparam.h>
@@ -33,6 +35,7 @@
 #include <linux/sched.h>
 #include <linux/sched/clock.h>
 #include <linux/sched/task_stack.h>
+#include <linux/seq_file.h>
 #include <linux/syscore_ops.h>
 #include <linux/uaccess.h>
 #include <linux/uprobes.h>
@@ -52,13 +55,14 @@ module_param_named(emulate, ds_emulate, bool, 0444);
 MODULE_PARM_DESC(emulate, "record user branches by single-stepping (no BTS needed)");
 
 /*
- * On wherever the CPU has BTS (ds.hw=0 turns it off); ds.emulate=1 is an
- * explicit choice and wins.  Runs on the QEMU BTS model in every CI run
+ * On wherever the CPU has BTS (ds.hw=0 turns it off), except under KPTI
+ * (ds_hw_probe(): the emulation instead); ds.emulate=1 is an explicit
+ * choice and wins.  Runs on the QEMU BTS model in every CI run
  * (tests/qemu/); perf's Intel code asks for the BTS half (patch 0011).
  */
 static bool ds_hw_param = true;
 module_param_named(hw, ds_hw_param, bool, 0444);
-MODULE_PARM_DESC(hw, "record user branches with Branch Trace Store hardware (default: where the CPU has it)");
+MODULE_PARM_DESC(hw, "record user branches with Branch Trace Store hardware (default: where the CPU has it, not under page-table isolation)");
 static bool ds_hw_ok;		/* ds.hw=1 and the CPU passed ds_hw_probe() */
 
 static struct ds_trace *(*ds_emul_lookup)(struct task_struct *);
@@ -166,7 +170,7 @@ enum ds_backend ds_backend(void)
 	return ds_emulate ? DS_BACKEND_EMUL : DS_BACKEND_NONE;
 }
 
-/* Largest per-CPU kernel ring, in records: the KPTI window bounds it too. */
+/* Largest per-CPU kernel ring, in records. */
 u64 ds_kernel_max_records(void)
 {
 	if (ds_lbr_mode == DS_LBR_KERNEL)
@@ -174,13 +178,14 @@ u64 ds_kernel_max_records(void)
 	return ds_task_max_records();
 }
 
-/* What a per-CPU kernel ring holds without bts_crash.cpu_records: the
- * LBR's depth, 4096 branches with BTS, nothing with the emulation. */
+/*
+ * What a per-CPU kernel ring holds without bts_crash.cpu_records: the
+ * LBR's depth, else nothing.  A BTS ring writes every kernel branch to
+ * memory (docs/kernel.md "What each configuration costs"): opt-in only.
+ */
 u64 ds_kernel_default_records(void)
 {
-	if (ds_lbr_mode == DS_LBR_KERNEL)
-		return ds_lbr_depth;
-	return ds_backend() == DS_BACKEND_HW ? DS_KERNEL_RECORDS_HW : 0;
+	return ds_lbr_mode == DS_LBR_KERNEL ? ds_lbr_depth : 0;
 }
 
 /* Where the per-CPU kernel rings' records come from (enum bts_crash_source). */
@@ -193,9 +198,6 @@ unsigned int ds_kernel_source(void)
 
 u64 ds_task_max_records(void)
 {
-	/* KPTI: the ring must fit the per-CPU window it is mapped through. */
-	if (ds_backend() == DS_BACKEND_HW && boot_cpu_has(X86_FEATURE_PTI))
-		return BTS_CRASH_WINDOW_SIZE / BTS_RECORD_SIZE;
 	return U32_MAX;
 }
 
@@ -240,43 +242,18 @@ static struct debug_store *ds_native_area(void)
 }
 
 /*
- * The processor writes BTS records while the traced code runs, that is at
- * CPL 3 with the user page tables loaded when KPTI is on; those map nothing
- * of the kernel but the cpu_entry_area.  So under KPTI the ring is mapped
- * into this CPU's window there (as perf's ds.c does for its buffers) while
- * it is loaded, and unmapped when it is saved: the window never maps pages
- * of a ring that may have been freed.  Only this CPU writes through its
- * window, so local flushes do.
+ * The CPU writes records through the page tables loaded while the code it
+ * traces runs.  Without KPTI (the only case the hardware backend runs in,
+ * ds_hw_probe()) the kernel's linear map is in every page table: the ring
+ * is programmed at its own address and nothing is mapped or unmapped.
  */
-static void ds_native_map(char *win, phys_addr_t pa, size_t bytes, pgprot_t prot)
-{
-	size_t off;
-
-	for (off = 0; off < bytes && off < BTS_CRASH_WINDOW_SIZE; off += PAGE_SIZE) {
-		cea_set_pte(win + off, pa ? pa + off : 0, prot);
-		flush_tlb_one_kernel((unsigned long)win + off);
-	}
-}
-
-static char *ds_this_window(void)
-{
-	return get_cpu_entry_area(smp_processor_id())->bts_crash_window;
-}
-
 static u64 ds_native_window(struct ds_ring *r)
 {
-	if (!boot_cpu_has(X86_FEATURE_PTI))
-		return (u64)r->base;
-	ds_native_map(ds_this_window(), virt_to_phys(r->base),
-		      PAGE_ALIGN(r->capacity * BTS_RECORD_SIZE), PAGE_KERNEL);
-	return (u64)ds_this_window();
+	return (u64)r->base;
 }
 
 static void ds_native_unwindow(struct ds_ring *r)
 {
-	if (boot_cpu_has(X86_FEATURE_PTI))
-		ds_native_map(ds_this_window(), 0,
-			      PAGE_ALIGN(r->capacity * BTS_RECORD_SIZE), PAGE_NONE);
 }
 
 static const struct ds_hw_ops ds_native_ops = {
@@ -349,7 +326,7 @@ void ds_hw_load(const struct ds_hw_ops *ops, struct ds_trace *t)
 {
 	struct debug_store *ds = ops->area();
 	struct ds_ring *r = &t->ring;
-	/* a kernel ring is mapped for good (ds_kernel_trace_start()) */
+	/* a kernel ring's address is set once (ds_hw_kernel_start()) */
 	u64 dbg = ds_hw_stop(ops), base = t->kernel ? t->hw_base : ops->window(r);
 	u64 max = base + r->capacity * BTS_RECORD_SIZE;
 
@@ -617,12 +594,24 @@ void notrace ds_kernel_trace_hold(bool hold)
  * IA32_MISC_ENABLE.BTS_UNAVAILABLE[11] clear (the kernel folds both into
  * X86_FEATURE_BTS); SDM "64 Bit Format of the DS Save Area": DTES64;
  * CPL-qualified BTS (BTS_OFF_OS) needs CPUID.1:ECX.DS-CPL[4].
+ *
+ * Under KPTI the CPU writes the records of user code, and those of the
+ * entry code (CPL 0 on the user page tables), through the user page
+ * tables: a ring would have to be mapped there, and whatever the user page
+ * tables map a Meltdown-style read from any process sees (upstream turned
+ * intel_bts off under PTI for this, commit 99a9dc98ba52).  So no hardware
+ * backend under KPTI: *pti_fallback says traced tasks get the emulation.
  */
-static bool ds_hw_probe(void)
+static bool ds_hw_probe(bool *pti_fallback)
 {
 	if (!boot_cpu_has(X86_FEATURE_BTS) || !boot_cpu_has(X86_FEATURE_DTES64) ||
 	    !boot_cpu_has(X86_FEATURE_DSCPL)) {
 		pr_info("ds: no BTS with 64-bit DS and CPL qualification: hardware backend off\n");
+		return false;
+	}
+	if (boot_cpu_has(X86_FEATURE_PTI)) {
+		pr_info("ds: page-table isolation: BTS hardware backend off (its rings would be mapped in user page tables), traced tasks use the emulation\n");
+		*pti_fallback = true;
 		return false;
 	}
 	return true;
@@ -678,29 +667,6 @@ static struct syscore_ops ds_hw_syscore_ops = {
 	.resume = ds_hw_resume_cpu,
 	.shutdown = ds_hw_shutdown,
 };
-
-/*
- * Under KPTI the switch path maps rings into the window with
- * cea_set_pte(), which allocates a missing page table (GFP_ATOMIC, and
- * panics if it cannot) under the runqueue lock.  Map every CPU's window
- * once here, PAGE_NONE, so the tables exist and a switch only rewrites
- * PTEs, as perf's buffers in cpu_debug_buffers are mapped at boot.
- */
-static void __init ds_hw_windows_populate(void)
-{
-	unsigned int cpu;
-	size_t off;
-
-	if (!boot_cpu_has(X86_FEATURE_PTI))
-		return;
-	for_each_possible_cpu(cpu) {
-		char *win = get_cpu_entry_area(cpu)->bts_crash_window;
-
-		for (off = 0; off < BTS_CRASH_WINDOW_SIZE; off += PAGE_SIZE)
-			cea_set_pte(win + off, 0, PAGE_NONE);
-	}
-	flush_tlb_all();
-}
 
 void ds_emul_set_lookup(struct ds_trace *(*lookup)(struct task_struct *))
 {
@@ -1078,25 +1044,9 @@ static struct notifier_block ds_emul_nb = {
 
 /*
  * Hardware: each CPU's kernel ring is loaded whenever no traced task runs
- * there (ds_hw_settle()), recording branches at CPL 0 only.  Under KPTI it
- * is mapped for good into the CPU's kernel window in the cpu_entry_area:
- * the entry code runs at CPL 0 on the user page tables (sysret and iret
- * are branches at CPL 0), and the CPU writes records through whatever
- * page tables are loaded.  Like perf's buffers there, the window is
- * supervisor-only but present in the user page tables.
+ * there (ds_hw_settle()), recording branches at CPL 0 only, at the ring's
+ * own address (never under KPTI: ds_hw_probe()).
  */
-static u64 __init ds_kernel_window(unsigned int cpu, struct ds_ring *r)
-{
-	char *win = get_cpu_entry_area(cpu)->bts_crash_kwindow;
-	size_t off, bytes = PAGE_ALIGN(r->capacity * BTS_RECORD_SIZE);
-
-	if (!boot_cpu_has(X86_FEATURE_PTI))
-		return (u64)r->base;
-	for (off = 0; off < bytes; off += PAGE_SIZE)
-		cea_set_pte(win + off, virt_to_phys(r->base) + off, PAGE_KERNEL);
-	return (u64)win;
-}
-
 static void ds_hw_kernel_on(void *unused)
 {
 	struct ds_cpu *c = this_cpu_ptr(&ds_cpu);
@@ -1118,10 +1068,9 @@ static int __init ds_hw_kernel_start(struct ds_trace *(*trace_of)(unsigned int c
 			return -E2BIG;
 		t->kernel = true;
 		t->armed = true;
-		t->hw_base = ds_kernel_window(cpu, &t->ring);
+		t->hw_base = (u64)t->ring.base;
 		per_cpu(ds_kernel_of, cpu) = t;
 	}
-	flush_tlb_all();
 	cpus_read_lock();
 	on_each_cpu(ds_hw_kernel_on, NULL, 1);
 	cpus_read_unlock();
@@ -1196,6 +1145,49 @@ int __init ds_kernel_trace_start(struct ds_trace *(*trace_of)(unsigned int cpu))
 	return -EOPNOTSUPP;
 #endif
 }
+
+/* ---- where the rings are written (debugfs) ------------------------------ */
+
+/*
+ * /sys/kernel/debug/ds/bts_buffers (root only): for each online CPU, the
+ * linear range its DS area's BTS half points at now (with the hardware
+ * backend; 0 0: none), and its kernel ring: the address the CPU writes it
+ * at, when it does, and the ring's own (either backend).
+ * tests/vm/check-vm.py checks that under KPTI the user page tables
+ * (debugfs page_tables/current_user) map none of them.
+ */
+static int ds_buffers_show(struct seq_file *m, void *unused)
+{
+	unsigned int cpu;
+
+	for_each_online_cpu(cpu) {
+		struct debug_store *ds = &get_cpu_entry_area(cpu)->cpu_debug_store;
+		struct ds_trace *k = per_cpu(ds_kernel_of, cpu);
+		const struct ds_ring *r = k ? &k->ring : per_cpu(ds_kring, cpu);
+		u64 bytes = r ? r->capacity * BTS_RECORD_SIZE : 0;
+
+		seq_printf(m, "cpu %u", cpu);
+		if (ds_hw_ok)	/* the DS area is mapped on Intel CPUs only */
+			seq_printf(m, " bts 0x%llx 0x%llx", READ_ONCE(ds->bts_buffer_base),
+				   READ_ONCE(ds->bts_absolute_maximum));
+		if (k && k->hw_base)
+			seq_printf(m, " kernel 0x%llx 0x%llx", k->hw_base, k->hw_base + bytes);
+		if (r)
+			seq_printf(m, " ring 0x%lx 0x%llx", (unsigned long)r->base,
+				   (unsigned long)r->base + bytes);
+		seq_putc(m, '\n');
+	}
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(ds_buffers);
+
+static int __init ds_debugfs_init(void)
+{
+	debugfs_create_file("bts_buffers", 0400, debugfs_create_dir("ds", NULL), NULL,
+			    &ds_buffers_fops);
+	return 0;
+}
+late_initcall(ds_debugfs_init);
 
 /* ---- the LBR source ------------------------------------------------------ */
 
@@ -1626,20 +1618,22 @@ int __init ds_lbr_start(bool kernel)
 
 static int __init ds_init(void)
 {
+	bool pti_fallback = false;
+
 	register_die_notifier(&ds_lbr_nb);	/* off until ds_lbr_start() */
-	if (!ds_emulate && ds_hw_param && ds_hw_probe()) {
+	if (!ds_emulate && ds_hw_param && ds_hw_probe(&pti_fallback)) {
 		int ret;
 
-		ds_hw_windows_populate();
 		ret = cpuhp_setup_state(CPUHP_AP_ONLINE_DYN, "x86/ds:online",
 					ds_hw_cpu_online, ds_hw_cpu_offline);
 		if (ret < 0)
 			return ret;
 		register_syscore_ops(&ds_hw_syscore_ops);
 		ds_hw_ok = true;
-		pr_info("ds: BTS hardware backend on (circular: traced tasks' user branches, per-CPU kernel branches)\n");
+		pr_info("ds: BTS hardware backend on (circular: traced tasks' user branches; kernel branches only with bts_crash.cpu_records)\n");
 		return 0;
 	}
+	ds_emulate |= pti_fallback;
 	if (!ds_emulate)
 		return 0;
 	pr_info("ds: BTS emulation backend on: traced tasks are single-stepped\n");

@@ -67,9 +67,8 @@ enum ds_backend ds_backend(void);
 u64 ds_task_max_records(void);
 /* Largest per-CPU kernel ring, in records. */
 u64 ds_kernel_max_records(void);
-/* Per-CPU kernel ring size by default: the LBR's depth (lbr-kernel),
- * DS_KERNEL_RECORDS_HW with BTS, else 0 (off). */
-#define DS_KERNEL_RECORDS_HW	4096	/* 96 KiB per CPU */
+/* Per-CPU kernel ring size by default: the LBR's depth (lbr-kernel), else
+ * 0 (off: a BTS ring is opt-in, bts_crash.cpu_records). */
 u64 ds_kernel_default_records(void);
 /* Where the kernel rings' records come from: enum bts_crash_source. */
 unsigned int ds_kernel_source(void);
@@ -139,7 +138,7 @@ struct ds_hw_ops {
 	/* This CPU's DS area (the one IA32_DS_AREA points at). */
 	struct debug_store *(*area)(void);
 	/* Makes r writable by the CPU at any privilege level; returns the
-	 * linear address to program (KPTI: a per-CPU cpu_entry_area window). */
+	 * linear address to program (the ring's own: no backend under KPTI). */
 	u64 (*window)(struct ds_ring *r);
 	/* Undoes window() once the ring is saved. */
 	void (*unwindow)(struct ds_ring *r);
