@@ -11,7 +11,7 @@
 # 4096 and 1 M records: wall time and the peak RSS of gdb with everything
 # it runs (the stub, or btsdump), sampled from /proc.
 # Reports seconds and ratios, asserts nothing.
-# Usage: gdb-bench.py BUILD_DIR [RUNS] [--stub-only]
+# Usage: gdb-bench.py BTSDUMP [RUNS] [--stub-only]
 import os
 import re
 import statistics
@@ -111,7 +111,7 @@ def stub_bench(btsdump, tmp, env, runs):
         with open(rec, "w") as f:
             f.write("\n".join(ring_records(ring)) + "\n")
         core = os.path.join(tmp, "ring%d.core" % ring)
-        subprocess.run([btsdump, "add-note", "-C", str(ring), "-o", core,
+        subprocess.run([btsdump, "add-note", "--capacity", str(ring), "-o", core,
                         os.path.join(FIX, "crasher-notrace.core"), rec],
                        check=True)
         stub = ["gdb", "-batch", "-nx", "-ex", "target remote | %s gdbserver %s %s"
@@ -152,8 +152,8 @@ def stub_bench(btsdump, tmp, env, runs):
 def main():
     args = [a for a in sys.argv[1:] if a != "--stub-only"]
     if len(args) not in (1, 2):
-        sys.exit("usage: gdb-bench.py BUILD_DIR [RUNS] [--stub-only]")
-    btsdump = os.path.join(os.path.abspath(args[0]), "btsdump")
+        sys.exit("usage: gdb-bench.py BTSDUMP [RUNS] [--stub-only]")
+    btsdump = os.path.abspath(args[0])   # the btsdump binary (meson: its full path)
     runs = int(args[1]) if len(args) == 2 else 5
     if "--stub-only" in sys.argv:
         with tempfile.TemporaryDirectory() as tmp:
@@ -166,7 +166,7 @@ def main():
         with open(rec, "w") as f:
             f.write("\n".join(recs) + "\n")
         core = os.path.join(tmp, "ring.core")
-        subprocess.run([btsdump, "add-note", "-C", str(RING), "-o", core,
+        subprocess.run([btsdump, "add-note", "--capacity", str(RING), "-o", core,
                         os.path.join(FIX, "crasher-notrace.core"), rec],
                        check=True)
         gdb = ["gdb", "-batch", "-nx", "-iex", "source " + SCRIPT]
