@@ -12,18 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hex.h"
 #include "rsp.h"
-
-static int hexval(int c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
 
 void btsdec_rsp_reader_init(struct btsdec_rsp_reader *r)
 {
@@ -64,7 +54,7 @@ static void payload(struct btsdec_rsp_reader *r, uint8_t c)
 /* The checksum's digits: the packet stands when both are hex and match. */
 static enum btsdec_rsp_event checksum(struct btsdec_rsp_reader *r, uint8_t c)
 {
-	int v = hexval(c);
+	int v = btsdec_hex_digit(c);
 
 	if (r->state == BTSDEC_RSP_CSUM1) {
 		r->want = v < 0 ? 0 : (uint8_t)(v << 4);
@@ -215,7 +205,7 @@ int btsdec_rsp_hex_u64(const char **p, uint64_t *v)
 	uint64_t x = 0;
 	int d, n = 0;
 
-	while ((d = hexval((unsigned char)*s)) >= 0) {
+	while ((d = btsdec_hex_digit((unsigned char)*s)) >= 0) {
 		if (++n > 16)
 			return -EINVAL;
 		x = x << 4 | (uint64_t)d;
@@ -233,9 +223,9 @@ int btsdec_rsp_hex_decode(const char *s, void *out, size_t n)
 	uint8_t *o = out;
 
 	for (size_t i = 0; i < n; i++) {
-		int hi = hexval((unsigned char)s[2 * i]), lo;
+		int hi = btsdec_hex_digit((unsigned char)s[2 * i]), lo;
 
-		if (hi < 0 || (lo = hexval((unsigned char)s[2 * i + 1])) < 0)
+		if (hi < 0 || (lo = btsdec_hex_digit((unsigned char)s[2 * i + 1])) < 0)
 			return -EINVAL;
 		o[i] = (uint8_t)(hi << 4 | lo);
 	}

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "hex.h"	/* lib/hex.h: one hex digit's value */
 #include "meta.h"
 #include "util.h"
 
@@ -184,22 +185,12 @@ int btsdumpd_meta_write_fd(int fd, const struct btsdumpd_meta *m)
 	return r;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
-
 /* Unescapes s[0..len) into a new string; NULL when malformed (a bad
  * escape, a raw control byte, an escaped NUL) or out of memory. */
 static char *unescape(const char *s, size_t len, bool *nomem)
 {
 	char *out = malloc(len + 1), *o = out;
+	int hi, lo;
 
 	if (!out) {
 		*nomem = true;
@@ -218,9 +209,10 @@ static char *unescape(const char *s, size_t len, bool *nomem)
 			goto bad;
 		if (s[i] == '\\' || s[i] == 'n' || s[i] == 't') {
 			*o++ = s[i] == 'n' ? '\n' : s[i] == 't' ? '\t' : '\\';
-		} else if (s[i] == 'x' && i + 2 < len && hexval(s[i + 1]) >= 0 &&
-			   hexval(s[i + 2]) >= 0) {
-			c = hexval(s[i + 1]) << 4 | hexval(s[i + 2]);
+		} else if (s[i] == 'x' && i + 2 < len &&
+			   (hi = btsdec_hex_digit((unsigned char)s[i + 1])) >= 0 &&
+			   (lo = btsdec_hex_digit((unsigned char)s[i + 2])) >= 0) {
+			c = hi << 4 | lo;
 			if (!c)
 				goto bad;
 			*o++ = c;
