@@ -19,6 +19,7 @@
 #include <linux/capability.h>
 #include <linux/coredump.h>
 #include <linux/crash_core.h>
+#include <linux/crash_dump.h>
 #include <linux/cred.h>
 #include <linux/elf.h>
 #include <linux/gfp.h>
@@ -806,13 +807,18 @@ static int write_lbr_note(struct coredump_params *cprm)
  * Before the per-CPU rings are sized: lbr-kernel sizes them.  auto (the
  * default) is lbr-kernel unless cpu_records asks for a ring of its own
  * (BTS or the emulation's); a CPU without that LBR then has no kernel tail.
+ * In a kdump capture kernel auto records nothing: its one job is to save
+ * the dump, whose rings were frozen and noted before it booted.
  */
 static int __init bts_crash_lbr_init(void)
 {
 	bool kernel = !strcmp(bts_crash_source, "lbr-kernel");
 
-	if (!strcmp(bts_crash_source, "auto"))
+	if (!strcmp(bts_crash_source, "auto")) {
+		if (is_kdump_kernel())
+			return 0;
 		kernel = bts_crash_cpu_records < 0;
+	}
 	if (!kernel && strcmp(bts_crash_source, "lbr"))
 		return 0;
 	if (ds_lbr_start(kernel))
