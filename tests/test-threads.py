@@ -28,6 +28,26 @@ RSS_MAX_MB = 100
 results = []
 
 
+def sanitized(path):
+    """Whether the binary was built with AddressSanitizer (test.sh's asan
+    pass): its shadow memory and quarantine make peak RSS meaningless, so
+    the memory bound is checked in the plain build and skipped here."""
+    with open(path, "rb") as f:
+        return b"__asan_init" in f.read()
+
+
+SANITIZED = sanitized(BTSDUMP)
+
+
+def check_rss(rss, what):
+    if SANITIZED:
+        results.append(True)
+        print("ok %d - %s peak RSS %.1f MB # SKIP AddressSanitizer build: "
+              "the bound holds for the plain build" % (len(results), what, rss))
+        return
+    check(rss <= RSS_MAX_MB, "%s peak RSS %.1f MB <= %d MB" % (what, rss, RSS_MAX_MB))
+
+
 def check(cond, what, detail=""):
     results.append(bool(cond))
     print("%s %d - %s" % ("ok" if cond else "not ok", len(results), what))
@@ -60,7 +80,7 @@ def thread_ok(t, k, base):
 
 def test_json(tmp, status, err, rss):
     check(status == 0, "btsdump --json on %d threads exits 0" % (N + 1), err)
-    check(rss <= RSS_MAX_MB, "btsdump --json peak RSS %.1f MB <= %d MB" % (rss, RSS_MAX_MB))
+    check_rss(rss, "btsdump --json")
     with open(os.path.join(tmp, "out.json")) as f:
         doc = json.load(f) if status == 0 else {"threads": []}
     th = doc["threads"]
@@ -77,7 +97,7 @@ def test_json(tmp, status, err, rss):
 def test_text(tmp, status, err, rss):
     out = os.path.join(tmp, "out.txt")
     check(status == 0, "btsdump (text) exits 0", err)
-    check(rss <= RSS_MAX_MB, "btsdump (text) peak RSS %.1f MB <= %d MB" % (rss, RSS_MAX_MB))
+    check_rss(rss, "btsdump (text)")
     with open(out) as f:
         heads = [l.split()[1] for l in f if l.startswith("thread ")]
     want = ["21275"] + [str(TID_BASE + k) for k in range(1, N + 1)]
