@@ -26,6 +26,7 @@ total=$(( 2 + $(echo "$hooks" | wc -l) ))
 # One pass over a unified diff, hunk by hunk (so a removed "-- x" line is
 # never taken for a file header).  mode=git: the diff as git writes it
 # (diff --git, new file mode); mode=stat: git's diffstat of it.
+# shellcheck disable=SC2016
 diffawk='
 function flush() { if (file != "") { n++; name[n] = file; add[n] = a; del[n] = d } }
 /^--- / && !left {
