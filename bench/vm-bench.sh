@@ -23,17 +23,25 @@
 # between two processes (context switches), a loop of taken branches, and
 # dumping a 48 MiB core, each (a) untraced before anything was ever traced
 # (switch hook patched out), (b) untraced after (hook on), (c) traced.
-# Usage: vm-bench.sh [OUTDIR]
+# PART default: the cost of the patches as shipped, a boot with no btscrash
+# parameter against Linux without them (kernel-build.sh vanilla, the same
+# options), per switch, per branch and per core dump, on the BTS model and
+# the LBR model, each with and without PTI; the goal is 1 % at most.
+# Usage: vm-bench.sh [OUTDIR [all|tracing|default]]
 set -eu
 src=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$src/build/vm-bench}
+part=${2:-all}
 obj=$("$src/scripts/kernel-build.sh" 2>/dev/null | tail -n 1)
 QEMU=$("$src/scripts/qemu-build.sh" 2>/dev/null | tail -n 1)
 # one vCPU: with -icount, QEMU 7.2 hangs bringing up a second one
 # no oracle log: nothing checks it here, and a kernel-branch log under
 # -icount runs to tens of gigabytes
 export QEMU VM_QEMU_EXTRA="-icount shift=0,sleep=off" VM_SMP=1 VM_ORACLE_LOG=0
-rm -rf "$out"
+mkdir -p "$out"
+[ "$part" != tracing ] && "$(dirname "$0")/vm-bench-default.sh" "$out/default" "$obj"
+[ "$part" != default ] || exit 0
+rm -rf "$out"/emul "$out"/hw "$out"/hw-pti "$out"/lbr "$out"/lbr-kernel
 for run in emul:emul:pti=off hw:hw:pti=off hw-pti:hw:pti=on lbr:lbr:pti=off \
 	   lbr-kernel:lbr-kernel:pti=off; do
 	name=${run%%:*} rest=${run#*:}

@@ -23,6 +23,7 @@
 #include <linux/cred.h>
 #include <linux/elf.h>
 #include <linux/gfp.h>
+#include <linux/io.h>
 #include <linux/kdebug.h>
 #include <linux/mm.h>
 #include <linux/moduleparam.h>
@@ -37,9 +38,8 @@
 #include <linux/sysctl.h>
 #include <linux/task_work.h>
 #include <asm/ds.h>
-#include <asm/io.h>
 
-#define BTS_CRASH_MAX_TASK_RECORDS	(1U << 16)	/* 1.5 MiB per thread */
+#define BTS_CRASH_MAX_TASK_RECORDS	BIT(16)	/* 1.5 MiB per thread */
 
 struct bts_crash_task {
 	/* First: task_struct.bts_crash points at it (format.md §4.3). */
@@ -48,7 +48,8 @@ struct bts_crash_task {
 	void *mem;			/* the records, physically contiguous */
 	size_t bytes;			/* page-aligned size of mem */
 	unsigned long charged;		/* pages charged to user->locked_vm
-					 * and to mm->pinned_vm */
+					 * and to mm->pinned_vm
+					 */
 	struct user_struct *user;
 	struct mm_struct *mm;		/* mmgrab()'ed; NULL for a kthread */
 	/* What a core dump writes, fixed when it sized its notes. */
@@ -160,7 +161,8 @@ static struct bts_crash_task *bts_crash_alloc(struct task_struct *task,
 		.capacity = records, .records_pa = virt_to_phys(bt->mem),
 	};
 	/* Only the emulation sees every record go in; BTS hardware does not
-	 * say how often it wrapped. */
+	 * say how often it wrapped.
+	 */
 	if (ds_backend() == DS_BACKEND_HW) {
 		bt->desc.source = BTS_SOURCE_HW;
 	} else {
@@ -427,13 +429,13 @@ static int bts_crash_handover(struct bts_crash_task **next, unsigned int n,
 			continue;
 		}
 		init_task_work(&t->bts_crash_work, bts_crash_work_fn);
-		if (task_work_add(t, &t->bts_crash_work,
-					 TWA_SIGNAL_NO_IPI)) {
+		if (task_work_add(t, &t->bts_crash_work, TWA_SIGNAL_NO_IPI)) {
 			t->bts_crash_next = NULL;	/* past exit_task_work() */
 		} else {
 			next[i] = NULL;
 			/* a thread in user mode takes it at once, a sleeping
-			 * one when it wakes (no spurious wake-up) */
+			 * one when it wakes (no spurious wake-up)
+			 */
 			kick_process(t);
 		}
 		i++;
@@ -703,8 +705,9 @@ static size_t plan_note(struct bts_crash_task *bt, size_t used)
  * context switch).  A thread that dumps core without a ring of its own
  * gets a thread note of its last user branches since its switch-in,
  * snapshot at the fault (bts_crash_user_fault()) or else first thing in
- * do_coredump() (source BTS_SOURCE_LBR, capacity the stack's depth).  Only the dumping thread: the other threads' entries
- * went with their last switch-out.
+ * do_coredump() (source BTS_SOURCE_LBR, capacity the stack's depth).
+ * Only the dumping thread: the other threads' entries went with their
+ * last switch-out.
  */
 static char bts_crash_source[16] = "auto";
 module_param_string(source, bts_crash_source, sizeof(bts_crash_source), 0444);
@@ -1128,9 +1131,9 @@ static u32 *write_cpu_note(u32 *buf, const struct bts_crash_cpu *c, int cpu)
 
 u32 *bts_crash_cpu_note(u32 *buf, int cpu)
 {
-	BUILD_BUG_ON(BTS_CRASH_CPU_NOTE_BYTES != sizeof(struct elf_note) + NOTE_NAME_PADDED +
+	BUILD_BUG_ON(sizeof(struct elf_note) + NOTE_NAME_PADDED +
 		     sizeof(struct bts_crash_note_hdr) +
-		     BTS_CRASH_CPU_NOTE_RECORDS * BTS_RECORD_SIZE);
+		     BTS_CRASH_CPU_NOTE_RECORDS * BTS_RECORD_SIZE != BTS_CRASH_CPU_NOTE_BYTES);
 	/*
 	 * This CPU stops first (with or without rings: the capture kernel
 	 * must not inherit a recording CPU); the rings were frozen by the

@@ -202,7 +202,6 @@ static void bts_notes_budget(struct kunit *test)
 	bt.trace.ring.frozen = false;
 	KUNIT_EXPECT_EQ(test, plan_note(&bt, (size_t)INT_MAX + 100), (size_t)INT_MAX + 100);
 	KUNIT_EXPECT_LE(test, max, (size_t)INT_MAX);
-
 }
 
 /*
@@ -376,4 +375,5 @@ static struct kunit_suite bts_crash_suite = {
 	.name = "bts_crash",
 	.test_cases = bts_crash_cases,
 };
+
 kunit_test_suite(bts_crash_suite);

@@ -22,7 +22,7 @@ case "${1:-}" in
 qemu) pkgs=$qemu_pkgs ;;
 kernel) pkgs="$pkgs linux-source-6.1 ccache make bc bison flex
 libssl-dev dwarves xz-utils patch qemu-system-x86 busybox-static cpio
-kexec-tools makedumpfile crash debootstrap kmod gcc-multilib linux-perf
+kexec-tools makedumpfile crash debootstrap kmod gcc-multilib linux-perf perl
 $qemu_pkgs" ;;
 esac
 missing=

@@ -7,7 +7,9 @@
 # directory.  Prints the object directory (bzImage, vmlinux) on success.
 # VARIANT systemd: the same tree and fragment plus btscrash-systemd.config
 # (what a real systemd needs), in an object directory of its own.
-# Usage: kernel-build.sh [vm|systemd]  (default vm)
+# VARIANT vanilla: the pristine tree (no btscrash at all) with the vm
+# fragment's other options, the baseline of bench/vm-bench.sh.
+# Usage: kernel-build.sh [vm|systemd|vanilla]  (default vm)
 # Env: BTSCRASH_CACHE (default ~/.cache/btscrash), JOBS.
 set -eu
 variant=${1:-vm}
@@ -20,7 +22,8 @@ tree=$cache/linux-6.1
 case $variant in
 vm) obj=$cache/obj-6.1; frags="btscrash-vm.config" ;;
 systemd) obj=$cache/obj-6.1-systemd; frags="btscrash-vm.config btscrash-systemd.config" ;;
-*) echo "kernel-build: VARIANT is vm or systemd, not $variant" >&2; exit 2 ;;
+vanilla) obj=$cache/obj-6.1-vanilla; frags="btscrash-vm.config" ;;
+*) echo "kernel-build: VARIANT is vm, systemd or vanilla, not $variant" >&2; exit 2 ;;
 esac
 log() { echo "kernel-build: $*" >&2; }
 
@@ -69,6 +72,12 @@ for f in $frags; do
 	paths="$paths $src/kernel/config/$f"
 	[ ! -f "$obj/.config" ] || [ ! "$src/kernel/config/$f" -nt "$obj/.config" ] || newer=1
 done
+if [ "$variant" = vanilla ]; then	# Linux as released: no BTS_CRASH options
+	tree=$pristine
+	# shellcheck disable=SC2086
+	grep -hv '^CONFIG_BTS_CRASH' $paths > "$obj/vanilla.config"
+	paths=$obj/vanilla.config
+fi
 if [ ! -f "$obj/.config" ] || [ -n "$newer" ] ||
    [ "$(cat "$obj/.btscrash-series" 2>/dev/null)" != "$series_id" ]; then
 	log "configuring ($variant: $frags)"

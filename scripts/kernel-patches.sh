@@ -1,56 +1,163 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
-# Emits the whole btscrash kernel change as a patch series for a Linux 6.1
-# tree: first the new files (at their kernel paths, as the build copies
-# them), then kernel/patches/series, the hooks into existing files.  Each
-# patch is mbox-formatted (git am) and applies with patch -p1 as well.
+# Emits the whole btscrash kernel change as a `git format-patch` series for
+# a Linux 6.1 tree: first the new files (at their kernel paths, as the
+# build copies them), then kernel/patches/series, the hooks into existing
+# files.  Each patch is a mail (From, Date, Subject, the description, a
+# Signed-off-by, a diffstat, git diffs): `git am` or `patch -p1` applies it.
+# A hook patch in kernel/patches/ is its subject on line 1, a blank line,
+# the description (what and why), a line "---", then the diff.
 # Usage: kernel-patches.sh OUTDIR   (prints the series file's path)
 set -eu
 src=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:?usage: kernel-patches.sh OUTDIR}
 mkdir -p "$out"
 rm -f "$out"/*.patch "$out/series"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
 
+signoff='btscrash developers <btscrash@lists.example.org>'
+# the date of the newest change (reproducible: SOURCE_DATE_EPOCH first)
+epoch=${SOURCE_DATE_EPOCH:-$(git -C "$src" log -1 --format=%ct 2>/dev/null || date +%s)}
+when=$(LC_ALL=C date -u -R -d "@$epoch")
 hooks=$(grep -v '^#' "$src/kernel/patches/series" | sed '/^$/d')
 total=$(( 2 + $(echo "$hooks" | wc -l) ))
-header() {	# number, subject
-	printf 'From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001\n'
-	printf 'From: btscrash <btscrash@localhost>\n'
-	printf 'Subject: [PATCH %02d/%02d] %s\n\n' "$1" "$total" "$2"
+
+# One pass over a unified diff, hunk by hunk (so a removed "-- x" line is
+# never taken for a file header).  mode=git: the diff as git writes it
+# (diff --git, new file mode); mode=stat: git's diffstat of it.
+# shellcheck disable=SC2016
+diffawk='
+function flush() { if (file != "") { n++; name[n] = file; add[n] = a; del[n] = d } }
+/^--- / && !left {
+	flush(); created = ($2 == "/dev/null"); a = d = 0
+	getline plus; split(plus, f, /[ \t]/); file = substr(f[2], 3)
+	if (mode == "git") {
+		print "diff --git a/" file " b/" file
+		if (created) print "new file mode 100644"
+		print (created ? "--- /dev/null" : "--- a/" file); print "+++ b/" file
+	}
+	next
 }
-newfiles() {	# number, name, subject, body, files...: one patch of new files
-	f=$(printf '%04d-btscrash-%s.patch' "$1" "$2")
+/^@@ / {
+	split($2, o, ","); split($3, w, ",")
+	left = (o[2] == "" ? 1 : o[2]) + (w[2] == "" ? 1 : w[2])
+}
+/^$/ && left { left -= 2 }	# a context line whose blank was stripped
+/^[-+ ]/ && left {
+	c = substr($0, 1, 1)
+	if (c == "+") { a++; left-- } else if (c == "-") { d++; left-- } else left -= 2
+}
+mode == "git" { print }
+END {
+	flush()
+	if (mode != "stat") exit
+	for (i = 1; i <= n; i++) {
+		if (length(name[i]) > nw) nw = length(name[i])
+		if (add[i] + del[i] > most) most = add[i] + del[i]
+		ta += add[i]; td += del[i]
+	}
+	cw = length(most ""); bar = 80 - nw - cw - 4
+	for (i = 1; i <= n; i++) {
+		na = add[i]; nd = del[i]
+		if (most > bar) {
+			na = int(na * bar / most + (na > 0)); nd = int(nd * bar / most + (nd > 0))
+		}
+		s = ""; for (j = 0; j < na; j++) s = s "+"; for (j = 0; j < nd; j++) s = s "-"
+		printf " %-" nw "s | %" cw "d %s\n", name[i], add[i] + del[i], s
+	}
+	printf " %d file%s changed", n, n == 1 ? "" : "s"
+	if (ta) printf ", %d insertion%s(+)", ta, ta == 1 ? "" : "s"
+	if (td) printf ", %d deletion%s(-)", td, td == 1 ? "" : "s"
+	print ""
+}'
+
+# mail NUMBER DESCRIPTION DIFF OUTNAME: one patch of the series.
+mail() {
+	body=$(tail -n +3 "$2")
 	{
-		header "$1" "$3"
-		printf '%s\n---\n' "$4"
-		shift 4
-		for p in "$@"; do
-			diff -u --label /dev/null --label "b/$p" /dev/null "$src/$p" || true
-		done
-	} > "$out/$f"
-	echo "$f" >> "$out/series"
+		echo 'From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001'
+		echo "From: $signoff"
+		echo "Date: $when"
+		printf 'Subject: [PATCH %02d/%02d] %s\n\n' "$1" "$total" "$(head -n 1 "$2")"
+		[ -z "$body" ] || printf '%s\n\n' "$body"
+		printf 'Signed-off-by: %s\n---\n' "$signoff"
+		awk -v mode=stat "$diffawk" "$3"
+		echo
+		awk -v mode=git "$diffawk" "$3"
+	} > "$out/$4"
+	echo "$4" >> "$out/series"
 }
 
-newfiles 1 ds "x86/ds: Debug Store owner, BTS rings and the emulation backend" \
-"arch/x86/kernel/ds.c owns the BTS half of each CPU's DS area (the crash
-recorder's while no perf user holds it, perf's users counted per CPU),
-programs BTS per the Intel SDM for a traced task's ring, and emulates
-BTS by single-stepping on CPUs without it." \
-	arch/x86/include/asm/ds.h arch/x86/kernel/ds.c arch/x86/kernel/ds_test.c
-newfiles 2 policy "btscrash: per-task branch traces for core dumps" \
-"kernel/bts_crash.c: per-task rings enabled by prctl, inherited, charged
-to locked_vm against RLIMIT_MEMLOCK, written into ELF cores as one note
-per thread (user addresses only).  The format is
-include/uapi/linux/bts_crash.h." \
-	include/uapi/linux/bts_crash.h include/linux/bts_crash.h \
-	kernel/bts_crash.c kernel/bts_crash_test.c
+# newfiles NUMBER NAME FILES...: a patch adding FILES, its description on
+# standard input.
+newfiles() {
+	n=$1 f=$(printf '%04d-btscrash-%s.patch' "$1" "$2")
+	shift 2
+	cat > "$tmp/desc"
+	for p in "$@"; do
+		diff -u --label /dev/null --label "b/$p" /dev/null "$src/$p" || true
+	done > "$tmp/diff"
+	mail "$n" "$tmp/desc" "$tmp/diff" "$f"
+}
+
+newfiles 1 ds arch/x86/include/asm/ds.h arch/x86/kernel/ds.c \
+	arch/x86/kernel/ds_test.c <<'EOF'
+x86/ds: Debug Store owner, BTS rings and the emulation backend
+
+The crash recorder needs the last taken branches of a traced task, and
+of each CPU's kernel, at the moment of a crash: Branch Trace Store,
+recording continuously into a circular buffer, gives them at no
+instruction's cost of the traced code.  arch/x86/kernel/ds.c is the one
+place that knows the hardware: it programs BTS per the Intel SDM
+(IA32_DS_AREA, the BTS half of the DS area, DEBUGCTL.TR/BTS/BTINT off,
+CPL qualification), loads a traced task's ring at switch-in and saves
+its index at switch-out, keeps the LBR stack for the LBR source, and
+arbitrates with perf: perf's users (intel_bts, the BTS event, intel_pt,
+the LBR users) take the BTS half or the LBR stack from the recorder
+through ds_bts_request()/ds_lbr_request() and give it back, counted per
+CPU, the recorder marking the gap.  On CPUs without BTS a
+single-stepping emulation records into the same rings behind the same
+API (ds.emulate=1, slow; for testing).  kernel/bts_crash.c, the
+policy, uses this API and knows no MSR.
+
+ds_test.c is the KUnit suite x86_ds: ring wrap and repair, the DS area
+fields at load and save, perf's hand-over, the LBR source and the
+emulation's branch decoder, each on the real functions with a table of
+MSR operations in place of the hardware.
+
+checkpatch --strict's FILE_PATH_CHANGES: the MAINTAINERS entry for the
+new files is the series' last patch.
+EOF
+newfiles 2 policy include/uapi/linux/bts_crash.h include/linux/bts_crash.h \
+	kernel/bts_crash.c kernel/bts_crash_test.c <<'EOF'
+btscrash: per-task branch traces for core dumps
+
+A core dump says where a program died, not how it got there; the last
+few thousand taken branches usually do.  kernel/bts_crash.c decides who
+is traced and who pays: per-task rings enabled by prctl(PR_BTS_CRASH)
+or a sysctl default, inherited across fork and kept across exec,
+charged to the user's locked_vm against RLIMIT_MEMLOCK (and to the
+process's pinned_vm) as perf charges its buffers, dropped when the task
+becomes non-dumpable.  A core dump gets one NT_BTSCRASH_THREAD note per
+thread (user addresses only); a panic or kdump gets each CPU's newest
+kernel branches (NT_BTSCRASH_CPU beside NT_PRSTATUS).  The note format
+is include/uapi/linux/bts_crash.h, the one definition user space
+(btsdump, crash, gdb) reads.  bts_crash_test.c is the KUnit suite
+bts_crash: ring sizes and charges, note sizing, layout and budget.
+
+checkpatch --strict's MACRO_ARG_REUSE on for_each_dumped_thread(ct) is
+left as it is: the argument is the iterator variable, assigned and
+advanced by the loop as list_for_each()'s is, never an expression with
+side effects.  FILE_PATH_CHANGES: the MAINTAINERS entry for the new
+files is the series' last patch.
+EOF
 
 n=2
 for p in $hooks; do
 	n=$((n + 1))
-	f=$(printf '%04d-%s' "$n" "${p#????-}")
-	subject=$(head -n 1 "$src/kernel/patches/$p")
-	{ header "$n" "$subject"; tail -n +3 "$src/kernel/patches/$p"; } > "$out/$f"
-	echo "$f" >> "$out/series"
+	sed -n '/^---$/,$p' "$src/kernel/patches/$p" | tail -n +2 > "$tmp/diff"
+	sed '/^---$/,$d' "$src/kernel/patches/$p" > "$tmp/desc"
+	mail "$n" "$tmp/desc" "$tmp/diff" "$(printf '%04d-%s' "$n" "${p#????-}")"
 done
 echo "$out/series"

@@ -28,6 +28,7 @@ TESTS = {
     "fuzz-escape": "clang libclang-rt-14-dev",
     "fuzz-rsp": "clang libclang-rt-14-dev",
     "oracle": "", "vm-default": "", "vm-pti": "", "vm-hw": "", "vm-hw-pti": "", "vm-hw-defaults": "", "vm-lbr": "", "vm-pmu": "linux-perf", "kexec-hw": "kexec-tools", "qemu-model": "", "kernel-patches": "",
+    "kernel-series": "linux-source-6.1 perl",
     "kdump-EXCEPTION": "crash", "kdump-PANIC": "crash", "kdump-BUG": "crash",
     "kdump-EXEC_NULL": "crash", "kdump-notraces": "crash",
     "kdump-hw-EXCEPTION": "crash", "kdump-hw-PANIC": "crash",

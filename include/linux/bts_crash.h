@@ -31,7 +31,8 @@ void bts_crash_exec(struct pt_regs *regs);
 /* begin_new_exec()/commit_creds(): current became non-dumpable */
 void bts_crash_nondumpable(void);
 /* handle_signal() set up the handler (handler: true); rt_sigreturn
- * restored the context (false) */
+ * restored the context (false)
+ */
 void bts_crash_signal(struct pt_regs *regs, bool handler);
 /* uprobes: TF in task's registers is the emulation's, not the program's */
 bool bts_crash_owns_tf(struct task_struct *task);
@@ -66,7 +67,8 @@ static __always_inline void bts_crash_switch(struct task_struct *prev,
 void bts_crash_freeze(void);
 void bts_crash_report(void);
 /* oops_begin()/oops_end(): hold this CPU's ring while the oops is reported
- * (and for good when oops_end() goes on to panic: fatal) */
+ * (and for good when oops_end() goes on to panic: fatal)
+ */
 void bts_crash_oops_begin(void);
 void bts_crash_oops_end(bool fatal);
 u32 *bts_crash_cpu_note(u32 *buf, int cpu);

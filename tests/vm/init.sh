@@ -89,12 +89,14 @@ run() {	# name, command...: runs it; NAME.out, NAME.status, NAME.core
 if grep -qw btscrash.bench /proc/cmdline; then
 	# bench/vm-bench.sh: untraced first, while the switch hook's static
 	# key is still off; then again with it on; then traced.
+	# btscrash.bench=base: only those (a kernel without btscrash too).
 	mkdir -p /bench && export VMBENCH_CORE_DIR=/bench
 	echo "/bench/core.%p" > /proc/sys/kernel/core_pattern
 	{
 		vmbench pingpong untraced-key-off 2000 7
 		vmbench branches untraced-key-off 200000 5
 		vmbench coredump untraced-key-off 48 5
+		grep -qw btscrash.bench=base /proc/cmdline && exit
 		btsrun 16 /bin/true
 		vmbench pingpong untraced 2000 7
 		vmbench branches untraced 200000 5

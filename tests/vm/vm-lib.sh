@@ -134,6 +134,8 @@ vm_machine() {
 		else
 			vm_backend_args="ds.emulate=1 bts_crash.source=lbr-kernel"
 		fi
+		# VM_DEFAULTS=1: the model, no btscrash parameter at all
+		[ "${VM_DEFAULTS:-0}" = 0 ] || vm_backend_args=
 		;;
 	hw)
 		[ -x "${QEMU:-}" ] || { echo "vm_machine: QEMU (the BTS model) not set" >&2; return 1; }

@@ -29,6 +29,7 @@
 #include <linux/cpuhotplug.h>
 #include <linux/debugfs.h>
 #include <linux/ftrace.h>
+#include <linux/io.h>
 #include <linux/kdebug.h>
 #include <linux/moduleparam.h>
 #include <linux/percpu.h>
@@ -44,7 +45,6 @@
 #include <asm/ds.h>
 #include <asm/insn.h>
 #include <asm/intel-family.h>
-#include <asm/io.h>
 #include <asm/intel_ds.h>
 #include <asm/msr.h>
 #include <asm/ptrace.h>
@@ -73,6 +73,7 @@ enum ds_lbr_mode {
 	DS_LBR_USER,	/* user-ending branches, per task at a fatal fault */
 	DS_LBR_KERNEL,	/* kernel-ending branches, per CPU at oops/panic */
 };
+
 static enum ds_lbr_mode ds_lbr_mode;
 static unsigned int ds_lbr_depth;
 static void ds_lbr_freeze(void);
@@ -92,10 +93,12 @@ struct ds_lbr_cpu {
 	unsigned long perf;		/* BIT(enum ds_user) of its holders now */
 	bool frozen;			/* DS_LBR_KERNEL: stopped, entries copied */
 	struct task_struct *bug;	/* DS_LBR_KERNEL: its BUG/WARN trap copied
-					 * the stack; an oops of it keeps that */
+					 * the stack; an oops of it keeps that
+					 */
 	u64 gap_since;			/* local_clock() when perf took it */
 	u64 gap_end, gap_len;		/* the mark ends a perf hold: when, how long */
 };
+
 static DEFINE_PER_CPU(struct ds_lbr_cpu, ds_lbr_cpu);
 
 void ds_ring_init(struct ds_ring *r, struct bts_record *base, u64 capacity)
@@ -219,6 +222,7 @@ struct ds_cpu {
 	bool stopped;			/* crash, kexec, offline: load nothing */
 	unsigned long perf;		/* BIT(enum ds_user): perf's holders */
 };
+
 static DEFINE_PER_CPU(struct ds_cpu, ds_cpu);
 /* Each CPU's kernel ring, set before any CPU loads it (ds_kernel_trace_start()). */
 static DEFINE_PER_CPU(struct ds_trace *, ds_kernel_of);
@@ -261,6 +265,7 @@ static const struct ds_hw_ops ds_native_ops = {
 	.area = ds_native_area, .window = ds_native_window,
 	.unwindow = ds_native_unwindow,
 };
+
 static const struct ds_hw_ops *ds_hw = &ds_native_ops;
 
 /* The LBR source's MSR access (its section, below, is "the LBR source"). */
@@ -305,7 +310,6 @@ static __always_inline void ds_lbr_off_now(void)
 	if (dbg & DEBUGCTLMSR_LBR)
 		__wrmsr(MSR_IA32_DEBUGCTLMSR, (u32)(dbg & ~DEBUGCTLMSR_LBR), (u32)(dbg >> 32));
 }
-
 
 /*
  * SDM "Setting Up CPL-Qualified BTS", table "CPL-Qualified Branch Trace
@@ -620,7 +624,8 @@ static bool ds_hw_probe(bool *pti_fallback)
 /* IA32_DS_AREA holds the DS management area's linear address (SDM "DS
  * Save Area"); the cpu_entry_area copy is mapped under KPTI too.  Runs on
  * each CPU as it comes online, and on the boot CPU at resume (the MSR does
- * not survive suspend). */
+ * not survive suspend).
+ */
 static int ds_hw_cpu_online(unsigned int cpu)
 {
 	unsigned long flags;
@@ -1370,7 +1375,8 @@ unsigned int ds_lbr_read(struct bts_record *out, bool *wrapped)
 }
 
 /* Branches ending where this mode records, every type; then DEBUGCTL.LBR
- * (SDM "Filtering of Last Branch Records", "LBR Stack"). */
+ * (SDM "Filtering of Last Branch Records", "LBR Stack").
+ */
 static void ds_lbr_cpu_on(void)
 {
 	struct ds_lbr_cpu *m = this_cpu_ptr(&ds_lbr_cpu);
@@ -1520,7 +1526,8 @@ void ds_lbr_release(enum ds_user who)
 }
 
 /* Online, resume: this CPU records from here on (a freeze there was the
- * hardware backend's offline or suspend stop, not a crash). */
+ * hardware backend's offline or suspend stop, not a crash).
+ */
 static void ds_lbr_cpu_start(void)
 {
 	struct ds_lbr_cpu *m = this_cpu_ptr(&ds_lbr_cpu);

@@ -535,7 +535,7 @@ static void ds_test_call_site(struct kunit *test)
 		{ { 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0xff, 0xd0 }, 2 },	/* call *%rax */
 		{ { 0x90, 0x90, 0x90, 0x90, 0x90, 0x41, 0xff, 0xd3 }, 3 },	/* call *%r11 */
 		{ { 0x90, 0x90, 0x90, 0x90, 0x90, 0xff, 0x50, 0x08 }, 3 },	/* call *8(%rax) */
-		{ { 0x90, 0x90, 0xff, 0x90, 0x00, 0x01, 0x00, 0x00 }, 6 },	/* call *0x100(%rax) */
+		{ { 0x90, 0x90, 0xff, 0x90, 0x00, 0x01, 0x00, 0x00 }, 6 }, /* call *0x100(%rax) */
 		{ { 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90, 0x90 }, 0 },	/* no call */
 	};
 	int i;
@@ -649,7 +649,8 @@ static void ds_test_lbr_end(struct ds_test_lbr *s)
 }
 
 /* The kernel source on this CPU, t its kernel ring (32 records at recs),
- * recording: what an oops, a BUG trap or the crash path freezes. */
+ * recording: what an oops, a BUG trap or the crash path freezes.
+ */
 static void ds_test_lbr_kernel_begin(struct ds_test_lbr *s, struct ds_trace *t,
 				     struct bts_record *recs)
 {
@@ -843,7 +844,8 @@ static void ds_test_lbr_kernel_freeze(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, is_gap_perf(ds_ring_get(&t.ring, 0)));
 
 	/* a CPU without a ring (cpu_records=0): an oops stops the LBR, its
-	 * end starts it again */
+	 * end starts it again
+	 */
 	ds_lbr_release(DS_USER_LBR);
 	ds_kernel_trace_hold(false);
 	this_cpu_write(ds_kernel_of, NULL);
@@ -917,4 +919,5 @@ static struct kunit_suite ds_test_suite = {
 	.name = "x86_ds",
 	.test_cases = ds_test_cases,
 };
+
 kunit_test_suite(ds_test_suite);

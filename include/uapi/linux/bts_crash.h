@@ -14,7 +14,8 @@
 /* ---- ELF notes ---------------------------------------------------------- */
 
 /* Owner name of every btscrash note; n_namesz is 9 (NUL included), so the
- * name occupies 12 bytes after the 4-byte padding of ELF notes. */
+ * name occupies 12 bytes after the 4-byte padding of ELF notes.
+ */
 #define BTS_CRASH_NOTE_NAME		"BTSCRASH"
 #define BTS_CRASH_NOTE_NAMESZ		9
 
@@ -47,7 +48,7 @@ struct bts_crash_note_hdr {
 /* Header flags. */
 #define BTS_NOTE_F_WRAPPED	(1U << 0) /* the ring wrapped: older history was overwritten */
 #define BTS_NOTE_F_LOST_EXACT	(1U << 1) /* `lost` is exact, not a lower bound */
-#define BTS_NOTE_F_USER_ONLY	(1U << 2) /* kernel addresses filtered out (always in THREAD notes) */
+#define BTS_NOTE_F_USER_ONLY	(1U << 2) /* kernel addresses left out (THREAD notes: always) */
 #define BTS_NOTE_F_TRUNCATED	(1U << 3) /* only the newest part of the ring is in the note */
 #define BTS_NOTE_F_KNOWN	0xfU
 
@@ -56,7 +57,8 @@ enum bts_crash_source {
 	BTS_SOURCE_EMUL		= 2,	/* ds.c software emulation backend */
 	BTS_SOURCE_LBR		= 3,	/* the CPU's Last Branch Record stack (THREAD
 					 * notes with source=lbr, CPU notes and rings
-					 * with lbr-kernel; capacity = its depth) */
+					 * with lbr-kernel; capacity = its depth)
+					 */
 };
 
 /* ---- Records ------------------------------------------------------------ */
@@ -68,17 +70,20 @@ enum bts_crash_source {
  */
 struct bts_record {
 	__u64 from;		/* linear address of the branch instruction (or
-				 * the interrupted instruction for async events) */
+				 * the interrupted instruction for async events)
+				 */
 	__u64 to;		/* linear address of the branch target */
 	__u64 flags;		/* bit 4 = branch predicted (BTS, LBR); LBR:
 				 * bit 5 = bits 47:32 hold a cycle count;
-				 * every other bit 0 */
+				 * every other bit 0
+				 */
 };
 
 #define BTS_RECORD_SIZE		24
 #define BTS_REC_F_PREDICTED	(1ULL << 4)
 /* LBR only (source 3): LBR_INFO.CYC_CNT, core cycles since the previous
- * LBR entry (saturating at 0xffff), in bits 47:32 when bit 5 is set */
+ * LBR entry (saturating at 0xffff), in bits 47:32 when bit 5 is set
+ */
 #define BTS_REC_F_CYCLES	(1ULL << 5)
 #define BTS_REC_CYCLES_SHIFT	32
 #define BTS_REC_CYCLES_MASK	0xffffULL
@@ -99,13 +104,15 @@ struct bts_record {
 
 enum bts_marker_kind {
 	/* The thread left the CPU.  to = timestamp (ns, the kernel's
-	 * local_clock(), the printk clock); flags = CPU number. */
+	 * local_clock(), the printk clock); flags = CPU number.
+	 */
 	BTS_MARK_SWITCH_OUT	= 1,
 	/* The thread was scheduled in.  Same payload as SWITCH_OUT. */
 	BTS_MARK_SWITCH_IN	= 2,
 	/* Recording resumed after a suspension; branches in between were not
 	 * recorded.  sub = enum bts_gap_reason; to = timestamp of the resume
-	 * (ns); flags = length of the gap in ns (0 if unknown). */
+	 * (ns); flags = length of the gap in ns (0 if unknown).
+	 */
 	BTS_MARK_GAP		= 3,
 	BTS_MARK_MAX		= 3,
 };
@@ -166,7 +173,8 @@ struct bts_crash_table {
 	__u32 entry_size;	/* 8 */
 	__u64 panic_cpu;	/* CPU that ran the crash path, ~0 if none */
 	/* nr_entries __u64 at hdr_size: physical address of each CPU's
-	 * struct bts_crash_ring, 0 when that CPU has none */
+	 * struct bts_crash_ring, 0 when that CPU has none
+	 */
 	__u64 entries[];
 };
 
@@ -193,6 +201,7 @@ struct bts_crash_table {
 #define PR_BTS_CRASH_DISABLE	2
 #define PR_BTS_CRASH_GET	3	/* returns the ring size, 0 if off */
 #define PR_BTS_CRASH_ENABLE_BYTES 4	/* as ENABLE, arg = ring size in bytes
-					 * (rounded down to whole records) */
+					 * (rounded down to whole records)
+					 */
 
 #endif /* _UAPI_LINUX_BTS_CRASH_H */

@@ -32,25 +32,33 @@ struct ds_trace {
 	unsigned long prev_ip;	/* emulation: user ip at the previous trap */
 	bool have_prev;		/* emulation: prev_ip is valid */
 	bool user_tf;		/* emulation: the program's own TF is set
-				 * (its traps are delivered to it) */
+				 * (its traps are delivered to it)
+				 */
 	bool user_tf_saved;	/* emulation: user_tf when the running
-				 * signal handler was entered */
+				 * signal handler was entered
+				 */
 	bool armed;		/* recording: TF is ours (emulation), or the
-				 * ring is loaded at switch-in (hardware) */
+				 * ring is loaded at switch-in (hardware)
+				 */
 	u64 hw_base;		/* hardware: linear address the CPU writes the
-				 * ring through while it is loaded */
+				 * ring through while it is loaded
+				 */
 	u64 gap_since;		/* hardware: local_clock() when recording was
-				 * suspended (perf took BTS), 0 if it was not */
+				 * suspended (perf took BTS), 0 if it was not
+				 */
 	bool kernel;		/* hardware: a CPU's kernel ring (CPL 0
-				 * branches), mapped for good at hw_base */
+				 * branches), mapped for good at hw_base
+				 */
 };
 
 void ds_ring_init(struct ds_ring *r, struct bts_record *base, u64 capacity);
 /* Writes one record at index and advances, wrapping at capacity; does
- * nothing once the ring is frozen. */
+ * nothing once the ring is frozen.
+ */
 void ds_ring_write(struct ds_ring *r, u64 from, u64 to, u64 flags);
 /* The crash path, on the CPU that writes r (NMI, or the panicking CPU):
- * a record it interrupted half-written becomes a GAP marker. */
+ * a record it interrupted half-written becomes a GAP marker.
+ */
 void ds_ring_repair(struct ds_ring *r, u64 now);
 /* Record i in time order (0 = oldest); nr = ds_ring_count(). */
 u64 ds_ring_count(const struct ds_ring *r);
@@ -62,13 +70,15 @@ enum ds_backend {
 	DS_BACKEND_HW,		/* BTS via the DS area and DEBUGCTL */
 	DS_BACKEND_EMUL,	/* single-step emulation (ds.emulate=1) */
 };
+
 enum ds_backend ds_backend(void);
 /* Largest per-task ring the backend can record into, in records. */
 u64 ds_task_max_records(void);
 /* Largest per-CPU kernel ring, in records. */
 u64 ds_kernel_max_records(void);
 /* Per-CPU kernel ring size by default: the LBR's depth (lbr-kernel), else
- * 0 (off: a BTS ring is opt-in, bts_crash.cpu_records). */
+ * 0 (off: a BTS ring is opt-in, bts_crash.cpu_records).
+ */
 u64 ds_kernel_default_records(void);
 /* Where the kernel rings' records come from: enum bts_crash_source. */
 unsigned int ds_kernel_source(void);
@@ -90,6 +100,7 @@ enum ds_user {
 	DS_USER_LBR,		/* perf's LBR users, first .. last */
 	DS_USERS
 };
+
 #ifdef CONFIG_BTS_CRASH
 void ds_bts_request(enum ds_user who);
 void ds_bts_release(enum ds_user who);
@@ -105,7 +116,8 @@ bool ds_hw_active(void);
 void ds_lbr_request(enum ds_user who);
 void ds_lbr_release(enum ds_user who);
 /* traps.c's handle_bug(), IRQs off: a kernel ud2 trapped (lbr-kernel
- * copies the stack before report_bug()); it was a WARN and returns. */
+ * copies the stack before report_bug()); it was a WARN and returns.
+ */
 void ds_kernel_bug_trap(void);
 void ds_kernel_bug_done(void);
 /*
@@ -138,11 +150,13 @@ struct ds_hw_ops {
 	/* This CPU's DS area (the one IA32_DS_AREA points at). */
 	struct debug_store *(*area)(void);
 	/* Makes r writable by the CPU at any privilege level; returns the
-	 * linear address to program (the ring's own: no backend under KPTI). */
+	 * linear address to program (the ring's own: no backend under KPTI).
+	 */
 	u64 (*window)(struct ds_ring *r);
 	/* Undoes window() once the ring is saved. */
 	void (*unwindow)(struct ds_ring *r);
 };
+
 void ds_hw_load(const struct ds_hw_ops *ops, struct ds_trace *t);
 bool ds_hw_save(const struct ds_hw_ops *ops, struct ds_trace *t);
 
@@ -151,7 +165,8 @@ void ds_task_trace_sync(struct ds_trace *t);
 
 /* Starts/stops recording a task's user branches into t (the task is
  * current, or a child not yet running; published where a context switch
- * finds it before this is called). */
+ * finds it before this is called).
+ */
 int ds_task_trace_start(struct task_struct *task, struct ds_trace *t);
 void ds_task_trace_stop(struct task_struct *task, struct ds_trace *t);
 /* A new child inherited a traced parent's user flags but gets no ring. */
@@ -159,14 +174,17 @@ void ds_task_trace_drop(struct task_struct *child);
 /* After exec set up fresh user registers: keep recording. */
 void ds_task_trace_exec(struct pt_regs *regs, struct ds_trace *t);
 /* Signal delivery set up regs for the handler; rt_sigreturn restored the
- * interrupted context: the emulation steps on from regs->ip, no record. */
+ * interrupted context: the emulation steps on from regs->ip, no record.
+ */
 /* handle_signal() (handler: true) and rt_sigreturn (false) moved the user ip */
 void ds_task_trace_resume_at(struct pt_regs *regs, struct ds_trace *t, bool handler);
 /* TF in task's registers is the emulation's alone, not the program's
- * (uprobes must leave it set, and send no SIGTRAP for it). */
+ * (uprobes must leave it set, and send no SIGTRAP for it).
+ */
 bool ds_emul_owns_tf(struct task_struct *task);
 /* Context switch, IRQs off: marks prev's departure and next's arrival
- * (either may be NULL) with timestamp now (local_clock() ns) and cpu. */
+ * (either may be NULL) with timestamp now (local_clock() ns) and cpu.
+ */
 void ds_task_switch(struct ds_trace *prev, struct ds_trace *next, u64 now,
 		    unsigned int cpu);
 /*
@@ -179,10 +197,12 @@ void ds_task_switch(struct ds_trace *prev, struct ds_trace *next, u64 now,
  */
 int ds_kernel_trace_start(struct ds_trace *(*trace_of)(unsigned int cpu));
 /* An oops reads this CPU's kernel ring: hold it still (hardware; LBR:
- * frozen into the ring), or not. */
+ * frozen into the ring), or not.
+ */
 void ds_kernel_trace_hold(bool hold);
 /* Address of the call instruction that returns to ret (kernel text), or
- * ret itself if the bytes before it are no call: best effort. */
+ * ret itself if the bytes before it are no call: best effort.
+ */
 unsigned long ds_call_site(unsigned long ret);
 
 /*
