@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """Reader of the BTS model's oracle log (QEMU -cpu ...,bts-log=FILE).
 
-The patched QEMU (tests/qemu/patches, scripts/qemu-build.sh) appends one
+The patched QEMU (qemu/patches, scripts/qemu-build.sh) appends one
 56-byte little-endian entry per BTS record it writes into a guest's buffer:
 
     u64 from; u64 to; u64 flags;   the record as written

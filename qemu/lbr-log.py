@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """Reader of the LBR model's oracle log (QEMU -cpu ...,lbr=on,lbr-log=FILE).
 
-The patched QEMU (tests/qemu/patches, scripts/qemu-build.sh) appends one
+The patched QEMU (qemu/patches, scripts/qemu-build.sh) appends one
 40-byte little-endian entry per LBR entry it pushes onto a vCPU's stack:
 
     u64 from; u64 to; u64 info;    the entry as written (FROM_IP, TO_IP,

@@ -12,7 +12,7 @@ import sys
 from tap import Tap
 
 PMULOOP_N = 1000000     # pmuloop.S
-# branches: the JNZs and the SYSCALL (a far branch, P3 in tests/qemu/README)
+# branches: the JNZs and the SYSCALL (a far branch, P3 in qemu/README)
 EXPECTED = {"instructions:u": 2 * PMULOOP_N + 4,
             "branches:u": PMULOOP_N + 1,
             "cycles:u": 2 * PMULOOP_N + 4}   # the model: one per instruction

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-or-later
 """The VM tests' oracle (oracle.py) on logs made here, entry by entry, in
-the model's format (tests/qemu/bts-log.py): it must find a trace's ring,
+the model's format (qemu/bts-log.py): it must find a trace's ring,
 report records the CPU wrote there after the trace's newest, and not take
 another ring's records for them -- with the rings reached directly
 (linear = direct map) and through a KPTI window (one linear window for
