@@ -18,6 +18,8 @@ import tempfile
 VERSION, BTSDUMP, CTL, DAEMON = sys.argv[1], *map(os.path.abspath, sys.argv[2:5])
 SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(SRC, "tests"))
+sys.path.insert(0, os.path.join(SRC, "tests", "helpers"))
+from tap import Tap  # noqa: E402
 import importlib  # noqa: E402
 mv = importlib.import_module("make-vmcore")
 
@@ -26,18 +28,8 @@ CORE = os.path.join(FIX, "crasher-null.core")
 EXE = os.path.join(FIX, "crasher")
 REMOTE = "/lib/systemd/systemd-journal-remote"
 MESSAGE_ID = "6d2e1f0c4b9a4d0e8f3a7b5c2d1e0f9a"
-n = 0
-failed = 0
-
-
-def check(ok, what, detail=""):
-    global n, failed
-    n += 1
-    print("%s %d - %s" % ("ok" if ok else "not ok", n, what))
-    if not ok:
-        failed += 1
-        for line in str(detail).splitlines()[:20]:
-            print("# " + line)
+T = Tap()
+check = T.check
 
 
 def run(argv, stdin=None, input=None, pass_fds=(), env=None):
@@ -272,8 +264,7 @@ def main():
         test_btsdumpd_input(tmp)
         test_btsdumpd_tty()
         test_executable(tmp)
-    print("1..%d" % n)
-    return 1 if failed else 0
+    return T.done()
 
 
 if __name__ == "__main__":

@@ -36,6 +36,7 @@ import sys
 
 SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "helpers"))
 from tap import Tap  # noqa: E402
 from oracle import Oracle, any_record, read_log  # noqa: E402
 import importlib.util  # noqa: E402

@@ -18,6 +18,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "helpers"))
 from oracle import Log, Oracle, bts_log, MARKER_TAG, any_record  # noqa: E402
 from tap import Tap  # noqa: E402
 
