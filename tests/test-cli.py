@@ -253,6 +253,30 @@ def test_executable(tmp):
               "%d %r" % (rc, err))
 
 
+def test_option_s(tmp):
+    """-S: btsdump's --no-symbols, btsdumpctl's --since (coredumpctl's);
+    each man page (help2man + tools/man/*.h2m) says so."""
+    rc, out, err = run([BTSDUMP, "-S", CORE, EXE])
+    check(rc == 0 and "trace:" in out and "checksum" not in out,
+          "btsdump -S: --no-symbols", err)
+    store = os.path.join(tmp, "empty-store")
+    os.makedirs(store, exist_ok=True)
+    rc, out, err = run([CTL, "--store", store, "-S", "x", "list"])
+    check(rc == 1 and err.startswith("btsdumpctl: --since: not a time: 'x'"),
+          "btsdumpctl -S: --since (a time is expected)", err)
+    for prog, other in (("btsdump", "btsdumpctl"), ("btsdumpctl", "btsdump")):
+        page = os.path.join(os.path.dirname(CTL if prog == "btsdumpctl" else BTSDUMP),
+                            prog + ".1")
+        if not os.path.exists(page):
+            T.skip("%s.1: no help2man, no man page" % prog)
+            continue
+        with open(page) as f:
+            text = f.read().replace("\\-", "-")
+        check(".SH \"OPTION LETTERS\"" in text and "--since" in text and
+              "--no-symbols" in text and other in text,
+              "%s.1 says what -S is here and in %s" % (prog, other), text[-800:])
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         os.chmod(tmp, 0o755)
@@ -264,6 +288,7 @@ def main():
         test_btsdumpd_input(tmp)
         test_btsdumpd_tty()
         test_executable(tmp)
+        test_option_s(tmp)
     return T.done()
 
 
