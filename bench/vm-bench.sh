@@ -3,7 +3,7 @@
 # Kernel-side benchmarks in the test VM, as guest instruction counts and
 # ratios against tracing off, side by side in one boot per backend:
 #   emul     the emulation backend (Debian's QEMU, AMD -cpu max)
-#   hw       the hardware backend on the BTS model (tests/qemu/), pti=off
+#   hw       the hardware backend on the BTS model (qemu/), pti=off
 #   hw-pti   the same with page-table isolation: no hardware backend there
 #            since issue 26 (traced tasks on the emulation)
 #   lbr      the LBR source on the LBR model (bts_crash.source=lbr): its

@@ -8,7 +8,7 @@
 # back to the host and btsdump shows how each got to its crash; btsdumpd,
 # the VM's core_pattern handler, stored them too (btsdumpctl info); gdb
 # with gdb/bts.py shows the last instructions before the crash.  Then the
-# same kernel boots on the BTS model (Debian's QEMU 7.2 + tests/qemu/,
+# same kernel boots on the BTS model (Debian's QEMU 7.2 + qemu/,
 # scripts/qemu-build.sh) where the hardware backend records: the same
 # crash's trail, written by the modeled CPU and checked against its log,
 # and the kernel branches that led to an oops.
@@ -78,7 +78,7 @@ echo "== all cores, the btsdumpd store and the VM's console log: $out/"
 # The hardware backend, on the BTS model: no ds.emulate=1, the kernel finds
 # BTS on the (modeled) Intel CPU and records with it.
 echo
-echo "== building the BTS model, QEMU 7.2 + tests/qemu/patches (log: build/qemu-build.log)"
+echo "== building the BTS model, QEMU 7.2 + qemu/patches (log: build/qemu-build.log)"
 QEMU=$(scripts/qemu-build.sh 2>build/qemu-build.log | tail -n 1) ||
 	{ tail -n 30 build/qemu-build.log; exit 1; }
 export QEMU

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Builds the BTS hardware model: Debian's QEMU 7.2 source (the version of the
 # installed qemu-system-x86), fetched and extracted once into a cache with
-# Debian's own patches applied, plus tests/qemu/patches/series, configured for
+# Debian's own patches applied, plus qemu/patches/series, configured for
 # x86_64-softmmu/TCG only and built with ccache.  Logs to stderr; the last
 # line on stdout is the absolute path of the built qemu-system-x86_64.
 # Env: BTSCRASH_CACHE (default ~/.cache/btscrash), QEMU_VERSION (a source
@@ -11,7 +11,7 @@ set -eu
 src=$(cd "$(dirname "$0")/.." && pwd)
 cache=${BTSCRASH_CACHE:-$HOME/.cache/btscrash}
 jobs=${JOBS:-$(nproc)}
-patches=$src/tests/qemu/patches
+patches=$src/qemu/patches
 log() { echo "qemu-build: $*" >&2; }
 
 "$src/scripts/install-deps.sh" qemu >&2

@@ -14,23 +14,21 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "helpers"))
+from tap import Tap  # noqa: E402
+
 BTSDUMP = os.path.abspath(sys.argv[1])
 UPDATE = "--update-golden" in sys.argv
 SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIX = "tests/fixtures"
 GOLDEN = os.path.join(SRC, "tests", "golden")
-failures = []
+T = Tap()
+check = T.check
 
 
 def run(*args, cwd=SRC):
     p = subprocess.run([BTSDUMP, *args], cwd=cwd, capture_output=True, text=True)
     return p.returncode, p.stdout, p.stderr
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
 
 
 def golden(name, args):
@@ -589,11 +587,7 @@ def main():
         test_hostile_names(tmp)
         test_hostile_symbol(tmp)
         test_demangle(tmp)
-    if failures:
-        print("%d failure(s)" % len(failures))
-        return 1
-    print("all btsdump tests passed")
-    return 0
+    return T.done()
 
 
 sys.exit(main())

@@ -14,19 +14,17 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "helpers"))
+from tap import Tap, skip_all  # noqa: E402
+
 CTL = os.path.abspath(sys.argv[1])
 SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIX = os.path.join(SRC, "tests", "fixtures")
 CORE = os.path.join(FIX, "crasher-null.core")
 EXE = os.path.join(FIX, "crasher")
 GDB = shutil.which("gdb")
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
+T = Tap()
+check = T.check
 
 
 def run(store, *args, env=None, stdout=subprocess.PIPE, ctl=None):
@@ -282,9 +280,10 @@ def test_dump(s, tmp):
 def test_gdb(s, tmp):
     if not GDB:
         # a full run (scripts/test.sh) leaves nothing out silently
-        check(not os.environ.get("BTSCRASH_COMPLETE"),
-              "gdb tests need gdb: apt-get install gdb")
-        print("SKIP: gdb tests (no gdb)")
+        if os.environ.get("BTSCRASH_COMPLETE"):
+            check(False, "gdb tests need gdb: apt-get install gdb")
+        else:
+            T.skip("gdb tests (no gdb)")
         return
     td = os.path.join(tmp, "gdbtmp")
     os.makedirs(td)
@@ -426,8 +425,7 @@ def test_usage(s, tmp):
 
 def main():
     if not shutil.which("zstd"):
-        print("SKIP: no zstd CLI")
-        return 77
+        skip_all("no zstd CLI")
     with tempfile.TemporaryDirectory() as tmp:
         s = build_store(tmp)
         test_list(s)
@@ -438,8 +436,7 @@ def main():
         test_gdb(s, tmp)
         test_usage(s, tmp)
         test_coredumpctl_options(s, tmp)
-    print("%d failure(s)" % len(failures))
-    return 1 if failures else 0
+    return T.done()
 
 
 if __name__ == "__main__":

@@ -35,7 +35,7 @@ import time
 SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIX = os.path.join(SRC, "tests", "fixtures")
 sys.path.insert(0, os.path.join(SRC, "tests"))
-sys.path.insert(0, os.path.join(SRC, "tests", "vm"))
+sys.path.insert(0, os.path.join(SRC, "tests", "helpers"))
 from tap import Tap  # noqa: E402
 
 daemon, btsdump, ctl, shim = sys.argv[1:5]

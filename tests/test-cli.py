@@ -18,6 +18,8 @@ import tempfile
 VERSION, BTSDUMP, CTL, DAEMON = sys.argv[1], *map(os.path.abspath, sys.argv[2:5])
 SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(SRC, "tests"))
+sys.path.insert(0, os.path.join(SRC, "tests", "helpers"))
+from tap import Tap  # noqa: E402
 import importlib  # noqa: E402
 mv = importlib.import_module("make-vmcore")
 
@@ -26,18 +28,8 @@ CORE = os.path.join(FIX, "crasher-null.core")
 EXE = os.path.join(FIX, "crasher")
 REMOTE = "/lib/systemd/systemd-journal-remote"
 MESSAGE_ID = "6d2e1f0c4b9a4d0e8f3a7b5c2d1e0f9a"
-n = 0
-failed = 0
-
-
-def check(ok, what, detail=""):
-    global n, failed
-    n += 1
-    print("%s %d - %s" % ("ok" if ok else "not ok", n, what))
-    if not ok:
-        failed += 1
-        for line in str(detail).splitlines()[:20]:
-            print("# " + line)
+T = Tap()
+check = T.check
 
 
 def run(argv, stdin=None, input=None, pass_fds=(), env=None):
@@ -261,6 +253,30 @@ def test_executable(tmp):
               "%d %r" % (rc, err))
 
 
+def test_option_s(tmp):
+    """-S: btsdump's --no-symbols, btsdumpctl's --since (coredumpctl's);
+    each man page (help2man + tools/man/*.h2m) says so."""
+    rc, out, err = run([BTSDUMP, "-S", CORE, EXE])
+    check(rc == 0 and "trace:" in out and "checksum" not in out,
+          "btsdump -S: --no-symbols", err)
+    store = os.path.join(tmp, "empty-store")
+    os.makedirs(store, exist_ok=True)
+    rc, out, err = run([CTL, "--store", store, "-S", "x", "list"])
+    check(rc == 1 and err.startswith("btsdumpctl: --since: not a time: 'x'"),
+          "btsdumpctl -S: --since (a time is expected)", err)
+    for prog, other in (("btsdump", "btsdumpctl"), ("btsdumpctl", "btsdump")):
+        page = os.path.join(os.path.dirname(CTL if prog == "btsdumpctl" else BTSDUMP),
+                            prog + ".1")
+        if not os.path.exists(page):
+            T.skip("%s.1: no help2man, no man page" % prog)
+            continue
+        with open(page) as f:
+            text = f.read().replace("\\-", "-")
+        check(".SH \"OPTION LETTERS\"" in text and "--since" in text and
+              "--no-symbols" in text and other in text,
+              "%s.1 says what -S is here and in %s" % (prog, other), text[-800:])
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         os.chmod(tmp, 0o755)
@@ -272,8 +288,8 @@ def main():
         test_btsdumpd_input(tmp)
         test_btsdumpd_tty()
         test_executable(tmp)
-    print("1..%d" % n)
-    return 1 if failed else 0
+        test_option_s(tmp)
+    return T.done()
 
 
 if __name__ == "__main__":

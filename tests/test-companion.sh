@@ -120,7 +120,7 @@ journald_ns_run "$tmp/run.sh" /var/lib/systemd/coredump >"$tmp/run.log" 2>&1 || 
 	echo "not ok 1 - the companion ran in a private journald"; sed 's/^/# /' "$tmp/run.log"; echo "1..1"; exit 1; }
 SRC=$src exec python3 - "$tmp" <<'EOP'
 import os, sys
-sys.path.insert(0, os.path.join(os.environ["SRC"], "tests", "vm"))
+sys.path.insert(0, os.path.join(os.environ["SRC"], "tests", "helpers"))
 from tap import Tap
 import json
 tmp = sys.argv[1]

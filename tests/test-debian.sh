@@ -12,25 +12,22 @@ set -u
 src=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-n=0 failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-fail() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; shift; for l in "$@"; do echo "# $l"; done; }
-check() { what=$1; shift; if "$@" >"$work/out" 2>&1; then ok "$what"; else fail "$what" "$(tail -n 20 "$work/out")"; fi; }
+. "$src/tests/helpers/tap.sh"
 
 for t in dpkg-buildpackage:dpkg-dev dh:debhelper help2man:help2man lintian:lintian git:git; do
 	command -v "${t%%:*}" >/dev/null || {
-		fail "${t%%:*} is installed" "apt-get install ${t#*:}"; echo "1..$n"; exit 1; }
+		tap_fail "${t%%:*} is installed" "apt-get install ${t#*:}"; tap_done; exit 1; }
 done
 if ! DEB_BUILD_OPTIONS=nocheck "$src/scripts/build-debs.sh" "$work/debs" >"$work/build.out" 2>&1; then
-	fail "dpkg-buildpackage -us -uc -b builds the packages" "$(tail -n 30 "$work/build.out")"
-	echo "1..$n"; exit 1
+	tap_fail "dpkg-buildpackage -us -uc -b builds the packages" "$(tail -n 30 "$work/build.out")"
+	tap_done; exit 1
 fi
-ok "dpkg-buildpackage -us -uc -b builds the packages"
+tap_ok "dpkg-buildpackage -us -uc -b builds the packages"
 lintian --tag-display-limit 0 "$work"/debs/*.changes >"$work/lintian" 2>&1
 if grep -q '^[EW]: ' "$work/lintian"; then
-	fail "lintian: clean (no errors, no warnings)" "$(grep '^[EW]: ' "$work/lintian")"
+	tap_fail "lintian: clean (no errors, no warnings)" "$(grep '^[EW]: ' "$work/lintian")"
 else
-	ok "lintian: clean (no errors, no warnings)"
+	tap_ok "lintian: clean (no errors, no warnings)"
 fi
 
 has() {	# package, path...: the package's files include each path
@@ -40,33 +37,32 @@ has() {	# package, path...: the package's files include each path
 		grep -qx "$p" "$work/files" || { echo "$pkg lacks $p"; return 1; }
 	done
 }
-check "btscrash-tools: btsdump, btsdumpctl, their manual pages" has btscrash-tools \
+tap_check "btscrash-tools: btsdump, btsdumpctl, their manual pages" has btscrash-tools \
 	/usr/bin/btsdump /usr/bin/btsdumpctl \
 	/usr/share/man/man1/btsdump.1.gz /usr/share/man/man1/btsdumpctl.1.gz
-check "btscrash-daemon: the handler and its manual page, units, tmpfiles.d, configuration, the inactive sysctl files" \
+tap_check "btscrash-daemon: the handler and its manual page, units, tmpfiles.d, configuration, the inactive sysctl files" \
 	has btscrash-daemon /usr/libexec/btsdumpd /usr/share/man/man8/btsdumpd.8.gz \
 	/lib/systemd/system/btsdumpd.socket \
 	/lib/systemd/system/btsdumpd.service \
 	/lib/systemd/system/btsdumpd@.service /lib/systemd/system/btsdumpd-harvest.service \
 	/usr/lib/tmpfiles.d/btsdumpd.conf /etc/btsdumpd.conf \
 	/usr/share/btscrash/sysctl/50-btsdumpd.conf /usr/share/btscrash/sysctl/60-btscrash-trace.conf
-check "btscrash-daemon puts nothing in sysctl.d" sh -c \
+tap_check "btscrash-daemon puts nothing in sysctl.d" sh -c \
 	"! dpkg-deb -c '$work'/debs/btscrash-daemon_*.deb | grep -q sysctl.d"
-check "btscrash-crash: bts.so in crash's extension directory" \
+tap_check "btscrash-crash: bts.so in crash's extension directory" \
 	has btscrash-crash /usr/lib/crash/extensions/bts.so
-check "btscrash-gdb: bts.py, and btscrash.gdb in gdb's system gdbinit directory" \
+tap_check "btscrash-gdb: bts.py, and btscrash.gdb in gdb's system gdbinit directory" \
 	has btscrash-gdb /usr/share/btscrash/gdb/bts.py /etc/gdb/gdbinit.d/btscrash.gdb
 dpkg-deb --fsys-tarfile "$work"/debs/btscrash-gdb_*.deb | tar -xO ./etc/gdb/gdbinit.d/btscrash.gdb >"$work/gdbinit"
-check "btscrash.gdb sources the installed bts.py" grep -qx 'source /usr/share/btscrash/gdb/bts.py' "$work/gdbinit"
-check "btscrash-kernel-patches: the series with the new files first" \
+tap_check "btscrash.gdb sources the installed bts.py" grep -qx 'source /usr/share/btscrash/gdb/bts.py' "$work/gdbinit"
+tap_check "btscrash-kernel-patches: the series with the new files first" \
 	has btscrash-kernel-patches /usr/src/btscrash-patches/series \
 	/usr/src/btscrash-patches/0001-btscrash-ds.patch
-check "btscrash-daemon depends on btscrash-tools of the same version" sh -c \
+tap_check "btscrash-daemon depends on btscrash-tools of the same version" sh -c \
 	"dpkg-deb -f '$work'/debs/btscrash-daemon_*.deb Depends | grep -q 'btscrash-tools (= '"
 dpkg-deb -e "$work"/debs/btscrash-daemon_*.deb "$work/ctl"
-check "btscrash-daemon's postinst enables the companion, the socket and the harvest unit" sh -c \
+tap_check "btscrash-daemon's postinst enables the companion, the socket and the harvest unit" sh -c \
 	"grep -q \"enable 'btsdumpd.service'\" '$work/ctl/postinst' &&
 	 grep -q \"enable 'btsdumpd.socket'\" '$work/ctl/postinst' &&
 	 grep -q \"enable 'btsdumpd-harvest.service'\" '$work/ctl/postinst'"
-echo "1..$n"
-[ "$failed" = 0 ]
+tap_done

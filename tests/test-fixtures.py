@@ -17,27 +17,23 @@ import sys
 import tempfile
 
 import btsgdb
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "helpers"))
+from tap import Tap, skip_all  # noqa: E402
 
 crasher, btsdump = map(os.path.abspath, sys.argv[1:3])
 src = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if not shutil.which("gdb"):
-    print("gdb not installed: skipped")
-    sys.exit(77)
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
+    skip_all("gdb not installed")
+T = Tap()
+check = T.check
 
 
 with tempfile.TemporaryDirectory() as tmp:
     p = subprocess.run([os.path.join(src, "tests/fixtures/make-fixtures.sh"),
                         tmp, crasher, btsdump], capture_output=True, text=True)
-    if p.returncode:
-        print(p.stdout, p.stderr)
-        sys.exit(1)
+    if not check(p.returncode == 0, "make-fixtures.sh remakes the fixtures",
+                 p.stdout + p.stderr):
+        sys.exit(T.done())
 
     def dump(mode):
         p = subprocess.run([btsdump, "--json", "--calls",
@@ -110,5 +106,4 @@ with tempfile.TemporaryDirectory() as tmp:
                   "%s LWP %d: instruction-history = the %d instructions stepped "
                   "(%d rebuilt; notes %s)" % (mode, tid, len(want), len(pcs), notes))
 
-print("%d failure(s)" % len(failures) if failures else "fixtures remade and read back")
-sys.exit(1 if failures else 0)
+sys.exit(T.done())

@@ -52,7 +52,7 @@ journald_ns_run "$tmp/run.sh" >"$tmp/run.log" 2>&1 || {
 journalctl --file "$tmp/central/all.journal" -o json --no-pager MESSAGE_ID=6d2e1f0c4b9a4d0e8f3a7b5c2d1e0f9a > "$tmp/central.json"
 SRC=$src exec python3 - "$tmp" <<'EOP'
 import os, sys
-sys.path.insert(0, os.path.join(os.environ["SRC"], "tests", "vm"))
+sys.path.insert(0, os.path.join(os.environ["SRC"], "tests", "helpers"))
 from tap import Tap
 import json
 tmp = sys.argv[1]

@@ -19,6 +19,8 @@ import sys
 import tempfile
 
 import btsgdb
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "helpers"))
+from tap import Tap, skip_all  # noqa: E402
 
 BTSDUMP = os.path.abspath(sys.argv[1])
 SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -27,15 +29,8 @@ EXE = os.path.join(FIX, "crasher")
 GDB = btsgdb.GDB if shutil.which("gdb") else None
 NO_TRACE = ("bts: this core has no branch trace (the process was not traced, "
             "or its kernel lacks btscrash)")
-results = []
-
-
-def check(cond, what, detail=""):
-    results.append(bool(cond))
-    print("%s %d - %s" % ("ok" if cond else "not ok", len(results), what))
-    if not cond and detail:
-        for line in str(detail).splitlines():
-            print("# " + line)
+T = Tap(detail_lines=200)
+check = T.check
 
 
 def fix(name):
@@ -515,8 +510,7 @@ def test_made_cores(tmp):
 def main():
     if not GDB or subprocess.run([GDB, "-batch", "-nx", "-ex", "python 1"],
                                  capture_output=True).returncode:
-        print("1..0 # SKIP gdb with Python not found")
-        return 77
+        skip_all("gdb with Python not found")
     with tempfile.TemporaryDirectory() as tmp:
         test_null()
         test_threads()
@@ -529,8 +523,7 @@ def main():
         test_threads_history()
         test_errors(tmp)
         test_made_cores(tmp)
-    print("1..%d" % len(results))
-    return 0 if all(results) else 1
+    return T.done()
 
 
 sys.exit(main())

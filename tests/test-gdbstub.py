@@ -22,19 +22,14 @@ BTSDUMP = os.path.abspath(sys.argv[1])
 SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIX = os.path.join(SRC, "tests", "fixtures")
 sys.path.insert(0, os.path.join(SRC, "tests"))
+sys.path.insert(0, os.path.join(SRC, "tests", "helpers"))
+from tap import Tap, skip_all  # noqa: E402
 import btsgdb  # noqa: E402  (tests/btsgdb.py: shared with test-gdb.py)
 EXE = os.path.join(FIX, "crasher")
 GDB = shutil.which("gdb")
 MARK = "@@stub-test@@"
-results = []
-
-
-def check(cond, what, detail=""):
-    results.append(bool(cond))
-    print("%s %d - %s" % ("ok" if cond else "not ok", len(results), what))
-    if not cond and detail:
-        for line in str(detail).splitlines()[:60]:
-            print("# " + line)
+T = Tap(detail_lines=60)
+check = T.check
 
 
 def fix(name):
@@ -400,8 +395,7 @@ def test_hostile_cores(tmp):
 
 def main():
     if not GDB:
-        print("1..0 # SKIP no gdb")
-        return 77
+        skip_all("no gdb")
     with tempfile.TemporaryDirectory() as tmp:
         for name in ("crasher-null", "crasher-smash", "crasher-abort",
                      "crasher-threads"):
@@ -417,8 +411,7 @@ def main():
         test_gap(tmp)
         test_hostile_packets()
         test_hostile_cores(tmp)
-    print("1..%d" % len(results))
-    return 0 if all(results) else 1
+    return T.done()
 
 
 if __name__ == "__main__":

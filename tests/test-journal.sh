@@ -24,7 +24,7 @@ EOS
 journald_ns_run "$tmp/run.sh" || { echo "journald run failed"; exit 1; }
 SRC=$src exec python3 - "$tmp/journal.json" <<'EOP'
 import os, sys
-sys.path.insert(0, os.path.join(os.environ["SRC"], "tests", "vm"))
+sys.path.insert(0, os.path.join(os.environ["SRC"], "tests", "helpers"))
 from tap import Tap
 import json
 entries = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]

@@ -18,6 +18,8 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "helpers"))
+from tap import Tap  # noqa: E402
 BTSDUMP, MAKE = (os.path.abspath(a) for a in sys.argv[1:3])
 SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BASE = os.path.join(SRC, "tests", "fixtures", "crasher-abort.core")
@@ -25,7 +27,8 @@ EXE = os.path.join(SRC, "tests", "fixtures", "crasher")
 N = 10000
 TID_BASE, CAP_BASE, PREFIX_MOD = 1000000, 100000, 4   # make-threads-core.c
 RSS_MAX_MB = 100
-results = []
+T = Tap()
+check = T.check
 
 
 def sanitized(path):
@@ -41,19 +44,10 @@ SANITIZED = sanitized(BTSDUMP)
 
 def check_rss(rss, what):
     if SANITIZED:
-        results.append(True)
-        print("ok %d - %s peak RSS %.1f MB # SKIP AddressSanitizer build: "
-              "the bound holds for the plain build" % (len(results), what, rss))
+        T.skip("%s peak RSS %.1f MB: AddressSanitizer build, the bound "
+               "holds for the plain build" % (what, rss))
         return
     check(rss <= RSS_MAX_MB, "%s peak RSS %.1f MB <= %d MB" % (what, rss, RSS_MAX_MB))
-
-
-def check(cond, what, detail=""):
-    results.append(bool(cond))
-    print("%s %d - %s" % ("ok" if cond else "not ok", len(results), what))
-    if not cond and detail:
-        for line in str(detail).splitlines()[:20]:
-            print("# " + line)
 
 
 def run(args, out_path):
@@ -120,8 +114,7 @@ def main():
         check(p.returncode == 0, "make-threads-core writes %d threads" % N, p.stderr)
         if p.returncode == 0:
             read_all(core, tmp)
-    print("1..%d" % len(results))
-    return 0 if all(results) else 1
+    return T.done()
 
 
 def read_all(core, tmp):

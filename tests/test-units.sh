@@ -4,14 +4,14 @@
 # pointed at the built btsdumpd), the sysctl fragment's syntax and its
 # core_pattern against docs/btsdumpd.md, the tmpfiles line applied to a
 # scratch root, the default config's keys against the docs.
-# Usage: test-units.sh BTSDUMPD.  Exit 77 (skip) without systemd-analyze.
+# Usage: test-units.sh BTSDUMPD.  TAP; exit 77 (skip) without systemd-analyze.
 set -u
 
 src=$(cd "$(dirname "$0")/.." && pwd)
 sd=$src/systemd
 doc=$src/docs/btsdumpd.md
 units="btsdumpd.socket btsdumpd@.service btsdumpd-harvest.service btsdumpd.service"
-failures=0
+. "$src/tests/helpers/tap.sh"
 
 if [ $# -ne 1 ] || [ ! -x "$1" ]; then
 	echo "usage: $0 BTSDUMPD (an executable)" >&2
@@ -19,21 +19,10 @@ if [ $# -ne 1 ] || [ ! -x "$1" ]; then
 fi
 bin=$(realpath "$1")
 if ! command -v systemd-analyze >/dev/null; then
-	echo "SKIP: no systemd-analyze"
-	exit 77
+	tap_skip_all "no systemd-analyze"
 fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-
-check() {	# check OK WHAT [DETAIL]
-	if [ "$1" = 0 ]; then
-		echo "ok   $2"
-	else
-		echo "FAIL $2"
-		[ -n "${3:-}" ] && printf '%s\n' "$3" | sed 's/^/     /'
-		failures=$((failures + 1))
-	fi
-}
 
 # ---- units -----------------------------------------------------------------
 # Copies in a scratch directory with ExecStart on the built binary, and
@@ -45,7 +34,7 @@ for u in $units; do
 done
 grep -q "^ExecStart=$bin --serve\$" "$tmp/units/btsdumpd@.service" &&
 grep -q "^ExecStart=$bin --harvest " "$tmp/units/btsdumpd-harvest.service"
-check $? "units: ExecStart is /usr/libexec/btsdumpd (rewritten for the test)"
+tap_status $? "units: ExecStart is /usr/libexec/btsdumpd (rewritten for the test)"
 
 # verify loads the system's units for dependencies too (journald, sysctl):
 # only lines naming our units or their files count.  Warnings and errors
@@ -56,14 +45,14 @@ for u in $units; do
 	rc=$?
 	ours=$(printf '%s\n' "$out" | grep -F -e btsdumpd -e "$tmp")
 	[ $rc = 0 ] && [ -z "$ours" ]
-	check $? "systemd-analyze verify $u" "exit $rc: ${ours:-$out}"
+	tap_status $? "systemd-analyze verify $u" "exit $rc: ${ours:-$out}"
 done
 
 # ---- sysctl.d ----------------------------------------------------------------
 frag=$sd/50-btsdumpd.conf
 trace=$sd/60-btscrash-trace.conf
 bad=$(grep -nvE '^[[:space:]]*([#;].*)?$|^-?[a-z0-9_.]+[[:space:]]*=[[:space:]]*[^[:space:]]' "$frag" "$trace")
-check $([ -z "$bad" ]; echo $?) "sysctl.d: every line is KEY=VALUE or a comment" "$bad"
+tap_status $([ -z "$bad" ]; echo $?) "sysctl.d: every line is KEY=VALUE or a comment" "$bad"
 
 value() {	# value FILE KEY: the value of KEY=... in a sysctl-style file
 	sed -n "s/^[[:space:]]*$2[[:space:]]*=[[:space:]]*//p" "$1" | tail -n 1
@@ -71,16 +60,16 @@ value() {	# value FILE KEY: the value of KEY=... in a sysctl-style file
 pattern=$(value "$frag" kernel.core_pattern)
 documented=$(value "$doc" kernel.core_pattern)
 [ -n "$pattern" ] && [ "$pattern" = "$documented" ]
-check $? "sysctl.d: core_pattern is the one of docs/btsdumpd.md" \
+tap_status $? "sysctl.d: core_pattern is the one of docs/btsdumpd.md" \
 	"have '$pattern', docs '$documented'"
 unknown=""
 for spec in $(printf '%s\n' "$pattern" | grep -oE '%.'); do
 	grep -qF "| \`$spec\` |" "$doc" || unknown="$unknown $spec"
 done
-check $([ -z "$unknown" ]; echo $?) "sysctl.d: core_pattern's specifiers are documented" \
+tap_status $([ -z "$unknown" ]; echo $?) "sysctl.d: core_pattern's specifiers are documented" \
 	"not in the Invocation table:$unknown"
 [ "$(value "$frag" kernel.core_pipe_limit)" = 0 ]
-check $? "sysctl.d: core_pipe_limit = 0 (the kernel never skips a core; btsdumpd rate-limits)"
+tap_status $? "sysctl.d: core_pipe_limit = 0 (the kernel never skips a core; btsdumpd rate-limits)"
 # 60-btscrash-trace.conf: "-" makes systemd-sysctl ignore a missing key, so
 # a renamed sysctl would silently trace nothing; the key and the largest
 # value are the kernel's (kernel/bts_crash.c)
@@ -88,7 +77,7 @@ records=$(value "$trace" -kernel.bts_crash_task_records)
 max=$(sed -n 's/^#define BTS_CRASH_MAX_TASK_RECORDS[[:space:]]*(1U << \([0-9]*\)).*/\1/p' "$src/kernel/bts_crash.c")
 grep -q '\.procname = "bts_crash_task_records",' "$src/kernel/bts_crash.c" &&
 	[ -n "$records" ] && [ -n "$max" ] && [ "$records" -gt 0 ] && [ "$records" -le $((1 << max)) ]
-check $? "sysctl.d: 60-btscrash-trace.conf sets the kernel's kernel.bts_crash_task_records, within 1..2^${max:-?}" \
+tap_status $? "sysctl.d: 60-btscrash-trace.conf sets the kernel's kernel.bts_crash_task_records, within 1..2^${max:-?}" \
 	"value '$records', kernel's maximum 2^'$max'"
 
 # ---- tmpfiles.d ----------------------------------------------------------------
@@ -104,10 +93,10 @@ out=$(systemd-tmpfiles --create --root="$root" "$tmp/btsdumpd.conf" 2>&1)
 rc=$?
 mode=$(stat -c %a "$root/var/lib/btsdumpd" 2>/dev/null)
 [ $rc = 0 ] && [ -z "$out" ] && [ "$mode" = 755 ]
-check $? "tmpfiles.d: /var/lib/btsdumpd created, mode 0755" "exit $rc, mode '$mode': $out"
+tap_status $? "tmpfiles.d: /var/lib/btsdumpd created, mode 0755" "exit $rc, mode '$mode': $out"
 if [ "$(id -u)" = 0 ]; then
 	[ "$(stat -c %u:%g "$root/var/lib/btsdumpd")" = 0:0 ]
-	check $? "tmpfiles.d: owned by root:root"
+	tap_status $? "tmpfiles.d: owned by root:root"
 fi
 
 # ---- btsdumpd.conf ---------------------------------------------------------------
@@ -117,7 +106,7 @@ conf_keys=$(sed -n 's/^#\([A-Za-z]\+\)=.*/\1/p' "$sd/btsdumpd.conf" | sort)
 active=$(grep -nE '^[A-Za-z]+=' "$sd/btsdumpd.conf")
 [ -n "$doc_keys" ] && [ "$doc_keys" = "$conf_keys" ] && [ -z "$active" ] &&
 	grep -qx '\[Store\]' "$sd/btsdumpd.conf"
-check $? "btsdumpd.conf: [Store], every documented key commented out" \
+tap_status $? "btsdumpd.conf: [Store], every documented key commented out" \
 	"docs: $(echo $doc_keys)
 conf: $(echo $conf_keys)
 set: $active"
@@ -126,7 +115,7 @@ wrong=""
 while IFS='=' read -r key val; do
 	[ -z "$val" ] || grep -qF "| \`$key=\` | \`$val\` |" "$doc" || wrong="$wrong $key=$val"
 done < <(sed -n 's/^#\([A-Za-z]\+=.*\)/\1/p' "$sd/btsdumpd.conf")
-check $([ -z "$wrong" ]; echo $?) "btsdumpd.conf: the values shown are the documented defaults" \
+tap_status $([ -z "$wrong" ]; echo $?) "btsdumpd.conf: the values shown are the documented defaults" \
 	"not the docs' default:$wrong"
 
-exit $((failures ? 1 : 0))
+tap_done

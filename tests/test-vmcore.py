@@ -16,17 +16,12 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "helpers"))
 mv = __import__("make-vmcore")
+from tap import Tap  # noqa: E402
 tool, helper = sys.argv[1:3]
-failures = 0
-
-
-def check(ok, what, detail=""):
-    global failures
-    print(("ok   " if ok else "FAIL ") + what)
-    if not ok:
-        failures += 1
-        print("     " + str(detail)[-1200:].replace("\n", "\n     "))
+T = Tap(detail_lines=20)
+check = T.check
 
 
 def run(*args):
@@ -178,4 +173,4 @@ with tempfile.TemporaryDirectory() as tmp:
     check(rc == 2 and "block size" in err, "kdump header with a bad block size: exit 2",
           err)
 
-sys.exit(1 if failures else 0)
+sys.exit(T.done())

@@ -4,7 +4,7 @@
 with bts_crash.source=lbr on the LBR model): programs nobody chose to trace
 crash, and each core carries its dumping thread's last user branches, read
 back by btsdump and compared entry for entry with the model's log of every
-entry it pushed (tests/qemu/lbr-log.py, lbr.log).  TAP on stdout.
+entry it pushed (qemu/lbr-log.py, lbr.log).  TAP on stdout.
 Usage: check-lbr.py BTSDUMP RESULTS_DIR"""
 
 import collections
@@ -24,7 +24,7 @@ def load(name, path):
 
 
 cv = load("checkvm", os.path.join(HERE, "check-vm.py"))
-lbrlog = load("lbrlog", os.path.join(os.path.dirname(HERE), "qemu", "lbr-log.py"))
+lbrlog = load("lbrlog", os.path.join(HERE, "..", "..", "qemu", "lbr-log.py"))
 check = cv.check
 SOURCE_LBR, DEPTH = 3, 32
 HI_LO, HI_HI = 0x20000000, 0x30000000      # btsabi-hi's code (vm-lib.sh)

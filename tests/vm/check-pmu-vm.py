@@ -6,13 +6,15 @@ no PMU failure or kernel warning, cpu and intel_bts among the event
 sources, LBR depth 32 in /sys/devices/cpu/caps/branches, `perf stat`'s
 user-mode counts of pmuloop equal to what pmuloop.S executes.
 Usage: check-pmu-vm.py CONSOLE"""
+import os
 import re
 import sys
 
-from tap import Tap
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "helpers"))
+from tap import Tap  # noqa: E402
 
 PMULOOP_N = 1000000     # pmuloop.S
-# branches: the JNZs and the SYSCALL (a far branch, P3 in tests/qemu/README)
+# branches: the JNZs and the SYSCALL (a far branch, P3 in qemu/README)
 EXPECTED = {"instructions:u": 2 * PMULOOP_N + 4,
             "branches:u": PMULOOP_N + 1,
             "cycles:u": 2 * PMULOOP_N + 4}   # the model: one per instruction

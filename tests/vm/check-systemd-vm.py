@@ -9,7 +9,9 @@ btsdumpd@.service instance (the socket hand-off, not direct mode), with the
 right metadata (stock kernel: TRACE=absent, core stored), one structured
 journal entry, an ACL letting uid 1000 read it and uid 1001 not; the
 harvest unit made a kernel entry of the synthetic vmcore; a plain gdb has
-the bts commands; no unit failed.  In both modes, the fleet: the VM's
+the bts commands; no unit failed.  In both modes, root's crash of a
+program in a mode-0700 directory is an entry root alone can read (a user's
+is readable by that user), and the fleet: the VM's
 systemd-journal-upload.service shipped its journal to journal-remote on
 this machine, where the packaged btsdumpctl -D lists the VM's crash with
 its host, the fields byte for byte, the core left on the VM.
@@ -32,6 +34,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "helpers"))
 from tap import Tap  # noqa: E402
 
 MESSAGE_ID = "6d2e1f0c4b9a4d0e8f3a7b5c2d1e0f9a"
@@ -129,6 +132,65 @@ def check_packages(t, out):
                 "a plain gdb on the stored core has bts (gdbinit.d); the stock kernel's core "
                 "has no trace, and bts says so", read(out, "dump.txt") + gdb)
 
+
+
+def reads(out, name):
+    """{file: cat's exit status} from a read-*.txt list the guest wrote."""
+    return dict(line.split() for line in read(out, name).splitlines()
+                if len(line.split()) == 2)
+
+
+def check_rootcrash(t, out, companion):
+    """Both modes, issue 30's trace-permission rule: root's crash of
+    /opt/private/rootcrash (the directory 0700) is stored, root reads it,
+    no other user reads any of it (not even its listing); on the patched
+    kernel its trail keeps its symbols.  In companion mode also the user's
+    side: uid 1000 reads its own entry's files, uid 1001 none."""
+    t.check(read(out, "rootcrash-status").strip() == "139",
+            "root's crasher in a 0700 directory died of SIGSEGV with a core",
+            read(out, "rootcrash-status"))
+    store = os.path.join(out, "store")
+    ents = [e for e in (sorted(os.listdir(store)) if os.path.isdir(store) else [])
+            if e.endswith(".rootcrash")]
+    meta = parse_meta(read(out, f"store/{ents[0]}/meta")) if len(ents) == 1 else {}
+    want = {"UID": "0", "EXE": "/opt/private/rootcrash", "SIGNAL_NAME": "SIGSEGV",
+            "TRACE": "present" if companion else "absent", "ACL": "root",
+            "CORE": "none" if companion else "stored"}
+    bad = {k: (meta.get(k), v) for k, v in want.items() if meta.get(k) != v}
+    t.check(len(ents) == 1 and not bad, "root's crash: one entry, UID=0, ACL=root",
+            "\n".join(ents) + "\n" +
+            "\n".join(f"{k}: got {g!r}, want {w!r}" for k, (g, w) in bad.items()))
+    acl = read(out, "acl.txt")
+    m = re.search(r"# file: \S+\.rootcrash\n((?:.+\n)+?)\n", acl + "\n")
+    t.check(m is not None and m.group(1) == "# owner: root\n# group: root\nuser::rwx\n"
+            "group::r-x\nother::---\n",
+            "root's entry directory: root:root 0750, no ACL entry for a user",
+            m.group(0) if m else acl)
+    files = [f for f in ("report.txt.zst", "report.json.zst", "meta", "core.zst")
+             if f != "core.zst" or not companion]
+    r0 = reads(out, "rootcrash-read-0.txt")
+    t.check(all(r0.get(f) == "0" for f in files) and
+            "exit 0" in read(out, "rootcrash-info.txt"),
+            "root reads its entry (%s) and btsdumpctl info rootcrash" % ", ".join(files),
+            read(out, "rootcrash-read-0.txt") + read(out, "rootcrash-info.txt"))
+    for uid in (1000, 1001):
+        r = reads(out, f"rootcrash-read-{uid}.txt")
+        ctl = read(out, f"rootcrash-btsdumpctl-{uid}.txt")
+        t.check(len(r) == 5 and all(v != "0" for v in r.values()) and
+                "exit 0" not in ctl and "dispatch" not in ctl and "/opt/private" not in ctl,
+                f"uid {uid} reads nothing of root's entry: no file, no listing, "
+                "not through btsdumpctl", read(out, f"rootcrash-read-{uid}.txt") + ctl)
+    if companion:
+        info = read(out, "rootcrash-info.txt")
+        t.check(re.search(r"dispatch\+0x[0-9a-f]+", info) and
+                re.search(r"parse_request\+0x[0-9a-f]+", info),
+                "root's trail keeps its symbols (the program in a 0700 directory)", info)
+        r1000, r1001 = reads(out, "read-1000.txt"), reads(out, "read-1001.txt")
+        t.check(all(r1000.get(f) == "0" for f in ("report.txt.zst", "report.json.zst",
+                                                  "meta", "dir")) and
+                r1001 and all(v != "0" for v in r1001.values()),
+                "the user's entry: uid 1000 reads its files, uid 1001 none",
+                read(out, "read-1000.txt") + read(out, "read-1001.txt"))
 
 
 def check_fleet(t, out):
@@ -238,6 +300,7 @@ def check_companion(t, out, journal):
         # for bench/README.md: the coredump entry to the trace entry, under TCG
         lat = int(mine[0]["__REALTIME_TIMESTAMP"]) - int(cd["__REALTIME_TIMESTAMP"])
         print(f"# companion: coredump entry to trace entry {lat / 1000:.0f} ms (TCG)")
+    check_rootcrash(t, out, True)
     check_fleet(t, out)
     t.check("exit 0" in read(out, "btsdumpctl-1000.txt"),
             "btsdumpctl info crasher: uid 1000 sees the report", read(out, "btsdumpctl-1000.txt"))
@@ -347,10 +410,7 @@ def main():
             "\n".join(x.get("MESSAGE", "") for x in errs))
 
     # --- who can read it ---
-    def reads(uid):
-        return dict(line.split() for line in read(out, f"read-{uid}.txt").splitlines()
-                    if len(line.split()) == 2)
-    r1000, r1001 = reads(1000), reads(1001)
+    r1000, r1001 = reads(out, "read-1000.txt"), reads(out, "read-1001.txt")
     t.check(r1000 and all(v == "0" for v in r1000.values()),
             "uid 1000 reads its entry (report.txt.zst, report.json.zst, meta, core.zst)",
             read(out, "read-1000.txt"))
@@ -374,8 +434,8 @@ def main():
     t.check(info.get("UID") == 1000 and info.get("TRACE") == "absent" and
             info.get("corefile") == "present",
             "btsdumpctl --json info crasher", read(out, "info.json") + read(out, "info.err"))
-    t.check(len([ln for ln in read(out, "list.txt").splitlines()[1:-1] if ln.strip()]) == 2,
-            "btsdumpctl list: the crash and the kernel entry", read(out, "list.txt"))
+    t.check(len([ln for ln in read(out, "list.txt").splitlines()[1:-1] if ln.strip()]) == 3,
+            "btsdumpctl list: the two crashes and the kernel entry", read(out, "list.txt"))
 
     # --- the harvest unit ---
     harvest = read(out, "harvest-unit")
@@ -397,6 +457,7 @@ def main():
             "harvest journal entry from btsdumpd-harvest.service",
             "\n".join(json.dumps(x) for x in jentries))
 
+    check_rootcrash(t, out, False)
     check_fleet(t, out)
     # --- nothing failed ---
     return check_ended(t, out, journal)

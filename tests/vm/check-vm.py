@@ -32,6 +32,7 @@ MARKER_TAG, MARKER_MASK = 0xb75c << 48, 0xffff << 48
 NT_BTSCRASH_THREAD, NT_PRSTATUS = 0x42540001, 1
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "helpers"))
 from tap import Tap  # noqa: E402
 
 from oracle import Oracle, read_log  # noqa: E402

@@ -16,7 +16,7 @@ input gives clear errors (a corrupted ring index) or at least no crash (a
 dump cut short, which crash itself refuses).
 `notraces` boots without per-CPU rings: `bts` must say there are none,
 and still find the traced process's ring through VMCOREINFO.
-BTSCRASH_BACKEND=hw: on the BTS model (tests/qemu/), the per-CPU rings hold
+BTSCRASH_BACKEND=hw: on the BTS model (qemu/), the per-CPU rings hold
 kernel branches the CPU wrote, and each is checked against the model's
 log: the vmcore's ring is the newest records the model wrote there, and
 nothing was written after the crash path stopped the CPU.
@@ -36,11 +36,12 @@ import sys
 
 SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "helpers"))
 from tap import Tap  # noqa: E402
 from oracle import Oracle, any_record, read_log  # noqa: E402
 import importlib.util  # noqa: E402
 _spec = importlib.util.spec_from_file_location(
-    "lbrlog", os.path.join(SRC, "tests", "qemu", "lbr-log.py"))
+    "lbrlog", os.path.join(SRC, "qemu", "lbr-log.py"))
 lbrlog = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(lbrlog)
 

@@ -35,18 +35,12 @@ $vm_qemu -m 1G -smp 2 -nographic -no-reboot \
 qemu_pid=$!
 vm_wait "$qemu_pid" "$out/console.log" 'BTSCRASH-KEXEC-\(BOOTED\|FAILED\)' 600
 qemu_pid=
-echo "1..3"
-n=0 bad=0
-check() {	# description, command...: one TAP line for the command's status
-	n=$((n + 1)) what=$1
-	shift
-	if "$@"; then echo "ok $n - $what"; else echo "not ok $n - $what"; bad=1; fi
-}
+. "$src/tests/helpers/tap.sh"
 log=$out/console.log
-check "the first kernel ran kexec -e with a traced program on CPU 1" \
+tap_check "the first kernel ran kexec -e with a traced program on CPU 1" \
 	grep -q 'BTSCRASH-KEXEC-STARTING' "$log"
 grep 'bts-model:' "$log" | sed 's/^/# /'
-check "no CPU wrote a record through the old kernel's DS area (no bts-model: stop)" \
+tap_check "no CPU wrote a record through the old kernel's DS area (no bts-model: stop)" \
 	test -z "$(grep 'bts-model:' "$log")"
-check "the second kernel booted to /init" grep -q 'BTSCRASH-KEXEC-BOOTED' "$log"
-exit $bad
+tap_check "the second kernel booted to /init" grep -q 'BTSCRASH-KEXEC-BOOTED' "$log"
+tap_done

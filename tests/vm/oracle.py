@@ -4,7 +4,7 @@
 guest a trace (a core's thread note, a vmcore's CPU ring) came from, and
 whether it holds exactly the newest records the model wrote there.
 Used by check-vm.py and kdump-test.py.  The log's entry layout is read from
-tests/qemu/bts-log.py, its one reader; a log is gigabytes when the kernel
+qemu/bts-log.py, its one reader; a log is gigabytes when the kernel
 rings record every kernel branch, so it is mapped, not parsed: entries are
 found with bytes searches and walked by offset, never made into objects."""
 import importlib.util
@@ -16,7 +16,7 @@ TASK_SIZE_MAX = (1 << 47) - 4096          # x86-64, 4-level paging
 MARKER_TAG, MARKER_MASK = 0xb75c << 48, 0xffff << 48
 
 _spec = importlib.util.spec_from_file_location("bts_log", os.path.join(
-    os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "qemu", "bts-log.py"))
+    os.path.dirname(os.path.abspath(__file__)), "..", "..", "qemu", "bts-log.py"))
 bts_log = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(bts_log)
 SIZE = bts_log.ENTRY_SIZE

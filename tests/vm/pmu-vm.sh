@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
-# Linux on the PMU model (tests/qemu/, VM_PMU_CPU): boots the test kernel
+# Linux on the PMU model (qemu/, VM_PMU_CPU): boots the test kernel
 # (scripts/kernel-build.sh) with a busybox initramfs holding Debian's perf
 # (linux-perf) and pmuloop (exact known counts); the guest lists its PMUs
 # and LBR depth and runs `perf stat` on pmuloop; check-pmu-vm.py checks

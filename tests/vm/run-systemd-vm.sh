@@ -32,7 +32,7 @@
 # kernel.core_pattern's handler (links 50-btsdumpd.conf into
 # /etc/sysctl.d, masks systemd-coredump's 50-coredump.conf, README.Debian).
 # MODE companion: the patched kernel (scripts/kernel-build.sh systemd: the
-# test kernel plus what systemd needs) on the BTS model (tests/qemu/,
+# test kernel plus what systemd needs) on the BTS model (qemu/,
 # scripts/qemu-build.sh: an Intel CPU with BTS, the hardware backend);
 # systemd-coredump stays the handler and btsdumpd.service reports on the
 # cores it stores; the administrator's one step is linking

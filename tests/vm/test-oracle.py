@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-or-later
 """The VM tests' oracle (oracle.py) on logs made here, entry by entry, in
-the model's format (tests/qemu/bts-log.py): it must find a trace's ring,
+the model's format (qemu/bts-log.py): it must find a trace's ring,
 report records the CPU wrote there after the trace's newest, and not take
 another ring's records for them -- with the rings reached directly
 (linear = direct map) and through a KPTI window (one linear window for
@@ -12,14 +12,26 @@ new one allocated 15 pages further into the same memory (24-byte slots
 line up again every 3 pages), whose first records landed just after the
 old ring's newest slot; an oracle that guessed rings from page alignment
 took them for records the core had missed (vm-hw-pti, once in CI).
+Also the two log readers' shared module (qemu/modellog.py): the LBR
+log's per-vCPU tail read from the end against the whole log, both readers'
+format check and their command line's filters.
 Usage: test-oracle.py"""
+import importlib.util
 import os
+import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "helpers"))
 from oracle import Log, Oracle, bts_log, MARKER_TAG, any_record  # noqa: E402
 from tap import Tap  # noqa: E402
+
+QEMU_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "qemu")
+_spec = importlib.util.spec_from_file_location(
+    "lbrlog", os.path.join(QEMU_DIR, "lbr-log.py"))
+lbrlog = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(lbrlog)
 
 T = Tap()
 check = T.check
@@ -115,10 +127,46 @@ def run(pti, d):
     log.f.close()
 
 
+def readers(d):
+    """modellog through both readers: tail = the whole log's last entries
+    per vCPU across chunk borders, short logs refused, CLI filters."""
+    lbr = os.path.join(d, "lbr.log")
+    with open(lbr, "wb") as f:
+        for i in range(300):      # vCPU 2 stops after its 10th entry
+            cpu = 2 if i < 30 and i % 3 == 2 else i % 2
+            f.write(lbrlog.ENTRY.pack(0x1000 + i, 0x2000 + i, i, cpu, i % 32,
+                                      0, 3, 2, 0, 0))
+    whole = lbrlog.read(lbr)
+    want = {c: [str(e) for e in whole if e.cpu == c][-25:] for c in (0, 1, 2)}
+    got = lbrlog.tail(lbr, 25, (0, 1, 2), chunk=7 * lbrlog.ENTRY.size)
+    check(len(whole) == 300 and {c: [str(e) for e in v] for c, v in got.items()} == want,
+          "lbr-log tail: each vCPU's last 25 entries, read from the end", got)
+    bad = os.path.join(d, "bad.log")
+    for reader, size in ((lbrlog, 40), (bts_log, 56)):
+        with open(bad, "wb") as f:
+            f.write(bytes(size + 1))
+        try:
+            reader.read(bad)
+            refused = False
+        except reader.FormatError:
+            refused = True
+        check(refused, "a %d-byte entry log of %d bytes is refused" % (size, size + 1))
+    out = subprocess.run([sys.executable, os.path.join(QEMU_DIR, "lbr-log.py"), "--cpu",
+                          "1", "--cpl", "3", "--tail", "2", lbr],
+                         capture_output=True, text=True).stdout.splitlines()
+    check(out == [str(e) for e in whole if e.cpu == 1][-2:],
+          "lbr-log.py --cpu 1 --cpl 3 --tail 2: the vCPU's last two entries", out)
+    p = subprocess.run([sys.executable, os.path.join(QEMU_DIR, "bts-log.py"), bad],
+                       capture_output=True, text=True)
+    check(p.returncode == 1 and p.stderr == "bts-log: 57 bytes is not a multiple of 56\n",
+          "bts-log.py on a malformed log: exit 1, says why", p.stderr)
+
+
 def main():
     with tempfile.TemporaryDirectory() as d:
         for pti in (False, True):
             run(pti, d)
+        readers(d)
     return T.done()
 
 

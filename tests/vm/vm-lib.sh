@@ -10,10 +10,10 @@
 # kernel rings) patched kernel text on the other vCPU, which we take for
 # stale translated code in QEMU; single-threaded: 0 in 12, just as fast.
 
-# The models' CPU (tests/qemu/): Skylake-SP, an Intel CPU, since Linux sets
+# The models' CPU (qemu/): Skylake-SP, an Intel CPU, since Linux sets
 # X86_FEATURE_BTS only on Intel; the BTS model's adds DS, 64-bit DS and
 # CPL-qualified BTS.  Also used by run-systemd-vm.sh and the model's own
-# self-test (tests/qemu/selftest/run.sh).  The PMU model's adds the LBR
+# self-test (qemu/selftest/run.sh).  The PMU model's adds the LBR
 # stack and the architectural PMU (pmu=on): the CPU Linux's perf drives
 # (tests/vm/pmu-vm.sh).
 VM_INTEL_CPU="max,vendor=GenuineIntel,family=6,model=85,stepping=4"
@@ -94,9 +94,9 @@ vm_pack() {
 # vm_machine OUTDIR [CPL]: which CPU the VM gets and which backend records, from
 # BTSCRASH_BACKEND (default emul):
 #   emul  Debian's QEMU, -cpu max (no BTS), the kernel's ds.emulate=1;
-#   lbr, lbr-kernel  the LBR model (tests/qemu/, $QEMU): bts_crash.source=
+#   lbr, lbr-kernel  the LBR model (qemu/, $QEMU): bts_crash.source=
 #         lbr or lbr-kernel, every entry pushed logged to OUTDIR/lbr.log;
-#   hw    the BTS model (tests/qemu/, built by scripts/qemu-build.sh, path
+#   hw    the BTS model (qemu/, built by scripts/qemu-build.sh, path
 #         in $QEMU): an Intel CPU with DS/BTS, the hardware backend on by
 #         default, every record the CPU writes logged to OUTDIR/bts.log
 #         (the oracle, tests/vm/oracle.py); with CPL, only the records
@@ -121,7 +121,7 @@ vm_machine() {
 		;;
 	lbr|lbr-kernel)
 		[ -x "${QEMU:-}" ] || { echo "vm_machine: QEMU (the LBR model) not set" >&2; return 1; }
-		# Skylake-SP with the model's LBR (tests/qemu/ L1-L9), every
+		# Skylake-SP with the model's LBR (qemu/ L1-L9), every
 		# entry pushed logged to OUTDIR/lbr.log; no BTS
 		rm -f "$1/lbr.log"
 		vm_qemu="$QEMU -L /usr/share/seabios -L /usr/share/qemu -nic none

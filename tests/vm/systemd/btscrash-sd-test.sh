@@ -1,8 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
 # In the systemd VM (btscrash-sd-test.service), btscrash's packages
-# installed: crashes tests/crasher.c as uid 1000, waits for btsdumpd's
-# entry, reads it with btsdumpctl and gdb, collects the store, the journal,
+# installed: crashes tests/crasher.c as uid 1000, then as root from a
+# mode-0700 directory, waits for btsdumpd's entries, reads them with
+# btsdumpctl and gdb, collects the store, the journal,
 # the units' states and who can read the entry into a tar, sends it base64'd
 # between BTSCRASH-SD-BEGIN/END lines on ttyS1 and powers off.
 # check-systemd-vm.py reads the files.
@@ -24,26 +25,43 @@ ls -la /var/lib/btsdumpd/ >$R/store-before.txt
 cat /proc/sys/kernel/bts_crash_task_records >$R/task-records 2>&1
 dmesg | grep -E '(^|\] )(ds|bts_crash): ' >$R/dmesg-bts.txt
 
+# wait_entry COMM: the path of the store's entry for COMM (once it is
+# renamed into place), then waits for the instance to finish (its journal
+# entry comes after the rename).  Prints the path; the seconds waited for
+# it go to $R/COMM-wait-s.
+wait_entry() {
+	i=0
+	while [ $i -lt 300 ]; do
+		e=$(find /var/lib/btsdumpd -maxdepth 1 -name "[!.]*.$1" | head -n 1)
+		[ -n "$e" ] && break
+		sleep 1
+		i=$((i + 1))
+	done
+	echo "$i" >$R/"$1"-wait-s
+	i=0
+	while [ $i -lt 120 ] && systemctl list-units --no-legend --state=active,activating,deactivating 'btsdumpd@*' | grep -q .; do
+		sleep 1
+		i=$((i + 1))
+	done
+	sleep 2
+	echo "$e"
+}
+
 # The crash: uid 1000, a fresh exec (so dumpable), SIGSEGV.
 sh -c 'ulimit -c unlimited; exec setpriv --reuid=1000 --regid=1000 --clear-groups /usr/local/bin/crasher null'
 echo $? >$R/crasher-status
-entry=
-i=0
-while [ $i -lt 300 ]; do
-	entry=$(find /var/lib/btsdumpd -maxdepth 1 -name "[!.]*.crasher" | head -n 1)
-	[ -n "$entry" ] && break
-	sleep 1
-	i=$((i + 1))
-done
+entry=$(wait_entry crasher)
 echo "$entry" >$R/entry-path
-echo $i >$R/entry-wait-s
-# the instance may still be finishing (journal entry after the rename)
-i=0
-while [ $i -lt 120 ] && systemctl list-units --no-legend --state=active,activating,deactivating 'btsdumpd@*' | grep -q .; do
-	sleep 1
-	i=$((i + 1))
-done
-sleep 2
+
+# Root's crash of a program in a mode-0700 directory (a service's private
+# /opt/... or /root): the entry is root's alone, with the trail (and, on
+# the patched kernel, its symbols: the analysis must open the program).
+install -d -m 0700 /opt/private
+cp /usr/local/bin/crasher /opt/private/rootcrash
+sh -c 'ulimit -c unlimited; exec /opt/private/rootcrash null'
+echo $? >$R/rootcrash-status
+rentry=$(wait_entry rootcrash)
+echo "$rentry" >$R/rootcrash-entry
 
 # The fleet: the journal, btsdumpd's entry in it, goes to the central host
 # (run-systemd-vm.sh's journal-remote, 10.0.2.2 on QEMU's user network)
@@ -115,6 +133,19 @@ for u in 1000 1001; do
 	done
 	as "$u" ls "$entry" >/dev/null 2>&1; echo "dir $?" >>$R/read-"$u".txt
 	as "$u" btsdumpctl info crasher >$R/btsdumpctl-"$u".txt 2>&1; echo "exit $?" >>$R/btsdumpctl-"$u".txt
+	# root's entry: no one else reads any of it
+	for f in report.txt.zst report.json.zst meta core.zst; do
+		as "$u" cat "$rentry/$f" >/dev/null 2>&1
+		echo "$f $?" >>$R/rootcrash-read-"$u".txt
+	done
+	as "$u" ls "$rentry" >/dev/null 2>&1; echo "dir $?" >>$R/rootcrash-read-"$u".txt
+	as "$u" btsdumpctl info rootcrash >$R/rootcrash-btsdumpctl-"$u".txt 2>&1
+	echo "exit $?" >>$R/rootcrash-btsdumpctl-"$u".txt
+done
+[ -n "$rentry" ] && ls -la "$rentry" >$R/rootcrash-ls.txt
+btsdumpctl info rootcrash >$R/rootcrash-info.txt 2>&1; echo "exit $?" >>$R/rootcrash-info.txt
+for f in report.txt.zst report.json.zst meta core.zst; do
+	cat "$rentry/$f" >/dev/null 2>&1; echo "$f $?" >>$R/rootcrash-read-0.txt
 done
 
 journalctl -b -o json --no-pager SYSLOG_IDENTIFIER=btsdumpd >$R/journal-btsdumpd.json

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """Reader of the LBR model's oracle log (QEMU -cpu ...,lbr=on,lbr-log=FILE).
 
-The patched QEMU (tests/qemu/patches, scripts/qemu-build.sh) appends one
+The patched QEMU (qemu/patches, scripts/qemu-build.sh) appends one
 40-byte little-endian entry per LBR entry it pushes onto a vCPU's stack:
 
     u64 from; u64 to; u64 info;    the entry as written (FROM_IP, TO_IP,
@@ -28,15 +28,18 @@ entry per line as `cpu tos type kind src_cpl>cpl from -> to info`.  Exit 0;
 bad usage.
 """
 
-import argparse
+import os
 import struct
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import modellog  # noqa: E402  (the logs' shared reader, beside this file)
+from modellog import FormatError, KINDS  # noqa: E402,F401
 
 ENTRY = struct.Struct("<QQQIBBBBII")
 ENTRY_SIZE = ENTRY.size  # 40
 TYPES = {2: "jcc", 3: "near_rel_call", 4: "near_ind_call", 5: "near_ret",
          6: "near_ind_jmp", 7: "near_rel_jmp", 8: "far"}
-KINDS = {0: "near", 1: "far", 2: "int"}
 DEPTH = 32
 
 
@@ -80,49 +83,20 @@ class Entry:
         return "Entry(%s)" % self
 
 
-class FormatError(ValueError):
-    pass
-
-
 def parse(data):
     """Entries of a log's bytes; FormatError if the length is not 40*N."""
-    if len(data) % ENTRY_SIZE:
-        raise FormatError("%d bytes is not a multiple of %d"
-                          % (len(data), ENTRY_SIZE))
-    return [Entry(*ENTRY.unpack_from(data, off))
-            for off in range(0, len(data), ENTRY_SIZE)]
+    return modellog.parse(data, ENTRY, Entry)
 
 
 def read(path):
     """Entries of the log file at path, in the order they were pushed."""
-    with open(path, "rb") as f:
-        return parse(f.read())
+    return modellog.read(path, ENTRY, Entry)
 
 
 def tail(path, n, cpus, chunk=1 << 20):
     """{cpu: [Entry, ...]}: the last N entries each vCPU in CPUS pushed,
-    oldest first, read from the end of the log at PATH (a kernel-branch
-    log runs to gigabytes; only as much of its end as needed is read: a
-    vCPU that stopped early, as one frozen by an oops while the others
-    ran on, is further back).  A vCPU with fewer than N in the whole log
-    gets what there is.  FormatError if the length is not 40*N."""
-    import os
-    size = os.path.getsize(path)
-    if size % ENTRY_SIZE:
-        raise FormatError("%d bytes is not a multiple of %d" % (size, ENTRY_SIZE))
-    per, end = {c: [] for c in cpus}, size
-    chunk -= chunk % ENTRY_SIZE
-    with open(path, "rb") as f:
-        while end > 0 and any(len(v) < n for v in per.values()):
-            start = max(0, end - chunk)
-            f.seek(start)
-            data = f.read(end - start)
-            for t in reversed(list(ENTRY.iter_unpack(data))):
-                got = per.get(t[3])
-                if got is not None and len(got) < n:
-                    got.append(Entry(*t))
-            end = start
-    return {c: v[::-1] for c, v in per.items()}
+    oldest first (modellog.tail)."""
+    return modellog.tail(path, n, cpus, ENTRY, Entry, 3, chunk)
 
 
 def stack(entries, cpu=0):
@@ -136,29 +110,10 @@ def stack(entries, cpu=0):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description="print an LBR model oracle log")
-    ap.add_argument("--cpu", type=int, help="only this vCPU")
-    ap.add_argument("--cpl", type=int, help="only branches ending at this CPL")
-    ap.add_argument("--tail", type=int, help="only the last N entries")
-    ap.add_argument("file")
-    args = ap.parse_args(argv)
-    try:
-        entries = read(args.file)
-    except (OSError, FormatError) as e:
-        print("lbr-log: %s" % e, file=sys.stderr)
-        return 1
-    if args.cpu is not None:
-        entries = [e for e in entries if e.cpu == args.cpu]
-    if args.cpl is not None:
-        entries = [e for e in entries if e.cpl == args.cpl]
-    if args.tail is not None:
-        entries = entries[-args.tail:] if args.tail else []
-    try:
-        for e in entries:
-            print(e)
-    except BrokenPipeError:
-        pass
-    return 0
+    cpl = ("--cpl", {"type": int, "help": "only branches ending at this CPL"},
+           lambda e, v: e.cpl == v)
+    return modellog.main(argv, "lbr-log", "print an LBR model oracle log",
+                         read, [cpl])
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@
 set -u
 out=$1
 dir=$(cd "$(dirname "$0")" && pwd)
-q=${2:-$("$dir/../../../scripts/qemu-build.sh" 2>"$out.qemu-build.log" | tail -n 1)}
+q=${2:-$("$dir/../../scripts/qemu-build.sh" 2>"$out.qemu-build.log" | tail -n 1)}
 [ -x "$q" ] || { tail -n 20 "$out.qemu-build.log" >&2; echo "no QEMU model" >&2; exit 1; }
 rm -rf "$out" && mkdir -p "$out"
 cflags="-m32 -ffreestanding -fno-pic -fno-stack-protector -fcf-protection=none -O1 -Wall -mno-sse -mno-mmx"
@@ -27,7 +27,7 @@ cflags="-m32 -ffreestanding -fno-pic -fno-stack-protector -fcf-protection=none -
 gcc -m32 -c -o "$out/boot.o" "$dir/boot.S" && gcc $cflags -c -o "$out/test.o" "$dir/test.c" &&
 	ld -m elf_i386 -T "$dir/link.ld" -o "$out/selftest.elf" "$out/boot.o" "$out/test.o" ||
 	{ echo "FAIL: the self-test guest did not build"; exit 1; }
-. "$dir/../../vm/vm-lib.sh"	# VM_BTS_CPU, the BTS model's CPU
+. "$dir/../../tests/vm/vm-lib.sh"	# VM_BTS_CPU, the BTS model's CPU
 cpu=$VM_BTS_CPU
 fail=0
 run() {	# run CPU LOG [ARGS]: console on stdout, exit status of QEMU

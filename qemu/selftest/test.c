@@ -1,5 +1,5 @@
 /*
- * Bare-metal self-test of the BTS and LBR models (tests/qemu/patches):
+ * Bare-metal self-test of the BTS and LBR models (qemu/patches):
  * CPUID, the MSRs, and the exact records of known branch sequences
  * (boot.S), checked in the guest's DS buffer and LBR MSRs; every expected
  * BTS record is also printed ("exp KIND FROM TO SLOT BASE"), every expected LBR

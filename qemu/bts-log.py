@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """Reader of the BTS model's oracle log (QEMU -cpu ...,bts-log=FILE).
 
-The patched QEMU (tests/qemu/patches, scripts/qemu-build.sh) appends one
+The patched QEMU (qemu/patches, scripts/qemu-build.sh) appends one
 56-byte little-endian entry per BTS record it writes into a guest's buffer:
 
     u64 from; u64 to; u64 flags;   the record as written
@@ -29,14 +29,17 @@ buffer+slot`.  Exit 0; 1 on an unreadable or malformed file (length not a
 multiple of 56); 2 on bad usage.
 """
 
-import argparse
+import os
 import struct
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import modellog  # noqa: E402  (the logs' shared reader, beside this file)
+from modellog import FormatError, KINDS  # noqa: E402,F401
 
 ENTRY = struct.Struct("<QQQQQQII")
 ENTRY_SIZE = ENTRY.size  # 56
 RECORD_SIZE = 24          # a 64-bit DS save area's BTS record
-KINDS = {0: "near", 1: "far", 2: "int"}
 KIND_NEAR, KIND_FAR, KIND_INTERRUPT = 0, 1, 2
 
 
@@ -92,50 +95,22 @@ class Entry:
         return "Entry(%s)" % self
 
 
-class FormatError(ValueError):
-    pass
-
-
 def parse(data):
     """Entries of a log's bytes; FormatError if the length is not 56*N."""
-    if len(data) % ENTRY_SIZE:
-        raise FormatError("%d bytes is not a multiple of %d"
-                          % (len(data), ENTRY_SIZE))
-    return [Entry(*ENTRY.unpack_from(data, off))
-            for off in range(0, len(data), ENTRY_SIZE)]
+    return modellog.parse(data, ENTRY, Entry)
 
 
 def read(path):
     """Entries of the log file at path, in the order they were written."""
-    with open(path, "rb") as f:
-        return parse(f.read())
+    return modellog.read(path, ENTRY, Entry)
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description="print a BTS model oracle log")
-    ap.add_argument("--cpu", type=int, help="only this vCPU")
-    ap.add_argument("--kind", choices=sorted(KINDS.values()),
-                    help="only entries of this kind")
-    ap.add_argument("--tail", type=int, help="only the last N entries")
-    ap.add_argument("file")
-    args = ap.parse_args(argv)
-    try:
-        entries = read(args.file)
-    except (OSError, FormatError) as e:
-        print("bts-log: %s" % e, file=sys.stderr)
-        return 1
-    if args.cpu is not None:
-        entries = [e for e in entries if e.cpu == args.cpu]
-    if args.kind:
-        entries = [e for e in entries if e.kind_name == args.kind]
-    if args.tail is not None:
-        entries = entries[-args.tail:] if args.tail else []
-    try:
-        for e in entries:
-            print(e)
-    except BrokenPipeError:
-        pass
-    return 0
+    kind = ("--kind", {"choices": sorted(KINDS.values()),
+                       "help": "only entries of this kind"},
+            lambda e, v: e.kind_name == v)
+    return modellog.main(argv, "bts-log", "print a BTS model oracle log",
+                         read, [kind])
 
 
 if __name__ == "__main__":
