@@ -74,7 +74,8 @@ tap_status $? "sysctl.d: core_pipe_limit = 0 (the kernel never skips a core; bts
 # a renamed sysctl would silently trace nothing; the key and the largest
 # value are the kernel's (kernel/bts_crash.c)
 records=$(value "$trace" -kernel.bts_crash_task_records)
-max=$(sed -n 's/^#define BTS_CRASH_MAX_TASK_RECORDS[[:space:]]*(1U << \([0-9]*\)).*/\1/p' "$src/kernel/bts_crash.c")
+max=$(sed -n -e 's/^#define BTS_CRASH_MAX_TASK_RECORDS[[:space:]]*(1U << \([0-9]*\)).*/\1/p' \
+	-e 's/^#define BTS_CRASH_MAX_TASK_RECORDS[[:space:]]*BIT(\([0-9]*\)).*/\1/p' "$src/kernel/bts_crash.c")
 grep -q '\.procname = "bts_crash_task_records",' "$src/kernel/bts_crash.c" &&
 	[ -n "$records" ] && [ -n "$max" ] && [ "$records" -gt 0 ] && [ "$records" -le $((1 << max)) ]
 tap_status $? "sysctl.d: 60-btscrash-trace.conf sets the kernel's kernel.bts_crash_task_records, within 1..2^${max:-?}" \
