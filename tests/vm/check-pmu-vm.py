@@ -10,9 +10,10 @@ model's pmu-log) and in snapshot mode: every record perf stored equal to
 the model's BTS log of that program (all of them; the newest for the
 snapshot).
 Then the recorder meets perf: a traced program's ring and perf's
-intel_bts on that program, perf's data equal to the model's log of
-what it wrote while perf held BTS, the ring equal to the log of its own
-buffer, with a gap marker (reason perf) where perf held it.
+intel_bts, then perf's BTS event, on that program; perf's data equal to
+the model's log of what it wrote while perf held BTS, the ring equal to
+the log of its own buffer, with gap markers (reason perf) where perf
+held it.
 Usage: check-pmu-vm.py CONSOLE BTS_LOG PMU_LOG RECLOOP_SYMS DATA"""
 import base64
 import binascii
@@ -101,12 +102,12 @@ def main():
 
 
 def phases(syms_path):
-    """recloop's address -> phase ('a', 'b', 'c', or None) by its
+    """recloop's address -> phase ('a' to 'e', or None) by its
     rl_X_start symbols (pmu-vm.sh wrote `nm recloop`)."""
     starts = []
     for line in open(syms_path):
         addr, _, name = line.split()
-        m = re.fullmatch(r"rl_([abc])_(start|step)|rl_(crash|exit)", name)
+        m = re.fullmatch(r"rl_([a-e])_(start|step)|rl_(crash|exit)", name)
         if m:
             starts.append((int(addr, 16), m.group(1)))
     starts.sort()
@@ -118,67 +119,84 @@ def phases(syms_path):
     return phase
 
 
-def check_recorder(t, console, log, syms_path):
-    """The traced recloop's ring and perf's intel_bts on recloop (per
-    thread): perf holds BTS over phase b, the ring holds a and c with gap
-    markers (reason perf) between, both equal to the model's log."""
-    phase = phases(syms_path)
-    t.check(tagged(console, "PMU-REC-PERF-RC:") == ["0"],
-            "perf record -e intel_bts//u -p on the traced task ran",
-            "\n".join(tagged(console, "PMU-REC-PERF-SAID:")))
-    t.check(tagged(console, "PMU-REC-RC:") == ["139"],
-            "the traced recloop ran its three phases and died of SIGSEGV",
-            tagged(console, "PMU-REC-RC:") + tagged(console, "PMU-REC-SAID:"))
-    perf = records(tagged(console, "PMU-REC-PERF:"))
-    perf = [r for r in perf if r != (0, 0)]
-    core = "".join(tagged(console, "PMU-REC-CORE:"))
+def core_ring(t, console):
+    """The records of the thread note in recloop's core (sent in base64
+    on the data port), [] if there is none."""
     try:
         path = os.path.join(os.path.dirname(sys.argv[1]), "rec.core")
         with open(path, "wb") as f:
-            f.write(base64.b64decode(core))
+            f.write(base64.b64decode("".join(tagged(console, "PMU-REC-CORE:"))))
         notes = [d for ty, n, d in check_vm.elf_notes(path)
                  if n == "BTSCRASH" and ty == check_vm.NT_BTSCRASH_THREAD]
-        ring = check_vm.trace_records(notes[0]) if len(notes) == 1 else []
+        return check_vm.trace_records(notes[0]) if len(notes) == 1 else []
     except (ValueError, OSError, IndexError, binascii.Error) as e:
-        ring = []
         t.check(False, "recloop's core and its trace note", e)
-    recs = [r for r in ring if r[0] >> 48 != 0xb75c]
-    gaps = [(r[0] & 0xffff, (r[0] >> 16) & 0xff) for r in ring
-            if r[0] >> 48 == 0xb75c and r[0] & 0xffff == GAP]
-    seen = [phase(r[0]) for r in recs]
-    t.check(recs and "a" in seen and "c" in seen and "b" not in seen,
-            "the ring holds phases a and c, nothing of phase b (perf's)",
-            sorted(set(map(str, seen))))
-    t.check(gaps and all(g == (GAP, REASON_PERF) for g in gaps),
-            f"{len(gaps)} gap marker(s) in the ring, each of reason perf",
-            gaps)
-    marks = [i for i, r in enumerate(ring) if r[0] >> 48 == 0xb75c and
-             r[0] & 0xffff == GAP]
-    where = [phase(r[0]) if r[0] >> 48 != 0xb75c else "gap" for r in ring
-             if r[0] >> 48 != 0xb75c or r[0] & 0xffff == GAP]
-    last_a = max((i for i, p in enumerate(where) if p == "a"), default=None)
-    first_c = min((i for i, p in enumerate(where) if p == "c"), default=None)
-    t.check(marks and last_a is not None and first_c is not None and
-            all(last_a < i < first_c for i, p in enumerate(where)
-                if p == "gap"),
-            "the gap markers stand between phase a's records and phase c's",
-            "".join(str(p)[0] for p in where))
+        return []
+
+
+def check_gaps(t, ring, phase):
+    """Phases a, c, e in the ring, b and d (perf's) not; gap markers, all
+    of reason perf, exactly between a and c and between c and e."""
+    marker = [r[0] >> 48 == 0xb75c for r in ring]
+    seen = {phase(r[0]) for r, m in zip(ring, marker) if not m}
+    t.check({"a", "c", "e"} <= seen and not seen & {"b", "d"},
+            "the ring holds phases a, c and e, nothing of b and d (perf's)",
+            sorted(map(str, seen)))
+    gaps = [(r[0] & 0xffff, (r[0] >> 16) & 0xff)
+            for r, m in zip(ring, marker) if m and r[0] & 0xffff == GAP]
+    t.check(len(gaps) >= 2 and all(g == (GAP, REASON_PERF) for g in gaps),
+            f"{len(gaps)} gap markers in the ring, each of reason perf", gaps)
+    where = ["gap" if m else phase(r[0]) for r, m in zip(ring, marker)
+             if not m or r[0] & 0xffff == GAP]
+
+    def span(p):
+        at = [i for i, q in enumerate(where) if q == p]
+        return (at[0], at[-1]) if at else (None, None)
+    (_, a), (c0, c1), (e, _) = span("a"), span("c"), span("e")
+    gap_at = [i for i, q in enumerate(where) if q == "gap"]
+    ok = None not in (a, c0, c1, e)
+    t.check(ok and all(a < i < c0 or c1 < i < e for i in gap_at) and
+            any(a < i < c0 for i in gap_at) and any(c1 < i < e for i in gap_at),
+            "gap markers between phase a's records and c's, and c's and e's",
+            "".join(str(q)[0] for q in where))
+
+
+def check_recorder(t, console, log, syms_path):
+    """The traced recloop's ring and perf on recloop (per thread):
+    intel_bts holds BTS over phase b, the BTS event over d; the ring holds
+    a, c and e with gap markers (reason perf) between; ring and perf's
+    data each equal to the model's log."""
+    phase = phases(syms_path)
+    for what, tag in (("-e intel_bts//u", "PMU-REC-PERF"),
+                      ("-e branches:u -c 1 (the BTS event)", "PMU-REC-EVENT")):
+        t.check(tagged(console, tag + "-RC:") == ["0"],
+                f"perf record {what} -p on the traced task ran",
+                "\n".join(tagged(console, tag + "-SAID:")))
+    t.check(tagged(console, "PMU-REC-RC:") == ["139"],
+            "the traced recloop ran its five phases and died of SIGSEGV",
+            tagged(console, "PMU-REC-RC:") + tagged(console, "PMU-REC-SAID:"))
+    ring = core_ring(t, console)
+    check_gaps(t, ring, phase)
     # the ring's buffer in the log: the one its newest record went into;
     # a thread note holds user-mode branches only (no kernel address)
-    last = recs[-1][:2] if recs else None
-    base = [e.base for e in log if last and (e.frm, e.to) == last]
-    mine = [(e.frm, e.to) for e in log if base and e.base == base[-1] and
-            e.frm < TASK_SIZE_MAX and e.to < TASK_SIZE_MAX]
-    t.check(recs and [r[:2] for r in recs] == mine[-len(recs):],
+    recs = [r[:2] for r in ring if r[0] >> 48 != 0xb75c]
+    base = [e.base for e in log if recs and (e.frm, e.to) == recs[-1]]
+    user = [e for e in log if e.frm < TASK_SIZE_MAX and e.to < TASK_SIZE_MAX]
+    mine = [(e.frm, e.to) for e in user if base and e.base == base[-1]]
+    t.check(recs and recs == mine[-len(recs):],
             f"the ring's {len(recs)} records equal the model's log of its "
             "buffer's user-mode records, the newest last",
-            diff([r[:2] for r in recs], mine[-len(recs):]))
-    theirs = [(e.frm, e.to) for e in log
-              if phase(e.frm) is not None and base and e.base != base[-1]]
-    t.check(perf and perf == theirs and {phase(f) for f, _ in perf} == {"b"},
-            f"perf stored all {len(theirs)} records the model wrote for "
-            "recloop outside its ring: phase b's, in order",
-            diff(perf, theirs))
+            diff(recs, mine[-len(recs):]))
+    # intel_bts stores every record; the BTS event drops kernel addresses
+    for p, tag, entries in (("b", "PMU-REC-PERF:", log),
+                            ("d", "PMU-REC-EVENT:", user)):
+        want = [(e.frm, e.to) for e in entries
+                if phase(e.frm) == p and base and e.base != base[-1]]
+        got = [r for r in records(tagged(console, tag)) if r != (0, 0)]
+        t.check(got and got == want and {phase(f) for f, _ in got} == {p},
+                f"perf's {tag[:-1]} data: all {len(want)} records the model "
+                f"wrote for phase {p} outside the ring, in order",
+                diff(got, want))
 
 
 def check_bts(t, console, log, pmu):

@@ -66,8 +66,9 @@ for mode in full snap; do
 done
 # the recorder meets perf: recloop traced (a BTS ring of 4096 records) on
 # CPU 0; its phase b runs while perf's intel_bts on it (per thread: 6.1's
-# intel_bts has no per-CPU mode) takes BTS whenever it runs; phases a and
-# c before and after (each go one byte: recloop reads one per phase)
+# intel_bts has no per-CPU mode) takes BTS whenever it runs, its phase d
+# under perf's BTS event (branches -c 1); phases a, c and e around them
+# (each go one byte: recloop reads one per phase)
 ulimit -c unlimited
 echo /tmp/rec.core > /proc/sys/kernel/core_pattern
 mkfifo /tmp/go
@@ -81,12 +82,20 @@ perf record --per-thread -p $rec -e intel_bts//u -m ,64 -o /tmp/sys.data \
 echo "PMU-REC-PERF-RC: $?"
 sed "s/^/PMU-REC-PERF-SAID: /" /tmp/sys.out
 printf c >&3
+sleep 1
+perf record --per-thread -p $rec -e branches:u -c 1 -d -o /tmp/ev.data \
+	-- sh -c 'sleep 1; printf d >&3; sleep 2' > /tmp/ev.out 2>&1
+echo "PMU-REC-EVENT-RC: $?"
+sed "s/^/PMU-REC-EVENT-SAID: /" /tmp/ev.out
+printf e >&3
 wait $rec
 echo "PMU-REC-RC: $?"
 exec 3>&-
 sed "s/^/PMU-REC-SAID: /" /tmp/rec.out
 perf report -D -i /tmp/sys.data 2>/dev/null |
 	sed -n "s/^\.  *[0-9a-f]*: .* \([0-9a-f]*\) -> \([0-9a-f]*\) [a-z]*\$/PMU-REC-PERF: \1 \2/p" > /dev/ttyS1
+perf script -i /tmp/ev.data -F ip,addr 2>/dev/null |
+	sed -n "s/^ *\([0-9a-f]*\) *=> *\([0-9a-f]*\)\$/PMU-REC-EVENT: \1 \2/p" > /dev/ttyS1
 base64 /tmp/rec.core | sed "s/^/PMU-REC-CORE: /" > /dev/ttyS1
 echo PMU-DATA-DONE > /dev/ttyS1
 sleep 1

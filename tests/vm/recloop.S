@@ -1,13 +1,13 @@
 /*
  * SPDX-License-Identifier: GPL-2.0-or-later
  * recloop: a static program without libc for the recorder meeting perf
- * (pmu-vm.sh): three phases, a, b and c, each its own copy of the code
- * from its rl_X_start (and its rl_X_step), so that a record's address says
- * its phase.  Each makes 300 calls (CALL, RET, taken JNZ: 900 records),
- * a and b then read one byte from stdin, the test's go for the next
- * phase (a reads one first, too); after phase c it stores to address 0
- * and dies of SIGSEGV, dumping core with its ring.  The test runs phase b
- * while perf's intel_bts holds BTS on the CPU.
+ * (pmu-vm.sh): five phases, a to e, each its own copy of the code from
+ * its rl_X_start (and its rl_X_step), so that a record's address says its
+ * phase.  Each makes 300 calls (CALL, RET, taken JNZ: 900 records), then
+ * reads one byte from stdin, the test's go for the next phase (a reads
+ * one first, too); after phase e it stores to address 0 and dies of
+ * SIGSEGV, dumping core with its ring.  The test runs phase b under
+ * perf's intel_bts, d under perf's BTS event.
  */
 	.macro go label		/* read(0, rl_buf, 1) or exit(1) */
 	xor %eax, %eax
@@ -39,6 +39,12 @@ rl_b_start:
 	go rl_go_c
 rl_c_start:
 	calls c
+	go rl_go_d
+rl_d_start:
+	calls d
+	go rl_go_e
+rl_e_start:
+	calls e
 rl_crash:
 	movl $0, 0
 rl_exit:
@@ -50,6 +56,10 @@ rl_a_step:
 rl_b_step:
 	ret
 rl_c_step:
+	ret
+rl_d_step:
+	ret
+rl_e_step:
 	ret
 	.bss
 rl_buf:
