@@ -12,7 +12,9 @@
 # (check-lbr-log.py).  Then the same guest on a CPU with lbr=on,pmu=on
 # checks the PMU model: CPUID leaf 0xA, the MSRs and their #GPs, exact
 # counts of a known sequence, overflow with a masked and an NMI LVTPC,
-# the freeze bits, the BTS interrupt as a PMI.  Then each fatal mode (MMIO buffer, BTINT, unmapped
+# the freeze bits, the BTS interrupt as a PMI; its PMU oracle log
+# (pmu-log) must hold those overflows and PMIs and the MSR accesses the
+# guest made (check-pmu-log.py).  Then each fatal mode (MMIO buffer, BTINT, unmapped
 # or read-only buffer, unmapped DS area) must stop QEMU with status 1 and
 # exactly one bts-model: line.
 # Usage: run.sh OUTDIR [QEMU]   (QEMU: default, scripts/qemu-build.sh's)
@@ -56,11 +58,12 @@ grep -c '^ok' "$out/lbr.out" | sed "s/^/ok - lbr=on: checks passed in the guest:
 if [ $rc != 33 ]; then echo "FAIL: lbr=on: status $rc"; fail=1; fi
 python3 "$dir/check-log.py" "$out/lbr.out" "$out/lbr.log" || fail=1
 python3 "$dir/check-lbr-log.py" "$out/lbr.out" "$out/lbr.lbrlog" || fail=1
-run "$VM_PMU_CPU" "$out/pmu.log" -append pmu > "$out/pmu.out" 2>&1
+run "$VM_PMU_CPU,pmu-log=$out/pmu.pmulog" "$out/pmu.log" -append pmu > "$out/pmu.out" 2>&1
 rc=$?
-grep -v '^ok' "$out/pmu.out"
+grep -v '^[pm]\?exp\|^ok' "$out/pmu.out"
 grep -c '^ok' "$out/pmu.out" | sed "s/^/ok - pmu=on: checks passed in the guest: /"
 if [ $rc != 33 ]; then echo "FAIL: pmu=on: status $rc"; fail=1; fi
+python3 "$dir/check-pmu-log.py" "$out/pmu.out" "$out/pmu.pmulog" || fail=1
 for mode in fatal-mmio fatal-btint fatal-unmapped fatal-ro fatal-ds-unmapped; do
 	run "$cpu" "$out/$mode.log" -append "$mode" > "$out/$mode.out" 2>&1
 	rc=$?

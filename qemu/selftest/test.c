@@ -3,7 +3,8 @@
  * CPUID, the MSRs, and the exact records of known branch sequences
  * (boot.S), checked in the guest's DS buffer and LBR MSRs; every expected
  * BTS record is also printed ("exp KIND FROM TO SLOT BASE"), every expected LBR
- * push too ("lexp TOS TYPE KIND SRC_CPL CPL FROM TO"), for the host to
+ * push too ("lexp TOS TYPE KIND SRC_CPL CPL FROM TO"), and the PMU's
+ * overflows, PMIs and MSR accesses ("pexp", "mexp"), for the host to
  * compare with the oracle logs.
  * Multiboot command line: empty (the BTS tests, on a CPU without lbr=on),
  * "lbr" (the LBR tests, on a CPU with lbr=on), "pmu" (the PMU tests, on a
@@ -693,6 +694,28 @@ static void test_lbr(void)
 #define LVT_NMI 0x400u
 #define LVT_MASKED 0x10000u
 
+/*
+ * What the pmu-log must hold (check-pmu-log.py): "pexp KIND VALUE MSR
+ * FLAGS STATUS PMC0" for each overflow and PMI, in order; "mexp KIND MSR
+ * VALUE" for each MSR access between the two PMU_LOG_MARK writes.
+ */
+#define PMU_LOG_MARK 0xbad	/* no such MSR: WRMSR ignored, logged */
+enum { PLOG_WRMSR, PLOG_WRMSR_GP, PLOG_RDMSR, PLOG_OVERFLOW, PLOG_PMI };
+
+static void pexp(int kind, uint64_t value, uint32_t msr, uint32_t flags,
+		 uint64_t status, uint64_t pmc0)
+{
+	puts_(kind == PLOG_PMI ? "pexp 4 " : "pexp 3 ");
+	puthex(value), putc_(' '), puthex(msr), putc_(' '), puthex(flags);
+	putc_(' '), puthex(status), putc_(' '), puthex(pmc0), putc_('\n');
+}
+
+static void mexp(int kind, uint32_t msr, uint64_t value)
+{
+	puts_("mexp "), putc_('0' + kind), putc_(' ');
+	puthex(msr), putc_(' '), puthex(value), putc_('\n');
+}
+
 /* -1 if RDPMC raised #GP (isr13 skips the instruction) */
 static int rdpmc_safe(uint32_t ecx, uint64_t *v)
 {
@@ -824,6 +847,8 @@ static void test_pmu_overflow(void)
 	ok(nmi_count == 0 && rdmsr(GLOBAL_STATUS) == 1 &&
 	   rdmsr(PMC0) == SEQ_INSNS - 5,
 	   "overflow, LVTPC masked: status bit 0, no PMI, counting goes on");
+	pexp(PLOG_OVERFLOW, 1, 0, 0, 1, 0);
+	pexp(PLOG_PMI, LVT_NMI | LVT_MASKED, 0, 0, 1, 0);	/* not delivered */
 	pmu_clear();
 	*APIC_LVTPC = LVT_NMI;
 	wrmsr_safe(EVTSEL0, EV_EN | EV_OS | EV_INT | 0x00c0);
@@ -836,6 +861,8 @@ static void test_pmu_overflow(void)
 	asm volatile("jmp 1f; 1:");
 	wrmsr_safe(DEBUGCTL, 0);
 	ok(nmi_count == 1, "one PMI, delivered as NMI through LVTPC");
+	pexp(PLOG_OVERFLOW, 1, 0, 0, 1, 0);
+	pexp(PLOG_PMI, LVT_NMI, 0, 1, 1 | CTR_FRZ | LBR_FRZ, 0);
 	ok(rdmsr(GLOBAL_STATUS) == (1 | CTR_FRZ | LBR_FRZ),
 	   "GLOBAL_STATUS: PMC0 overflow, CTR_Frz, LBR_Frz");
 	ok(rdmsr(PMC0) == 0, "FREEZE_PERFMON_ON_PMI: PMC0 stopped at 0");
@@ -869,6 +896,7 @@ static void test_pmu_btint(void)
 	wrmsr_safe(DS_AREA, (uint32_t)ds_area);
 	seq_w(TR | BTS | BTINT);
 	ok(nmi_count == 1, "BTINT: one PMI at the interrupt threshold");
+	pexp(PLOG_PMI, LVT_NMI, 1, 1, 0, 0);	/* reason 1: BTINT */
 	ok(ds_index() == base + 32 * rec_size,
 	   "BTINT: not circular, the index stops at the absolute maximum");
 	ok(word(buffer + 15 * rec_size) == (uint32_t)(w_start + 30) &&
@@ -877,12 +905,47 @@ static void test_pmu_btint(void)
 	wrmsr_safe(DS_AREA, 0);
 }
 
+/*
+ * The pmu-log's MSR entries: between two writes of PMU_LOG_MARK, each
+ * WRMSR (value, or #GP), each RDMSR with the value the guest read, and
+ * the log's counters equal to that value at the read of FIXED_CTR0.
+ */
+static void test_pmu_log(void)
+{
+	uint64_t count, caps;
+	int gp;
+
+	pmu_clear();
+	wrmsr_safe(PMU_LOG_MARK, 1);
+	wrmsr_safe(FIXED_CTR_CTRL, 1);
+	gp = wrmsr_safe(GLOBAL_CTRL, 1ull << 35);
+	wrmsr_safe(GLOBAL_CTRL, 1ull << 32);
+	asm volatile("nop; nop; nop");
+	count = rdmsr(FIXED_CTR0);
+	wrmsr_safe(GLOBAL_CTRL, 0);
+	caps = rdmsr(PERF_CAPABILITIES);
+	wrmsr_safe(PMU_LOG_MARK, 2);
+	ok(gp == -1, "GLOBAL_CTRL bit 35 #GP");
+	ok(count > 3 && count < 40,
+	   "FIXED_CTR0 counts the instructions since enabled");
+	mexp(PLOG_WRMSR, PMU_LOG_MARK, 1);
+	mexp(PLOG_WRMSR, FIXED_CTR_CTRL, 1);
+	mexp(PLOG_WRMSR_GP, GLOBAL_CTRL, 1ull << 35);
+	mexp(PLOG_WRMSR, GLOBAL_CTRL, 1ull << 32);
+	mexp(PLOG_RDMSR, FIXED_CTR0, count);
+	mexp(PLOG_WRMSR, GLOBAL_CTRL, 0);
+	mexp(PLOG_RDMSR, PERF_CAPABILITIES, caps);
+	mexp(PLOG_WRMSR, PMU_LOG_MARK, 2);
+	pmu_clear();
+}
+
 static void test_pmu(void)
 {
 	test_pmu_msrs();
 	test_pmu_count();
 	test_pmu_overflow();
 	test_pmu_btint();
+	test_pmu_log();
 }
 
 /*

@@ -19,7 +19,7 @@
  * noted at every switch-in so that a dumping task reads back only its own
  * entries (ds_lbr_*, below; Intel SDM "Last Branch Recording Overview",
  * "LBR Stack", "Filtering of Last Branch Records").
- * Runs on the BTS and LBR models of tests/qemu/ in the VM suite.
+ * Runs on the BTS and LBR models of qemu/ in the VM suite.
  * SDM references are to Intel 64 and IA-32 SDM Vol. 3B, chapter "Debug,
  * Branch Profile, TSC, and Intel Resource Director Technology", section
  * "Branch Trace Store (BTS)" and its subsections, cited by title because
@@ -58,7 +58,7 @@ MODULE_PARM_DESC(emulate, "record user branches by single-stepping (no BTS neede
  * On wherever the CPU has BTS (ds.hw=0 turns it off), except under KPTI
  * (ds_hw_probe(): the emulation instead); ds.emulate=1 is an explicit
  * choice and wins.  Runs on the QEMU BTS model in every CI run
- * (tests/qemu/); perf's Intel code asks for the BTS half (patch 0011).
+ * (qemu/); perf's Intel code asks for the BTS half (patch 0011).
  */
 static bool ds_hw_param = true;
 module_param_named(hw, ds_hw_param, bool, 0444);
