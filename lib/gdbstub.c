@@ -79,7 +79,7 @@ static int h_supported(struct btsdec_gdbstub *s, const char *a,
 {
 	(void)s;
 	(void)a;
-	btsdec_rsp_printf(r, "PacketSize=%x;QStartNoAckMode+;"
+	btsdec_rsp_printf(r, "PacketSize=%x;QStartNoAckMode+;binary-upload+;"
 			  "qXfer:features:read+;qXfer:auxv:read+;"
 			  "qXfer:exec-file:read+;qXfer:libraries-svr4:read+;"
 			  "Qbtrace:bts+;Qbtrace:off+;Qbtrace:pt-;Qbtrace-conf:bts:size+;"
@@ -245,10 +245,12 @@ size_t stub_read_mem(struct btsdec_gdbstub *s, uint64_t addr, void *buf,
 	return done;
 }
 
-/* "m ADDR,LEN": what the core (or the mapped file) holds from ADDR on;
- * an error when it holds nothing there. */
-static int h_read_mem(struct btsdec_gdbstub *s, const char *a,
-		      struct btsdec_rsp_buf *r)
+/* "m ADDR,LEN" (hex digits) and "x ADDR,LEN" (binary, gdb's
+ * binary-upload: "b" then the bytes, escaped by the framing): what the
+ * core (or the mapped file) holds from ADDR on; an error when it holds
+ * nothing there.  Either reply, escaped, fits the PacketSize announced. */
+static int read_mem(struct btsdec_gdbstub *s, const char *a,
+		    struct btsdec_rsp_buf *r, bool binary)
 {
 	uint64_t addr, len;
 	uint8_t *buf;
@@ -259,17 +261,33 @@ static int h_read_mem(struct btsdec_gdbstub *s, const char *a,
 		btsdec_rsp_puts(r, ERR_MALFORMED);
 		return 0;
 	}
-	if (len > BTSDEC_RSP_PACKET_MAX / 2)
-		len = BTSDEC_RSP_PACKET_MAX / 2;
+	if (len > BTSDEC_RSP_PACKET_MAX / 2 - 1)
+		len = BTSDEC_RSP_PACKET_MAX / 2 - 1;
 	if (!(buf = malloc(len ? len : 1)))
 		return -ENOMEM;
 	got = stub_read_mem(s, addr, buf, len);
-	if (got || !len)
-		btsdec_rsp_put_hex(r, buf, got);
-	else
+	if (len && !got) {
 		btsdec_rsp_puts(r, "E01");	/* gdb reads only Exx here */
+	} else if (binary) {
+		btsdec_rsp_puts(r, "b");
+		btsdec_rsp_put(r, buf, got);
+	} else {
+		btsdec_rsp_put_hex(r, buf, got);
+	}
 	free(buf);
 	return 0;
+}
+
+static int h_read_mem(struct btsdec_gdbstub *s, const char *a,
+		      struct btsdec_rsp_buf *r)
+{
+	return read_mem(s, a, r, false);
+}
+
+static int h_read_mem_binary(struct btsdec_gdbstub *s, const char *a,
+			     struct btsdec_rsp_buf *r)
+{
+	return read_mem(s, a, r, true);
 }
 
 /* Z0/z0: gdb inserts its internal breakpoints while replaying; nothing
@@ -355,6 +373,7 @@ static const struct {
 	{ "g", h_read_regs, BTSDEC_GDBSTUB_REPLY, true },
 	{ "p", h_read_reg, BTSDEC_GDBSTUB_REPLY, false },
 	{ "m", h_read_mem, BTSDEC_GDBSTUB_REPLY, false },
+	{ "x", h_read_mem_binary, BTSDEC_GDBSTUB_REPLY, false },
 	{ "Z", h_breakpoint, BTSDEC_GDBSTUB_REPLY, false },
 	{ "z", h_breakpoint, BTSDEC_GDBSTUB_REPLY, false },
 	{ "vCont?", NULL, BTSDEC_GDBSTUB_REPLY, true },	/* empty: use c/s */

@@ -13,6 +13,7 @@
 import json
 import os
 import re
+import select
 import shutil
 import subprocess
 import sys
@@ -374,6 +375,86 @@ def test_hostile_packets():
     check(out.count(b"-") >= 2, "bad checksums and an overlong packet get '-'", out[-200:])
 
 
+def unescape(b):
+    return re.sub(rb"}(.)", lambda m: bytes([m.group(1)[0] ^ 0x20]), b, flags=re.S)
+
+
+def test_binary_read():
+    """The `x` packet (gdb's binary-upload): the same bytes `m` reads, as
+    binary, announced in qSupported; an error where the core has none."""
+    main = 0x555857175150   # crasher-null's main (its PIE at 0x555857174000)
+    pkts = [b"qSupported", b"m%x,100" % main, b"x%x,100" % main, b"x0,10",
+            b"x0,0", b"x%x,1fffff" % main, b"xzz,1", b"D"]
+    rc, out, err = stub_raw(fix("crasher-null.core"),
+                            b"+" + b"".join(frame(p) for p in pkts))
+    rep = [unescape(r) for r in re.findall(rb"\$([^#]*)#", out, re.S)]
+    check(rc == 0 and len(rep) == len(pkts) and b"binary-upload+" in rep[0],
+          "x: binary-upload+ in qSupported", rep[:1])
+    check(len(rep) > 2 and rep[2][:1] == b"b" and len(rep[1]) == 0x200 and
+          rep[2][1:] == bytes.fromhex(rep[1].decode()),
+          "x: the bytes m reads, as binary after 'b'", rep[1:3])
+    check(len(rep) == len(pkts) and rep[3].startswith(b"E") and rep[4] == b"b" and
+          0 < len(rep[5]) - 1 <= 0x10000 and rep[6].startswith(b"E"),
+          "x: unmapped an error, length 0 an empty 'b', long reads cut to "
+          "fit the packet, malformed an error", rep[3:7])
+
+
+def test_port():
+    """--port: one connection on a TCP port, loopback unless told, the
+    port announced as gdbserver does; a bad address a clear error."""
+    p = subprocess.Popen([BTSDUMP, "gdbserver", "--port", "0", fix("crasher-null.core"),
+                          EXE], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, text=True)
+    line = p.stderr.readline()
+    m = re.match(r"Listening on port (\d+)$", line.strip())
+    check(m, "--port 0: the port announced", line)
+    if not m:
+        p.kill()
+        p.wait()
+        return
+    peers = [l.split()[3] for l in open("/proc/net/tcp").readlines()[1:]
+             if l.split()[1].endswith(":%04X" % int(m.group(1)))]
+    check(peers == ["0A"] and all(l.split()[1].startswith("0100007F")
+                                  for l in open("/proc/net/tcp").readlines()[1:]
+                                  if l.split()[1].endswith(":%04X" % int(m.group(1)))),
+          "--port: listening on 127.0.0.1 only", peers)
+    r = subprocess.run([GDB, "-batch", "-nx", "-ex", "target remote 127.0.0.1:" +
+                        m.group(1), "-ex", "record btrace bts", "-ex", "info record",
+                        "-ex", "reverse-stepi", "-ex", "bt", EXE],
+                       capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ, LC_ALL="C"))
+    check("Recorded 139 instructions in 6 functions" in r.stdout and
+          "parse_request" in r.stdout, "--port: gdb's record through TCP",
+          r.stdout + r.stderr)
+    check(p.wait(timeout=60) == 0, "--port: the stub ends when gdb detaches")
+    p.stderr.close()
+    r = subprocess.run([BTSDUMP, "gdbserver", "--port", "nosuch.invalid:x",
+                        fix("crasher-null.core")], capture_output=True, text=True,
+                       stdin=subprocess.DEVNULL, timeout=60)
+    check(r.returncode == 2 and "--port nosuch.invalid:x:" in r.stderr,
+          "--port: a bad address, a clear error, exit 2", r.stderr)
+
+
+def test_stderr_released():
+    """On a pipe, gdb reads the stub's stderr without blocking after every
+    byte (gdb's ser-base.c): once the session runs the stub lets go of it,
+    so gdb reads its end once, not a failed read(2) per byte."""
+    p = subprocess.Popen([BTSDUMP, "gdbserver", fix("crasher-null.core"), EXE],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    p.stdin.write(b"+" + frame(b"?"))
+    p.stdin.flush()
+    reply = p.stdout.read(1 + 4)
+    ready = select.select([p.stderr], [], [], 10)[0]
+    eof = ready and p.stderr.read() == b""
+    alive = p.poll() is None
+    p.stdin.write(frame(b"D"))
+    p.stdin.close()
+    check(reply.startswith(b"+$T") and eof and alive and p.wait(timeout=60) == 0,
+          "stdio: the stub closes its stderr once the session runs",
+          "reply %r, eof %r, alive %r" % (reply, eof, alive))
+
+
 def test_hostile_cores(tmp):
     data = bytearray(open(fix("crasher-null.core"), "rb").read())
     i = data.find(b"BTSN\x01\x00\x40\x00")
@@ -416,6 +497,9 @@ def main():
         test_bts_target()
         test_gap(tmp)
         test_hostile_packets()
+        test_binary_read()
+        test_port()
+        test_stderr_released()
         test_hostile_cores(tmp)
     print("1..%d" % len(results))
     return 0 if all(results) else 1
