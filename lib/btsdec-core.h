@@ -73,7 +73,8 @@ bool btsdec_core_mapped(const struct btsdec_core *core, uint64_t addr);
 /* Reads memory the core holds at a virtual address; returns bytes read. */
 size_t btsdec_core_read(const struct btsdec_core *core, uint64_t addr,
 			void *buf, size_t len);
-/* The process-wide CORE note of `type` (NT_AUXV, NT_FILE), or NULL. */
+/* The process-wide CORE note of `type` (NT_AUXV, NT_FILE, NT_PRPSINFO),
+ * or NULL. */
 const struct btsdec_note_loc *btsdec_core_note(const struct btsdec_core *core,
 					       uint32_t type);
 /* Reads up to len bytes at offset off of a note's descriptor (a thread's

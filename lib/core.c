@@ -44,7 +44,8 @@ struct btsdec_core {
 	size_t nr_prstatus;
 	ssize_t last_prstatus;	/* thread of the last NT_PRSTATUS, for NT_SIGINFO */
 	ssize_t regs_thread;	/* the same, for NT_FPREGSET (after NT_SIGINFO) */
-	struct btsdec_note_loc auxv, file;	/* NT_AUXV, NT_FILE: the first ones */
+	struct btsdec_note_loc auxv, file, psinfo;	/* NT_AUXV, NT_FILE,
+						 * NT_PRPSINFO: the first ones */
 	size_t nr_traces;
 	size_t nr_rejects, cap_rejects;
 	char **rejects;
@@ -257,6 +258,8 @@ static void on_served_note(struct btsdec_core *c, const struct btsdec_elf_note_h
 		c->auxv = loc;
 	else if (h->type == NT_FILE && !c->file.size)
 		c->file = loc;
+	else if (h->type == NT_PRPSINFO && !c->psinfo.size)
+		c->psinfo = loc;
 }
 
 /* The notes of one PT_NOTE segment, one at a time: only a note's head (its
@@ -510,7 +513,8 @@ bool btsdec_core_mapped(const struct btsdec_core *c, uint64_t addr)
 const struct btsdec_note_loc *btsdec_core_note(const struct btsdec_core *c, uint32_t type)
 {
 	const struct btsdec_note_loc *l = type == NT_AUXV ? &c->auxv :
-					  type == NT_FILE ? &c->file : NULL;
+					  type == NT_FILE ? &c->file :
+					  type == NT_PRPSINFO ? &c->psinfo : NULL;
 
 	return l && l->size ? l : NULL;
 }

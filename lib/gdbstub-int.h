@@ -42,6 +42,9 @@ int stub_xfer(struct btsdec_gdbstub *s, const char *args,
 /* Reads len bytes of the process's memory at addr: bytes read. */
 size_t stub_read_mem(struct btsdec_gdbstub *s, uint64_t addr, void *buf,
 		     size_t len);
+/* What qThreadExtraInfo and qXfer:threads:read say of a thread: its
+ * length, the text NUL-terminated in text (size bytes). */
+size_t stub_thread_text(const struct stub_thread *t, char *text, size_t size);
 /* An auxv entry's value; false if the core has none of that type. */
 bool stub_auxv(struct btsdec_gdbstub *s, uint64_t type, uint64_t *val);
 /* The registers of gdb's amd64-linux numbering (gdbxfer.c's target

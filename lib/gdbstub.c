@@ -82,6 +82,7 @@ static int h_supported(struct btsdec_gdbstub *s, const char *a,
 	btsdec_rsp_printf(r, "PacketSize=%x;QStartNoAckMode+;binary-upload+;"
 			  "qXfer:features:read+;qXfer:auxv:read+;"
 			  "qXfer:exec-file:read+;qXfer:libraries-svr4:read+;"
+			  "qXfer:threads:read+;"
 			  "Qbtrace:bts+;Qbtrace:off+;Qbtrace:pt-;Qbtrace-conf:bts:size+;"
 			  "qXfer:btrace:read+;qXfer:btrace-conf:read+",
 			  BTSDEC_RSP_PACKET_MAX);
@@ -175,23 +176,28 @@ static int h_set_thread(struct btsdec_gdbstub *s, const char *a,
 	return 0;
 }
 
+size_t stub_thread_text(const struct stub_thread *t, char *text, size_t size)
+{
+	int n = snprintf(text, size, "%s%s%s, %zu branch records",
+			 t->th->faulting ? "faulting" : "stopped",
+			 t->th->faulting && t->th->signo ? ", " : "",
+			 t->th->faulting && t->th->signo ? strsignal(t->th->signo) : "",
+			 t->th->has_trace ? t->th->trace.nr : 0);
+
+	return n < 0 ? 0 : (size_t)n < size ? (size_t)n : size - 1;
+}
+
 static int h_extra_info(struct btsdec_gdbstub *s, const char *a,
 			struct btsdec_rsp_buf *r)
 {
 	struct stub_thread *t = *a == ',' ? parse_thread(s, a + 1) : NULL;
 	char text[160];
-	int n;
 
 	if (!t) {
 		btsdec_rsp_puts(r, ERR_UNKNOWN_THREAD);
 		return 0;
 	}
-	n = snprintf(text, sizeof(text), "%s%s%s, %zu branch records",
-		     t->th->faulting ? "faulting" : "stopped",
-		     t->th->faulting && t->th->signo ? ", " : "",
-		     t->th->faulting && t->th->signo ? strsignal(t->th->signo) : "",
-		     t->th->has_trace ? t->th->trace.nr : 0);
-	btsdec_rsp_put_hex(r, text, n < 0 ? 0 : (size_t)n);
+	btsdec_rsp_put_hex(r, text, stub_thread_text(t, text, sizeof(text)));
 	return 0;
 }
 

@@ -286,6 +286,39 @@ static void put_xml_text(struct btsdec_rsp_buf *b, const char *s)
 	}
 }
 
+/* ---- Threads ------------------------------------------------------------- */
+
+/* The threads, faulting first, each with what qThreadExtraInfo says.  A
+ * Linux core names only the process (NT_PRPSINFO's pr_fname: the thread
+ * group leader's comm): the thread whose tid is the process's pid carries
+ * it; the others' names are not in the core. */
+static void make_threads(struct btsdec_gdbstub *s, struct btsdec_rsp_buf *b)
+{
+	const struct btsdec_note_loc *l = btsdec_core_note(s->core, NT_PRPSINFO);
+	char name[sizeof(((struct elf_prpsinfo *)0)->pr_fname) + 1] = "", text[160];
+	pid_t pid = 0;
+
+	if (!l || btsdec_core_note_read(s->core, l, offsetof(struct elf_prpsinfo, pr_pid),
+					&pid, sizeof(pid)) != sizeof(pid) ||
+	    btsdec_core_note_read(s->core, l, offsetof(struct elf_prpsinfo, pr_fname),
+				  name, sizeof(name) - 1) != sizeof(name) - 1)
+		name[0] = '\0';
+	btsdec_rsp_puts(b, "<?xml version=\"1.0\"?>\n<threads>\n");
+	for (size_t i = 0; i < s->nr; i++) {
+		btsdec_rsp_printf(b, "<thread id=\"%x\"", (unsigned int)s->t[i].th->tid);
+		if (name[0] && s->t[i].th->tid == pid) {
+			btsdec_rsp_puts(b, " name=\"");
+			put_xml_text(b, name);
+			btsdec_rsp_puts(b, "\"");
+		}
+		btsdec_rsp_puts(b, ">");
+		stub_thread_text(&s->t[i], text, sizeof(text));
+		put_xml_text(b, text);
+		btsdec_rsp_puts(b, "</thread>\n");
+	}
+	btsdec_rsp_puts(b, "</threads>\n");
+}
+
 /* One link_map entry after the program's: a library with a name. */
 static void put_library(struct btsdec_gdbstub *s, uint64_t lm, const uint64_t *f,
 			struct btsdec_rsp_buf *b)
@@ -458,10 +491,13 @@ static int make_object(struct btsdec_gdbstub *s, const char *object,
 			make_exec_file(s, b);
 		else if (!strcmp(object, "libraries-svr4") && !*annex)
 			make_libraries(s, b);
+		else if (!strcmp(object, "threads") && !*annex)
+			make_threads(s, b);
 		else if (!strcmp(object, "btrace-conf") && !*annex)
 			make_btrace_conf(s, b);
 		else if (!strcmp(object, "features") || !strcmp(object, "auxv") ||
-			 !strcmp(object, "libraries-svr4") || !strcmp(object, "btrace-conf"))
+			 !strcmp(object, "libraries-svr4") || !strcmp(object, "btrace-conf") ||
+			 !strcmp(object, "threads"))
 			return -EINVAL;
 		else
 			return -ENOENT;

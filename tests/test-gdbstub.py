@@ -275,6 +275,10 @@ def test_threads_switch():
     out, _ = gdb(fix("crasher-threads.core"), ["info threads"])
     check(out[0].count("Thread ") >= 2 and "faulting, Segmentation fault" in out[0],
           "two threads, the faulting one named", out[0])
+    names = re.findall(r"Thread (\d+)(?: \"([^\"]*)\")? \(", out[0])
+    check(sorted(names) == [("21286", "crasher"), ("21289", "")],
+          "qXfer:threads:read: the process's name (NT_PRPSINFO) on its "
+          "leader thread 21286, none on the faulting thread 21289", out[0])
 
 
 def test_mi():
