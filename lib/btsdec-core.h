@@ -42,6 +42,7 @@ struct btsdec_thread {
 	struct btsdec_trace trace;
 	struct btsdec_note_loc prstatus;	/* its NT_PRSTATUS descriptor */
 	struct btsdec_note_loc fpregset;	/* its NT_FPREGSET, if any */
+	struct btsdec_note_loc xstate;		/* its NT_X86_XSTATE, if any */
 };
 
 struct btsdec_core;

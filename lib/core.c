@@ -243,9 +243,10 @@ static int on_core_note(struct btsdec_core *c, const struct btsdec_elf_note_head
 	return ret;
 }
 
-/* A CORE note the remote-protocol stub serves (lib/gdbstub.c): only
- * where it lies.  NT_FPREGSET belongs to the thread of the NT_PRSTATUS
- * before it; of the process-wide ones the first counts. */
+/* A CORE note (or LINUX's NT_X86_XSTATE) the remote-protocol stub serves
+ * (lib/gdbstub.c): only where it lies.  NT_FPREGSET and NT_X86_XSTATE
+ * belong to the thread of the NT_PRSTATUS before them; of the
+ * process-wide ones the first counts. */
 static void on_served_note(struct btsdec_core *c, const struct btsdec_elf_note_head *h,
 			   uint64_t off)
 {
@@ -254,6 +255,9 @@ static void on_served_note(struct btsdec_core *c, const struct btsdec_elf_note_h
 	if (h->type == NT_FPREGSET && c->regs_thread >= 0 &&
 	    !c->threads[c->regs_thread].fpregset.size)
 		c->threads[c->regs_thread].fpregset = loc;
+	else if (h->type == NT_X86_XSTATE && c->regs_thread >= 0 &&
+		 !c->threads[c->regs_thread].xstate.size)
+		c->threads[c->regs_thread].xstate = loc;
 	else if (h->type == NT_AUXV && !c->auxv.size)
 		c->auxv = loc;
 	else if (h->type == NT_FILE && !c->file.size)
@@ -292,6 +296,9 @@ static int walk_notes(struct btsdec_core *c, const GElf_Phdr *ph)
 		    (h.type == NT_PRSTATUS || h.type == NT_SIGINFO))
 			ret = on_core_note(c, &h, at + h.desc_off);
 		else if (h.namesz <= 12 && btsdec_elf_note_owner(&n, "CORE", sizeof("CORE")))
+			on_served_note(c, &h, at + h.desc_off);
+		else if (h.namesz <= 12 && h.type == NT_X86_XSTATE &&
+			 btsdec_elf_note_owner(&n, "LINUX", sizeof("LINUX")))
 			on_served_note(c, &h, at + h.desc_off);
 		else if (h.namesz <= 12 &&
 			 btsdec_elf_note_owner(&n, BTS_CRASH_NOTE_NAME, BTS_CRASH_NOTE_NAMESZ))

@@ -17,9 +17,10 @@ struct stub_thread {
 	char *btrace;		/* its trace as btrace.dtd XML, made once */
 	size_t btrace_len;
 	bool regs_read;		/* prs/fp below filled (or found absent) */
-	bool has_prs, has_fp;
+	bool has_prs, has_fp, has_avx;
 	uint8_t prs[512];	/* NT_PRSTATUS descriptor (struct elf_prstatus) */
 	uint8_t fp[512];	/* NT_FPREGSET descriptor (user_fpregs_struct) */
+	uint8_t xs[832];	/* NT_X86_XSTATE up to its AVX component */
 };
 
 struct btsdec_gdbstub {
@@ -48,10 +49,10 @@ size_t stub_thread_text(const struct stub_thread *t, char *text, size_t size);
 /* An auxv entry's value; false if the core has none of that type. */
 bool stub_auxv(struct btsdec_gdbstub *s, uint64_t type, uint64_t *val);
 /* The registers of gdb's amd64-linux numbering (gdbxfer.c's target
- * description): how many, register n's size in bytes, and its value in
- * thread t into out (16 bytes): its size, or -ENOENT when the core does
- * not hold it. */
-size_t stub_nr_regs(void);
+ * description): how many (the AVX halves only when the core has them),
+ * register n's size in bytes, and its value in thread t into out (16
+ * bytes): its size, or -ENOENT when the core does not hold it. */
+size_t stub_nr_regs(struct btsdec_gdbstub *s);
 size_t stub_reg_size(size_t n);
 int stub_reg(struct btsdec_gdbstub *s, struct stub_thread *t, size_t n,
 	     uint8_t *out);

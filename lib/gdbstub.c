@@ -219,7 +219,7 @@ static int h_read_regs(struct btsdec_gdbstub *s, const char *a,
 		       struct btsdec_rsp_buf *r)
 {
 	(void)a;
-	for (size_t n = 0; n < stub_nr_regs(); n++)
+	for (size_t n = 0; n < stub_nr_regs(s); n++)
 		put_reg(s, &s->t[s->cur], n, r);
 	return 0;
 }
@@ -229,7 +229,7 @@ static int h_read_reg(struct btsdec_gdbstub *s, const char *a,
 {
 	uint64_t n;
 
-	if (btsdec_rsp_hex_u64(&a, &n) || *a || n >= stub_nr_regs())
+	if (btsdec_rsp_hex_u64(&a, &n) || *a || n >= stub_nr_regs(s))
 		btsdec_rsp_puts(r, "E.no such register");
 	else
 		put_reg(s, &s->t[s->cur], (size_t)n, r);

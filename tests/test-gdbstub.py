@@ -15,6 +15,7 @@ import os
 import re
 import select
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -459,6 +460,59 @@ def test_stderr_released():
           "reply %r, eof %r, alive %r" % (reply, eof, alive))
 
 
+def xstate_desc(data):
+    """The offset of the first NT_X86_XSTATE descriptor in an ELF core."""
+    phoff, = struct.unpack_from("<Q", data, 0x20)
+    phnum, = struct.unpack_from("<H", data, 0x38)
+    for i in range(phnum):
+        ptype, _, off, _, _, filesz, _, _ = struct.unpack_from("<IIQQQQQQ", data,
+                                                               phoff + 56 * i)
+        at = off
+        while ptype == 4 and at < off + filesz:
+            namesz, descsz, ntype = struct.unpack_from("<III", data, at)
+            desc = at + 12 + ((namesz + 3) & ~3)
+            if ntype == 0x202:
+                return desc
+            at = desc + ((descsz + 3) & ~3)
+    return None
+
+
+def test_avx(tmp):
+    """NT_X86_XSTATE: the AVX halves described and served when the core
+    has them, equal to what gdb's own core reader shows on the same core
+    (ymm3 and ymm15 given a pattern; with XSTATE_BV's AVX bit clear, the
+    initial zeros); without the note, no AVX in the description."""
+    data = bytearray(open(fix("crasher-null.core"), "rb").read())
+    x = xstate_desc(data)
+    check(x is not None, "the fixture has an NT_X86_XSTATE note")
+    if x is None:
+        return
+    data[x + 576 + 48:x + 576 + 64] = bytes(range(0x30, 0x40))
+    data[x + 576 + 240:x + 576 + 256] = bytes(range(0xf0, 0x100))
+    cases = {"set": bytes(data)}
+    d = bytearray(data); d[x + 512] &= ~4 & 0xff
+    cases["init"] = bytes(d)
+    cmds = ["p/x $ymm3.v2_int128", "p/x $ymm15.v2_int128", "p/x $ymm0.v2_int128"]
+    for name, blob in cases.items():
+        core = os.path.join(tmp, "avx-%s.core" % name)
+        open(core, "wb").write(blob)
+        out, head = gdb(core, cmds)
+        p = subprocess.run([GDB, "-batch", "-nx"] + sum((["-ex", c] for c in cmds), []) +
+                           [EXE, core], capture_output=True, text=True, timeout=120)
+        native = [l for l in p.stdout.splitlines() if l.startswith("$")]
+        stub = [o.strip() for o in out]
+        check(len(native) == 3 and stub == native and
+              ("0x3f3e3d3c3b3a39383736353433323130" in native[0]) == (name == "set"),
+              "AVX (%s): the stub's ymm registers are gdb's own core reader's" % name,
+              "stub %r\nnative %r" % (stub, native))
+    d = bytearray(data); struct.pack_into("<I", d, x - 12 - 8 + 8, 0x2ff)
+    core = os.path.join(tmp, "avx-none.core")
+    open(core, "wb").write(bytes(d))
+    out, head = gdb(core, ["p $ymm0", "info registers rip"])
+    check("void" in out[0] and "rip" in out[1],
+          "no NT_X86_XSTATE: no AVX registers described", out)
+
+
 def test_hostile_cores(tmp):
     data = bytearray(open(fix("crasher-null.core"), "rb").read())
     i = data.find(b"BTSN\x01\x00\x40\x00")
@@ -504,6 +558,7 @@ def main():
         test_binary_read()
         test_port()
         test_stderr_released()
+        test_avx(tmp)
         test_hostile_cores(tmp)
     print("1..%d" % len(results))
     return 0 if all(results) else 1
