@@ -467,6 +467,7 @@ void btsdec_gdbstub_free(struct btsdec_gdbstub *s)
 	free(s->exe);
 	btsdec_classifier_free(s->cls);
 	btsdec_rsp_buf_free(&s->obj);
+	free(s->runs);
 	free(s);
 }
 

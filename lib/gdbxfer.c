@@ -405,6 +405,54 @@ static void put_block(struct btsdec_rsp_buf *b, uint64_t begin, uint64_t end)
 			  (unsigned long long)begin, (unsigned long long)end);
 }
 
+static bool runs_grow(struct btsdec_gdbstub *s)
+{
+	size_t cap = s->runs_cap ? 2 * s->runs_cap : 256;
+	struct stub_run *n = calloc(cap, sizeof(*n));
+
+	if (!n)
+		return false;
+	for (size_t i = 0; i < s->runs_cap; i++) {
+		struct stub_run *r = &s->runs[i];
+		size_t h = (size_t)((r->to * 0x9e3779b97f4a7c15ull) ^ r->from);
+
+		while (r->from && n[h & (cap - 1)].from)
+			h++;
+		if (r->from)
+			n[h & (cap - 1)] = *r;
+	}
+	free(s->runs);
+	s->runs = n;
+	s->runs_cap = cap;
+	return true;
+}
+
+/* Whether straight code leads from a branch's target `to` to the next
+ * branch's source `from`, as gdb will walk it: not when a branch the
+ * trace does not hold lies between (the kernel moved the thread at a
+ * syscall: a signal handler, sigreturn), nor when `from` lies before
+ * `to`.  Code that cannot be read is left to gdb.  Each pair is walked
+ * once (a ring repeats its loops). */
+static bool block_straight(struct btsdec_gdbstub *s, uint64_t to, uint64_t from)
+{
+	size_t h = (size_t)((to * 0x9e3779b97f4a7c15ull) ^ from);
+	struct stub_run *r;
+
+	if (!from || (2 * (s->runs_nr + 1) > s->runs_cap && !runs_grow(s)))
+		return btsdec_run_relate(s->sym, s->cls, to, from) != BTSDEC_FAULT_UNRELATED;
+	for (;; h++) {
+		r = &s->runs[h & (s->runs_cap - 1)];
+		if (!r->from)
+			break;
+		if (r->to == to && r->from == from)
+			return r->straight;
+	}
+	*r = (struct stub_run){ to, from, btsdec_run_relate(s->sym, s->cls, to, from) !=
+					  BTSDEC_FAULT_UNRELATED };
+	s->runs_nr++;
+	return r->straight;
+}
+
 /* The blocks of a trace, newest first, as gdb's BTS reader makes them: the
  * newest runs from the last branch's target to the stop pc; each older one
  * from a branch's target to the next branch's source.  The code before
@@ -412,9 +460,10 @@ static void put_block(struct btsdec_rsp_buf *b, uint64_t begin, uint64_t end)
  * reader prunes it on full reads (sent as begin 0, gdb decodes at 0 and
  * opens the history with a `??` and a decode error).  Where the code is
  * unknown a block ending before it begins (end 0) makes gdb record a gap,
- * never a straight line: across a GAP marker, and after the newest branch
+ * never a straight line: across a GAP marker, after the newest branch
  * when straight code from its target does not reach the stop pc (a thread
- * whose recording stopped before it did).  Switch markers only say the
+ * whose recording stopped before it did), and between two branches
+ * whose code is not straight (block_straight()).  Switch markers only say the
  * thread was off the CPU: its own code runs on, straight, across them.
  * With a buffer size from gdb, only the newest records that fit. */
 static void make_blocks(struct btsdec_gdbstub *s, const struct btsdec_thread *th,
@@ -437,6 +486,8 @@ static void make_blocks(struct btsdec_gdbstub *s, const struct btsdec_thread *th
 		if (newest && known && !gap) {
 			rel = btsdec_run_relate(s->sym, s->cls, r.to, th->pc);
 			gap = rel != BTSDEC_FAULT_TARGET && rel != BTSDEC_FAULT_RUN;
+		} else if (known && !gap) {
+			gap = !block_straight(s, r.to, next_from);
 		}
 		if (gap)
 			put_block(b, r.to ? r.to : 1, 0);

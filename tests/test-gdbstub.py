@@ -71,33 +71,13 @@ def btsdump_json(core):
     return json.loads(p.stdout)
 
 
-def history(out):
-    """Addresses of a `record instruction-history` listing, in order."""
-    return [int(m[1], 16) for m in
-            re.finditer(r"^\d+\t(?:=> |   )?0x([0-9a-f]+)", out, re.M)]
-
-
-def calls(out):
-    """(depth, function) of each `record function-call-history /c` line."""
-    res = []
-    for line in out.splitlines():
-        m = re.match(r"\d+\t( *)(\S+)", line)
-        if m:
-            res.append((len(m[1]) // 2, m[2]))
-    return res
-
-
-def expected(tr, branches):
-    """The instructions gdb can know: from the oldest branch's target on,
-    the stop pc (current, not history) left out."""
-    first = [b for b in branches if "marker" not in b][0]
-    i = tr.index(int(first["from"], 16))
-    return tr[i + 1:-1]
-
-
 def threads_of(name):
     doc = btsdump_json(fix(name + ".core"))
     return doc, {t["tid"]: t for t in doc["threads"]}
+
+
+history, calls, expected = btsgdb.history, btsgdb.calls, btsgdb.expected
+norm, known_calls, relative = btsgdb.norm, btsgdb.known_calls, btsgdb.relative
 
 
 def test_histories(name):
@@ -126,40 +106,6 @@ def test_histories(name):
               "%s thread %d: function-call-history /c = btsdump --calls "
               "(functions, order%s)" % (name, t["tid"], ", depth" if depth else ""),
               "got %s\nwant %s" % (got_calls, want_calls))
-
-
-def norm(f):
-    """A function's name as both name it: gdb says __GI_abort (DWARF),
-    btsdump abort (the ELF symbol), pthread_kill@@GLIBC_2.34."""
-    if not f:
-        return f
-    f = f.split("@@")[0].lstrip("_")
-    return f[3:].lstrip("_") if f.startswith("GI_") else f
-
-
-def known_calls(t):
-    """btsdump's call segments gdb can know: not one that holds only the
-    oldest branch's source (the code before it is unknown) nor, after the
-    newest branch, one that holds only the stop pc (gdb's current
-    instruction, not history) or code that does not reach the stop pc
-    (no fault relation: gdb records a gap there)."""
-    brs = [b["number"] for b in t["branches"] if "marker" not in b]
-    segs = t["calls"]
-    if segs and segs[0]["last_branch"] == brs[0]:
-        segs = segs[1:]
-    f = t["fault"]
-    if segs and segs[-1]["first_branch"] > brs[-1] and \
-            (not f or f["relation"] == "target"):
-        segs = segs[:-1]
-    return [(c["depth"], norm(c["function"])) for c in segs]
-
-
-def relative(cs, depth):
-    """Depths from the shallowest; gdb counts a jump into another function
-    (a PLT entry) as a call and btsdump does not, so with PLT jumps only
-    the names and their order are compared."""
-    base = min((d for d, _ in cs), default=0)
-    return [(d - base if depth else 0, f) for d, f in cs]
 
 
 def test_goto_and_bt(name):
@@ -332,6 +278,30 @@ def test_gap(tmp):
     check(history(full[0])[:hist.index(int(recs[5][0], 16)) + 1] ==
           hist[:hist.index(int(recs[5][0], 16)) + 1],
           "switch markers leave the thread's straight code whole", out[1])
+
+
+def test_lost_branch(tmp):
+    """A branch the trace does not hold (as where the kernel moved the
+    thread at a syscall: a signal handler, sigreturn) between two it
+    holds: a gap in gdb, never a straight line through the code between
+    (here past checksum()'s ret into the code after it)."""
+    recs = [l.split() for l in open(fix("crasher-null.records"))
+            if l.strip() and not l.startswith("#")]
+    ret = int(recs[12][0], 16)          # checksum's ret to parse_request
+    path = os.path.join(tmp, "lost.records")
+    with open(path, "w") as f:
+        f.writelines("%s %s\n" % (r[0], r[1]) for i, r in enumerate(recs) if i != 12)
+    core = os.path.join(tmp, "lost.core")
+    p = subprocess.run([BTSDUMP, "add-note", "-o", core, fix("crasher-notrace.core"),
+                        path], capture_output=True, text=True)
+    check(p.returncode == 0, "add-note without one branch", p.stderr)
+    out, _ = gdb(core, ["info record", "record instruction-history"])
+    full, _ = gdb(fix("crasher-null.core"), ["record instruction-history"])
+    hist, whole = history(out[1]), history(full[0])
+    check("(1 gaps)" in out[0] and ret not in hist and len(hist) < len(whole),
+          "a lost branch between two: a gdb gap, no line through the ret "
+          "(%d instructions, %d with every branch)" % (len(hist), len(whole)),
+          out[0] + "\n" + out[1][-1500:])
 
 
 def test_bts_target():
@@ -554,6 +524,7 @@ def main():
         test_mi()
         test_bts_target()
         test_gap(tmp)
+        test_lost_branch(tmp)
         test_hostile_packets()
         test_binary_read()
         test_port()
