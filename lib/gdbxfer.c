@@ -453,6 +453,23 @@ static bool block_straight(struct btsdec_gdbstub *s, uint64_t to, uint64_t from)
 	return r->straight;
 }
 
+/* A gdb gap in place of the block from a branch's target `to` to the
+ * next branch's source `from`, newest first.  Between two branches (not
+ * across a GAP marker), when straight code from `to` meets a syscall, the
+ * kernel moved the thread there: the code up to the syscall and the next
+ * branch's source are known, only the way between is not. */
+static void put_gap(struct btsdec_gdbstub *s, struct btsdec_rsp_buf *b,
+		    uint64_t to, uint64_t from, bool between)
+{
+	uint64_t sc = between ? btsdec_run_syscall(s->sym, s->cls, to) : 0;
+
+	if (sc)
+		put_block(b, from, from);
+	put_block(b, to ? to : 1, 0);
+	if (sc)
+		put_block(b, to, sc);
+}
+
 /* The blocks of a trace, newest first, as gdb's BTS reader makes them: the
  * newest runs from the last branch's target to the stop pc; each older one
  * from a branch's target to the next branch's source.  The code before
@@ -471,7 +488,7 @@ static void make_blocks(struct btsdec_gdbstub *s, const struct btsdec_thread *th
 {
 	const struct btsdec_trace *t = &th->trace;
 	uint64_t next_from = th->pc;
-	bool known = th->has_regs, newest = true, gap = false;
+	bool known = th->has_regs, newest = true, gap = false, marked = false;
 	size_t keep = s->bts_size ? s->bts_size / sizeof(struct bts_record) : t->nr;
 	size_t stop = keep < t->nr ? t->nr - keep : 0;
 
@@ -481,6 +498,7 @@ static void make_blocks(struct btsdec_gdbstub *s, const struct btsdec_thread *th
 
 		if (btsdec_is_marker(&r)) {
 			gap |= BTS_MARKER_KIND(r.from) == BTS_MARK_GAP;
+			marked = gap;
 			continue;
 		}
 		if (newest && known && !gap) {
@@ -490,13 +508,13 @@ static void make_blocks(struct btsdec_gdbstub *s, const struct btsdec_thread *th
 			gap = !block_straight(s, r.to, next_from);
 		}
 		if (gap)
-			put_block(b, r.to ? r.to : 1, 0);
+			put_gap(s, b, r.to, next_from, known && !newest && !marked);
 		else if (known)
 			put_block(b, r.to, next_from);
 		next_from = r.from;
 		known = true;
 		newest = false;
-		gap = false;
+		gap = marked = false;
 	}
 }
 
