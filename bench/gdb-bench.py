@@ -14,6 +14,7 @@
 # Usage: gdb-bench.py BTSDUMP [RUNS] [--stub-only]
 import os
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -87,9 +88,16 @@ def tree_rss(root):
     return total
 
 
+def cpu_children():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 def timed_rss(args, env):
-    """(wall seconds, peak MB of the process tree, output)."""
+    """(wall seconds, peak MB of the process tree, output, CPU seconds of
+    the tree: gdb waits for the stub, so its time is counted in gdb's)."""
     out = tempfile.TemporaryFile(mode="w+")
+    cpu = cpu_children()
     t = time.perf_counter()
     p = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, text=True,
                          env=env, stdin=subprocess.DEVNULL)
@@ -99,7 +107,7 @@ def timed_rss(args, env):
         time.sleep(0.02)
     wall = time.perf_counter() - t
     out.seek(0)
-    return wall, peak / 1024.0, out.read()
+    return wall, peak / 1024.0, out.read(), cpu_children() - cpu
 
 
 def stub_bench(btsdump, tmp, env, runs):
@@ -138,15 +146,19 @@ def stub_bench(btsdump, tmp, env, runs):
             if want not in got[0][2] and "checksum" not in got[0][2]:
                 sys.exit("gdb-bench: %s did not work:\n%s" % (name, got[0][2][-800:]))
             res.append((name, statistics.median(g[0] for g in got),
-                        max(g[1] for g in got)))
+                        max(g[1] for g in got), statistics.median(g[3] for g in got)))
             m = re.search(r"Recorded \d+ instructions in \d+ functions", got[0][2])
             if m and len(res) == 2:
                 info = m.group(0)
         print("%d records (%s), median of %d run(s):" % (ring, info, n))
-        for name, t, mb in res:
-            print("  %-52s %8.3f s %8.1f MB" % (name, t, mb))
-        print("  today / stub: %.1fx the time, %.1fx the memory"
-              % (res[0][1] / res[1][1], res[0][2] / max(res[1][2], 1e-6)))
+        print("  %-52s %10s %10s %10s" % ("", "wall", "CPU", "peak RSS"))
+        for name, t, mb, cpu in res:
+            print("  %-52s %8.3f s %8.3f s %7.1f MB" % (name, t, cpu, mb))
+        for i, what in ((1, "all"), (3, "gdb's default buffer")):
+            print("  today / stub, %s: %.2fx the wall time, %.2fx the CPU, "
+                  "%.1fx the memory" % (what, res[0][1] / res[i][1],
+                                        res[0][3] / max(res[i][3], 1e-6),
+                                        res[0][2] / max(res[i][2], 1e-6)))
 
 
 def main():

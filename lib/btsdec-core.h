@@ -42,6 +42,7 @@ struct btsdec_thread {
 	struct btsdec_trace trace;
 	struct btsdec_note_loc prstatus;	/* its NT_PRSTATUS descriptor */
 	struct btsdec_note_loc fpregset;	/* its NT_FPREGSET, if any */
+	struct btsdec_note_loc xstate;		/* its NT_X86_XSTATE, if any */
 };
 
 struct btsdec_core;
@@ -73,7 +74,8 @@ bool btsdec_core_mapped(const struct btsdec_core *core, uint64_t addr);
 /* Reads memory the core holds at a virtual address; returns bytes read. */
 size_t btsdec_core_read(const struct btsdec_core *core, uint64_t addr,
 			void *buf, size_t len);
-/* The process-wide CORE note of `type` (NT_AUXV, NT_FILE), or NULL. */
+/* The process-wide CORE note of `type` (NT_AUXV, NT_FILE, NT_PRPSINFO),
+ * or NULL. */
 const struct btsdec_note_loc *btsdec_core_note(const struct btsdec_core *core,
 					       uint32_t type);
 /* Reads up to len bytes at offset off of a note's descriptor (a thread's

@@ -121,6 +121,13 @@ struct btsdec_fault {
 enum btsdec_fault_rel btsdec_run_relate(struct btsdec_sym *sym,
 					struct btsdec_classifier *cls,
 					uint64_t to, uint64_t pc);
+/* The first syscall (syscall, sysenter, int n) on the straight code from
+ * `to`, before any instruction that leaves it (call, jump, return) and
+ * within 64 KiB: where the kernel may have moved the thread elsewhere (a
+ * signal handler, sigreturn).  0 when there is none or the code cannot be
+ * read. */
+uint64_t btsdec_run_syscall(struct btsdec_sym *sym, struct btsdec_classifier *cls,
+			    uint64_t to);
 /* Relates f->pc to the newest branch of d: fills rel, branch and run.
  * Reads the code after the branch's `to` through sym (may be NULL:
  * only TARGET or UNKNOWN then). */

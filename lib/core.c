@@ -44,7 +44,8 @@ struct btsdec_core {
 	size_t nr_prstatus;
 	ssize_t last_prstatus;	/* thread of the last NT_PRSTATUS, for NT_SIGINFO */
 	ssize_t regs_thread;	/* the same, for NT_FPREGSET (after NT_SIGINFO) */
-	struct btsdec_note_loc auxv, file;	/* NT_AUXV, NT_FILE: the first ones */
+	struct btsdec_note_loc auxv, file, psinfo;	/* NT_AUXV, NT_FILE,
+						 * NT_PRPSINFO: the first ones */
 	size_t nr_traces;
 	size_t nr_rejects, cap_rejects;
 	char **rejects;
@@ -242,9 +243,10 @@ static int on_core_note(struct btsdec_core *c, const struct btsdec_elf_note_head
 	return ret;
 }
 
-/* A CORE note the remote-protocol stub serves (lib/gdbstub.c): only
- * where it lies.  NT_FPREGSET belongs to the thread of the NT_PRSTATUS
- * before it; of the process-wide ones the first counts. */
+/* A CORE note (or LINUX's NT_X86_XSTATE) the remote-protocol stub serves
+ * (lib/gdbstub.c): only where it lies.  NT_FPREGSET and NT_X86_XSTATE
+ * belong to the thread of the NT_PRSTATUS before them; of the
+ * process-wide ones the first counts. */
 static void on_served_note(struct btsdec_core *c, const struct btsdec_elf_note_head *h,
 			   uint64_t off)
 {
@@ -253,10 +255,15 @@ static void on_served_note(struct btsdec_core *c, const struct btsdec_elf_note_h
 	if (h->type == NT_FPREGSET && c->regs_thread >= 0 &&
 	    !c->threads[c->regs_thread].fpregset.size)
 		c->threads[c->regs_thread].fpregset = loc;
+	else if (h->type == NT_X86_XSTATE && c->regs_thread >= 0 &&
+		 !c->threads[c->regs_thread].xstate.size)
+		c->threads[c->regs_thread].xstate = loc;
 	else if (h->type == NT_AUXV && !c->auxv.size)
 		c->auxv = loc;
 	else if (h->type == NT_FILE && !c->file.size)
 		c->file = loc;
+	else if (h->type == NT_PRPSINFO && !c->psinfo.size)
+		c->psinfo = loc;
 }
 
 /* The notes of one PT_NOTE segment, one at a time: only a note's head (its
@@ -289,6 +296,9 @@ static int walk_notes(struct btsdec_core *c, const GElf_Phdr *ph)
 		    (h.type == NT_PRSTATUS || h.type == NT_SIGINFO))
 			ret = on_core_note(c, &h, at + h.desc_off);
 		else if (h.namesz <= 12 && btsdec_elf_note_owner(&n, "CORE", sizeof("CORE")))
+			on_served_note(c, &h, at + h.desc_off);
+		else if (h.namesz <= 12 && h.type == NT_X86_XSTATE &&
+			 btsdec_elf_note_owner(&n, "LINUX", sizeof("LINUX")))
 			on_served_note(c, &h, at + h.desc_off);
 		else if (h.namesz <= 12 &&
 			 btsdec_elf_note_owner(&n, BTS_CRASH_NOTE_NAME, BTS_CRASH_NOTE_NAMESZ))
@@ -510,7 +520,8 @@ bool btsdec_core_mapped(const struct btsdec_core *c, uint64_t addr)
 const struct btsdec_note_loc *btsdec_core_note(const struct btsdec_core *c, uint32_t type)
 {
 	const struct btsdec_note_loc *l = type == NT_AUXV ? &c->auxv :
-					  type == NT_FILE ? &c->file : NULL;
+					  type == NT_FILE ? &c->file :
+					  type == NT_PRPSINFO ? &c->psinfo : NULL;
 
 	return l && l->size ? l : NULL;
 }

@@ -488,6 +488,25 @@ enum btsdec_fault_rel btsdec_run_relate(struct btsdec_sym *sym,
 	return BTSDEC_FAULT_RUN;
 }
 
+uint64_t btsdec_run_syscall(struct btsdec_sym *sym, struct btsdec_classifier *cls,
+			    uint64_t to)
+{
+	uint8_t code[MAX_INSN];
+	enum btsdec_kind k;
+	size_t n, size;
+	bool ind;
+
+	for (uint64_t a = to; sym && cls && a - to <= MAX_RUN; a += size) {
+		n = btsdec_sym_read_code(sym, a, code, sizeof(code));
+		k = btsdec_classify_insn(cls, code, n, a, &ind, &size);
+		if (k == BTSDEC_K_SYSCALL)
+			return a;
+		if (leaves_run(k) || !size)
+			break;
+	}
+	return 0;
+}
+
 void btsdec_fault_relate(struct btsdec_sym *sym, struct btsdec_classifier *cls,
 			 const struct btsdec_decoded *d, struct btsdec_fault *f)
 {

@@ -17,9 +17,16 @@ struct stub_thread {
 	char *btrace;		/* its trace as btrace.dtd XML, made once */
 	size_t btrace_len;
 	bool regs_read;		/* prs/fp below filled (or found absent) */
-	bool has_prs, has_fp;
+	bool has_prs, has_fp, has_avx;
 	uint8_t prs[512];	/* NT_PRSTATUS descriptor (struct elf_prstatus) */
 	uint8_t fp[512];	/* NT_FPREGSET descriptor (user_fpregs_struct) */
+	uint8_t xs[832];	/* NT_X86_XSTATE up to its AVX component */
+};
+
+/* A block's walk, remembered: a ring repeats its loops. */
+struct stub_run {
+	uint64_t to, from;	/* from 0: an empty slot */
+	bool straight;
 };
 
 struct btsdec_gdbstub {
@@ -34,6 +41,8 @@ struct btsdec_gdbstub {
 	uint64_t bts_size;	/* Qbtrace-conf:bts:size: serve the newest
 				 * bts_size / 24 records; 0 = all */
 	struct btsdec_rsp_buf obj;	/* a qXfer object being made */
+	struct stub_run *runs;	/* open addressing, a power of two long */
+	size_t runs_cap, runs_nr;
 };
 
 /* "qXfer:OBJECT:read:ANNEX:OFF,LEN" (args after "qXfer:"): the reply. */
@@ -42,13 +51,16 @@ int stub_xfer(struct btsdec_gdbstub *s, const char *args,
 /* Reads len bytes of the process's memory at addr: bytes read. */
 size_t stub_read_mem(struct btsdec_gdbstub *s, uint64_t addr, void *buf,
 		     size_t len);
+/* What qThreadExtraInfo and qXfer:threads:read say of a thread: its
+ * length, the text NUL-terminated in text (size bytes). */
+size_t stub_thread_text(const struct stub_thread *t, char *text, size_t size);
 /* An auxv entry's value; false if the core has none of that type. */
 bool stub_auxv(struct btsdec_gdbstub *s, uint64_t type, uint64_t *val);
 /* The registers of gdb's amd64-linux numbering (gdbxfer.c's target
- * description): how many, register n's size in bytes, and its value in
- * thread t into out (16 bytes): its size, or -ENOENT when the core does
- * not hold it. */
-size_t stub_nr_regs(void);
+ * description): how many (the AVX halves only when the core has them),
+ * register n's size in bytes, and its value in thread t into out (16
+ * bytes): its size, or -ENOENT when the core does not hold it. */
+size_t stub_nr_regs(struct btsdec_gdbstub *s);
 size_t stub_reg_size(size_t n);
 int stub_reg(struct btsdec_gdbstub *s, struct stub_thread *t, size_t n,
 	     uint8_t *out);

@@ -79,9 +79,10 @@ static int h_supported(struct btsdec_gdbstub *s, const char *a,
 {
 	(void)s;
 	(void)a;
-	btsdec_rsp_printf(r, "PacketSize=%x;QStartNoAckMode+;"
+	btsdec_rsp_printf(r, "PacketSize=%x;QStartNoAckMode+;binary-upload+;"
 			  "qXfer:features:read+;qXfer:auxv:read+;"
 			  "qXfer:exec-file:read+;qXfer:libraries-svr4:read+;"
+			  "qXfer:threads:read+;"
 			  "Qbtrace:bts+;Qbtrace:off+;Qbtrace:pt-;Qbtrace-conf:bts:size+;"
 			  "qXfer:btrace:read+;qXfer:btrace-conf:read+",
 			  BTSDEC_RSP_PACKET_MAX);
@@ -175,23 +176,28 @@ static int h_set_thread(struct btsdec_gdbstub *s, const char *a,
 	return 0;
 }
 
+size_t stub_thread_text(const struct stub_thread *t, char *text, size_t size)
+{
+	int n = snprintf(text, size, "%s%s%s, %zu branch records",
+			 t->th->faulting ? "faulting" : "stopped",
+			 t->th->faulting && t->th->signo ? ", " : "",
+			 t->th->faulting && t->th->signo ? strsignal(t->th->signo) : "",
+			 t->th->has_trace ? t->th->trace.nr : 0);
+
+	return n < 0 ? 0 : (size_t)n < size ? (size_t)n : size - 1;
+}
+
 static int h_extra_info(struct btsdec_gdbstub *s, const char *a,
 			struct btsdec_rsp_buf *r)
 {
 	struct stub_thread *t = *a == ',' ? parse_thread(s, a + 1) : NULL;
 	char text[160];
-	int n;
 
 	if (!t) {
 		btsdec_rsp_puts(r, ERR_UNKNOWN_THREAD);
 		return 0;
 	}
-	n = snprintf(text, sizeof(text), "%s%s%s, %zu branch records",
-		     t->th->faulting ? "faulting" : "stopped",
-		     t->th->faulting && t->th->signo ? ", " : "",
-		     t->th->faulting && t->th->signo ? strsignal(t->th->signo) : "",
-		     t->th->has_trace ? t->th->trace.nr : 0);
-	btsdec_rsp_put_hex(r, text, n < 0 ? 0 : (size_t)n);
+	btsdec_rsp_put_hex(r, text, stub_thread_text(t, text, sizeof(text)));
 	return 0;
 }
 
@@ -213,7 +219,7 @@ static int h_read_regs(struct btsdec_gdbstub *s, const char *a,
 		       struct btsdec_rsp_buf *r)
 {
 	(void)a;
-	for (size_t n = 0; n < stub_nr_regs(); n++)
+	for (size_t n = 0; n < stub_nr_regs(s); n++)
 		put_reg(s, &s->t[s->cur], n, r);
 	return 0;
 }
@@ -223,7 +229,7 @@ static int h_read_reg(struct btsdec_gdbstub *s, const char *a,
 {
 	uint64_t n;
 
-	if (btsdec_rsp_hex_u64(&a, &n) || *a || n >= stub_nr_regs())
+	if (btsdec_rsp_hex_u64(&a, &n) || *a || n >= stub_nr_regs(s))
 		btsdec_rsp_puts(r, "E.no such register");
 	else
 		put_reg(s, &s->t[s->cur], (size_t)n, r);
@@ -245,10 +251,12 @@ size_t stub_read_mem(struct btsdec_gdbstub *s, uint64_t addr, void *buf,
 	return done;
 }
 
-/* "m ADDR,LEN": what the core (or the mapped file) holds from ADDR on;
- * an error when it holds nothing there. */
-static int h_read_mem(struct btsdec_gdbstub *s, const char *a,
-		      struct btsdec_rsp_buf *r)
+/* "m ADDR,LEN" (hex digits) and "x ADDR,LEN" (binary, gdb's
+ * binary-upload: "b" then the bytes, escaped by the framing): what the
+ * core (or the mapped file) holds from ADDR on; an error when it holds
+ * nothing there.  Either reply, escaped, fits the PacketSize announced. */
+static int read_mem(struct btsdec_gdbstub *s, const char *a,
+		    struct btsdec_rsp_buf *r, bool binary)
 {
 	uint64_t addr, len;
 	uint8_t *buf;
@@ -259,17 +267,33 @@ static int h_read_mem(struct btsdec_gdbstub *s, const char *a,
 		btsdec_rsp_puts(r, ERR_MALFORMED);
 		return 0;
 	}
-	if (len > BTSDEC_RSP_PACKET_MAX / 2)
-		len = BTSDEC_RSP_PACKET_MAX / 2;
+	if (len > BTSDEC_RSP_PACKET_MAX / 2 - 1)
+		len = BTSDEC_RSP_PACKET_MAX / 2 - 1;
 	if (!(buf = malloc(len ? len : 1)))
 		return -ENOMEM;
 	got = stub_read_mem(s, addr, buf, len);
-	if (got || !len)
-		btsdec_rsp_put_hex(r, buf, got);
-	else
+	if (len && !got) {
 		btsdec_rsp_puts(r, "E01");	/* gdb reads only Exx here */
+	} else if (binary) {
+		btsdec_rsp_puts(r, "b");
+		btsdec_rsp_put(r, buf, got);
+	} else {
+		btsdec_rsp_put_hex(r, buf, got);
+	}
 	free(buf);
 	return 0;
+}
+
+static int h_read_mem(struct btsdec_gdbstub *s, const char *a,
+		      struct btsdec_rsp_buf *r)
+{
+	return read_mem(s, a, r, false);
+}
+
+static int h_read_mem_binary(struct btsdec_gdbstub *s, const char *a,
+			     struct btsdec_rsp_buf *r)
+{
+	return read_mem(s, a, r, true);
 }
 
 /* Z0/z0: gdb inserts its internal breakpoints while replaying; nothing
@@ -355,6 +379,7 @@ static const struct {
 	{ "g", h_read_regs, BTSDEC_GDBSTUB_REPLY, true },
 	{ "p", h_read_reg, BTSDEC_GDBSTUB_REPLY, false },
 	{ "m", h_read_mem, BTSDEC_GDBSTUB_REPLY, false },
+	{ "x", h_read_mem_binary, BTSDEC_GDBSTUB_REPLY, false },
 	{ "Z", h_breakpoint, BTSDEC_GDBSTUB_REPLY, false },
 	{ "z", h_breakpoint, BTSDEC_GDBSTUB_REPLY, false },
 	{ "vCont?", NULL, BTSDEC_GDBSTUB_REPLY, true },	/* empty: use c/s */
@@ -442,6 +467,7 @@ void btsdec_gdbstub_free(struct btsdec_gdbstub *s)
 	free(s->exe);
 	btsdec_classifier_free(s->cls);
 	btsdec_rsp_buf_free(&s->obj);
+	free(s->runs);
 	free(s);
 }
 

@@ -2,7 +2,7 @@
 /*
  * The objects the stub serves through qXfer (lib/gdbstub.c), by offset and
  * length: the x86-64 Linux target description (from the register table
- * that also reads NT_PRSTATUS / NT_FPREGSET), auxv (NT_AUXV), the
+ * that also reads NT_PRSTATUS / NT_FPREGSET / NT_X86_XSTATE), auxv, the
  * executable's name, the shared libraries (r_debug's link_map list in
  * the core's memory) and each thread's branch trace as gdb's BTS blocks
  * (features/btrace.dtd), made from its trace note.
@@ -24,14 +24,27 @@ enum reg_src {
 	SRC_PR,		/* pr_reg of NT_PRSTATUS */
 	SRC_FP,		/* NT_FPREGSET (the fxsave layout) */
 	SRC_FTAG,	/* fxsave's abridged tag word, widened */
+	SRC_XS,		/* NT_X86_XSTATE (the XSAVE standard layout) */
 };
 
-enum reg_feature { F_CORE, F_SSE, F_LINUX, F_SEGMENTS, F__MAX };
+/* The features in the order of their registers; F_AVX last, described
+ * only when the core's xstate holds AVX (the faulting thread's XCR0). */
+enum reg_feature { F_CORE, F_SSE, F_LINUX, F_SEGMENTS, F_AVX, F__MAX };
 
 static const char *const feature_name[F__MAX] = {
 	"org.gnu.gdb.i386.core", "org.gnu.gdb.i386.sse",
 	"org.gnu.gdb.i386.linux", "org.gnu.gdb.i386.segments",
+	"org.gnu.gdb.i386.avx",
 };
+
+/* The XSAVE area (SDM Vol. 1 13.4, standard form, as Linux dumps it):
+ * the XCR0 Linux keeps in fxsave's software-reserved bytes, the header's
+ * XSTATE_BV, the AVX component (YMM_Hi128: the upper halves of ymm0-15). */
+#define XS_XCR0		464
+#define XS_XSTATE_BV	512
+#define XS_YMM_HI	576
+#define XS_AVX		(1u << 2)
+#define XS_NEEDED	(XS_YMM_HI + 16 * 16)
 
 struct reg_def {
 	const char *name;
@@ -50,6 +63,7 @@ struct reg_def {
 		     offsetof(struct user_fpregs_struct, st_space) + 16 * i }
 #define XMM(i)     { "xmm" #i, "vec128", 16, 16, F_SSE, SRC_FP, \
 		     offsetof(struct user_fpregs_struct, xmm_space) + 16 * i }
+#define YMMH(i)    { "ymm" #i "h", "uint128", 16, 16, F_AVX, SRC_XS, XS_YMM_HI + 16 * i }
 
 /* gdb's amd64-linux register numbers, in order (features/i386/64bit-*.xml). */
 static const struct reg_def regs[] = {
@@ -72,16 +86,18 @@ static const struct reg_def regs[] = {
 	{ "orig_rax", "int", 8, 8, F_LINUX, SRC_PR, offsetof(struct user_regs_struct, orig_rax) },
 	{ "fs_base", "int", 8, 8, F_SEGMENTS, SRC_PR, offsetof(struct user_regs_struct, fs_base) },
 	{ "gs_base", "int", 8, 8, F_SEGMENTS, SRC_PR, offsetof(struct user_regs_struct, gs_base) },
+	YMMH(0), YMMH(1), YMMH(2), YMMH(3), YMMH(4), YMMH(5), YMMH(6), YMMH(7),
+	YMMH(8), YMMH(9), YMMH(10), YMMH(11), YMMH(12), YMMH(13), YMMH(14), YMMH(15),
 };
 
 #define NR_REGS (sizeof(regs) / sizeof(regs[0]))
 #define PR_REG_END (offsetof(struct elf_prstatus, pr_reg) + sizeof(struct user_regs_struct))
 
-size_t stub_nr_regs(void) { return NR_REGS; }
-size_t stub_reg_size(size_t n) { return n < NR_REGS ? regs[n].size : 0; }
+#define NR_AVX_REGS 16
 
 static void load_regs(struct btsdec_gdbstub *s, struct stub_thread *t)
 {
+	uint64_t xcr0 = 0;
 	ssize_t n;
 
 	t->regs_read = true;
@@ -89,7 +105,22 @@ static void load_regs(struct btsdec_gdbstub *s, struct stub_thread *t)
 	t->has_prs = t->th->has_regs && n >= (ssize_t)PR_REG_END;
 	n = btsdec_core_note_read(s->core, &t->th->fpregset, 0, t->fp, sizeof(t->fp));
 	t->has_fp = n >= (ssize_t)sizeof(struct user_fpregs_struct);
+	n = btsdec_core_note_read(s->core, &t->th->xstate, 0, t->xs, sizeof(t->xs));
+	if (n >= XS_NEEDED)
+		memcpy(&xcr0, t->xs + XS_XCR0, sizeof(xcr0));
+	t->has_avx = n >= XS_NEEDED && (xcr0 & XS_AVX);
 }
+
+/* The core's registers: with AVX's when its first thread's xstate has
+ * them (every thread of a process shares XCR0). */
+size_t stub_nr_regs(struct btsdec_gdbstub *s)
+{
+	if (!s->t[0].regs_read)
+		load_regs(s, &s->t[0]);
+	return s->t[0].has_avx ? NR_REGS : NR_REGS - NR_AVX_REGS;
+}
+
+size_t stub_reg_size(size_t n) { return n < NR_REGS ? regs[n].size : 0; }
 
 int stub_reg(struct btsdec_gdbstub *s, struct stub_thread *t, size_t n,
 	     uint8_t *out)
@@ -106,6 +137,16 @@ int stub_reg(struct btsdec_gdbstub *s, struct stub_thread *t, size_t n,
 		memcpy(out, t->prs + offsetof(struct elf_prstatus, pr_reg) + d->off, d->width);
 		return d->size;
 	}
+	if (d->src == SRC_XS) {
+		uint64_t bv;
+
+		if (!t->has_avx)
+			return -ENOENT;
+		memcpy(&bv, t->xs + XS_XSTATE_BV, sizeof(bv));
+		if (bv & XS_AVX)	/* else in its initial state: zeros */
+			memcpy(out, t->xs + d->off, d->width);
+		return d->size;
+	}
 	if (!t->has_fp)
 		return -ENOENT;
 	if (d->src == SRC_FP) {
@@ -120,12 +161,14 @@ int stub_reg(struct btsdec_gdbstub *s, struct stub_thread *t, size_t n,
 }
 
 /* The target description, one feature after another from the table. */
-static void make_tdesc(struct btsdec_rsp_buf *b)
+static void make_tdesc(struct btsdec_gdbstub *s, struct btsdec_rsp_buf *b)
 {
+	size_t nr = stub_nr_regs(s);
+
 	btsdec_rsp_puts(b, "<?xml version=\"1.0\"?>\n<!DOCTYPE target SYSTEM \"gdb-target.dtd\">\n"
 			"<target version=\"1.0\"><architecture>i386:x86-64</architecture>"
 			"<osabi>GNU/Linux</osabi>");
-	for (int f = 0; f < F__MAX; f++) {
+	for (int f = 0; f < (nr == NR_REGS ? F__MAX : F_AVX); f++) {
 		btsdec_rsp_printf(b, "<feature name=\"%s\">", feature_name[f]);
 		if (f == F_SSE)
 			btsdec_rsp_puts(b,
@@ -142,7 +185,7 @@ static void make_tdesc(struct btsdec_rsp_buf *b)
 				"<field name=\"v4_int32\" type=\"v4i32\"/>"
 				"<field name=\"v2_int64\" type=\"v2i64\"/>"
 				"<field name=\"uint128\" type=\"uint128\"/></union>");
-		for (size_t n = 0; n < NR_REGS; n++)
+		for (size_t n = 0; n < nr; n++)
 			if (regs[n].feature == f)
 				btsdec_rsp_printf(b, "<reg name=\"%s\" bitsize=\"%u\" type=\"%s\" "
 						  "regnum=\"%zu\"%s/>", regs[n].name,
@@ -286,6 +329,39 @@ static void put_xml_text(struct btsdec_rsp_buf *b, const char *s)
 	}
 }
 
+/* ---- Threads ------------------------------------------------------------- */
+
+/* The threads, faulting first, each with what qThreadExtraInfo says.  A
+ * Linux core names only the process (NT_PRPSINFO's pr_fname: the thread
+ * group leader's comm): the thread whose tid is the process's pid carries
+ * it; the others' names are not in the core. */
+static void make_threads(struct btsdec_gdbstub *s, struct btsdec_rsp_buf *b)
+{
+	const struct btsdec_note_loc *l = btsdec_core_note(s->core, NT_PRPSINFO);
+	char name[sizeof(((struct elf_prpsinfo *)0)->pr_fname) + 1] = "", text[160];
+	pid_t pid = 0;
+
+	if (!l || btsdec_core_note_read(s->core, l, offsetof(struct elf_prpsinfo, pr_pid),
+					&pid, sizeof(pid)) != sizeof(pid) ||
+	    btsdec_core_note_read(s->core, l, offsetof(struct elf_prpsinfo, pr_fname),
+				  name, sizeof(name) - 1) != sizeof(name) - 1)
+		name[0] = '\0';
+	btsdec_rsp_puts(b, "<?xml version=\"1.0\"?>\n<threads>\n");
+	for (size_t i = 0; i < s->nr; i++) {
+		btsdec_rsp_printf(b, "<thread id=\"%x\"", (unsigned int)s->t[i].th->tid);
+		if (name[0] && s->t[i].th->tid == pid) {
+			btsdec_rsp_puts(b, " name=\"");
+			put_xml_text(b, name);
+			btsdec_rsp_puts(b, "\"");
+		}
+		btsdec_rsp_puts(b, ">");
+		stub_thread_text(&s->t[i], text, sizeof(text));
+		put_xml_text(b, text);
+		btsdec_rsp_puts(b, "</thread>\n");
+	}
+	btsdec_rsp_puts(b, "</threads>\n");
+}
+
 /* One link_map entry after the program's: a library with a name. */
 static void put_library(struct btsdec_gdbstub *s, uint64_t lm, const uint64_t *f,
 			struct btsdec_rsp_buf *b)
@@ -329,6 +405,71 @@ static void put_block(struct btsdec_rsp_buf *b, uint64_t begin, uint64_t end)
 			  (unsigned long long)begin, (unsigned long long)end);
 }
 
+static bool runs_grow(struct btsdec_gdbstub *s)
+{
+	size_t cap = s->runs_cap ? 2 * s->runs_cap : 256;
+	struct stub_run *n = calloc(cap, sizeof(*n));
+
+	if (!n)
+		return false;
+	for (size_t i = 0; i < s->runs_cap; i++) {
+		struct stub_run *r = &s->runs[i];
+		size_t h = (size_t)((r->to * 0x9e3779b97f4a7c15ull) ^ r->from);
+
+		while (r->from && n[h & (cap - 1)].from)
+			h++;
+		if (r->from)
+			n[h & (cap - 1)] = *r;
+	}
+	free(s->runs);
+	s->runs = n;
+	s->runs_cap = cap;
+	return true;
+}
+
+/* Whether straight code leads from a branch's target `to` to the next
+ * branch's source `from`, as gdb will walk it: not when a branch the
+ * trace does not hold lies between (the kernel moved the thread at a
+ * syscall: a signal handler, sigreturn), nor when `from` lies before
+ * `to`.  Code that cannot be read is left to gdb.  Each pair is walked
+ * once (a ring repeats its loops). */
+static bool block_straight(struct btsdec_gdbstub *s, uint64_t to, uint64_t from)
+{
+	size_t h = (size_t)((to * 0x9e3779b97f4a7c15ull) ^ from);
+	struct stub_run *r;
+
+	if (!from || (2 * (s->runs_nr + 1) > s->runs_cap && !runs_grow(s)))
+		return btsdec_run_relate(s->sym, s->cls, to, from) != BTSDEC_FAULT_UNRELATED;
+	for (;; h++) {
+		r = &s->runs[h & (s->runs_cap - 1)];
+		if (!r->from)
+			break;
+		if (r->to == to && r->from == from)
+			return r->straight;
+	}
+	*r = (struct stub_run){ to, from, btsdec_run_relate(s->sym, s->cls, to, from) !=
+					  BTSDEC_FAULT_UNRELATED };
+	s->runs_nr++;
+	return r->straight;
+}
+
+/* A gdb gap in place of the block from a branch's target `to` to the
+ * next branch's source `from`, newest first.  Between two branches (not
+ * across a GAP marker), when straight code from `to` meets a syscall, the
+ * kernel moved the thread there: the code up to the syscall and the next
+ * branch's source are known, only the way between is not. */
+static void put_gap(struct btsdec_gdbstub *s, struct btsdec_rsp_buf *b,
+		    uint64_t to, uint64_t from, bool between)
+{
+	uint64_t sc = between ? btsdec_run_syscall(s->sym, s->cls, to) : 0;
+
+	if (sc)
+		put_block(b, from, from);
+	put_block(b, to ? to : 1, 0);
+	if (sc)
+		put_block(b, to, sc);
+}
+
 /* The blocks of a trace, newest first, as gdb's BTS reader makes them: the
  * newest runs from the last branch's target to the stop pc; each older one
  * from a branch's target to the next branch's source.  The code before
@@ -336,9 +477,10 @@ static void put_block(struct btsdec_rsp_buf *b, uint64_t begin, uint64_t end)
  * reader prunes it on full reads (sent as begin 0, gdb decodes at 0 and
  * opens the history with a `??` and a decode error).  Where the code is
  * unknown a block ending before it begins (end 0) makes gdb record a gap,
- * never a straight line: across a GAP marker, and after the newest branch
+ * never a straight line: across a GAP marker, after the newest branch
  * when straight code from its target does not reach the stop pc (a thread
- * whose recording stopped before it did).  Switch markers only say the
+ * whose recording stopped before it did), and between two branches
+ * whose code is not straight (block_straight()).  Switch markers only say the
  * thread was off the CPU: its own code runs on, straight, across them.
  * With a buffer size from gdb, only the newest records that fit. */
 static void make_blocks(struct btsdec_gdbstub *s, const struct btsdec_thread *th,
@@ -346,7 +488,7 @@ static void make_blocks(struct btsdec_gdbstub *s, const struct btsdec_thread *th
 {
 	const struct btsdec_trace *t = &th->trace;
 	uint64_t next_from = th->pc;
-	bool known = th->has_regs, newest = true, gap = false;
+	bool known = th->has_regs, newest = true, gap = false, marked = false;
 	size_t keep = s->bts_size ? s->bts_size / sizeof(struct bts_record) : t->nr;
 	size_t stop = keep < t->nr ? t->nr - keep : 0;
 
@@ -356,20 +498,23 @@ static void make_blocks(struct btsdec_gdbstub *s, const struct btsdec_thread *th
 
 		if (btsdec_is_marker(&r)) {
 			gap |= BTS_MARKER_KIND(r.from) == BTS_MARK_GAP;
+			marked = gap;
 			continue;
 		}
 		if (newest && known && !gap) {
 			rel = btsdec_run_relate(s->sym, s->cls, r.to, th->pc);
 			gap = rel != BTSDEC_FAULT_TARGET && rel != BTSDEC_FAULT_RUN;
+		} else if (known && !gap) {
+			gap = !block_straight(s, r.to, next_from);
 		}
 		if (gap)
-			put_block(b, r.to ? r.to : 1, 0);
+			put_gap(s, b, r.to, next_from, known && !newest && !marked);
 		else if (known)
 			put_block(b, r.to, next_from);
 		next_from = r.from;
 		known = true;
 		newest = false;
-		gap = false;
+		gap = marked = false;
 	}
 }
 
@@ -451,17 +596,20 @@ static int make_object(struct btsdec_gdbstub *s, const char *object,
 	if (off == 0) {
 		btsdec_rsp_buf_reset(b);
 		if (!strcmp(object, "features") && !strcmp(annex, "target.xml"))
-			make_tdesc(b);
+			make_tdesc(s, b);
 		else if (!strcmp(object, "auxv") && !*annex)
 			make_auxv(s, b);
 		else if (!strcmp(object, "exec-file"))
 			make_exec_file(s, b);
 		else if (!strcmp(object, "libraries-svr4") && !*annex)
 			make_libraries(s, b);
+		else if (!strcmp(object, "threads") && !*annex)
+			make_threads(s, b);
 		else if (!strcmp(object, "btrace-conf") && !*annex)
 			make_btrace_conf(s, b);
 		else if (!strcmp(object, "features") || !strcmp(object, "auxv") ||
-			 !strcmp(object, "libraries-svr4") || !strcmp(object, "btrace-conf"))
+			 !strcmp(object, "libraries-svr4") || !strcmp(object, "btrace-conf") ||
+			 !strcmp(object, "threads"))
 			return -EINVAL;
 		else
 			return -ENOENT;

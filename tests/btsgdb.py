@@ -40,10 +40,12 @@ def run(exe, core, cmds, btsdump, pre=(), env=None, status=None, timeout=300):
 
 
 def by_thread(out):
-    """`thread apply all` output: {LWP: [its non-empty lines]}."""
+    """`thread apply all` output: {LWP: [its non-empty lines]}; threads
+    named "Thread TID" as well (through the stub)."""
     res, cur = {}, None
     for line in out.splitlines():
-        m = re.match(r"Thread \d+ \(.*LWP (\d+)\)\):", line)
+        m = (re.match(r"Thread \d+ \(.*LWP (\d+)\)\):", line) or
+             re.match(r"Thread \d+ \(Thread (\d+)[ )].*:$", line))
         if m:
             cur = res.setdefault(int(m[1]), [])
         elif cur is not None and line.strip():
@@ -62,4 +64,155 @@ def truth(name, fixdir=os.path.join(SRC, "tests", "fixtures")):
                 ls = [l.strip() for l in fh if l.strip()]
             tid = int([l for l in ls if l.startswith("# tid ")][0].split()[2])
             res[tid] = [int(l, 16) for l in ls if not l.startswith("#")]
+    return res
+
+
+# ---- gdb's own record through the stub (btsdump gdbserver) ---------------
+
+
+def history(out):
+    """Addresses of a `record instruction-history` listing, in order."""
+    return [int(m[1], 16) for m in
+            re.finditer(r"^\s*\d+\t(?:=> |   )?0x([0-9a-f]+)", out, re.M)]
+
+
+def calls(out):
+    """(depth, function) of each `record function-call-history /c` line."""
+    res = []
+    for line in out.splitlines():
+        m = re.match(r"\d+\t( *)(\S+)", line)
+        if m:
+            res.append((len(m[1]) // 2, m[2]))
+    return res
+
+
+def expected(tr, branches):
+    """The instructions gdb can know: from the oldest branch's target on,
+    the stop pc (current, not history) left out."""
+    first = [b for b in branches if "marker" not in b][0]
+    i = tr.index(int(first["from"], 16))
+    return tr[i + 1:-1]
+
+
+def norm(f):
+    """A function's name as both name it: gdb says __GI_abort (DWARF),
+    btsdump abort (the ELF symbol), pthread_kill@@GLIBC_2.34; gdb leaves
+    a clone's number off (get_common_indices.constprop, .constprop.0) and
+    says ?? where btsdump has no name."""
+    if not f:
+        return "??"
+    f = re.sub(r"(\.\d+|_ifunc)$", "", f.split("@@")[0].lstrip("_"))
+    return f[3:].lstrip("_") if f.startswith("GI_") else f
+
+
+def known_calls(t, tail=False):
+    """btsdump's call segments gdb can know: not one that holds only the
+    oldest branch's source (the code before it is unknown) nor, after the
+    newest branch, one that holds only the stop pc (gdb's current
+    instruction, not history) or code that does not reach the stop pc
+    (no fault relation: gdb records a gap there) -- unless TAIL: gdb's
+    history runs on past the newest branch (a thread stopped in straight
+    code after it)."""
+    brs = [b["number"] for b in t["branches"] if "marker" not in b]
+    segs = t["calls"]
+    if segs and segs[0]["last_branch"] == brs[0]:
+        segs = segs[1:]
+    f = t["fault"]
+    if segs and segs[-1]["first_branch"] > brs[-1] and not tail and \
+            (not f or f["relation"] == "target"):
+        segs = segs[:-1]
+    return [(c["depth"], norm(c["function"])) for c in segs]
+
+
+def relative(cs, depth):
+    """Depths from the shallowest; gdb counts a jump into another function
+    (a PLT entry) as a call and btsdump does not, so with PLT jumps only
+    the names and their order are compared."""
+    base = min((d for d, _ in cs), default=0)
+    return [(d - base if depth else 0, f) for d, f in cs]
+
+
+def aliases(exe):
+    """{name: one name for all at its address} from EXE's symbols (nm), as
+    norm() writes them: gdb and btsdump may pick different names for one
+    address (memcpy and __new_memcpy, getrlimit and getrlimit64)."""
+    p = subprocess.run(["nm", "--defined-only", exe], capture_output=True, text=True)
+    at = {}
+    for line in p.stdout.splitlines():
+        f = line.split()
+        if len(f) == 3:
+            at.setdefault(f[0], set()).add(norm(f[2]))
+    return {n: min(ns) for ns in at.values() for n in ns}
+
+
+def kernel_breaks(lines):
+    """The addresses of a `bts instruction-history` and where in them the
+    kernel took over at a syscall (a signal handler, sigreturn): gdb's
+    record has a gap there."""
+    addrs, breaks = [], []
+    for line in lines:
+        if "the kernel took over" in line:
+            breaks.append(len(addrs))
+        addrs += history(line)
+    return addrs, breaks
+
+
+def subsequence(needle, hay):
+    it = iter(hay)
+    return all(x in it for x in needle)
+
+
+def stub_histories(exe, core, btsdump, doc, pre=()):
+    """One gdb session on CORE: gdb/bts.py's `bts instruction-history` of
+    every thread, then `bts target` (the stub, with the whole ring) and
+    gdb's own `record instruction-history` and `record
+    function-call-history /c`.  doc: btsdump --json --calls of CORE.
+    Returns [(ok, what, detail)], two a traced thread: its record
+    history = the bts history from the oldest branch's target on (the
+    stop pc left out), its call history = btsdump's (known_calls)."""
+    out = run(exe, core, ["thread apply all bts instruction-history 1,100000000",
+                          "set record btrace bts buffer-size unlimited",
+                          "set record instruction-history-size unlimited",
+                          "set record function-call-history-size unlimited",
+                          "bts target",
+                          "thread apply all -s record instruction-history",
+                          "thread apply all -s record function-call-history /c",
+                          "info record"], btsdump, pre=pre)
+    bts, rec, fch = by_thread(out[0]), by_thread(out[5]), by_thread(out[6])
+    res = []
+    for t in doc["threads"]:
+        brs = [b for b in t["branches"] if "marker" not in b]
+        if not brs:
+            continue
+        tid = t["tid"]
+        got = history("\n".join(rec.get(tid, [])))
+        whole, breaks = kernel_breaks(bts.get(tid, []))
+        want = expected(whole, t["branches"])
+        # a thread whose recording stopped before it did: gdb's trace ends
+        # in a gap at the newest branch, whose source it may leave out
+        if any("no trace from here" in l for l in bts.get(tid, [])) and \
+                len(got) >= len(want) - 1:
+            want = want[:len(got)]
+        res.append((got == want and want,
+                    "thread %d: record instruction-history through the stub = bts "
+                    "instruction-history (%d instructions, %d kernel transfers)"
+                    % (tid, len(want), len(breaks)), "got %d, want %d\n%s\n%s"
+                    % (len(got), len(want), out[4], "\n".join(rec.get(tid, [])[-20:]))))
+        text = "\n".join(fch.get(tid, []))
+        alias = aliases(exe)
+        got_calls = [(d, alias.get(norm(f), norm(f))) for d, f in calls(text)
+                     if not f.startswith("[")]
+        tail = bool(got) and got[-1] != int(brs[-1]["from"], 16)
+        want_calls = [(d, alias.get(f, f)) for d, f in known_calls(t, tail)]
+        # gdb nests a jump into another function (a PLT entry, libc's
+        # setjmp into sigsetjmp) as a call, btsdump does not: names, order
+        # where the kernel moved the thread, gdb has a segment for the one
+        # instruction after the gap (the next branch's source) that
+        # btsdump's call history folds into its neighbour
+        g, w = relative(got_calls, False), relative(want_calls, False)
+        res.append((g == w or (breaks and subsequence(w, g) and
+                               len(g) - len(w) <= len(breaks)),
+                    "thread %d: record function-call-history /c = btsdump --calls "
+                    "(%d functions, order)" % (tid, len(want_calls)),
+                    "got %s\nwant %s" % (got_calls, want_calls)))
     return res

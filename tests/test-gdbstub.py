@@ -13,7 +13,9 @@
 import json
 import os
 import re
+import select
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
@@ -64,33 +66,13 @@ def btsdump_json(core):
     return json.loads(p.stdout)
 
 
-def history(out):
-    """Addresses of a `record instruction-history` listing, in order."""
-    return [int(m[1], 16) for m in
-            re.finditer(r"^\d+\t(?:=> |   )?0x([0-9a-f]+)", out, re.M)]
-
-
-def calls(out):
-    """(depth, function) of each `record function-call-history /c` line."""
-    res = []
-    for line in out.splitlines():
-        m = re.match(r"\d+\t( *)(\S+)", line)
-        if m:
-            res.append((len(m[1]) // 2, m[2]))
-    return res
-
-
-def expected(tr, branches):
-    """The instructions gdb can know: from the oldest branch's target on,
-    the stop pc (current, not history) left out."""
-    first = [b for b in branches if "marker" not in b][0]
-    i = tr.index(int(first["from"], 16))
-    return tr[i + 1:-1]
-
-
 def threads_of(name):
     doc = btsdump_json(fix(name + ".core"))
     return doc, {t["tid"]: t for t in doc["threads"]}
+
+
+history, calls, expected = btsgdb.history, btsgdb.calls, btsgdb.expected
+norm, known_calls, relative = btsgdb.norm, btsgdb.known_calls, btsgdb.relative
 
 
 def test_histories(name):
@@ -119,40 +101,6 @@ def test_histories(name):
               "%s thread %d: function-call-history /c = btsdump --calls "
               "(functions, order%s)" % (name, t["tid"], ", depth" if depth else ""),
               "got %s\nwant %s" % (got_calls, want_calls))
-
-
-def norm(f):
-    """A function's name as both name it: gdb says __GI_abort (DWARF),
-    btsdump abort (the ELF symbol), pthread_kill@@GLIBC_2.34."""
-    if not f:
-        return f
-    f = f.split("@@")[0].lstrip("_")
-    return f[3:].lstrip("_") if f.startswith("GI_") else f
-
-
-def known_calls(t):
-    """btsdump's call segments gdb can know: not one that holds only the
-    oldest branch's source (the code before it is unknown) nor, after the
-    newest branch, one that holds only the stop pc (gdb's current
-    instruction, not history) or code that does not reach the stop pc
-    (no fault relation: gdb records a gap there)."""
-    brs = [b["number"] for b in t["branches"] if "marker" not in b]
-    segs = t["calls"]
-    if segs and segs[0]["last_branch"] == brs[0]:
-        segs = segs[1:]
-    f = t["fault"]
-    if segs and segs[-1]["first_branch"] > brs[-1] and \
-            (not f or f["relation"] == "target"):
-        segs = segs[:-1]
-    return [(c["depth"], norm(c["function"])) for c in segs]
-
-
-def relative(cs, depth):
-    """Depths from the shallowest; gdb counts a jump into another function
-    (a PLT entry) as a call and btsdump does not, so with PLT jumps only
-    the names and their order are compared."""
-    base = min((d for d, _ in cs), default=0)
-    return [(d - base if depth else 0, f) for d, f in cs]
 
 
 def test_goto_and_bt(name):
@@ -269,6 +217,10 @@ def test_threads_switch():
     out, _ = gdb(fix("crasher-threads.core"), ["info threads"])
     check(out[0].count("Thread ") >= 2 and "faulting, Segmentation fault" in out[0],
           "two threads, the faulting one named", out[0])
+    names = re.findall(r"Thread (\d+)(?: \"([^\"]*)\")? \(", out[0])
+    check(sorted(names) == [("21286", "crasher"), ("21289", "")],
+          "qXfer:threads:read: the process's name (NT_PRPSINFO) on its "
+          "leader thread 21286, none on the faulting thread 21289", out[0])
 
 
 def test_mi():
@@ -323,6 +275,30 @@ def test_gap(tmp):
           "switch markers leave the thread's straight code whole", out[1])
 
 
+def test_lost_branch(tmp):
+    """A branch the trace does not hold (as where the kernel moved the
+    thread at a syscall: a signal handler, sigreturn) between two it
+    holds: a gap in gdb, never a straight line through the code between
+    (here past checksum()'s ret into the code after it)."""
+    recs = [l.split() for l in open(fix("crasher-null.records"))
+            if l.strip() and not l.startswith("#")]
+    ret = int(recs[12][0], 16)          # checksum's ret to parse_request
+    path = os.path.join(tmp, "lost.records")
+    with open(path, "w") as f:
+        f.writelines("%s %s\n" % (r[0], r[1]) for i, r in enumerate(recs) if i != 12)
+    core = os.path.join(tmp, "lost.core")
+    p = subprocess.run([BTSDUMP, "add-note", "-o", core, fix("crasher-notrace.core"),
+                        path], capture_output=True, text=True)
+    check(p.returncode == 0, "add-note without one branch", p.stderr)
+    out, _ = gdb(core, ["info record", "record instruction-history"])
+    full, _ = gdb(fix("crasher-null.core"), ["record instruction-history"])
+    hist, whole = history(out[1]), history(full[0])
+    check("(1 gaps)" in out[0] and ret not in hist and len(hist) < len(whole),
+          "a lost branch between two: a gdb gap, no line through the ret "
+          "(%d instructions, %d with every branch)" % (len(hist), len(whole)),
+          out[0] + "\n" + out[1][-1500:])
+
+
 def test_bts_target():
     """gdb/bts.py's `bts target`: from `gdb EXE CORE`, one command."""
     st = []
@@ -369,6 +345,139 @@ def test_hostile_packets():
     check(out.count(b"-") >= 2, "bad checksums and an overlong packet get '-'", out[-200:])
 
 
+def unescape(b):
+    return re.sub(rb"}(.)", lambda m: bytes([m.group(1)[0] ^ 0x20]), b, flags=re.S)
+
+
+def test_binary_read():
+    """The `x` packet (gdb's binary-upload): the same bytes `m` reads, as
+    binary, announced in qSupported; an error where the core has none."""
+    main = 0x555857175150   # crasher-null's main (its PIE at 0x555857174000)
+    pkts = [b"qSupported", b"m%x,100" % main, b"x%x,100" % main, b"x0,10",
+            b"x0,0", b"x%x,1fffff" % main, b"xzz,1", b"D"]
+    rc, out, err = stub_raw(fix("crasher-null.core"),
+                            b"+" + b"".join(frame(p) for p in pkts))
+    rep = [unescape(r) for r in re.findall(rb"\$([^#]*)#", out, re.S)]
+    check(rc == 0 and len(rep) == len(pkts) and b"binary-upload+" in rep[0],
+          "x: binary-upload+ in qSupported", rep[:1])
+    check(len(rep) > 2 and rep[2][:1] == b"b" and len(rep[1]) == 0x200 and
+          rep[2][1:] == bytes.fromhex(rep[1].decode()),
+          "x: the bytes m reads, as binary after 'b'", rep[1:3])
+    check(len(rep) == len(pkts) and rep[3].startswith(b"E") and rep[4] == b"b" and
+          0 < len(rep[5]) - 1 <= 0x10000 and rep[6].startswith(b"E"),
+          "x: unmapped an error, length 0 an empty 'b', long reads cut to "
+          "fit the packet, malformed an error", rep[3:7])
+
+
+def test_port():
+    """--port: one connection on a TCP port, loopback unless told, the
+    port announced as gdbserver does; a bad address a clear error."""
+    p = subprocess.Popen([BTSDUMP, "gdbserver", "--port", "0", fix("crasher-null.core"),
+                          EXE], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, text=True)
+    line = p.stderr.readline()
+    m = re.match(r"Listening on port (\d+)$", line.strip())
+    check(m, "--port 0: the port announced", line)
+    if not m:
+        p.kill()
+        p.wait()
+        return
+    peers = [l.split()[3] for l in open("/proc/net/tcp").readlines()[1:]
+             if l.split()[1].endswith(":%04X" % int(m.group(1)))]
+    check(peers == ["0A"] and all(l.split()[1].startswith("0100007F")
+                                  for l in open("/proc/net/tcp").readlines()[1:]
+                                  if l.split()[1].endswith(":%04X" % int(m.group(1)))),
+          "--port: listening on 127.0.0.1 only", peers)
+    r = subprocess.run([GDB, "-batch", "-nx", "-ex", "target remote 127.0.0.1:" +
+                        m.group(1), "-ex", "record btrace bts", "-ex", "info record",
+                        "-ex", "reverse-stepi", "-ex", "bt", EXE],
+                       capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ, LC_ALL="C"))
+    check("Recorded 139 instructions in 6 functions" in r.stdout and
+          "parse_request" in r.stdout, "--port: gdb's record through TCP",
+          r.stdout + r.stderr)
+    check(p.wait(timeout=60) == 0, "--port: the stub ends when gdb detaches")
+    p.stderr.close()
+    r = subprocess.run([BTSDUMP, "gdbserver", "--port", "nosuch.invalid:x",
+                        fix("crasher-null.core")], capture_output=True, text=True,
+                       stdin=subprocess.DEVNULL, timeout=60)
+    check(r.returncode == 2 and "--port nosuch.invalid:x:" in r.stderr,
+          "--port: a bad address, a clear error, exit 2", r.stderr)
+
+
+def test_stderr_released():
+    """On a pipe, gdb reads the stub's stderr without blocking after every
+    byte (gdb's ser-base.c): once the session runs the stub lets go of it,
+    so gdb reads its end once, not a failed read(2) per byte."""
+    p = subprocess.Popen([BTSDUMP, "gdbserver", fix("crasher-null.core"), EXE],
+                         stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE)
+    p.stdin.write(b"+" + frame(b"?"))
+    p.stdin.flush()
+    reply = p.stdout.read(1 + 4)
+    ready = select.select([p.stderr], [], [], 10)[0]
+    eof = ready and p.stderr.read() == b""
+    alive = p.poll() is None
+    p.stdin.write(frame(b"D"))
+    p.stdin.close()
+    check(reply.startswith(b"+$T") and eof and alive and p.wait(timeout=60) == 0,
+          "stdio: the stub closes its stderr once the session runs",
+          "reply %r, eof %r, alive %r" % (reply, eof, alive))
+
+
+def xstate_desc(data):
+    """The offset of the first NT_X86_XSTATE descriptor in an ELF core."""
+    phoff, = struct.unpack_from("<Q", data, 0x20)
+    phnum, = struct.unpack_from("<H", data, 0x38)
+    for i in range(phnum):
+        ptype, _, off, _, _, filesz, _, _ = struct.unpack_from("<IIQQQQQQ", data,
+                                                               phoff + 56 * i)
+        at = off
+        while ptype == 4 and at < off + filesz:
+            namesz, descsz, ntype = struct.unpack_from("<III", data, at)
+            desc = at + 12 + ((namesz + 3) & ~3)
+            if ntype == 0x202:
+                return desc
+            at = desc + ((descsz + 3) & ~3)
+    return None
+
+
+def test_avx(tmp):
+    """NT_X86_XSTATE: the AVX halves described and served when the core
+    has them, equal to what gdb's own core reader shows on the same core
+    (ymm3 and ymm15 given a pattern; with XSTATE_BV's AVX bit clear, the
+    initial zeros); without the note, no AVX in the description."""
+    data = bytearray(open(fix("crasher-null.core"), "rb").read())
+    x = xstate_desc(data)
+    check(x is not None, "the fixture has an NT_X86_XSTATE note")
+    if x is None:
+        return
+    data[x + 576 + 48:x + 576 + 64] = bytes(range(0x30, 0x40))
+    data[x + 576 + 240:x + 576 + 256] = bytes(range(0xf0, 0x100))
+    cases = {"set": bytes(data)}
+    d = bytearray(data); d[x + 512] &= ~4 & 0xff
+    cases["init"] = bytes(d)
+    cmds = ["p/x $ymm3.v2_int128", "p/x $ymm15.v2_int128", "p/x $ymm0.v2_int128"]
+    for name, blob in cases.items():
+        core = os.path.join(tmp, "avx-%s.core" % name)
+        open(core, "wb").write(blob)
+        out, head = gdb(core, cmds)
+        p = subprocess.run([GDB, "-batch", "-nx"] + sum((["-ex", c] for c in cmds), []) +
+                           [EXE, core], capture_output=True, text=True, timeout=120)
+        native = [l for l in p.stdout.splitlines() if l.startswith("$")]
+        stub = [o.strip() for o in out]
+        check(len(native) == 3 and stub == native and
+              ("0x3f3e3d3c3b3a39383736353433323130" in native[0]) == (name == "set"),
+              "AVX (%s): the stub's ymm registers are gdb's own core reader's" % name,
+              "stub %r\nnative %r" % (stub, native))
+    d = bytearray(data); struct.pack_into("<I", d, x - 12 - 8 + 8, 0x2ff)
+    core = os.path.join(tmp, "avx-none.core")
+    open(core, "wb").write(bytes(d))
+    out, head = gdb(core, ["p $ymm0", "info registers rip"])
+    check("void" in out[0] and "rip" in out[1],
+          "no NT_X86_XSTATE: no AVX registers described", out)
+
+
 def test_hostile_cores(tmp):
     data = bytearray(open(fix("crasher-null.core"), "rb").read())
     i = data.find(b"BTSN\x01\x00\x40\x00")
@@ -409,7 +518,12 @@ def main():
         test_mi()
         test_bts_target()
         test_gap(tmp)
+        test_lost_branch(tmp)
         test_hostile_packets()
+        test_binary_read()
+        test_port()
+        test_stderr_released()
+        test_avx(tmp)
         test_hostile_cores(tmp)
     return T.done()
 

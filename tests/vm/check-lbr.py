@@ -155,6 +155,9 @@ def main():
     except (RuntimeError, OSError, ValueError) as e:
         check(False, "lbr-null: gdb's bts commands", repr(e))
 
+    # gdb's own record commands through the stub on the LBR source's cores
+    cv.check_gdb_stub(tool, res, exe, ("lbr-null", "lbr-threads"))
+
     check_daemon(tool, res, exe)
 
     # the oracle: each note is what the model pushed, oldest first, the

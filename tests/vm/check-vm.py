@@ -571,18 +571,41 @@ def check_daemon(tool, res, exe, dmesg):
           "btsdumpd: the untraced storm's entries say there is no trace")
 
 
-def gdb_bts(tool, res, exe, core, *cmds):
-    """Runs gdb with gdb/bts.py on a core of the VM: its files are found
-    under a sysroot that holds the crasher as /bin/crasher, as gdb needs to
-    read the code of the core's file mappings (`set sysroot`, docs/gdb.md).
-    Returns each command's output."""
-    sysroot = os.path.join(res, "sysroot")
-    os.makedirs(os.path.join(sysroot, "bin"), exist_ok=True)
-    link = os.path.join(sysroot, "bin", "crasher")
+def sysroot(res, exe):
+    """gdb's commands for a core of the VM: its files are found under a
+    sysroot that holds the crasher as /bin/crasher, as gdb needs to read
+    the code of the core's file mappings (`set sysroot`, docs/gdb.md)."""
+    root = os.path.join(res, "sysroot")
+    os.makedirs(os.path.join(root, "bin"), exist_ok=True)
+    link = os.path.join(root, "bin", "crasher")
     if not os.path.lexists(link):
         os.symlink(os.path.abspath(exe), link)
+    return [f"set sysroot {os.path.abspath(root)}"]
+
+
+def gdb_bts(tool, res, exe, core, *cmds):
+    """Runs gdb with gdb/bts.py on a core of the VM (sysroot()); returns
+    each command's output."""
     return btsgdb.run(os.path.abspath(exe), os.path.abspath(core), cmds,
-                      os.path.abspath(tool), pre=[f"set sysroot {os.path.abspath(sysroot)}"])
+                      os.path.abspath(tool), pre=sysroot(res, exe))
+
+
+def check_gdb_stub(tool, res, exe, names):
+    """gdb's own record commands on the VM's kernel-written cores, through
+    `bts target` (btsdump gdbserver): each traced thread's `record
+    instruction-history` is gdb/bts.py's rebuilt history (gaps where the
+    kernel moved the thread at a syscall), its `record
+    function-call-history` btsdump's call history (btsgdb.stub_histories)."""
+    for name in names:
+        core = os.path.join(res, name + ".core")
+        rc, out, err = btsdump(tool, core, exe, "--json", "--calls")
+        if rc != 0:
+            raise RuntimeError(f"btsdump --json --calls {core}: exit {rc}: {err}")
+        doc = json.loads(out)
+        for ok, what, detail in btsgdb.stub_histories(
+                os.path.abspath(exe), os.path.abspath(core), os.path.abspath(tool),
+                doc, pre=sysroot(res, exe)):
+            check(ok, f"gdb stub {name}: {what}", detail[-1500:])
 
 
 def check_gdb(tool, res, exe):
@@ -834,6 +857,8 @@ def main():
              lambda: check_null32(tool, res),
              lambda: check_uprobe(tool, res, exe),
              lambda: check_gdb(tool, res, exe),
+             lambda: check_gdb_stub(tool, res, exe, ("null", "smash", "threads",
+                                                      "handler", "fork")),
              lambda: check_daemon(tool, res, exe, read(os.path.join(res, "dmesg"))),
              lambda: check_no_kernel_addresses(res),
              lambda: check_own_records(res)]
