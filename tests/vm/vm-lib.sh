@@ -155,3 +155,30 @@ vm_machine() {
 	vm_qemu="$vm_qemu ${VM_QEMU_EXTRA:-}"	# bench/vm-bench.sh: -icount
 	echo "${BTSCRASH_BACKEND:-emul}" > "$1/backend"
 }
+
+# vm_stock_kernel CACHE: Debian's current 6.1 kernel image, stock and
+# unmodified, unpacked (not installed) in CACHE, with one module: e1000
+# (the NIC), and depmod's lists.  Sets kdir, vmlinuz, kver, kpkg.  Used by
+# run-systemd-vm.sh and run-collector-vm.sh.
+vm_stock_kernel() {
+	cache=$1
+	kpkg=$(apt-cache depends linux-image-amd64 | awk '$1 == "Depends:" && $2 ~ /^linux-image-/ { print $2; exit }')
+	[ -n "$kpkg" ] || { echo "vm_stock_kernel: no linux-image-amd64 in apt's lists" >&2; return 1; }
+	kdir=$cache/debian-kernel/$kpkg
+	if [ ! -f "$kdir/done-e1000-2" ]; then
+		echo "vm_stock_kernel: apt-get download $kpkg" >&2
+		rm -rf "$cache/debian-kernel" && mkdir -p "$kdir/deb"	# older ABIs go
+		(cd "$kdir/deb" && apt-get download -q "$kpkg" >&2 2>&1)
+		# /boot (vmlinuz) and one module: e1000, the NIC the VM uploads its
+		# journal through (the root has no disk driver and needs no other),
+		# with the lists depmod reads
+		mkdir "$kdir/x"
+		dpkg-deb --fsys-tarfile "$kdir"/deb/*.deb |
+			tar -x -C "$kdir/x" --wildcards ./boot './lib/modules/*/e1000.ko*' \
+				'./lib/modules/*/modules.order' './lib/modules/*/modules.builtin*'
+		rm -rf "$kdir/deb"
+		touch "$kdir/done-e1000-2"
+	fi
+	vmlinuz=$(find "$kdir/x/boot" -name "vmlinuz-*" | head -n 1)
+	kver=${vmlinuz##*/vmlinuz-}
+}
