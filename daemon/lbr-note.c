@@ -83,6 +83,12 @@ static bool user_branch(const struct btsdumpd_lbr_entry *e)
 	return e->from && (int64_t)e->from >= 0;
 }
 
+/* The snapshot's slots: what the helper copied. */
+static int slots(const struct btsdumpd_lbr_snap *s)
+{
+	return s->nr > BTSDUMPD_LBR_MAX ? BTSDUMPD_LBR_MAX : s->nr;
+}
+
 /* How many of the snapshot's n entries perf filled.  perf's filter
  * (intel_pmu_lbr_filter) drops the entries it rejects (returns from the
  * kernel, a branch to 0) by moving the newer ones down, and
@@ -105,7 +111,7 @@ static int filled(const struct btsdumpd_lbr_snap *s, int n)
 static int lbr_validate(Elf *elf, const struct btsdumpd_lbr_snap *s,
 			struct btsdec_record *out, size_t *nr)
 {
-	int n = filled(s, s->nr > BTSDUMPD_LBR_MAX ? BTSDUMPD_LBR_MAX : s->nr), i;
+	int n = filled(s, slots(s)), i;
 	size_t k = 0, first = 0;
 
 	for (i = n - 1; i >= 0; i--) {	/* newest first in the snapshot */
@@ -133,7 +139,7 @@ static int write_note(const char *path, Elf *elf, const struct btsdumpd_lbr_snap
 	struct btsdec_record recs[BTSDUMPD_LBR_MAX + 1];
 	struct btsdec_trace t = { .type = NT_BTSCRASH_THREAD, .id = s->tid,
 				  .capacity = BTSDUMPD_LBR_MAX,
-				  .flags = BTS_NOTE_F_USER_ONLY | BTS_NOTE_F_LOST_EXACT,
+				  .flags = BTS_NOTE_F_USER_ONLY,
 				  .source = BTS_SOURCE_LBR, .recs = recs + 1 };
 	struct btsdec_err err;
 	int dropped = lbr_validate(elf, s, recs + 1, &t.nr), ret;
@@ -145,8 +151,11 @@ static int write_note(const char *path, Elf *elf, const struct btsdumpd_lbr_snap
 		t.nr++;
 		t.nr_gaps = 1;
 		t.lost = dropped;
-		t.flags &= ~BTS_NOTE_F_LOST_EXACT;
 	}
+	/* no slot left empty since the switch-in: older entries went round
+	 * (docs/format.md, source 3) */
+	if (slots(s) == BTSDUMPD_LBR_MAX && s->e[BTSDUMPD_LBR_MAX - 1].from)
+		t.flags |= BTS_NOTE_F_WRAPPED;
 	if (!t.nr)
 		return -ENODATA;
 	ret = btsdec_core_add_notes(path, path, &t, 1, &err);
