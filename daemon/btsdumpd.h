@@ -113,11 +113,10 @@ int btsdumpd_entry_create_file(int dirfd, const char *name);
  * child into the entry's reports; its findings into c->crash.an. */
 void btsdumpd_analyze(struct btsdumpd_ctx *c, int dirfd, int spool_fd, uint64_t bytes);
 
-/* The stock-kernel collector (docs/btsdumpd.md "Stock kernels"): where
- * btsdumpd --lbr-collector keeps each thread's last LBR snapshot. */
-#define BTSDUMPD_LBR_DIR_DEFAULT	"/run/btsdumpd-lbr"
-/* lbr-collector.c: runs until SIGTERM; 0, also when it cannot work (one
- * line logged, DIR/status says why). */
+/* The stock-kernel collector (docs/btsdumpd.md "Stock kernels"), its
+ * directory BTSDUMPD_LBR_DIR_DEFAULT (entries.h).  lbr-collector.c: runs
+ * until SIGTERM; 0, also when it cannot work (one line logged, DIR/status
+ * says why). */
 int btsdumpd_lbr_collector(const char *dir);
 /* lbr-note.c: the snapshot of the faulting thread of the core at path
  * into it as a thread note, source lbr: 0; -EEXIST when the core has a

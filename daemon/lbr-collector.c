@@ -157,10 +157,12 @@ static int load_program(struct collector *co)
 
 static void collector_free(struct collector *co)
 {
+	static const char stopped[] = "no LBR collector: stopped\n";
 	char path[256];
 
 	snprintf(path, sizeof(path), "%s/armed", co->dir);
-	unlink(path);
+	if (!unlink(path))
+		write_file(co->dir, "status", stopped, sizeof(stopped) - 1);
 	ring_buffer__free(co->rb);
 	lbr_bpf__destroy(co->skel);
 	while (co->nr_fds)

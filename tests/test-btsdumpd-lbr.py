@@ -148,6 +148,28 @@ check(notes == [] and time.monotonic() - t0 < 30,
 notes = run("helper error", NOTRACE, snapshot(tid, newest, nr=-95))
 check(notes == [], "a snapshot the helper could not take (-EOPNOTSUPP): no note", notes)
 
+# the collector itself on this machine: armed (stopped by SIGTERM), or one
+# line saying why not and exit 0 (a VM without a PMU, as here)
+lbr = os.path.join(tmp, "collector")
+p = subprocess.Popen([daemon, "--log", "stderr", "--lbr-collector", "--lbr-dir", lbr],
+                     stderr=subprocess.PIPE)
+for _ in range(100):
+    if p.poll() is not None or os.path.exists(os.path.join(lbr, "armed")):
+        break
+    time.sleep(0.1)
+if p.poll() is None:
+    p.terminate()
+err = p.communicate(timeout=60)[1].decode()
+status = open(os.path.join(lbr, "status")).read() if os.path.exists(
+    os.path.join(lbr, "status")) else ""
+lines = [l for l in err.splitlines() if "no LBR collector:" in l]
+check(p.returncode == 0 and (
+    ("LBR collector armed" in err and not lines and not os.path.exists(
+        os.path.join(lbr, "armed"))) or
+    (len(lines) == 1 and status.startswith("no LBR collector: "))),
+      "the collector here: armed and stopped cleanly, or one line and its status "
+      "saying why not, exit 0", (p.returncode, err, status))
+
 sleeper.kill()
 sleeper.wait()
 subprocess.run(["rm", "-rf", tmp])

@@ -143,13 +143,19 @@ def main():
         check(len(lines) == 1 and "no LBR" in status and
               cv.read(os.path.join(res, "collector.status")).strip() == "0",
               "nopmu: the collector says why in one line, exits 0", log + status)
+        ctl = cv.read(os.path.join(res, "ctl-status.txt"))
+        check(ctl.startswith("no LBR collector: the CPU has no LBR"),
+              "nopmu: btsdumpctl status says why", ctl)
         e = byentry.get("null")
         m = cv.store_meta(e) if e else {}
         check(m.get("CORE") == "stored" and m.get("TRACE") == "absent",
               "nopmu: the crash is stored as before, without a trace", m)
         sys.exit(cv.tap.done())
-    check("LBR collector armed" in log and status.strip() == "armed",
-          "pmu: the collector armed every CPU's LBR and its BPF program", log + status)
+    check("LBR collector armed" in log and
+          status.strip() == "no LBR collector: stopped" and
+          cv.read(os.path.join(res, "ctl-status.txt")).strip() == "LBR collector: armed",
+          "pmu: the collector armed every CPU's LBR and its BPF program (btsdumpctl "
+          "status), and says when it stopped", log + status)
     seqs = log_by_cpu(os.path.join(res, "lbr.log"))
     check_perf(res, seqs, index_of(seqs))
     for mode in MODES:

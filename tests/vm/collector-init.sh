@@ -44,6 +44,7 @@ n=0
 while [ ! -e /run/btsdumpd-lbr/armed ] && kill -0 $collector 2>/dev/null && [ $n -lt 120 ]; do
 	sleep 1; n=$((n + 1))
 done
+btsdumpctl status > $R/ctl-status.txt 2>&1
 echo "|$btsdumpd --direct --log kmsg --store $S --dump-mode=%d %P %u %g %s %t %e" \
 	> /proc/sys/kernel/core_pattern
 i=0

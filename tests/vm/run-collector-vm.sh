@@ -9,10 +9,11 @@
 # traced.  CASE nopmu boots the model without its PMU: the collector
 # cannot work and says so.  The model logs every LBR entry it pushes
 # (OUTDIR/lbr.log, the oracle); results come back base64'd on ttyS1.
-# Checked by check-collector.py.
-# Usage: run-collector-vm.sh BTSDUMPD OUTDIR [pmu|nopmu]
+# Checked by check-collector.py.  VM_STOCK_KERNEL: the kernel's meta
+# package (default linux-image-amd64, 6.1; linux-image-6.12-amd64).
+# Usage: run-collector-vm.sh BTSDUMPD BTSDUMPCTL OUTDIR [pmu|nopmu]
 set -eu
-btsdumpd=$1 out=$2 case=${3:-pmu}
+btsdumpd=$1 btsdumpctl=$2 out=$3 case=${4:-pmu}
 src=$(cd "$(dirname "$0")/../.." && pwd)
 . "$src/tests/vm/vm-lib.sh"
 cache=${BTSCRASH_CACHE:-$HOME/.cache/btscrash}
@@ -21,7 +22,7 @@ rm -rf "$out"
 mkdir -p "$out" "$cache"
 exec 8>"$cache/.systemd-root.lock"	# run-systemd-vm.sh's, over the kernel's cache
 flock 8
-vm_stock_kernel "$cache"
+vm_stock_kernel "$cache" "${VM_STOCK_KERNEL:-linux-image-amd64}"
 flock -u 8
 q=${QEMU:-$("$src/scripts/qemu-build.sh" 2>"$out/qemu-build.log" | tail -n 1)}
 [ -x "$q" ] || { tail -20 "$out/qemu-build.log" >&2; echo "run-collector-vm: no QEMU model" >&2; exit 1; }
@@ -29,9 +30,10 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 root=$work/root
 vm_root "$root"
-vm_add_dynamic "$root" /usr/bin/perf "$btsdumpd"
+vm_add_dynamic "$root" /usr/bin/perf "$btsdumpd" "$btsdumpctl"
 mkdir -p "$root/usr/libexec"
 mv "$root$btsdumpd" "$root/usr/libexec/btsdumpd"
+mv "$root$btsdumpctl" "$root/bin/btsdumpctl"
 cp "$src/tests/vm/collector-init.sh" "$root/init"
 cp "$root/bin/crasher" "$out/crasher"	# the exact binary, for symbols
 vm_pack "$root" "$work/initrd.gz"

@@ -156,18 +156,22 @@ vm_machine() {
 	echo "${BTSCRASH_BACKEND:-emul}" > "$1/backend"
 }
 
-# vm_stock_kernel CACHE: Debian's current 6.1 kernel image, stock and
-# unmodified, unpacked (not installed) in CACHE, with one module: e1000
-# (the NIC), and depmod's lists.  Sets kdir, vmlinuz, kver, kpkg.  Used by
-# run-systemd-vm.sh and run-collector-vm.sh.
+# vm_stock_kernel CACHE [META]: Debian's current kernel image of META
+# (default linux-image-amd64: 6.1; linux-image-6.12-amd64: 6.12), stock
+# and unmodified, unpacked (not installed) in CACHE, with one module:
+# e1000 (the NIC), and depmod's lists.  Sets kdir, vmlinuz, kver, kpkg.
+# Used by run-systemd-vm.sh and run-collector-vm.sh.
 vm_stock_kernel() {
 	cache=$1
-	kpkg=$(apt-cache depends linux-image-amd64 | awk '$1 == "Depends:" && $2 ~ /^linux-image-/ { print $2; exit }')
-	[ -n "$kpkg" ] || { echo "vm_stock_kernel: no linux-image-amd64 in apt's lists" >&2; return 1; }
-	kdir=$cache/debian-kernel/$kpkg
+	meta=${2:-linux-image-amd64}
+	kpkg=$(apt-cache depends "$meta" | awk '$1 == "Depends:" && $2 ~ /^linux-image-/ { print $2; exit }')
+	[ -n "$kpkg" ] || { echo "vm_stock_kernel: no $meta in apt's lists" >&2; return 1; }
+	kbase=$cache/debian-kernel	# one directory per META: older ABIs go
+	[ "$meta" = linux-image-amd64 ] || kbase=$kbase-$meta
+	kdir=$kbase/$kpkg
 	if [ ! -f "$kdir/done-e1000-2" ]; then
 		echo "vm_stock_kernel: apt-get download $kpkg" >&2
-		rm -rf "$cache/debian-kernel" && mkdir -p "$kdir/deb"	# older ABIs go
+		rm -rf "$kbase" && mkdir -p "$kdir/deb"
 		(cd "$kdir/deb" && apt-get download -q "$kpkg" >&2 2>&1)
 		# /boot (vmlinuz) and one module: e1000, the NIC the VM uploads its
 		# journal through (the root has no disk driver and needs no other),
