@@ -22,8 +22,8 @@ lbr = importlib.import_module("check-lbr")     # its note reader, check-vm's hel
 cv = lbr.cv
 lbrlog = lbr.lbrlog
 check = cv.check
-MODES = ("null", "abort", "smash", "handler", "threads")
-NULL_CALLS = ("null", "handler", "threads")     # crasher's call to 0
+MODES = ("null", "abort", "smash", "handler", "threads", "pingpong")
+NULL_CALLS = ("null", "handler", "threads", "pingpong")     # a call to 0
 
 
 def log_by_cpu(path):
@@ -128,6 +128,25 @@ def check_crash(res, mode, entry, seqs):
           ([(hex(f), hex(t)) for f, t in recs[-4:]], m.get("FAULT")))
 
 
+def check_pingpong(res, entry):
+    """btsabi and btsabi-hi alternated on CPU 0, then btsabi crashed: its
+    note holds none of btsabi-hi's branches (perf's reset at switch-in),
+    though the CPU's LBR held them shortly before (the model's log)."""
+    notes = lbr.lbr_notes(res, "pingpong")
+    recs = notes[0][1] if notes else []
+    foreign = [(hex(f), hex(t)) for f, t in recs
+               if lbr.HI_LO <= f < lbr.HI_HI or lbr.HI_LO <= t < lbr.HI_HI]
+    check(recs and not foreign and not notes[0][0]["flags"] & 1,
+          "pingpong: only its own branches since its switch-in, none of the "
+          "partner's that ran on the CPU before it", (len(recs), foreign[:4]))
+    found = lbr.windows(os.path.join(res, "lbr.log"), {recs[-1]}) if recs else {}
+    held = [e for cpu, w in found.get(recs[-1], [])[-1:] for e in w
+            if lbr.HI_LO <= e[0] < lbr.HI_HI]
+    check(held, "pingpong: the CPU's LBR did hold the partner's branches then "
+          "(the model's log): perf's reset left them out", "no partner entry "
+          "among the 32 pushes before the note's last")
+
+
 def main():
     if len(sys.argv) != 2:
         sys.exit("usage: check-collector.py RESULTS_DIR")
@@ -163,6 +182,8 @@ def main():
             check(False, f"{mode}: stored by btsdumpd", sorted(byentry))
             continue
         check_crash(res, mode, byentry[mode], seqs)
+    if "pingpong" in byentry:
+        check_pingpong(res, byentry["pingpong"])
     sys.exit(cv.tap.done())
 
 

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # /init of run-collector-vm.sh (Debian's stock kernel on the PMU model):
 # perf's user branch stack on a crash, then btsdumpd's LBR collector and
-# crashes nobody traced stored by btsdumpd as the core_pattern handler;
+# crashes nobody traced (one after two processes alternated on a CPU)
+# stored by btsdumpd as the core_pattern handler;
 # collector.case=nopmu: the model without a PMU.  Results as a base64'd
 # tar on ttyS1 between COLLECTOR-BEGIN and COLLECTOR-END.
 /bin/busybox --install -s /bin
@@ -48,9 +49,15 @@ btsdumpctl status > $R/ctl-status.txt 2>&1
 echo "|$btsdumpd --direct --log kmsg --store $S --dump-mode=%d %P %u %g %s %t %e" \
 	> /proc/sys/kernel/core_pattern
 i=0
-for mode in null abort smash handler threads; do
+# pingpong: two processes alternating on CPU 0 (btsabi and btsabi-hi,
+# linked elsewhere), then btsabi's call through NULL
+for mode in null abort smash handler threads pingpong; do
 	[ "$case" = nopmu ] && [ $mode != null ] && continue
-	/bin/crasher $mode > $R/crash-$mode.out 2>&1
+	if [ $mode = pingpong ]; then
+		/bin/btsabi lbr-pingpong > $R/crash-$mode.out 2>&1
+	else
+		/bin/crasher $mode > $R/crash-$mode.out 2>&1
+	fi
 	echo $? > $R/crash-$mode.status
 	i=$((i + 1))
 	wait_store $i
