@@ -72,7 +72,8 @@ static int cannot_work(struct collector *co, const char *why, const char *detail
 	char line[512];
 	int n = snprintf(line, sizeof(line), "no LBR collector: %s (%s)", why, detail);
 
-	btsdumpd_log(LOG_WARNING, "%s; crashes are stored without it", line);
+	/* a normal state (no LBR, a VM), not a fault: a notice */
+	btsdumpd_log(LOG_NOTICE, "%s; crashes are stored without it", line);
 	if (n > 0 && (size_t)n < sizeof(line) - 1) {
 		line[n++] = '\n';
 		write_file(co->dir, "status", line, n);
@@ -89,8 +90,8 @@ static const char *perf_reason(int err)
 		return "the CPU has no LBR, or the kernel no PMU driver for it";
 	case EACCES:
 	case EPERM:
-		return "not allowed to use perf's branch stack (perf_event_paranoid, "
-		       "CAP_PERFMON)";
+		return "not allowed to use perf's branch stack (perf_event_paranoid: "
+		       "CAP_PERFMON, or CAP_SYS_ADMIN at 3 on Debian's kernels)";
 	case EBUSY:
 		return "the LBR is taken by another perf user";
 	default:
