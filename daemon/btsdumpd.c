@@ -36,13 +36,15 @@
 #define HANDOFF_TIMEOUT	10		/* seconds to wait for the service */
 #define FD_MESSAGE	"CORE_FD"
 
-enum mode { MODE_HANDLER, MODE_SERVE, MODE_HARVEST, MODE_VACUUM, MODE_COMPANION };
+enum mode { MODE_HANDLER, MODE_SERVE, MODE_HARVEST, MODE_VACUUM, MODE_COMPANION,
+	    MODE_LBR_COLLECTOR };
 
 static void usage(void)
 {
 	fputs("Usage: btsdumpd [OPTIONS] PID UID GID SIGNAL TIMESTAMP COMM [HOSTNAME]\n"
 	      "  or:  btsdumpd [OPTIONS] --serve | --vacuum | --harvest [DIR...]\n"
 	      "  or:  btsdumpd [OPTIONS] --companion [--once] [--journal-dir DIR]\n"
+	      "  or:  btsdumpd [OPTIONS] --lbr-collector\n"
 	      "\n"
 	      "The core_pattern handler of btscrash:\n"
 	      "  kernel.core_pattern=|/usr/libexec/btsdumpd --dump-mode=%d %P %u %g %s %t %e\n"
@@ -63,6 +65,9 @@ static void usage(void)
 	      "                   following its journal entries (btsdumpd.service)\n"
 	      "  --once           with --companion: the entries there now, then exit\n"
 	      "  --journal-dir D  with --companion: read the journal files in D\n"
+	      "  --lbr-collector  keep every CPU's LBR on (perf) and take it at a\n"
+	      "                   fatal user fault (BPF) for the handler: stock kernels\n"
+	      "  --lbr-dir DIR    the collector's snapshots (default " BTSDUMPD_LBR_DIR_DEFAULT ")\n"
 	      "  -h, --help       this text\n"
 	      "  --version        the version\n"
 	      "\n"
@@ -392,6 +397,8 @@ static int option(int opt, char **argv, struct btsdumpd_ctx *c, struct args *a,
 	case 'C': a->mode = MODE_COMPANION; return 0;
 	case 'O': a->once = true; return 0;
 	case 'J': a->journal_dir = optarg; return 0;
+	case 'L': a->mode = MODE_LBR_COLLECTOR; return 0;
+	case 'B': c->lbr_dir = optarg; return 0;
 	case 'h': usage(); *status = 0; return -1;
 	case BTS_CLI_VERSION: *status = bts_cli_version("btsdumpd"); return -1;
 	default: return bts_cli_bad_option("btsdumpd", argv, opt);
@@ -409,6 +416,8 @@ static int parse_args(int argc, char **argv, struct btsdumpd_ctx *c, struct args
 		{ "dump-mode", required_argument, NULL, 'D' },
 		{ "companion", no_argument, NULL, 'C' }, { "once", no_argument, NULL, 'O' },
 		{ "journal-dir", required_argument, NULL, 'J' },
+		{ "lbr-collector", no_argument, NULL, 'L' },
+		{ "lbr-dir", required_argument, NULL, 'B' },
 		{ "help", no_argument, NULL, 'h' }, BTS_CLI_OPTION_VERSION, { NULL, 0, NULL, 0 },
 	};
 	int opt, r;
@@ -424,6 +433,7 @@ int main(int argc, char **argv)
 	struct btsdumpd_ctx c = { .store = BTSDUMPD_STORE_DEFAULT,
 				  .config_path = BTSDUMPD_CONFIG_DEFAULT,
 				  .socket_path = SOCKET_DEFAULT,
+				  .lbr_dir = BTSDUMPD_LBR_DIR_DEFAULT,
 				  .crash = { .dump_mode = -1 } };
 	struct args a = { .log = BTSDUMPD_LOG_AUTO, .mode = MODE_HANDLER };
 	char *defdir[] = { (char *)"/var/crash" };
@@ -438,7 +448,9 @@ int main(int argc, char **argv)
 	if (ret)
 		return ret < 0 ? status : ret;
 	btsdumpd_log_init(a.log);
-	if (a.mode != MODE_HANDLER)	/* the handler reads /proc/PID first */
+	/* the handler reads /proc/PID first; the collector keeps CAP_BPF and
+	 * CAP_PERFMON (the unit grants no more) */
+	if (a.mode != MODE_HANDLER && a.mode != MODE_LBR_COLLECTOR)
 		drop_capabilities();
 	switch (a.mode) {
 	case MODE_SERVE:
@@ -452,6 +464,9 @@ int main(int argc, char **argv)
 	case MODE_VACUUM:
 		btsdumpd_load_config(&c);
 		ret = btsdumpd_vacuum(&c, NULL) ? 2 : 0;
+		break;
+	case MODE_LBR_COLLECTOR:
+		ret = btsdumpd_lbr_collector(c.lbr_dir) ? 2 : 0;
 		break;
 	case MODE_COMPANION:
 		ret = btsdumpd_companion(&c, a.journal_dir, a.once) ? 2 : 0;

@@ -41,6 +41,7 @@ struct btsdumpd_ctx {
 	const char *store;
 	const char *config_path;
 	const char *socket_path;
+	const char *lbr_dir;		/* the LBR collector's snapshots */
 	bool direct;
 	struct btsdumpd_config cfg;
 	struct btsdumpd_crash crash;	/* what is known of the crash so far */
@@ -111,6 +112,17 @@ int btsdumpd_entry_create_file(int dirfd, const char *name);
 /* analyze.c: the spooled core (bytes long) analysed in an unprivileged
  * child into the entry's reports; its findings into c->crash.an. */
 void btsdumpd_analyze(struct btsdumpd_ctx *c, int dirfd, int spool_fd, uint64_t bytes);
+
+/* The stock-kernel collector (docs/btsdumpd.md "Stock kernels"), its
+ * directory BTSDUMPD_LBR_DIR_DEFAULT (entries.h).  lbr-collector.c: runs
+ * until SIGTERM; 0, also when it cannot work (one line logged, DIR/status
+ * says why). */
+int btsdumpd_lbr_collector(const char *dir);
+/* lbr-note.c: the snapshot of the faulting thread of the core at path
+ * into it as a thread note, source lbr: 0; -EEXIST when the core has a
+ * trace note already (never replaced); -ENOENT without a collector or a
+ * snapshot; else -errno. */
+int btsdumpd_lbr_note(const char *dir, const char *path);
 
 /* mapped.c: the executable and map_files of pid, while the kernel holds
  * it (needs root's CAP_SYS_ADMIN); exe and the paths of a /proc/PID/maps

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <syslog.h>
 #include <sys/wait.h>
@@ -241,6 +242,38 @@ cut:
 		btsdumpd_crash_set(&c->crash.core_reason, s->reason);
 }
 
+/* ---- The stock-kernel collector's note ---------------------------------- */
+
+/* A whole spooled core without a trace note gets the LBR collector's
+ * (lbr-note.c): the spool is rewritten, so reopened. */
+static void lbr_note(struct btsdumpd_ctx *c, int dirfd, int *spool_fd, struct spool *s)
+{
+	char path[64];
+	struct stat st;
+	int ret, fd;
+
+	if (!c->lbr_dir || !s->keep || s->stopped || s->notes_only)
+		return;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d/%s", dirfd, BTSDUMPD_SPOOL_FILE);
+	ret = btsdumpd_lbr_note(c->lbr_dir, path);
+	if (ret == -ENOENT || ret == -EEXIST)
+		return;
+	if (ret) {
+		btsdumpd_log(LOG_WARNING, "%s: no LBR note: %s", c->id, strerror(-ret));
+		return;
+	}
+	fd = openat(dirfd, BTSDUMPD_SPOOL_FILE, O_RDWR | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st)) {
+		btsdumpd_log(LOG_ERR, "%s: the spool after the LBR note: %m", c->id);
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	close(*spool_fd);
+	*spool_fd = fd;
+	s->written = st.st_size;
+}
+
 /* ---- One crash ------------------------------------------------------------- */
 
 static void entry_id_base(struct btsdumpd_ctx *c, char *buf, size_t len)
@@ -371,6 +404,7 @@ int btsdumpd_collect(struct btsdumpd_ctx *c, int core_fd)
 	spool_core(c, core_fd, spool_fd, &s);
 	close(core_fd);		/* the dumping process is released here */
 	reap_source(c);
+	lbr_note(c, dirfd, &spool_fd, &s);
 	c->crash.core_size = s.received;
 	c->crash.has_core_size = true;
 	c->crash.core_truncated |= s.written < s.received;

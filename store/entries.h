@@ -13,6 +13,9 @@
 #include "meta.h"
 
 #define BTSDUMPD_STORE_DEFAULT	"/var/lib/btsdumpd"
+/* the stock-kernel LBR collector's snapshots and status (btsdumpd
+ * --lbr-collector, daemon/lbr-collector.c; btsdumpctl status) */
+#define BTSDUMPD_LBR_DIR_DEFAULT	"/run/btsdumpd-lbr"
 #define BTSDUMPD_META		"meta"
 #define BTSDUMPD_CORE_FILE	"core.zst"
 /* The trace reports, zstd-compressed (entries before ReportSizeMax: plain,

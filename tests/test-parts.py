@@ -17,7 +17,7 @@ BUILD = sys.argv[1]
 TESTS = {
     "note": "", "ring": "", "format": "", "classify": "", "core": "", "symbol": "", "escape": "", "grow": "", "rsp": "", "store": "", "config": "",
     "btsdump": "", "vmcore": "", "btsdumpctl": "zstd gdb",
-    "btsdumpd": "", "journal": "systemd", "units": "systemd", "companion": "systemd zstd xz-utils lz4",
+    "btsdumpd": "", "btsdumpd-lbr": "zstd", "journal": "systemd", "units": "systemd", "companion": "systemd zstd xz-utils lz4",
     "fleet": "systemd-journal-remote", "cli": "systemd-journal-remote util-linux",
     "gdb": "gdb", "gdbstub": "gdb", "threads": "", "fixtures-remade": "gdb",
     "fuzz-note": "clang libclang-rt-14-dev",
@@ -27,7 +27,8 @@ TESTS = {
     "fuzz-meta": "clang libclang-rt-14-dev",
     "fuzz-escape": "clang libclang-rt-14-dev",
     "fuzz-rsp": "clang libclang-rt-14-dev",
-    "oracle": "", "vm-default": "", "vm-pti": "", "vm-hw": "", "vm-hw-pti": "", "vm-hw-defaults": "", "vm-lbr": "", "vm-pmu": "linux-perf", "kexec-hw": "kexec-tools", "qemu-model": "", "kernel-patches": "",
+    "oracle": "", "vm-default": "", "vm-pti": "", "vm-hw": "", "vm-hw-pti": "", "vm-hw-defaults": "", "vm-lbr": "", "vm-pmu": "linux-perf", "vm-collector": "linux-perf",
+    "vm-collector-nopmu": "linux-perf", "vm-collector-6.12": "linux-perf", "kexec-hw": "kexec-tools", "qemu-model": "", "kernel-patches": "",
     "kernel-series": "linux-source-6.1 perl",
     "kdump-EXCEPTION": "crash", "kdump-PANIC": "crash", "kdump-BUG": "crash",
     "kdump-EXEC_NULL": "crash", "kdump-notraces": "crash",

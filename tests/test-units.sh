@@ -10,7 +10,8 @@ set -u
 src=$(cd "$(dirname "$0")/.." && pwd)
 sd=$src/systemd
 doc=$src/docs/btsdumpd.md
-units="btsdumpd.socket btsdumpd@.service btsdumpd-harvest.service btsdumpd.service"
+units="btsdumpd.socket btsdumpd@.service btsdumpd-harvest.service btsdumpd.service
+btsdumpd-lbr.service"
 . "$src/tests/helpers/tap.sh"
 
 if [ $# -ne 1 ] || [ ! -x "$1" ]; then

@@ -4,7 +4,7 @@
  * btsdumpctl.md).  This file owns its command line: usage, options, TIME
  * parsing, the commands table and main; the entries are loaded by
  * btsdumpctl-entries.c, the commands run in btsdumpctl-list.c (list, info,
- * show) and btsdumpctl-gdb.c (dump, gdb).
+ * show), btsdumpctl-gdb.c (dump, gdb) and btsdumpctl-status.c (status).
  */#include <errno.h>
 #include <getopt.h>
 #include <stdbool.h>
@@ -36,6 +36,7 @@ static void usage(void)
 	      "  show [MATCH]              its trace report (--json: the JSON one)\n"
 	      "  dump [MATCH] [-o FILE]    its core, decompressed, to FILE or a non-tty stdout\n"
 	      "  gdb [MATCH] [-- ARGS]     gdb EXE CORE, with ARGS passed to gdb\n"
+	      "  status                    the stock-kernel LBR collector: armed, or why not\n"
 	      "\n"
 	      "MATCH: an entry ID, a PID (all digits), or a name (COMM or the basename\n"
 	      "of EXE).\n"
@@ -70,6 +71,7 @@ static const struct command {
 } commands[] = {
 	{ "list", cmd_list }, { "info", cmd_info }, { "show", cmd_show },
 	{ "dump", cmd_dump }, { "gdb", cmd_gdb }, { "debug", cmd_gdb },
+	{ "status", cmd_status },
 };
 
 #define usage_error(...)	bts_cli_usage_error("btsdumpctl", __VA_ARGS__)
@@ -274,6 +276,8 @@ int main(int argc, char **argv)
 	r = parse_args(&c, argc, argv, &cmd, &status);
 	if (r < 0)
 		return status;
+	if (!r && cmd->fn == cmd_status)	/* no store to read */
+		return cmd_status(&c);
 	if (!r)
 		r = ctl_load(&c);
 	/* a pager for what people read (not dump's core, not gdb's terminal) */

@@ -75,6 +75,8 @@ struct json_object *ctl_json_entry(const struct ctl *c, const struct btsdumpd_en
 int ctl_json_print(const struct ctl *c, struct json_object *doc);
 int cmd_list(const struct ctl *c);
 int cmd_info(const struct ctl *c);
+/* btsdumpctl-status.c: the stock-kernel LBR collector's state */
+int cmd_status(const struct ctl *c);
 int cmd_show(const struct ctl *c);
 
 /* btsdumpctl-gdb.c */

@@ -48,7 +48,8 @@ src=$(cd "$(dirname "$0")/../.." && pwd)
 cache=${BTSCRASH_CACHE:-$HOME/.cache/btscrash}
 # What the packages depend on (their Depends:, from dpkg-shlibdeps: there
 # is no network in the VM for apt to fetch them): libelf1 libdw1
-# libcapstone4 libzstd1 libsystemd0 libjson-c5 libacl1 libcap-ng0,
+# libcapstone4 libzstd1 libsystemd0 libjson-c5 libacl1 libcap-ng0 libbpf1 (the
+# LBR collector),
 # liblzo2-2 libsnappy1v5 (the vmcore reader's page codecs), gdb
 # (btscrash-gdb) and crash (btscrash-crash); acl for getfacl;
 # init-system-helpers for the postinst's deb-systemd-helper;
@@ -58,7 +59,7 @@ cache=${BTSCRASH_CACHE:-$HOME/.cache/btscrash}
 # systemd-journal-remote (its journal-upload ships the VM's journal to the
 # central host) and iproute2 (the VM's address: no udev, no networkd).
 root_pkgs="systemd libelf1 libdw1 libcapstone4 libzstd1 libsystemd0 liblzo2-2 libsnappy1v5
-libjson-c5 libacl1 libcap-ng0 gdb libboost-regex1.74.0 crash acl init-system-helpers
+libjson-c5 libacl1 libcap-ng0 libbpf1 gdb libboost-regex1.74.0 crash acl init-system-helpers
 systemd-coredump systemd-journal-remote iproute2"
 root_rev=4	# bump when the root's recipe below changes
 mirror=http://deb.debian.org/debian
@@ -77,31 +78,6 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
-
-# Debian's current 6.1 kernel image, unpacked (not installed) in the cache,
-# with one module: e1000 (the NIC), and depmod's lists.  Sets kdir,
-# vmlinuz, kver.
-stock_kernel() {
-	kpkg=$(apt-cache depends linux-image-amd64 | awk '$1 == "Depends:" && $2 ~ /^linux-image-/ { print $2; exit }')
-	[ -n "$kpkg" ] || { log "no linux-image-amd64 in apt's lists"; exit 1; }
-	kdir=$cache/debian-kernel/$kpkg
-	if [ ! -f "$kdir/done-e1000-2" ]; then
-		log "apt-get download $kpkg"
-		rm -rf "$cache/debian-kernel" && mkdir -p "$kdir/deb"	# older ABIs go
-		(cd "$kdir/deb" && apt-get download -q "$kpkg" >&2 2>&1)
-		# /boot (vmlinuz) and one module: e1000, the NIC the VM uploads its
-		# journal through (the root has no disk driver and needs no other),
-		# with the lists depmod reads
-		mkdir "$kdir/x"
-		dpkg-deb --fsys-tarfile "$kdir"/deb/*.deb |
-			tar -x -C "$kdir/x" --wildcards ./boot './lib/modules/*/e1000.ko*' \
-				'./lib/modules/*/modules.order' './lib/modules/*/modules.builtin*'
-		rm -rf "$kdir/deb"
-		touch "$kdir/done-e1000-2"
-	fi
-	vmlinuz=$(find "$kdir/x/boot" -name "vmlinuz-*" | head -n 1)
-	kver=${vmlinuz##*/vmlinuz-}
-}
 
 # --- the cached root and kernel (one builder at a time, own lock: the
 # kernel build's $cache/.lock can be held for minutes) ---
@@ -154,7 +130,7 @@ if [ "$mode" = companion ]; then
 	kargs="bts_crash.cpu_records=0 pti=off"
 else
 	flock 8
-	stock_kernel
+	vm_stock_kernel "$cache"
 	flock -u 8
 	qemu=qemu-system-x86_64
 	qemu_cpu="-cpu max"

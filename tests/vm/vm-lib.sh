@@ -157,3 +157,34 @@ vm_machine() {
 	vm_qemu="$vm_qemu ${VM_QEMU_EXTRA:-}"	# bench/vm-bench.sh: -icount
 	echo "${BTSCRASH_BACKEND:-emul}" > "$1/backend"
 }
+
+# vm_stock_kernel CACHE [META]: Debian's current kernel image of META
+# (default linux-image-amd64: 6.1; linux-image-6.12-amd64: 6.12), stock
+# and unmodified, unpacked (not installed) in CACHE, with one module:
+# e1000 (the NIC), and depmod's lists.  Sets kdir, vmlinuz, kver, kpkg.
+# Used by run-systemd-vm.sh and run-collector-vm.sh.
+vm_stock_kernel() {
+	cache=$1
+	meta=${2:-linux-image-amd64}
+	kpkg=$(apt-cache depends "$meta" | awk '$1 == "Depends:" && $2 ~ /^linux-image-/ { print $2; exit }')
+	[ -n "$kpkg" ] || { echo "vm_stock_kernel: no $meta in apt's lists" >&2; return 1; }
+	kbase=$cache/debian-kernel	# one directory per META: older ABIs go
+	[ "$meta" = linux-image-amd64 ] || kbase=$kbase-$meta
+	kdir=$kbase/$kpkg
+	if [ ! -f "$kdir/done-e1000-2" ]; then
+		echo "vm_stock_kernel: apt-get download $kpkg" >&2
+		rm -rf "$kbase" && mkdir -p "$kdir/deb"
+		(cd "$kdir/deb" && apt-get download -q "$kpkg" >&2 2>&1)
+		# /boot (vmlinuz) and one module: e1000, the NIC the VM uploads its
+		# journal through (the root has no disk driver and needs no other),
+		# with the lists depmod reads
+		mkdir "$kdir/x"
+		dpkg-deb --fsys-tarfile "$kdir"/deb/*.deb |
+			tar -x -C "$kdir/x" --wildcards ./boot './lib/modules/*/e1000.ko*' \
+				'./lib/modules/*/modules.order' './lib/modules/*/modules.builtin*'
+		rm -rf "$kdir/deb"
+		touch "$kdir/done-e1000-2"
+	fi
+	vmlinuz=$(find "$kdir/x/boot" -name "vmlinuz-*" | head -n 1)
+	kver=${vmlinuz##*/vmlinuz-}
+}

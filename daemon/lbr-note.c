@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The handler's side of the stock-kernel collector: the snapshot the
+ * collector (lbr-collector.c) kept for the core's faulting thread, checked
+ * against the core and written into the spooled core as an
+ * NT_BTSCRASH_THREAD note, source lbr (docs/btsdumpd.md "Stock kernels").
+ * Process context, in the collection pipeline (collect.c).
+ */
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <syslog.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/types.h>
+
+#include "btsdec.h"
+#include "btsdumpd.h"
+#include "lbr-snapshot.h"
+
+#define SNAP_WAIT_MS	2000	/* the collector's ring buffer to its file */
+#define SNAP_AGE_MAX_NS	(60ULL * 1000000000ULL)	/* older: another crash's */
+
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* The collector's snapshot for tid, taken in the last minute: 0, or
+ * -ENOENT once SNAP_WAIT_MS passed without one. */
+static int snapshot_read(const char *dir, pid_t tid, struct btsdumpd_lbr_snap *s)
+{
+	char path[256];
+	int waited, fd;
+
+	snprintf(path, sizeof(path), "%s/%d", dir, (int)tid);
+	for (waited = 0; waited <= SNAP_WAIT_MS; waited += 50) {
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		if (fd >= 0) {
+			ssize_t n = read(fd, s, sizeof(*s));
+			uint64_t now = monotonic_ns();
+
+			close(fd);
+			if (n == sizeof(*s) && s->magic == BTSDUMPD_LBR_MAGIC &&
+			    s->tid == (__u32)tid && s->time_ns <= now &&
+			    now - s->time_ns < SNAP_AGE_MAX_NS)
+				return 0;
+		}
+		usleep(50 * 1000);
+	}
+	return -ENOENT;
+}
+
+/* The executable PT_LOAD holding addr: its index, or -1. */
+static int exec_segment(Elf *elf, uint64_t addr)
+{
+	size_t i, n;
+	GElf_Phdr ph;
+
+	if (elf_getphdrnum(elf, &n))
+		return -1;
+	for (i = 0; i < n; i++)
+		if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_LOAD &&
+		    (ph.p_flags & PF_X) && addr >= ph.p_vaddr &&
+		    addr - ph.p_vaddr < ph.p_memsz)
+			return (int)i;
+	return -1;
+}
+
+/* Whether an entry is one of the thread's user branches: not an empty
+ * slot (the LBR not filled since perf's reset at switch-in, or an entry
+ * perf's filter discarded: from = 0) nor a return from the kernel to user
+ * mode (sysret, iret: from the kernel half). */
+static bool user_branch(const struct btsdumpd_lbr_entry *e)
+{
+	return e->from && (int64_t)e->from >= 0;
+}
+
+/* The snapshot's slots: what the helper copied. */
+static int slots(const struct btsdumpd_lbr_snap *s)
+{
+	return s->nr > BTSDUMPD_LBR_MAX ? BTSDUMPD_LBR_MAX : s->nr;
+}
+
+/* How many of the snapshot's n entries perf filled.  perf's filter
+ * (intel_pmu_lbr_filter) drops the entries it rejects (returns from the
+ * kernel, a branch to 0) by moving the newer ones down, and
+ * bpf_get_branch_snapshot() copies all 32 slots: the oldest slots then
+ * repeat the oldest entry kept.  Those copies go (the oldest iterations of
+ * a loop that ended the stack can go with them). */
+static int filled(const struct btsdumpd_lbr_snap *s, int n)
+{
+	while (n > 1 && s->e[n - 1].from == s->e[n - 2].from &&
+	       s->e[n - 1].to == s->e[n - 2].to)
+		n--;
+	return n;
+}
+
+/* The snapshot's user entries, oldest first, kept back to the newest
+ * break in the chain: each entry's from in an executable mapping of the
+ * core; the code from one entry's to runs straight (forward, in one
+ * mapping) to the next's from.  Returns how many were dropped before the
+ * break. */
+static int lbr_validate(Elf *elf, const struct btsdumpd_lbr_snap *s,
+			struct btsdec_record *out, size_t *nr)
+{
+	int n = filled(s, slots(s)), i;
+	size_t k = 0, first = 0;
+
+	for (i = n - 1; i >= 0; i--) {	/* newest first in the snapshot */
+		const struct btsdumpd_lbr_entry *e = &s->e[i];
+
+		if (!user_branch(e))
+			continue;
+		out[k] = (struct btsdec_record){ e->from, e->to, 0 };
+		if (exec_segment(elf, e->from) < 0)
+			first = k + 1;
+		else if (k > first && (exec_segment(elf, out[k - 1].to) !=
+				       exec_segment(elf, e->from) ||
+				       out[k - 1].to > e->from))
+			first = k;
+		k++;
+	}
+	memmove(out, out + first, (k - first) * sizeof(*out));
+	*nr = k - first;
+	return (int)first;
+}
+
+/* The note for t's thread from snapshot s, written into the core at path. */
+static int write_note(const char *path, Elf *elf, const struct btsdumpd_lbr_snap *s)
+{
+	struct btsdec_record recs[BTSDUMPD_LBR_MAX + 1];
+	struct btsdec_trace t = { .type = NT_BTSCRASH_THREAD, .id = s->tid,
+				  .capacity = BTSDUMPD_LBR_MAX,
+				  .flags = BTS_NOTE_F_USER_ONLY,
+				  .source = BTS_SOURCE_LBR, .recs = recs + 1 };
+	struct btsdec_err err;
+	int dropped = lbr_validate(elf, s, recs + 1, &t.nr), ret;
+
+	if (dropped) {		/* the gap where the chain broke */
+		recs[0] = (struct btsdec_record){ BTS_MARKER(BTS_MARK_GAP, BTS_GAP_UNKNOWN),
+						  s->time_ns, 0 };
+		t.recs = recs;
+		t.nr++;
+		t.nr_gaps = 1;
+		t.lost = dropped;
+	}
+	/* no slot left empty since the switch-in: older entries went round
+	 * (docs/format.md, source 3) */
+	if (slots(s) == BTSDUMPD_LBR_MAX && s->e[BTSDUMPD_LBR_MAX - 1].from)
+		t.flags |= BTS_NOTE_F_WRAPPED;
+	if (!t.nr)
+		return -ENODATA;
+	ret = btsdec_core_add_notes(path, path, &t, 1, &err);
+	if (ret)
+		btsdumpd_log(LOG_WARNING, "LBR note: %s", err.msg);
+	return ret;
+}
+
+/* The collector's note into the spooled core at path (a file of the
+ * entry): 0 when written, -EEXIST when the core already has a trace note
+ * (a patched kernel's, never replaced), -ENOENT without a snapshot. */
+int btsdumpd_lbr_note(const char *dir, const char *path)
+{
+	struct btsdumpd_lbr_snap s;
+	struct btsdec_core *core;
+	struct btsdec_err err;
+	const struct btsdec_thread *th;
+	char armed[256];
+	int ret;
+
+	snprintf(armed, sizeof(armed), "%s/armed", dir);
+	if (access(armed, F_OK))
+		return -ENOENT;	/* no collector runs: nothing to wait for */
+	ret = btsdec_core_open(path, &core, &err);
+	if (ret)
+		return ret;
+	th = btsdec_core_nr_threads(core) ? btsdec_core_thread(core, 0) : NULL;
+	if (btsdec_core_nr_traces(core))
+		ret = -EEXIST;
+	else if (!th)
+		ret = -ESRCH;
+	else
+		ret = snapshot_read(dir, th->tid, &s);
+	if (!ret && s.nr < 0)
+		ret = s.nr;
+	if (!ret)
+		ret = write_note(path, btsdec_core_elf(core), &s);
+	btsdec_core_close(core);
+	return ret;
+}

@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * The stock-kernel collector's BPF program: at the signal_generate
+ * tracepoint (raw), when a core-dumping signal is raised by a thread for itself
+ * (a user fault's force_sig_fault, or abort()'s tgkill), copies the CPU's
+ * LBR with bpf_get_branch_snapshot() and hands it to btsdumpd through a
+ * ring buffer (docs/btsdumpd.md "Stock kernels").  Runs in the faulting
+ * thread's context, in the kernel; loaded by lbr-collector.c.
+ */
+#include <linux/types.h>
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+
+#include "lbr-snapshot.h"
+
+char LICENSE[] SEC("license") = "GPL";
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 64 * 1024);
+} snapshots SEC(".maps");
+
+/* the signals whose default action dumps core (signal(7)) */
+#define CORE_SIGNALS	((1U << 3) | (1U << 4) | (1U << 5) | (1U << 6) | (1U << 7) | \
+			 (1U << 8) | (1U << 11) | (1U << 24) | (1U << 25) | (1U << 31))
+
+/* the record is built here (larger than the BPF stack), then copied out */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct btsdumpd_lbr_snap);
+} scratch SEC(".maps");
+
+/* A raw tracepoint: no tracefs needed to attach.  Its arguments are
+ * TP_PROTO(int sig, struct kernel_siginfo *info, struct task_struct *task,
+ * int group, int result) in include/trace/events/signal.h, the same on 6.1
+ * and 6.12; only sig and task are read, task compared with current (no
+ * field of a kernel struct is read: nothing to relocate). */
+SEC("raw_tp/signal_generate")
+int btsdumpd_lbr_signal(__u64 *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct btsdumpd_lbr_snap *s;
+	__u32 zero = 0;
+	int sig;
+	long n;
+
+	s = bpf_map_lookup_elem(&scratch, &zero);
+	if (!s)
+		return 0;
+	/* first: with a user-only branch filter the kernel's path to here
+	 * is not recorded, and nothing of this program is */
+	n = bpf_get_branch_snapshot(s->e, sizeof(s->e), 0);
+	sig = (int)ctx[0];
+	if (sig <= 0 || sig > 31 || !(CORE_SIGNALS & (1U << sig)) ||
+	    ctx[2] != bpf_get_current_task())
+		return 0;
+	s->magic = BTSDUMPD_LBR_MAGIC;
+	s->tid = (__u32)id;
+	s->tgid = id >> 32;
+	s->sig = sig;
+	s->time_ns = bpf_ktime_get_ns();
+	s->nr = n < 0 ? n : n / sizeof(s->e[0]);
+	bpf_ringbuf_output(&snapshots, s, sizeof(*s), 0);
+	return 0;
+}

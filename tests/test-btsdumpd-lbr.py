@@ -1,0 +1,176 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Host tests of the handler's side of the stock-kernel LBR collector
+(daemon/lbr-note.c, docs/btsdumpd.md "Stock kernels"): a snapshot file
+as btsdumpd --lbr-collector writes it (daemon/lbr-snapshot.h), made here
+from the fixture crasher's real branches (tests/fixtures/crasher-null.records,
+the addresses of crasher-notrace.core), piped with that core through
+btsdumpd --direct --lbr-dir.  Checks the note written (source lbr, oldest
+first, empty slots, perf's leftover copies and returns from the kernel left
+out), a chain broken by a backward step or a from outside executable
+code (older entries dropped behind a gap marker), a kernel-written note
+never replaced, and no note from a stale snapshot or without a collector.
+Usage: test-btsdumpd-lbr.py BTSDUMPD"""
+import importlib
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FIX = os.path.join(SRC, "tests", "fixtures")
+sys.path.insert(0, os.path.join(SRC, "tests", "vm"))
+cv = importlib.import_module("check-vm")        # elf_notes, trace_records, tap
+check = cv.check
+daemon = sys.argv[1]
+MAGIC, DEPTH = 0x3172626c, 32
+MARKER = 0xb75c
+
+
+def records(path):
+    out = []
+    for line in open(path):
+        if line.strip() and not line.startswith("#"):
+            f, t = line.split()[:2]
+            out.append((int(f, 0), int(t, 0)))
+    return out
+
+
+def core_tid(core):
+    """pr_pid of the first NT_PRSTATUS: the faulting thread."""
+    return next(struct.unpack_from("<I", d, 32)[0] for t, n, d in cv.elf_notes(core)
+                if n == "CORE" and t == cv.NT_PRSTATUS)
+
+
+def snapshot(tid, newest_first, age_ns=0, nr=DEPTH):
+    """struct btsdumpd_lbr_snap: newest first, 32 slots, zeros after."""
+    ents = (list(newest_first) + [(0, 0)] * DEPTH)[:DEPTH]
+    now = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+    return struct.pack("<IIIIQiI", MAGIC, tid, tid, 11, now - age_ns, nr, 0) + \
+        b"".join(struct.pack("<QQQ", f, t, 0) for f, t in ents)
+
+
+def run(label, core, snap, armed=True):
+    """The core through the handler with snap as its thread's snapshot;
+    (header, records) of each thread note of the stored core, or None."""
+    d = tempfile.mkdtemp(prefix="lbr-", dir=tmp)
+    lbr = os.path.join(d, "lbr")
+    os.mkdir(lbr)
+    if armed:
+        open(os.path.join(lbr, "armed"), "w").close()
+    if snap is not None:
+        with open(os.path.join(lbr, str(core_tid(core))), "wb") as f:
+            f.write(snap)
+    store = os.path.join(d, "store")
+    with open(core, "rb") as f:
+        data = f.read()
+    r = subprocess.run([daemon, "--store", store, "--config", "/nonexistent", "--direct",
+                        "--log", "stderr", "--lbr-dir", lbr, str(sleeper.pid),
+                        str(os.getuid()), str(os.getgid()), "11", "1700000000", "crasher"],
+                       input=data, capture_output=True, timeout=120)
+    es = [e for e in os.listdir(store) if not e.startswith(".")] if os.path.isdir(store) else []
+    if r.returncode or len(es) != 1:
+        check(False, f"{label}: stored", r.stderr.decode())
+        return None
+    out = os.path.join(d, "core")
+    with open(out, "wb") as f:
+        f.write(subprocess.run(["zstd", "-dc", os.path.join(store, es[0], "core.zst")],
+                               capture_output=True, check=True).stdout)
+    notes = []
+    for t, n, desc in cv.elf_notes(out):
+        if n == "BTSCRASH" and t == cv.NT_BTSCRASH_THREAD:
+            flags, = struct.unpack_from("<I", desc, 12)
+            tid, cap, _nr, lost = struct.unpack_from("<QQQQ", desc, 16)
+            gaps, source = struct.unpack_from("<IH", desc, 48)
+            notes.append(({"flags": flags, "tid": tid, "capacity": cap, "lost": lost,
+                           "gaps": gaps, "source": source},
+                          [(f, to) for f, to, _ in cv.trace_records(desc)]))
+    return notes
+
+
+tmp = tempfile.mkdtemp(prefix="test-btsdumpd-lbr-")
+sleeper = subprocess.Popen(["sleep", "600"])
+NOTRACE = os.path.join(FIX, "crasher-notrace.core")
+trail = records(os.path.join(FIX, "crasher-null.records"))   # oldest first
+tid = core_tid(NOTRACE)
+newest = list(reversed(trail))
+KERNEL = (0xffffffff81000000, trail[3][1])  # a sysret back to user mode
+
+# the whole trail, with a return from the kernel among it and, in the
+# oldest slots of the full stack, the copies perf's filter leaves when it
+# drops entries (intel_pmu_lbr_filter moves the newer ones down)
+snap = newest[:5] + [KERNEL] + newest[5:]
+snap += [newest[-1]] * (DEPTH - len(snap))
+notes = run("trail", NOTRACE, snapshot(tid, snap))
+check(notes and len(notes) == 1 and notes[0][0]["source"] == 3 and
+      notes[0][0]["capacity"] == DEPTH and notes[0][0]["tid"] == tid and
+      notes[0][1] == trail and not notes[0][0]["gaps"] and notes[0][0]["flags"] & 1,
+      "the snapshot is the faulting thread's note, source lbr, oldest first, "
+      "wrapped (a full stack); the kernel's return and perf's leftover copies left out",
+      notes and [(h, [(hex(f), hex(t)) for f, t in r]) for h, r in notes])
+
+# a backward step between two entries: the older ones go, a gap marks it
+broken = list(trail)
+broken[8] = (broken[8][0], broken[9][0] + 1)     # its target after the next from
+notes = run("break", NOTRACE, snapshot(tid, reversed(broken)))
+rec = notes[0][1] if notes else []
+check(notes and rec[0][0] >> 48 == MARKER and rec[1:] == trail[9:] and
+      notes[0][0]["gaps"] == 1 and notes[0][0]["lost"] == 9 and
+      not notes[0][0]["flags"] & 1,
+      "a chain broken by a backward step: the 9 older entries dropped behind a "
+      "gap (not wrapped: empty slots)",
+      notes)
+
+# a from outside executable code (the stack)
+bad = list(trail)
+bad[4] = (0x7ffd00001000, bad[4][1])
+notes = run("stack", NOTRACE, snapshot(tid, reversed(bad)))
+rec = notes[0][1] if notes else []
+check(notes and rec[0][0] >> 48 == MARKER and rec[1:] == trail[5:],
+      "a from outside the core's executable mappings: it and the older ones dropped",
+      notes)
+
+# a kernel-written note (the fixture's) is never replaced
+NULL = os.path.join(FIX, "crasher-null.core")
+orig = [(t, d) for t, n, d in cv.elf_notes(NULL) if n == "BTSCRASH"]
+notes = run("kernel note", NULL, snapshot(core_tid(NULL), [(0x1000, 0x2000)]))
+check(notes is not None and len(notes) == len(orig) == 1 and notes[0][0]["source"] != 3,
+      "a core with a kernel-written note keeps it, without the collector's", notes)
+
+notes = run("stale", NOTRACE, snapshot(tid, newest, age_ns=120 * 10**9))
+check(notes == [], "a snapshot older than a minute: no note", notes)
+t0 = time.monotonic()
+notes = run("no collector", NOTRACE, snapshot(tid, newest), armed=False)
+check(notes == [] and time.monotonic() - t0 < 30,
+      "no collector armed: no note, no wait", notes)
+notes = run("helper error", NOTRACE, snapshot(tid, newest, nr=-95))
+check(notes == [], "a snapshot the helper could not take (-EOPNOTSUPP): no note", notes)
+
+# the collector itself on this machine: armed (stopped by SIGTERM), or one
+# line saying why not and exit 0 (a VM without a PMU, as here)
+lbr = os.path.join(tmp, "collector")
+p = subprocess.Popen([daemon, "--log", "stderr", "--lbr-collector", "--lbr-dir", lbr],
+                     stderr=subprocess.PIPE)
+for _ in range(100):
+    if p.poll() is not None or os.path.exists(os.path.join(lbr, "armed")):
+        break
+    time.sleep(0.1)
+if p.poll() is None:
+    p.terminate()
+err = p.communicate(timeout=60)[1].decode()
+status = open(os.path.join(lbr, "status")).read() if os.path.exists(
+    os.path.join(lbr, "status")) else ""
+lines = [l for l in err.splitlines() if "no LBR collector:" in l]
+check(p.returncode == 0 and (
+    ("LBR collector armed" in err and not lines and not os.path.exists(
+        os.path.join(lbr, "armed"))) or
+    (len(lines) == 1 and status.startswith("no LBR collector: "))),
+      "the collector here: armed and stopped cleanly, or one line and its status "
+      "saying why not, exit 0", (p.returncode, err, status))
+
+sleeper.kill()
+sleeper.wait()
+subprocess.run(["rm", "-rf", tmp])
+sys.exit(cv.tap.done())

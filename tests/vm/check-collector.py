@@ -1,0 +1,191 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Checks of run-collector-vm.sh (Debian's stock 6.1 kernel on the PMU
+model): perf's user branch stacks are the model's pushes; btsdumpd's LBR
+collector armed, and each crash nobody traced is stored with one thread
+note, source lbr, equal entry for entry to the newest user entries the
+model pushed on that CPU before the fault (tests/qemu/lbr-log.py); with
+CASE nopmu, one line says why there is no collector and the crash is
+stored as before.  TAP on stdout.
+Usage: check-collector.py RESULTS_DIR"""
+
+import collections
+import importlib
+import os
+import re
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+lbr = importlib.import_module("check-lbr")     # its note reader, check-vm's helpers
+cv = lbr.cv
+lbrlog = lbr.lbrlog
+check = cv.check
+MODES = ("null", "abort", "smash", "handler", "threads", "pingpong")
+NULL_CALLS = ("null", "handler", "threads", "pingpong")     # a call to 0
+
+
+def log_by_cpu(path):
+    """The model's pushes of user branches, per vCPU, oldest first: [(from,
+    to)] (not the returns from the kernel, sysret or iret, which the LBR
+    holds and perf's filter and the collector leave out)."""
+    seqs = collections.defaultdict(list)
+    with open(path, "rb") as f:
+        data = f.read()
+    for frm, to, _info, cpu, *_ in lbrlog.ENTRY.iter_unpack(data):
+        if lbr.user(frm):
+            seqs[cpu].append((frm, to))
+    return seqs
+
+
+def contiguous_in(run, seqs, index):
+    """Whether run (oldest first) is a contiguous stretch of one CPU's log."""
+    for cpu, i in index.get(run[0], []):
+        if seqs[cpu][i:i + len(run)] == run:
+            return True
+    return False
+
+
+def index_of(seqs):
+    idx = collections.defaultdict(list)
+    for cpu, seq in seqs.items():
+        for i, e in enumerate(seq):
+            idx[e].append((cpu, i))
+    return idx
+
+
+def check_perf(res, seqs, index):
+    """perf record -j any,u: each sample's stack (newest first) is, read
+    backwards, a stretch of the model's pushes."""
+    samples = []
+    for line in cv.read(os.path.join(res, "perf-brstack.txt")).splitlines():
+        ents = re.findall(r"(0x[0-9a-f]+)/(0x[0-9a-f]+)/", line)
+        if ents:
+            samples.append([(int(f, 16), int(t, 16)) for f, t in reversed(ents)])
+    bad = [s for s in samples if not contiguous_in(s, seqs, index)]
+    check(samples and not bad and all(0 < len(s) <= lbr.DEPTH for s in samples),
+          f"perf: {len(samples)} samples of `perf record -j any,u`, each a stack of "
+          "at most 32 that is a stretch of the model's user pushes on one vCPU",
+          (len(samples), [[(hex(f), hex(t)) for f, t in s[-3:]] for s in bad[:3]]))
+
+
+def entries_by_mode(res):
+    """{mode: entry directory} from init's entry-ID files."""
+    out = {}
+    for name in os.listdir(res):
+        if name.startswith("entry-"):
+            out[cv.read(os.path.join(res, name)).strip()] = \
+                os.path.join(res, "store", name[len("entry-"):])
+    return out
+
+
+def stored_core(entry, dest):
+    with open(dest, "wb") as f:
+        f.write(subprocess.run(["zstd", "-dc", os.path.join(entry, "core.zst")],
+                               capture_output=True, check=True).stdout)
+    return dest
+
+
+def check_crash(res, mode, entry, seqs):
+    m = cv.store_meta(entry)
+    check(m.get("CORE") == "stored" and m.get("TRACE") == "present",
+          f"{mode}: stored, with a trace (the collector's note)", m)
+    try:
+        stored_core(entry, os.path.join(res, mode + ".core"))
+        notes = lbr.lbr_notes(res, mode)
+    except (OSError, ValueError, subprocess.CalledProcessError) as e:
+        check(False, f"{mode}: its stored core is readable", repr(e))
+        return
+    check(len(notes) == 1 and notes[0][0]["source"] == lbr.SOURCE_LBR and
+          notes[0][0]["capacity"] == lbr.DEPTH and 0 < len(notes[0][1]) <= lbr.DEPTH,
+          f"{mode}: one thread note, source lbr, capacity 32, at most 32 records",
+          [(h, len(r)) for h, r in notes])
+    if len(notes) != 1 or not notes[0][1]:
+        return
+    hdr, recs = notes[0]
+    recs = [r for r in recs if r[0] >> 48 != 0xb75c]	# no markers
+    kernel = [r for r in recs if not lbr.user(r[0]) or not lbr.user(r[1])]
+    check(not kernel, f"{mode}: no kernel address", kernel[:3])
+    ok = []
+    for cpu, seq in seqs.items():
+        for i, e in enumerate(seq):
+            if e != recs[-1] or seq[i - len(recs) + 1:i + 1] != recs:
+                continue
+            # the newest: the fault is the last record's target or in the
+            # straight-line run after it (the analysis' FAULT line); a
+            # stock kernel's perf drops a branch to 0 (branch_type(): an
+            # empty slot), so a call to 0 is the model's next push
+            nxt = seq[i + 1] if i + 1 < len(seq) else None
+            if (mode in NULL_CALLS and nxt and nxt[1] == 0) or (
+                    mode not in NULL_CALLS and re.search(
+                        rf"(target of|straight-line run after) #{len(recs)} ",
+                        m.get("FAULT", ""))):
+                ok.append(cpu)
+    check(ok, f"{mode}: its {len(recs)} records are, entry for entry, the model's "
+          "newest user pushes on the vCPU before the fault" +
+          (" but the call to 0 (perf's filter drops it)" if mode in NULL_CALLS else ""),
+          ([(hex(f), hex(t)) for f, t in recs[-4:]], m.get("FAULT")))
+
+
+def check_pingpong(res, entry):
+    """btsabi and btsabi-hi alternated on CPU 0, then btsabi crashed: its
+    note holds none of btsabi-hi's branches (perf's reset at switch-in),
+    though the CPU's LBR held them shortly before (the model's log)."""
+    notes = lbr.lbr_notes(res, "pingpong")
+    recs = notes[0][1] if notes else []
+    foreign = [(hex(f), hex(t)) for f, t in recs
+               if lbr.HI_LO <= f < lbr.HI_HI or lbr.HI_LO <= t < lbr.HI_HI]
+    check(recs and not foreign and not notes[0][0]["flags"] & 1,
+          "pingpong: only its own branches since its switch-in, none of the "
+          "partner's that ran on the CPU before it", (len(recs), foreign[:4]))
+    found = lbr.windows(os.path.join(res, "lbr.log"), {recs[-1]}) if recs else {}
+    held = [e for cpu, w in found.get(recs[-1], [])[-1:] for e in w
+            if lbr.HI_LO <= e[0] < lbr.HI_HI]
+    check(held, "pingpong: the CPU's LBR did hold the partner's branches then "
+          "(the model's log): perf's reset left them out", "no partner entry "
+          "among the 32 pushes before the note's last")
+
+
+def main():
+    if len(sys.argv) != 2:
+        sys.exit("usage: check-collector.py RESULTS_DIR")
+    res = sys.argv[1]
+    case = cv.read(os.path.join(res, "case")).strip()
+    check(cv.read(os.path.join(res, "uname")).strip().endswith("-amd64"),
+          "Debian's stock kernel ran", cv.read(os.path.join(res, "uname")))
+    log = cv.read(os.path.join(res, "collector.log"))
+    status = cv.read(os.path.join(res, "collector-status"))
+    byentry = entries_by_mode(res)
+    if case == "nopmu":
+        lines = [l for l in log.splitlines() if "no LBR collector:" in l]
+        check(len(lines) == 1 and "no LBR" in status and
+              cv.read(os.path.join(res, "collector.status")).strip() == "0",
+              "nopmu: the collector says why in one line, exits 0", log + status)
+        ctl = cv.read(os.path.join(res, "ctl-status.txt"))
+        check(ctl.startswith("no LBR collector: the CPU has no LBR"),
+              "nopmu: btsdumpctl status says why", ctl)
+        e = byentry.get("null")
+        m = cv.store_meta(e) if e else {}
+        check(m.get("CORE") == "stored" and m.get("TRACE") == "absent",
+              "nopmu: the crash is stored as before, without a trace", m)
+        sys.exit(cv.tap.done())
+    check("LBR collector armed" in log and
+          status.strip() == "no LBR collector: stopped" and
+          cv.read(os.path.join(res, "ctl-status.txt")).strip() == "LBR collector: armed",
+          "pmu: the collector armed every CPU's LBR and its BPF program (btsdumpctl "
+          "status), and says when it stopped", log + status)
+    seqs = log_by_cpu(os.path.join(res, "lbr.log"))
+    check_perf(res, seqs, index_of(seqs))
+    for mode in MODES:
+        if mode not in byentry:
+            check(False, f"{mode}: stored by btsdumpd", sorted(byentry))
+            continue
+        check_crash(res, mode, byentry[mode], seqs)
+    if "pingpong" in byentry:
+        check_pingpong(res, byentry["pingpong"])
+    sys.exit(cv.tap.done())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,57 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Debian's stock, unmodified 6.1 kernel (vm-lib.sh vm_stock_kernel) on the
+# PMU model (tests/qemu/, VM_PMU_CPU: the LBR and the architectural PMU)
+# with a busybox initramfs holding Debian's perf, the crasher and this
+# build's btsdumpd; runs tests/vm/collector-init.sh in it: perf's user
+# branch stack (`perf record -j any,u`), then btsdumpd's stock-kernel LBR
+# collector with btsdumpd as the core_pattern handler and crashes nobody
+# traced.  CASE nopmu boots the model without its PMU: the collector
+# cannot work and says so.  The model logs every LBR entry it pushes
+# (OUTDIR/lbr.log, the oracle); results come back base64'd on ttyS1.
+# Checked by check-collector.py.  VM_STOCK_KERNEL: the kernel's meta
+# package (default linux-image-amd64, 6.1; linux-image-6.12-amd64).
+# Usage: run-collector-vm.sh BTSDUMPD BTSDUMPCTL OUTDIR [pmu|nopmu]
+set -eu
+btsdumpd=$1 btsdumpctl=$2 out=$3 case=${4:-pmu}
+src=$(cd "$(dirname "$0")/../.." && pwd)
+. "$src/tests/vm/vm-lib.sh"
+cache=${BTSCRASH_CACHE:-$HOME/.cache/btscrash}
+"$src/scripts/install-deps.sh" kernel >&2
+rm -rf "$out"
+mkdir -p "$out" "$cache"
+exec 8>"$cache/.systemd-root.lock"	# run-systemd-vm.sh's, over the kernel's cache
+flock 8
+vm_stock_kernel "$cache" "${VM_STOCK_KERNEL:-linux-image-amd64}"
+flock -u 8
+q=${QEMU:-$("$src/scripts/qemu-build.sh" 2>"$out/qemu-build.log" | tail -n 1)}
+[ -x "$q" ] || { tail -20 "$out/qemu-build.log" >&2; echo "run-collector-vm: no QEMU model" >&2; exit 1; }
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+root=$work/root
+vm_root "$root"
+vm_add_dynamic "$root" /usr/bin/perf "$btsdumpd" "$btsdumpctl"
+mkdir -p "$root/usr/libexec"
+mv "$root$btsdumpd" "$root/usr/libexec/btsdumpd"
+mv "$root$btsdumpctl" "$root/bin/btsdumpctl"
+cp "$src/tests/vm/collector-init.sh" "$root/init"
+cp "$root/bin/crasher" "$out/crasher"	# the exact binary, for symbols
+vm_pack "$root" "$work/initrd.gz"
+case $case in
+pmu) cpu="$VM_PMU_CPU,lbr-log=$out/lbr.log" ;;
+nopmu) cpu=$VM_INTEL_CPU ;;	# the model's CPU, no PMU (no LBR driver)
+*) echo "run-collector-vm: CASE is pmu or nopmu" >&2; exit 2 ;;
+esac
+echo "$kpkg" > "$out/kernel"
+: > "$work/results.txt"
+timeout 900 "$q" -L /usr/share/seabios -L /usr/share/qemu -nic none \
+	-accel tcg,thread=single -cpu "$cpu" -m 1G -smp 2 \
+	-display none -monitor none -no-reboot \
+	-serial "file:$out/console.log" -serial "file:$work/results.txt" \
+	-kernel "$vmlinuz" -initrd "$work/initrd.gz" \
+	-append "console=ttyS0 panic=-1 collector.case=$case" || true
+grep -q '^COLLECTOR-END' "$work/results.txt" ||
+	{ tail -40 "$out/console.log" >&2; echo "run-collector-vm: the VM did not finish" >&2; exit 1; }
+tr -d '\r' < "$work/results.txt" |
+	sed -n '/^COLLECTOR-BEGIN/,/^COLLECTOR-END/p' | sed '1d;$d' |
+	base64 -d | tar -xzf - -C "$out"
