@@ -27,7 +27,7 @@ TESTS = {
     "fuzz-meta": "clang libclang-rt-14-dev",
     "fuzz-escape": "clang libclang-rt-14-dev",
     "fuzz-rsp": "clang libclang-rt-14-dev",
-    "oracle": "", "vm-default": "", "vm-pti": "", "vm-hw": "", "vm-hw-pti": "", "vm-hw-defaults": "", "vm-lbr": "", "vm-pmu": "linux-perf", "kexec-hw": "kexec-tools", "qemu-model": "", "kernel-patches": "",
+    "oracle": "", "vm-default": "", "vm-pti": "", "vm-hw": "", "vm-hw-pti": "", "vm-hw-defaults": "", "vm-lbr": "", "vm-pmu": "linux-perf", "kexec-hw": "kexec-tools", "kexec-lbr": "kexec-tools", "oops-hole-hw": "", "oops-hole-lbr-kernel": "", "qemu-model": "", "kernel-patches": "",
     "kdump-EXCEPTION": "crash", "kdump-PANIC": "crash", "kdump-BUG": "crash",
     "kdump-EXEC_NULL": "crash", "kdump-notraces": "crash",
     "kdump-hw-EXCEPTION": "crash", "kdump-hw-PANIC": "crash",
