@@ -149,7 +149,14 @@ static struct bts_crash_task *bts_crash_alloc(struct task_struct *task,
 	bt->mm = task->mm;
 	if (bt->mm)
 		mmgrab(bt->mm);
-	bt->mem = alloc_pages_exact(bt->bytes, GFP_KERNEL | __GFP_ZERO);
+	/*
+	 * Up to order 9 (BTS_CRASH_MAX_TASK_RECORDS), asked for by an
+	 * unprivileged prctl() or exec: no allocation-failure splat, no
+	 * retrying into compaction stalls; the caller gets -ENOMEM.  Zeroed
+	 * here once (a fresh ring's slots must read 0: ds_hw_save()).
+	 */
+	bt->mem = alloc_pages_exact(bt->bytes, GFP_KERNEL | __GFP_ZERO |
+				    __GFP_NOWARN | __GFP_NORETRY);
 	if (!bt->mem) {
 		ret = -ENOMEM;
 		goto err_uncharge;
@@ -531,12 +538,11 @@ void bts_crash_exec(struct pt_regs *regs)
 	}
 	if (!def || (current->flags & PF_KTHREAD))
 		return;
+	/* a new ring: zeroed at allocation, armed by ds_task_trace_start() */
 	ret = bts_crash_attach(current, def);
 	if (ret)
 		pr_warn_ratelimited("bts_crash: %s[%d]: not traced: %d\n",
 				    current->comm, task_pid_nr(current), ret);
-	else
-		ds_task_trace_exec(regs, &current->bts_crash->trace);
 }
 
 void bts_crash_signal(struct pt_regs *regs, bool handler)
@@ -1010,12 +1016,32 @@ void notrace bts_crash_freeze(void)
 	bts_crash_table->panic_cpu = raw_smp_processor_id();
 }
 
+/*
+ * A ring that ends in a SUSPEND marker was not recording when the oops or
+ * panic came (a traced task's ring held BTS, or perf did): its branches
+ * are older than the crash and are not printed as its last ones.
+ */
+static bool print_suspended(const struct bts_record *rec, unsigned int cpu)
+{
+	u64 us = rec->to / NSEC_PER_USEC;
+
+	if (rec->from == BTS_MARKER(BTS_MARK_SUSPEND, BTS_GAP_TASK))
+		pr_emerg("bts_crash: CPU %u not recording kernel branches since %llu.%06llu (task %llu's ring holds BTS)\n",
+			 cpu, us / USEC_PER_SEC, us % USEC_PER_SEC, rec->flags);
+	else if (rec->from == BTS_MARKER(BTS_MARK_SUSPEND, BTS_GAP_PERF))
+		pr_emerg("bts_crash: CPU %u not recording kernel branches since %llu.%06llu (perf holds BTS)\n",
+			 cpu, us / USEC_PER_SEC, us % USEC_PER_SEC);
+	else
+		return false;
+	return true;
+}
+
 /* The last n records of ring, oldest first, as an oops report prints them. */
 static void print_ring(const struct ds_ring *r, unsigned int cpu, unsigned int n)
 {
 	u64 nr = ds_ring_count(r), i;
 
-	if (!n || !nr)
+	if (!n || !nr || print_suspended(ds_ring_get(r, nr - 1), cpu))
 		return;
 	i = nr > n ? nr - n : 0;
 	if (ds_kernel_source() != BTS_SOURCE_EMUL)
@@ -1045,7 +1071,9 @@ void bts_crash_report(void)
  * An oops: oops_begin() freezes this CPU's ring (nesting counted), the
  * DIE_OOPS notifier prints it, oops_end() lets it record again unless the
  * oops is fatal (panic_on_oops, or in interrupt) or the crash path has
- * frozen everything meanwhile.
+ * frozen everything meanwhile.  Both run with IRQs off (patch 0010): on a
+ * preemptible kernel the count, the hold and its end must stay on one CPU,
+ * or a CPU's ring stays held for good.
  */
 static DEFINE_PER_CPU(unsigned int, bts_oops_depth);
 
@@ -1056,6 +1084,7 @@ void notrace bts_crash_oops_begin(void)
 	if (this_cpu_inc_return(bts_oops_depth) != 1)
 		return;
 	ds_kernel_trace_hold(true);	/* hardware: stopped first, saved */
+	WARN_ON_ONCE(!irqs_disabled());	/* after the hold: no branch of its own before */
 	r = bts_cpu_ring(raw_smp_processor_id());
 	if (r)
 		WRITE_ONCE(r->frozen, true);
@@ -1066,6 +1095,7 @@ void bts_crash_oops_end(bool fatal)
 {
 	struct ds_ring *r;
 
+	WARN_ON_ONCE(!irqs_disabled());
 	if (this_cpu_dec_return(bts_oops_depth) != 0 || fatal ||
 	    atomic_read(&bts_crash_frozen))
 		return;

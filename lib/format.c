@@ -97,6 +97,7 @@ const char *btsdec_gap_reason_name(unsigned int reason)
 		[BTS_GAP_PERF] = "perf",
 		[BTS_GAP_DISABLED] = "disabled",
 		[BTS_GAP_OVERFLOW] = "overflow",
+		[BTS_GAP_TASK] = "task",
 	};
 
 	return reason <= BTS_GAP_MAX ? names[reason] : "invalid";
@@ -111,6 +112,8 @@ const char *btsdec_marker_name(const struct btsdec_record *r)
 		return "switch-in";
 	case BTS_MARK_GAP:
 		return "gap";
+	case BTS_MARK_SUSPEND:
+		return "suspend";
 	}
 	return "invalid";
 }
@@ -124,6 +127,13 @@ const char *btsdec_marker_describe(const struct btsdec_record *r, char *buf,
 		snprintf(buf, len, "gap (%s), resumed at %llu.%09llus after %llu ns",
 			 btsdec_gap_reason_name(BTS_MARKER_SUB(r->from)), s, ns,
 			 (unsigned long long)r->flags);
+	else if (BTS_MARKER_KIND(r->from) == BTS_MARK_SUSPEND &&
+		 BTS_MARKER_SUB(r->from) == BTS_GAP_TASK)
+		snprintf(buf, len, "suspended at %llu.%09llus: task %llu's ring took BTS",
+			 s, ns, (unsigned long long)r->flags);
+	else if (BTS_MARKER_KIND(r->from) == BTS_MARK_SUSPEND)
+		snprintf(buf, len, "suspended (%s) at %llu.%09llus",
+			 btsdec_gap_reason_name(BTS_MARKER_SUB(r->from)), s, ns);
 	else if (BTS_MARKER_KIND(r->from) == BTS_MARK_SWITCH_OUT ||
 		 BTS_MARKER_KIND(r->from) == BTS_MARK_SWITCH_IN)
 		snprintf(buf, len, "%s cpu %llu at %llu.%09llus", btsdec_marker_name(r),
@@ -145,7 +155,7 @@ int btsdec_marker_check(const struct btsdec_record *r, struct btsdec_err *err)
 				   (unsigned long long)r->from);
 	if (kind == 0 || kind > BTS_MARK_MAX)
 		return btsdec_fail(err, -EINVAL, "unknown marker kind %u", kind);
-	if (kind == BTS_MARK_GAP ? sub > BTS_GAP_MAX : sub != 0)
+	if (kind == BTS_MARK_GAP || kind == BTS_MARK_SUSPEND ? sub > BTS_GAP_MAX : sub != 0)
 		return btsdec_fail(err, -EINVAL,
 				   "marker kind %u with invalid sub-code %u",
 				   kind, sub);

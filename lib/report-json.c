@@ -36,6 +36,10 @@ static void json_record_text(FILE *out, size_t i, const struct btsdec_record *r,
 	if (BTS_MARKER_KIND(r->from) == BTS_MARK_GAP)
 		fprintf(out, ",\"gap_ns\":%llu,\"reason\":\"%s\"", (unsigned long long)r->flags,
 			btsdec_gap_reason_name(BTS_MARKER_SUB(r->from)));
+	else if (BTS_MARKER_KIND(r->from) == BTS_MARK_SUSPEND)
+		fprintf(out, ",\"reason\":\"%s\",\"task\":%llu",
+			btsdec_gap_reason_name(BTS_MARKER_SUB(r->from)),
+			(unsigned long long)r->flags);
 	else
 		fprintf(out, ",\"cpu\":%llu", (unsigned long long)r->flags);
 }

@@ -11,6 +11,31 @@
 #include "escape.h"
 #include "ringtext.h"
 
+/*
+ * A kernel ring whose newest record is a SUSPEND marker was not recording
+ * when it was read (docs/format.md §1.1): its branches are from before
+ * then, and the text says so first, never as "the last branches".
+ */
+static void ring_suspended(FILE *out, const struct btsdec_ring_text *v)
+{
+	const struct btsdec_record *r = v->nr ? &v->recs[v->nr - 1] : NULL;
+	unsigned long long s, us;
+
+	if (v->user || !r || !btsdec_is_marker(r) ||
+	    BTS_MARKER_KIND(r->from) != BTS_MARK_SUSPEND)
+		return;
+	s = r->to / 1000000000ULL;
+	us = r->to % 1000000000ULL / 1000;
+	if (BTS_MARKER_SUB(r->from) == BTS_GAP_TASK)
+		fprintf(out, "  not recording kernel branches since %llu.%06llu s "
+			"(task %llu's ring held BTS); the records below are older\n",
+			s, us, (unsigned long long)r->flags);
+	else
+		fprintf(out, "  not recording kernel branches since %llu.%06llu s "
+			"(%s); the records below are older\n", s, us,
+			btsdec_gap_reason_name(BTS_MARKER_SUB(r->from)));
+}
+
 void btsdec_ring_text_heading(FILE *out, const struct btsdec_ring_text *v, size_t take)
 {
 	fprintf(out, "%s: %zu of %zu records (%s%sring of %llu%s", v->what, take, v->nr,
@@ -28,6 +53,7 @@ void btsdec_ring_text_heading(FILE *out, const struct btsdec_ring_text *v, size_
 		fputs("; kernel function entries (ftrace), each from its "
 		      "reconstructed call site", out);
 	fputc('\n', out);
+	ring_suspended(out, v);
 }
 
 static void ring_record(FILE *out, size_t nth, const struct btsdec_record *r,

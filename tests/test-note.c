@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "btsdec.h"
+#include "ringtext.h"
 #include "test.h"
 
 #define DESC_OFF 24	/* 12-byte Nhdr + "BTSCRASH\0" padded to 12 */
@@ -266,6 +267,10 @@ static void test_markers(void)
 		{ BTS_MARKER(BTS_MARK_SWITCH_IN, 0), 1 },
 		{ BTS_MARKER(BTS_MARK_GAP, BTS_GAP_PERF), 1 },
 		{ BTS_MARKER(BTS_MARK_GAP, BTS_GAP_MAX), 1 },
+		{ BTS_MARKER(BTS_MARK_GAP, BTS_GAP_TASK), 1 },
+		{ BTS_MARKER(BTS_MARK_SUSPEND, BTS_GAP_TASK), 1 },
+		{ BTS_MARKER(BTS_MARK_SUSPEND, BTS_GAP_PERF), 1 },
+		{ BTS_MARKER(BTS_MARK_SUSPEND, BTS_GAP_MAX + 1), 0 },
 		{ BTS_MARKER(0, 0), 0 },
 		{ BTS_MARKER(BTS_MARK_MAX + 1, 0), 0 },
 		{ BTS_MARKER(BTS_MARK_GAP, BTS_GAP_MAX + 1), 0 },
@@ -288,6 +293,51 @@ static void test_markers(void)
 			btsdec_trace_free(&t);
 		}
 	}
+}
+
+/* A kernel ring that ends suspended says so above its (older) records;
+ * a user ring, or a kernel ring that resumed, does not (format.md §1.1). */
+static char *ring_text(const struct btsdec_record *r, size_t nr, bool user)
+{
+	struct btsdec_ring_text v = { .what = "CPU 0", .recs = r, .nr = nr,
+				      .capacity = 64, .source = BTS_SOURCE_HW,
+				      .user = user };
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	btsdec_ring_text_write(f, &v, 0, false, NULL, NULL);
+	fclose(f);
+	return buf;
+}
+
+static void test_ring_suspended(void)
+{
+	struct btsdec_record r[] = {
+		{ 0xffffffff81000000ULL, 0xffffffff81000100ULL, 0 },
+		{ BTS_MARKER(BTS_MARK_SUSPEND, BTS_GAP_TASK), 5500000000ULL, 77 },
+		{ BTS_MARKER(BTS_MARK_GAP, BTS_GAP_TASK), 6000000000ULL, 500000000 },
+	};
+	char *s, d[128];
+
+	s = ring_text(r, 2, false);
+	CHECK(strstr(s, "  not recording kernel branches since 5.500000 s (task 77's "
+		      "ring held BTS); the records below are older\n") != NULL);
+	CHECK(strstr(s, "suspended at 5.500000000s: task 77's ring took BTS") != NULL);
+	free(s);
+	s = ring_text(r, 3, false);
+	CHECK(strstr(s, "not recording") == NULL);
+	CHECK(strstr(s, "gap (task), resumed at 6.000000000s after 500000000 ns") != NULL);
+	free(s);
+	s = ring_text(r, 2, true);
+	CHECK(strstr(s, "not recording") == NULL);
+	free(s);
+	CHECK_STR(btsdec_marker_name(&r[1]), "suspend");
+	r[1].from = BTS_MARKER(BTS_MARK_SUSPEND, BTS_GAP_PERF);
+	CHECK_STR(btsdec_marker_describe(&r[1], d, sizeof(d)), "suspended (perf) at 5.500000000s");
+	s = ring_text(r, 2, false);
+	CHECK(strstr(s, "not recording kernel branches since 5.500000 s (perf)") != NULL);
+	free(s);
 }
 
 static void test_marker_never_canonical(void)
@@ -427,6 +477,7 @@ static const struct test_case tests[] = {
 	TEST_CASE(test_kernel_addresses),
 	TEST_CASE(test_markers),
 	TEST_CASE(test_marker_never_canonical),
+	TEST_CASE(test_ring_suspended),
 	TEST_CASE(test_layout_matches_header),
 	TEST_CASE(test_streamed),
 	TEST_CASE(test_shared_window),

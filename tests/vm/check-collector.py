@@ -4,7 +4,7 @@
 model): perf's user branch stacks are the model's pushes; btsdumpd's LBR
 collector armed, and each crash nobody traced is stored with one thread
 note, source lbr, equal entry for entry to the newest user entries the
-model pushed on that CPU before the fault (tests/qemu/lbr-log.py); with
+model pushed on that CPU before the fault (qemu/lbr-log.py); with
 CASE nopmu, one line says why there is no collector and the crash is
 stored as before.  TAP on stdout.
 Usage: check-collector.py RESULTS_DIR"""

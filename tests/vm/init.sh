@@ -33,17 +33,38 @@ if grep -qw btscrash.kexec /proc/cmdline; then
 	# tests/vm/kexec-test.sh: the second kernel says it booted; the first
 	# kexecs into it with a traced program spinning on CPU 1.
 	if grep -qw btscrash.kexeced /proc/cmdline; then
+		# a program at addresses of its own (btsabi-hi, 0x20000000): an
+		# LBR the first kernel left on would push its branches (the
+		# kernel here is told to leave the LBR alone: source=none)
+		/bin/btsabi-hi probe > /dev/null
 		echo "BTSCRASH-KEXEC-BOOTED on $(grep -c ^processor /proc/cpuinfo) CPUs"
 		poweroff -f
 	fi
-	taskset 2 /bin/btsrun 4096 /bin/crasher loop &
+	# the LBR source records every program: no spinner (its log would grow
+	# by gigabytes), the LBR is on on both CPUs anyway
+	if ! grep -qw bts_crash.source=lbr /proc/cmdline; then
+		taskset 2 /bin/btsrun 4096 /bin/crasher loop &
+	fi
 	sleep 2
 	kexec -l /boot/bzImage --initrd=/boot/initrd.gz \
-		--append="console=ttyS0 panic=-1 btscrash.kexec btscrash.kexeced" ||
+		--append="console=ttyS0 panic=-1 btscrash.kexec btscrash.kexeced bts_crash.source=none" ||
 		{ echo BTSCRASH-KEXEC-FAILED: kexec -l; poweroff -f; }
 	echo "BTSCRASH-KEXEC-STARTING"
 	kexec -e
 	echo "BTSCRASH-KEXEC-FAILED: kexec -e returned"
+	poweroff -f
+fi
+if grep -qw btscrash.hole /proc/cmdline; then
+	# tests/vm/oops-hole-test.sh: an oops in a traced program's syscall,
+	# while its ring holds BTS (the kernel ring's hole), then one in an
+	# untraced shell; each report says what its CPU recorded.
+	mount -t debugfs debugfs /sys/kernel/debug
+	echo 0 > /proc/sys/kernel/panic_on_oops
+	echo "BTSCRASH-HOLE-TRACED"
+	/bin/btsrun 4096 /bin/sh -c 'echo EXCEPTION > /sys/kernel/debug/provoke-crash/DIRECT'
+	echo "BTSCRASH-HOLE-UNTRACED"
+	sh -c 'echo EXCEPTION > /sys/kernel/debug/provoke-crash/DIRECT'
+	echo "BTSCRASH-HOLE-DONE"
 	poweroff -f
 fi
 kd=$(sed -n 's/.*btscrash\.kdump=\([A-Z_]*\).*/\1/p' /proc/cmdline)

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Debian's stock, unmodified 6.1 kernel (vm-lib.sh vm_stock_kernel) on the
-# PMU model (tests/qemu/, VM_PMU_CPU: the LBR and the architectural PMU)
+# PMU model (qemu/, VM_PMU_CPU: the LBR and the architectural PMU)
 # with a busybox initramfs holding Debian's perf, the crasher and this
 # build's btsdumpd; runs tests/vm/collector-init.sh in it: perf's user
 # branch stack (`perf record -j any,u`), then btsdumpd's stock-kernel LBR

@@ -408,7 +408,7 @@ static __always_inline void ds_hw_off_now(void)
 static void ds_hw_resume(struct ds_cpu *c, struct ds_trace *t, u64 now)
 {
 	if (t->gap_since) {
-		ds_ring_write(&t->ring, BTS_MARKER(BTS_MARK_GAP, BTS_GAP_PERF), now,
+		ds_ring_write(&t->ring, BTS_MARKER(BTS_MARK_GAP, t->gap_reason), now,
 			      now - t->gap_since);
 		t->gap_since = 0;
 	}
@@ -416,10 +416,13 @@ static void ds_hw_resume(struct ds_cpu *c, struct ds_trace *t, u64 now)
 	c->loaded = t;
 }
 
+static void ds_gap_start(struct ds_trace *t, u64 now, enum bts_gap_reason why,
+			 u32 tid);
+
 static void ds_hw_unload(struct ds_cpu *c)
 {
 	if (c->loaded && !ds_hw_save(ds_hw, c->loaded))
-		c->loaded->gap_since = c->loaded->gap_since ?: local_clock();
+		ds_gap_start(c->loaded, local_clock(), BTS_GAP_PERF, 0);
 	c->loaded = NULL;
 }
 
@@ -438,14 +441,28 @@ static void ds_hw_settle(struct ds_cpu *c, u64 now)
 	if (c->loaded == want)
 		return;
 	ds_hw_unload(c);
+	/* the kernel ring's hole while a traced task's ring holds BTS */
+	if (c->running && !c->held)
+		ds_gap_start(c->kernel, now, BTS_GAP_TASK, c->running->tid);
 	if (want)
 		ds_hw_resume(c, want, now);
 }
 
-static void ds_gap_start(struct ds_trace *t, u64 now)
+/*
+ * t stops recording at now, for why: its GAP marker goes in when it is
+ * loaded again (ds_hw_resume()).  A kernel ring also gets a SUSPEND
+ * marker now (format.md §1.1), so that whoever reads it before then (an
+ * oops, a dump) sees that its newest branches are not the CPU's last.
+ */
+static void ds_gap_start(struct ds_trace *t, u64 now, enum bts_gap_reason why,
+			 u32 tid)
 {
-	if (t && !t->gap_since)
-		t->gap_since = now;
+	if (!t || t->gap_since)
+		return;
+	t->gap_since = now;
+	t->gap_reason = why;
+	if (t->kernel)
+		ds_ring_write(&t->ring, BTS_MARKER(BTS_MARK_SUSPEND, why), now, tid);
 }
 
 /*
@@ -488,8 +505,8 @@ void ds_bts_request(enum ds_user who)
 		return;
 	now = local_clock();
 	ds_hw_unload(c);
-	ds_gap_start(c->running, now);
-	ds_gap_start(c->kernel, now);
+	ds_gap_start(c->running, now, BTS_GAP_PERF, 0);
+	ds_gap_start(c->kernel, now, BTS_GAP_PERF, 0);
 }
 
 void ds_bts_release(enum ds_user who)
@@ -536,25 +553,46 @@ void ds_task_trace_sync(struct ds_trace *t)
 /*
  * This CPU stops writing BTS records for good (until a task is loaded
  * again): DEBUGCTL's BTS bits cleared, the loaded ring's index saved so a
- * dump sees every record the CPU wrote.  The crash path on every CPU (the
- * kdump NMI included: MSRs and memory only, no lock), kexec and reboot
- * (syscore shutdown), suspend, and a CPU going offline: a capture or new
- * kernel must never inherit a CPU still writing into this kernel's memory.
+ * dump sees every record the CPU wrote; the LBR source's LBR stops too
+ * (online and resume start it again).  The crash path on every CPU (the
+ * kdump NMI included: MSRs and memory only, no lock), kexec, reboot and
+ * halt (stop_this_cpu(), native_machine_shutdown()), suspend, and a CPU
+ * going offline: a capture or new kernel must never inherit a CPU still
+ * recording for this kernel.
  */
 void notrace ds_hw_stop_cpu(void)
 {
 	struct ds_cpu *c;
 
-	if (ds_lbr_mode == DS_LBR_KERNEL) {
+	if (ds_lbr_mode != DS_LBR_OFF)
 		ds_lbr_off_now();	/* before any call of ours is recorded */
+	if (ds_lbr_mode == DS_LBR_KERNEL)
 		ds_lbr_freeze();
-	}
 	if (!ds_hw_ok)
 		return;
 	ds_hw_off_now();	/* nothing turns it on again: stopped */
 	c = this_cpu_ptr(&ds_cpu);
 	c->stopped = true;
 	ds_hw_unload(c);
+}
+
+/*
+ * cpu_init(), on the boot CPU and each AP as it comes up: BTS and the LBR
+ * off, IA32_DS_AREA cleared.  A kernel that kexec'ed into this one may
+ * have left them on (INIT leaves MSRs unchanged: SDM Vol. 3A §9.1), the
+ * CPU storing records through a DS area in memory this kernel now owns.
+ * Whoever records here later (ds.c, perf) programs them again.
+ */
+void ds_cpu_init(void)
+{
+	u64 dbg;
+
+	if (rdmsrl_safe(MSR_IA32_DEBUGCTLMSR, &dbg))
+		return;
+	if (dbg & (DEBUGCTL_BTS_BITS | DEBUGCTLMSR_LBR))
+		wrmsrl_safe(MSR_IA32_DEBUGCTLMSR, dbg & ~(DEBUGCTL_BTS_BITS | DEBUGCTLMSR_LBR));
+	if (boot_cpu_has(X86_FEATURE_DS))
+		wrmsrl_safe(MSR_IA32_DS_AREA, 0);
 }
 
 /* This CPU records again (resume, online): its kernel ring, or a task's. */
@@ -683,6 +721,7 @@ int ds_task_trace_start(struct task_struct *task, struct ds_trace *t)
 	/* A switch must find t in task before t records (see the caller). */
 	if (WARN_ON_ONCE(!ds_emul_lookup || ds_emul_lookup(task) != t))
 		return -EINVAL;
+	t->tid = task_pid_nr(task);
 	switch (ds_backend()) {
 	case DS_BACKEND_EMUL:
 		t->have_prev = false;
@@ -841,7 +880,7 @@ void notrace ds_task_switch(struct ds_trace *prev, struct ds_trace *next,
 		if (hw) {
 			c->running = next;
 			if (c->perf)
-				ds_gap_start(next, now);
+				ds_gap_start(next, now, BTS_GAP_PERF, 0);
 		}
 	}
 	if (hw)

@@ -351,6 +351,50 @@ static void ds_test_perf_handover(struct kunit *test)
 }
 
 /*
+ * The kernel ring's hole: while a traced task's ring holds BTS the CPU's
+ * kernel ring records nothing.  It gets a SUSPEND marker with the task's
+ * id when the task's ring goes in, and a GAP (reason task) with the hole's
+ * length when it is loaded again (format.md §1.1).
+ */
+static void ds_test_kernel_hole(struct kunit *test)
+{
+	struct bts_record recs[8] = {}, krecs[8] = {};
+	struct ds_trace t = { .tid = 77 }, k = { .kernel = true };
+	const struct bts_record *r;
+	struct ds_test_cpu saved;
+	struct ds_cpu *c;
+
+	ds_ring_init(&t.ring, recs, 8);
+	t.armed = true;
+	ds_ring_init(&k.ring, krecs, 8);
+	k.hw_base = (u64)krecs;
+	c = ds_test_cpu_begin(&saved);
+	c->kernel = &k;
+	ds_hw_settle(c, 500);
+	KUNIT_EXPECT_PTR_EQ(test, c->loaded, &k);
+	fake_hw_records(&k, 2);
+
+	ds_task_switch(NULL, &t, 1000, 1);
+	KUNIT_EXPECT_PTR_EQ(test, c->loaded, &t);
+	KUNIT_EXPECT_EQ(test, last_marker(&k), (u32)(BTS_MARK_SUSPEND | BTS_GAP_TASK << 16));
+	r = ds_ring_get(&k.ring, ds_ring_count(&k.ring) - 1);
+	KUNIT_EXPECT_EQ(test, r->to, 1000ULL);
+	KUNIT_EXPECT_EQ(test, r->flags, 77ULL);
+	KUNIT_EXPECT_EQ(test, ds_ring_count(&k.ring), 3ULL);
+
+	ds_task_switch(&t, NULL, 3000, 1);
+	KUNIT_EXPECT_PTR_EQ(test, c->loaded, &k);
+	KUNIT_EXPECT_EQ(test, last_marker(&k), (u32)(BTS_MARK_GAP | BTS_GAP_TASK << 16));
+	r = ds_ring_get(&k.ring, ds_ring_count(&k.ring) - 1);
+	KUNIT_EXPECT_EQ(test, r->to, 3000ULL);
+	KUNIT_EXPECT_EQ(test, r->flags, 2000ULL);
+	KUNIT_EXPECT_EQ(test, k.gap_since, 0ULL);
+	KUNIT_EXPECT_EQ(test, ds_mock.ds.bts_index, (u64)&krecs[4]);
+	KUNIT_EXPECT_EQ(test, ds_mock.windows, ds_mock.unwindows);
+	ds_test_cpu_end(&saved);
+}
+
+/*
  * Two perf users overlap on one CPU: intel_bts runs, then PT starts (where
  * lbr_pt_coexist lets the two run together) and stops.  The recorder must
  * wait for the last one: reloading its ring when PT stops would put it
@@ -908,6 +952,7 @@ static struct kunit_case ds_test_cases[] = {
 	KUNIT_CASE(ds_test_save_foreign),
 	KUNIT_CASE(ds_test_perf_handover),
 	KUNIT_CASE(ds_test_perf_two_users),
+	KUNIT_CASE(ds_test_kernel_hole),
 	KUNIT_CASE(ds_test_exec_restart),
 	KUNIT_CASE(ds_test_resume_at),
 	KUNIT_CASE(ds_test_delays_trap),

@@ -114,7 +114,12 @@ enum bts_marker_kind {
 	 * (ns); flags = length of the gap in ns (0 if unknown).
 	 */
 	BTS_MARK_GAP		= 3,
-	BTS_MARK_MAX		= 3,
+	/* Recording stopped here (per-CPU kernel rings); the GAP marker that
+	 * ends the suspension follows when it resumes.  sub = enum
+	 * bts_gap_reason; to = timestamp (ns); flags = for BTS_GAP_TASK the
+	 * thread id (global TID) of the task whose ring took BTS, else 0. */
+	BTS_MARK_SUSPEND	= 4,
+	BTS_MARK_MAX		= 4,
 };
 
 enum bts_gap_reason {
@@ -122,7 +127,8 @@ enum bts_gap_reason {
 	BTS_GAP_PERF		= 1,	/* perf held BTS, LBR or PT */
 	BTS_GAP_DISABLED	= 2,	/* tracing was switched off, then on */
 	BTS_GAP_OVERFLOW	= 3,	/* records dropped (emulation could not keep up) */
-	BTS_GAP_MAX		= 3,
+	BTS_GAP_TASK		= 4,	/* a traced task's ring held BTS (kernel rings) */
+	BTS_GAP_MAX		= 4,
 };
 
 /* Largest ring a reader accepts (records): 2^24 records = 384 MiB. */

@@ -46,6 +46,8 @@ struct ds_trace {
 	u64 gap_since;		/* hardware: local_clock() when recording was
 				 * suspended (perf took BTS), 0 if it was not
 				 */
+	u8 gap_reason;		/* hardware: enum bts_gap_reason of that */
+	u32 tid;		/* a task's ring: its global thread id */
 	bool kernel;		/* hardware: a CPU's kernel ring (CPL 0
 				 * branches), mapped for good at hw_base
 				 */
@@ -123,14 +125,17 @@ void ds_kernel_bug_done(void);
 /*
  * This CPU stops writing BTS records (crash path, NMI-safe; every CPU at
  * kexec, reboot and halt: stop_this_cpu() and the shutting-down CPU in
- * native_machine_shutdown()); with lbr-kernel, its LBR stops and fills
- * its kernel ring (once).
+ * native_machine_shutdown()); its LBR stops too, and with lbr-kernel
+ * fills its kernel ring (once).
  */
 void ds_hw_stop_cpu(void);
+/* cpu_init(): BTS and LBR off, IA32_DS_AREA 0, whatever ran before. */
+void ds_cpu_init(void);
 #else	/* perf's and traps.c's hooks compile away */
 static inline void ds_kernel_bug_trap(void) { }
 static inline void ds_kernel_bug_done(void) { }
 static inline void ds_hw_stop_cpu(void) { }
+static inline void ds_cpu_init(void) { }
 static inline void ds_bts_request(enum ds_user who) { }
 static inline void ds_bts_release(enum ds_user who) { }
 static inline bool ds_bts_holds(enum ds_user who) { return true; } /* perf's alone */

@@ -1,0 +1,69 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+# The per-CPU kernel ring's hole (issue 26 §5): an LKDTM oops inside a
+# traced program's syscall, then one in an untraced shell.  On the BTS
+# model (hw) the kernel ring does not record while the task's ring holds
+# BTS: the first report must say "not recording kernel branches since"
+# with the task's id, never print the stale branches as the last ones;
+# the second prints its branches.  On the LBR model (lbr-kernel) the
+# kernel tail is the LBR, which has no hole: both print branches.  Both:
+# the oops hooks ran with IRQs off (no warning from bts_crash.c).  TAP.
+# Env: BTSCRASH_BACKEND (hw or lbr-kernel), QEMU (else built).
+# Usage: oops-hole-test.sh OUTDIR
+set -eu
+out=$1
+src=$(cd "$(dirname "$0")/../.." && pwd)
+export BTSCRASH_BACKEND="${BTSCRASH_BACKEND:-hw}"
+mkdir -p "$out"
+obj=$("$src/scripts/kernel-build.sh" 2>"$out.kernel-build.log" | tail -n 1) ||
+	{ echo "Bail out! the kernel did not build (log: $out.kernel-build.log)"; exit 1; }
+[ -x "${QEMU:-}" ] || QEMU=$("$src/scripts/qemu-build.sh" 2>"$out.qemu-build.log" | tail -n 1) ||
+	{ echo "Bail out! the model (QEMU) did not build"; exit 1; }
+export QEMU
+. "$src/tests/vm/vm-lib.sh"
+vm_workdir
+vm_root "$work/root"
+vm_pack "$work/root" "$work/initrd.gz"
+VM_ORACLE_LOG=0 vm_machine "$out"
+# shellcheck disable=SC2086
+$vm_qemu -m 512M -smp 1 -nographic -no-reboot \
+	-kernel "$obj/arch/x86/boot/bzImage" -initrd "$work/initrd.gz" \
+	-append "console=ttyS0 panic=-1 pti=off $vm_backend_args btscrash.hole" \
+	> "$out/console.log" 2>&1 &
+qemu_pid=$!
+vm_wait "$qemu_pid" "$out/console.log" 'BTSCRASH-HOLE-DONE' 600
+qemu_pid=
+log=$out/console.log
+sed -n '/BTSCRASH-HOLE-TRACED/,/BTSCRASH-HOLE-UNTRACED/p' "$log" > "$out/traced.log"
+sed -n '/BTSCRASH-HOLE-UNTRACED/,/BTSCRASH-HOLE-DONE/p' "$log" > "$out/untraced.log"
+echo "1..5"
+n=0 bad=0
+check() {	# description, command...: one TAP line for the command's status
+	n=$((n + 1)) what=$1
+	shift
+	if "$@"; then echo "ok $n - $what"; else echo "not ok $n - $what"; bad=1; fi
+}
+has() { grep -q "$1" "$2"; }
+hasnt() { ! grep -q "$1" "$2"; }
+check "both oopses ran (LKDTM EXCEPTION, traced then untraced)" \
+	sh -c "grep -q 'lkdtm_EXCEPTION' '$out/traced.log' && grep -q 'lkdtm_EXCEPTION' '$out/untraced.log'"
+if [ "$BTSCRASH_BACKEND" = hw ]; then
+	check "traced: the report says the CPU was not recording kernel branches, and since when, for which task" \
+		has "bts_crash: CPU [0-9]* not recording kernel branches since [0-9.]* (task [0-9]*'s ring holds BTS)" "$out/traced.log"
+	check "traced: no stale branches printed as the last ones" \
+		hasnt "kernel branches on CPU" "$out/traced.log"
+else
+	check "traced: the LBR has no hole, the report prints the branches into the oops" \
+		sh -c "sed -n '/kernel branches on CPU/,\$p' '$out/traced.log' | grep -q 'lkdtm'"
+	check "traced: nothing says the CPU was not recording" \
+		hasnt "not recording kernel branches" "$out/traced.log"
+fi
+check "untraced: the report prints the branches into the oops" \
+	sh -c "sed -n '/kernel branches on CPU/,\$p' '$out/untraced.log' | grep -q 'lkdtm' &&
+	       ! grep -q 'not recording kernel branches' '$out/untraced.log'"
+# bts_crash_oops_begin()/_end() warn when called with IRQs on (patch
+# 0010 runs them inside oops_begin()'s IRQs-off section, issue 26 §6)
+check "the oops hooks ran with IRQs off (no warning from bts_crash.c)" \
+	hasnt "WARNING:.*bts_crash" "$log"
+grep 'bts_crash:' "$log" | sed 's/^/# /'
+exit $bad
