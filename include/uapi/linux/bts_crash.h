@@ -117,7 +117,8 @@ enum bts_marker_kind {
 	/* Recording stopped here (per-CPU kernel rings); the GAP marker that
 	 * ends the suspension follows when it resumes.  sub = enum
 	 * bts_gap_reason; to = timestamp (ns); flags = for BTS_GAP_TASK the
-	 * thread id (global TID) of the task whose ring took BTS, else 0. */
+	 * thread id (global TID) of the task whose ring took BTS, else 0.
+	 */
 	BTS_MARK_SUSPEND	= 4,
 	BTS_MARK_MAX		= 4,
 };
