@@ -1,17 +1,23 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Emits the whole btscrash kernel change as a patch series for a Linux 6.1
-# tree: first the new files (at their kernel paths, as the build copies
-# them), then kernel/patches/series, the hooks into existing files.  Each
-# patch is mbox-formatted (git am) and applies with patch -p1 as well.
-# Usage: kernel-patches.sh OUTDIR   (prints the series file's path)
+# or 6.12 tree: first the new files (at their kernel paths, as the build
+# copies them; the same for both), then the version's hooks into existing
+# files (kernel/patches/series, kernel/patches-6.12/series).  Each patch is
+# mbox-formatted (git am) and applies with patch -p1 as well.
+# Usage: [KERNEL=6.1|6.12] kernel-patches.sh OUTDIR  (prints the series file)
 set -eu
 src=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:?usage: kernel-patches.sh OUTDIR}
 mkdir -p "$out"
 rm -f "$out"/*.patch "$out/series"
 
-hooks=$(grep -v '^#' "$src/kernel/patches/series" | sed '/^$/d')
+case ${KERNEL:-6.1} in
+6.1) patches=$src/kernel/patches ;;
+6.12) patches=$src/kernel/patches-6.12 ;;
+*) echo "kernel-patches: KERNEL is 6.1 or 6.12, not $KERNEL" >&2; exit 2 ;;
+esac
+hooks=$(grep -v '^#' "$patches/series" | sed '/^$/d')
 total=$(( 2 + $(echo "$hooks" | wc -l) ))
 header() {	# number, subject
 	printf 'From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001\n'
@@ -49,8 +55,8 @@ n=2
 for p in $hooks; do
 	n=$((n + 1))
 	f=$(printf '%04d-%s' "$n" "${p#????-}")
-	subject=$(head -n 1 "$src/kernel/patches/$p")
-	{ header "$n" "$subject"; tail -n +3 "$src/kernel/patches/$p"; } > "$out/$f"
+	subject=$(head -n 1 "$patches/$p")
+	{ header "$n" "$subject"; tail -n +3 "$patches/$p"; } > "$out/$f"
 	echo "$f" >> "$out/series"
 done
 echo "$out/series"
