@@ -1298,7 +1298,7 @@ static int __init bts_crash_init(void)
 
 	ds_emul_set_lookup(bts_crash_lookup);
 	bts_crash_sysctl_hdr = register_sysctl("kernel", bts_crash_sysctls);
-	if (!bts_crash_sysctl_hdr)
+	if (!bts_crash_sysctl_hdr && IS_ENABLED(CONFIG_SYSCTL))
 		pr_err("bts_crash: kernel.bts_crash_task_records not registered: no system-wide default\n");
 	bts_crash_lbr_init();
 	ret = bts_crash_cpu_init();

@@ -375,6 +375,8 @@ static void bts_workers_not_traced(struct kunit *test)
  * table with a { } sentinel, and nothing else would say so). */
 static void bts_sysctl_registered(struct kunit *test)
 {
+	if (!IS_ENABLED(CONFIG_SYSCTL))
+		kunit_skip(test, "no CONFIG_SYSCTL");
 	KUNIT_EXPECT_NOT_NULL(test, bts_crash_sysctl_hdr);
 }
 
