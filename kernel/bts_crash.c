@@ -19,6 +19,13 @@
 #include <linux/capability.h>
 #include <linux/coredump.h>
 #include <linux/crash_core.h>
+#if __has_include(<linux/vmcore_info.h>)
+/* 6.9+: VMCOREINFO and the note sizes left crash_core.h (CONFIG_VMCORE_INFO) */
+#include <linux/vmcore_info.h>
+#define BTS_CRASH_VMCOREINFO	IS_ENABLED(CONFIG_VMCORE_INFO)
+#else
+#define BTS_CRASH_VMCOREINFO	IS_ENABLED(CONFIG_CRASH_CORE)
+#endif
 #include <linux/crash_dump.h>
 #include <linux/cred.h>
 #include <linux/elf.h>
@@ -38,6 +45,20 @@
 #include <linux/sysctl.h>
 #include <linux/task_work.h>
 #include <asm/ds.h>
+
+/* 6.8 renamed MAX_ORDER (one past the largest order) to MAX_PAGE_ORDER */
+#ifndef MAX_PAGE_ORDER
+#define MAX_PAGE_ORDER	(MAX_ORDER - 1)
+#endif
+/*
+ * Threads that run kernel code on a process's behalf and never get a ring:
+ * kernel threads, and user workers (io_uring's, vhost's: 6.4+ marks both
+ * PF_USER_WORKER; 6.1 has only io_uring's PF_IO_WORKER).
+ */
+#ifndef PF_USER_WORKER
+#define PF_USER_WORKER	PF_IO_WORKER
+#endif
+#define BTS_CRASH_NO_RING	(PF_KTHREAD | PF_IO_WORKER | PF_USER_WORKER)
 
 #define BTS_CRASH_MAX_TASK_RECORDS	BIT(16)	/* 1.5 MiB per thread */
 
@@ -285,14 +306,19 @@ void notrace __bts_crash_switch(struct task_struct *prev, struct task_struct *ne
 	ds_lbr_switch_in(next);
 }
 
+/* A new thread of a traced process gets a ring: not a kernel or user worker. */
+static bool bts_crash_inherits(const struct task_struct *child)
+{
+	return !(child->flags & BTS_CRASH_NO_RING);
+}
+
 int bts_crash_fork(struct task_struct *child, unsigned long clone_flags)
 {
 	struct bts_crash_task *parent = current->bts_crash;
 	int ret;
 
 	child->bts_crash = NULL;
-	/* io_uring's workers run kernel code on the process's behalf */
-	if (!parent || (child->flags & (PF_KTHREAD | PF_IO_WORKER)))
+	if (!parent || !bts_crash_inherits(child))
 		return 0;
 	ret = bts_crash_attach(child, parent->trace.ring.capacity);
 	if (ret) {
@@ -395,13 +421,12 @@ static void bts_crash_work_fn(struct callback_head *head)
  */
 bool bts_crash_fork_stale(struct task_struct *child)
 {
-	return current->bts_crash_next &&
-	       !(child->flags & (PF_KTHREAD | PF_IO_WORKER));
+	return current->bts_crash_next && bts_crash_inherits(child);
 }
 
 static bool bts_crash_handover_target(struct task_struct *t)
 {
-	return t != current && !(t->flags & (PF_EXITING | PF_IO_WORKER));
+	return t != current && !(t->flags & PF_EXITING) && bts_crash_inherits(t);
 }
 
 /*
@@ -926,8 +951,16 @@ static struct ctl_table bts_crash_sysctls[] = {
 		.extra1 = SYSCTL_ZERO,
 		.extra2 = (void *)&bts_crash_max_task_records,
 	},
+	/*
+	 * 6.6+ register_sysctl() is a macro that passes ARRAY_SIZE(): a { }
+	 * sentinel there fails registration ("procname is null"); 6.1's
+	 * function needs one.
+	 */
+#ifndef register_sysctl
 	{ }
+#endif
 };
+static struct ctl_table_header *bts_crash_sysctl_hdr;
 
 /* ---- per-CPU kernel rings, frozen at a crash -------------------------- */
 
@@ -1182,7 +1215,12 @@ u32 *bts_crash_cpu_note(u32 *buf, int cpu)
  */
 static void __init bts_crash_vmcoreinfo(void)
 {
-#ifdef CONFIG_CRASH_CORE
+	/* A kexec kernel always has VMCOREINFO: if not, the guard above is
+	 * wrong for this kernel version, and kdump would lose the rings. */
+	BUILD_BUG_ON(IS_ENABLED(CONFIG_KEXEC_CORE) && IS_ENABLED(CONFIG_CRASH_DUMP) &&
+		     !BTS_CRASH_VMCOREINFO);
+	if (!BTS_CRASH_VMCOREINFO)
+		return;
 	vmcoreinfo_append_str("BTS_CRASH=1\n");
 	if (bts_crash_table && bts_crash_table->magic == BTS_CRASH_TABLE_MAGIC) {
 		vmcoreinfo_append_str("BTS_CRASH_TABLE_PA=%llx\n",
@@ -1202,7 +1240,6 @@ static void __init bts_crash_vmcoreinfo(void)
 	VMCOREINFO_OFFSET(bts_crash_ring, freeze_ts);
 	VMCOREINFO_STRUCT_SIZE(bts_record);
 	VMCOREINFO_OFFSET(task_struct, bts_crash);
-#endif
 }
 
 /* One CPU's ring of records, zeroed (ds_hw_save()'s wrap test needs it). */
@@ -1236,7 +1273,7 @@ static struct bts_crash_cpu * __init bts_crash_cpu_alloc(unsigned int cpu,
 /*
  * Boot-time rings for every possible CPU; the admin's memory, not a
  * user's.  Clamped before anything is sized: the largest allocation
- * (MAX_ORDER) and the LBR's depth (lbr-kernel).
+ * (MAX_PAGE_ORDER) and the LBR's depth (lbr-kernel).
  */
 static unsigned int __init bts_crash_cpu_records_wanted(void)
 {
@@ -1244,7 +1281,7 @@ static unsigned int __init bts_crash_cpu_records_wanted(void)
 
 	if (bts_crash_cpu_records < 0)
 		records = ds_kernel_default_records();
-	records = min3(records, (u64)(PAGE_SIZE << (MAX_ORDER - 1)) / BTS_RECORD_SIZE,
+	records = min3(records, (u64)(PAGE_SIZE << MAX_PAGE_ORDER) / BTS_RECORD_SIZE,
 		       ds_kernel_max_records());
 	return records;
 }
@@ -1293,7 +1330,9 @@ static int __init bts_crash_init(void)
 	int ret;
 
 	ds_emul_set_lookup(bts_crash_lookup);
-	register_sysctl("kernel", bts_crash_sysctls);
+	bts_crash_sysctl_hdr = register_sysctl("kernel", bts_crash_sysctls);
+	if (!bts_crash_sysctl_hdr && IS_ENABLED(CONFIG_SYSCTL))
+		pr_err("bts_crash: kernel.bts_crash_task_records not registered: no system-wide default\n");
 	bts_crash_lbr_init();
 	ret = bts_crash_cpu_init();
 	bts_crash_vmcoreinfo();

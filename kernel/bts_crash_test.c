@@ -354,7 +354,34 @@ static void bts_charge_limit(struct kunit *test)
 	put_cred(cred);
 }
 
+/* User workers (vhost's, io_uring's: PF_USER_WORKER) and kernel threads
+ * never take a ring by inheritance; a plain thread does. */
+static void bts_workers_not_traced(struct kunit *test)
+{
+	struct task_struct *t = kunit_kzalloc(test, sizeof(*t), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, t);
+	KUNIT_EXPECT_TRUE(test, bts_crash_inherits(t));
+	t->flags = PF_USER_WORKER;
+	KUNIT_EXPECT_FALSE(test, bts_crash_inherits(t));
+	t->flags = PF_IO_WORKER | PF_USER_WORKER;
+	KUNIT_EXPECT_FALSE(test, bts_crash_inherits(t));
+	t->flags = PF_KTHREAD;
+	KUNIT_EXPECT_FALSE(test, bts_crash_inherits(t));
+}
+
+/* kernel.bts_crash_task_records was registered at boot (6.6+ refuses a
+ * table with a { } sentinel, and nothing else would say so). */
+static void bts_sysctl_registered(struct kunit *test)
+{
+	if (!IS_ENABLED(CONFIG_SYSCTL))
+		kunit_skip(test, "no CONFIG_SYSCTL");
+	KUNIT_EXPECT_NOT_NULL(test, bts_crash_sysctl_hdr);
+}
+
 static struct kunit_case bts_crash_cases[] = {
+	KUNIT_CASE(bts_workers_not_traced),
+	KUNIT_CASE(bts_sysctl_registered),
 	KUNIT_CASE(bts_charge_limit),
 	KUNIT_CASE(bts_cpu_note_layout),
 	KUNIT_CASE(bts_ring_partial),

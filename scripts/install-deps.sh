@@ -20,7 +20,7 @@ ninja-build meson python3 python3-venv zlib1g-dev libfdt-dev libglib2.0-dev
 libpixman-1-dev libslirp-dev qemu-system-x86 qemu-system-data seabios ipxe-qemu"
 case "${1:-}" in
 qemu) pkgs=$qemu_pkgs ;;
-kernel) pkgs="$pkgs linux-source-6.1 ccache make bc bison flex
+kernel) pkgs="$pkgs linux-source-6.1 linux-source-6.12 ccache make bc bison flex
 libssl-dev dwarves xz-utils patch qemu-system-x86 busybox-static cpio
 kexec-tools makedumpfile crash debootstrap kmod gcc-multilib linux-perf perl
 $qemu_pkgs" ;;

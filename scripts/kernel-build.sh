@@ -1,28 +1,38 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
-# Builds the test kernel: Debian's linux-source-6.1, extracted once into a
-# cache, plus this repository's kernel work (new files copied in at their
-# kernel paths, kernel/patches/series applied), configured from tinyconfig +
-# kernel/config/btscrash-vm.config, built with ccache into a separate object
-# directory.  Prints the object directory (bzImage, vmlinux) on success.
+# Builds the test kernel: Debian's linux-source-$KERNEL (6.1 or 6.12),
+# extracted once into a cache, plus this repository's kernel work (new files
+# copied in at their kernel paths, the version's hook series applied:
+# kernel/patches/series for 6.1, kernel/patches-6.12/series for 6.12),
+# configured from tinyconfig + kernel/config/btscrash-vm.config (+ the
+# version's kernel/config/$KERNEL/ companion of each fragment), built with
+# ccache into a separate object directory.  Prints the object directory
+# (bzImage, vmlinux) on success.
 # VARIANT systemd: the same tree and fragment plus btscrash-systemd.config
 # (what a real systemd needs), in an object directory of its own.
 # VARIANT vanilla: the pristine tree (no btscrash at all) with the vm
 # fragment's other options, the baseline of bench/vm-bench.sh.
 # Usage: kernel-build.sh [vm|systemd|vanilla]  (default vm)
-# Env: BTSCRASH_CACHE (default ~/.cache/btscrash), JOBS.
+# Env: KERNEL (6.1 or 6.12; default 6.1), BTSCRASH_CACHE (default
+# ~/.cache/btscrash), JOBS.
 set -eu
 variant=${1:-vm}
 src=$(cd "$(dirname "$0")/.." && pwd)
 cache=${BTSCRASH_CACHE:-$HOME/.cache/btscrash}
 jobs=${JOBS:-$(nproc)}
-tarball=/usr/src/linux-source-6.1.tar.xz
-pristine=$cache/linux-6.1-pristine
-tree=$cache/linux-6.1
+ver=${KERNEL:-6.1}
+case $ver in
+6.1) patches=$src/kernel/patches ;;
+6.12) patches=$src/kernel/patches-6.12 ;;
+*) echo "kernel-build: KERNEL is 6.1 or 6.12, not $ver" >&2; exit 2 ;;
+esac
+tarball=/usr/src/linux-source-$ver.tar.xz
+pristine=$cache/linux-$ver-pristine
+tree=$cache/linux-$ver
 case $variant in
-vm) obj=$cache/obj-6.1; frags="btscrash-vm.config" ;;
-systemd) obj=$cache/obj-6.1-systemd; frags="btscrash-vm.config btscrash-systemd.config" ;;
-vanilla) obj=$cache/obj-6.1-vanilla; frags="btscrash-vm.config" ;;
+vm) obj=$cache/obj-$ver; frags="btscrash-vm.config" ;;
+systemd) obj=$cache/obj-$ver-systemd; frags="btscrash-vm.config btscrash-systemd.config" ;;
+vanilla) obj=$cache/obj-$ver-vanilla; frags="btscrash-vm.config" ;;
 *) echo "kernel-build: VARIANT is vm, systemd or vanilla, not $variant" >&2; exit 2 ;;
 esac
 log() { echo "kernel-build: $*" >&2; }
@@ -46,16 +56,16 @@ fi
 
 # Recreate the work tree when the patch series changed: hard links keep the
 # pristine mtimes, so only what the patches touch is rebuilt.
-series_id=$(cat "$src"/kernel/patches/series "$src"/kernel/patches/*.patch 2>/dev/null | sha1sum | cut -c1-12)
+series_id=$(cat "$patches"/series "$patches"/*.patch 2>/dev/null | sha1sum | cut -c1-12)
 if [ "$(cat "$tree/.btscrash-series" 2>/dev/null)" != "$series_id" ]; then
 	log "preparing work tree (series $series_id)"
 	rm -rf "$tree" && cp -al "$pristine" "$tree"
-	if [ -f "$src/kernel/patches/series" ]; then
-		grep -v '^#' "$src/kernel/patches/series" | while read -r p; do
+	if [ -f "$patches/series" ]; then
+		grep -v '^#' "$patches/series" | while read -r p; do
 			[ -n "$p" ] || continue
 			log "applying $p"
 			patch -d "$tree" -p1 -s --no-backup-if-mismatch \
-				< "$src/kernel/patches/$p"
+				< "$patches/$p"
 		done
 	fi
 	echo "$series_id" > "$tree/.btscrash-series"
@@ -69,8 +79,11 @@ mkdir -p "$obj"
 paths=
 newer=
 for f in $frags; do
-	paths="$paths $src/kernel/config/$f"
-	[ ! -f "$obj/.config" ] || [ ! "$src/kernel/config/$f" -nt "$obj/.config" ] || newer=1
+	for path in "$src/kernel/config/$f" "$src/kernel/config/$ver/$f"; do
+		[ -f "$path" ] || continue
+		paths="$paths $path"
+		[ ! -f "$obj/.config" ] || [ ! "$path" -nt "$obj/.config" ] || newer=1
+	done
 done
 if [ "$variant" = vanilla ]; then	# Linux as released: no BTS_CRASH options
 	tree=$pristine
@@ -86,7 +99,9 @@ if [ ! -f "$obj/.config" ] || [ -n "$newer" ] ||
 	"$tree/scripts/kconfig/merge_config.sh" -m -O "$obj" "$obj/.config" $paths >/dev/null
 	make -s -C "$tree" O="$obj" olddefconfig >/dev/null
 	# shellcheck disable=SC2086
-	missing=$(cat $paths | grep '^CONFIG_' | while read -r line; do
+	# Every option line, set or "is not set": one this version lacks or
+	# olddefconfig dropped is missing from .config, and an error.
+	missing=$(cat $paths | grep -E '^CONFIG_|^# CONFIG_.* is not set$' | while read -r line; do
 		grep -qx "$line" "$obj/.config" || echo "$line"; done)
 	[ -z "$missing" ] || { log "options that did not stick: $missing"; exit 1; }
 	echo "$series_id" > "$obj/.btscrash-series"

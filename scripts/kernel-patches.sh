@@ -1,13 +1,14 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Emits the whole btscrash kernel change as a `git format-patch` series for
-# a Linux 6.1 tree: first the new files (at their kernel paths, as the
-# build copies them), then kernel/patches/series, the hooks into existing
-# files.  Each patch is a mail (From, Date, Subject, the description, a
+# a Linux 6.1 or 6.12 tree: first the new files (at their kernel paths, as
+# the build copies them; the same for both), then the version's hooks into
+# existing files (kernel/patches/series for 6.1, kernel/patches-6.12/series
+# for 6.12).  Each patch is a mail (From, Date, Subject, the description, a
 # Signed-off-by, a diffstat, git diffs): `git am` or `patch -p1` applies it.
-# A hook patch in kernel/patches/ is its subject on line 1, a blank line,
-# the description (what and why), a line "---", then the diff.
-# Usage: kernel-patches.sh OUTDIR   (prints the series file's path)
+# A hook patch is its subject on line 1, a blank line, the description
+# (what and why), a line "---", then the diff.
+# Usage: [KERNEL=6.1|6.12] kernel-patches.sh OUTDIR  (prints the series file)
 set -eu
 src=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:?usage: kernel-patches.sh OUTDIR}
@@ -20,7 +21,12 @@ signoff='btscrash developers <btscrash@lists.example.org>'
 # the date of the newest change (reproducible: SOURCE_DATE_EPOCH first)
 epoch=${SOURCE_DATE_EPOCH:-$(git -C "$src" log -1 --format=%ct 2>/dev/null || date +%s)}
 when=$(LC_ALL=C date -u -R -d "@$epoch")
-hooks=$(grep -v '^#' "$src/kernel/patches/series" | sed '/^$/d')
+case ${KERNEL:-6.1} in
+6.1) patches=$src/kernel/patches ;;
+6.12) patches=$src/kernel/patches-6.12 ;;
+*) echo "kernel-patches: KERNEL is 6.1 or 6.12, not $KERNEL" >&2; exit 2 ;;
+esac
+hooks=$(grep -v '^#' "$patches/series" | sed '/^$/d')
 total=$(( 2 + $(echo "$hooks" | wc -l) ))
 
 # One pass over a unified diff, hunk by hunk (so a removed "-- x" line is
@@ -156,8 +162,8 @@ EOF
 n=2
 for p in $hooks; do
 	n=$((n + 1))
-	sed -n '/^---$/,$p' "$src/kernel/patches/$p" | tail -n +2 > "$tmp/diff"
-	sed '/^---$/,$d' "$src/kernel/patches/$p" > "$tmp/desc"
+	sed -n '/^---$/,$p' "$patches/$p" | tail -n +2 > "$tmp/diff"
+	sed '/^---$/,$d' "$patches/$p" > "$tmp/desc"
 	mail "$n" "$tmp/desc" "$tmp/diff" "$(printf '%04d-%s' "$n" "${p#????-}")"
 done
 echo "$out/series"

@@ -58,6 +58,10 @@ tap_check "btscrash.gdb sources the installed bts.py" grep -qx 'source /usr/shar
 tap_check "btscrash-kernel-patches: the series with the new files first" \
 	has btscrash-kernel-patches /usr/src/btscrash-patches/series \
 	/usr/src/btscrash-patches/0001-btscrash-ds.patch
+tap_check "btscrash-kernel-patches: the 6.12 series too" \
+	has btscrash-kernel-patches /usr/src/btscrash-patches-6.12/series \
+	/usr/src/btscrash-patches-6.12/0001-btscrash-ds.patch \
+	/usr/src/btscrash-patches-6.12/0021-btscrash-stop-recording-at-kexec-and-reboot.patch
 tap_check "btscrash-daemon depends on btscrash-tools of the same version" sh -c \
 	"dpkg-deb -f '$work'/debs/btscrash-daemon_*.deb Depends | grep -q 'btscrash-tools (= '"
 dpkg-deb -e "$work"/debs/btscrash-daemon_*.deb "$work/ctl"

@@ -62,7 +62,7 @@ static __always_inline void bts_crash_switch(struct task_struct *prev,
  * The crash path: panic() and __crash_kexec() freeze every CPU's kernel
  * ring before anything else runs; panic() then prints this CPU's last
  * branches; crash_save_cpu() appends each CPU's NT_BTSCRASH_CPU note
- * (BTS_CRASH_CPU_NOTE_BYTES, linux/crash_core.h) after its NT_PRSTATUS.
+ * (BTS_CRASH_CPU_NOTE_BYTES, linux/crash_core.h; 6.12: linux/vmcore_info.h) after its NT_PRSTATUS.
  */
 void bts_crash_freeze(void);
 void bts_crash_report(void);
@@ -89,6 +89,8 @@ static inline void bts_crash_exec(struct pt_regs *regs) { }
 static inline void bts_crash_signal(struct pt_regs *regs, bool handler) { }
 static inline bool bts_crash_owns_tf(struct task_struct *task) { return false; }
 static inline long bts_crash_prctl(unsigned long op, unsigned long arg) { return -EINVAL; }
+static inline int bts_crash_core_notes_size(void) { return 0; }
+static inline int bts_crash_core_notes_write(struct coredump_params *c) { return 0; }
 static inline void bts_crash_switch(struct task_struct *p, struct task_struct *n) { }
 #endif
 

@@ -51,9 +51,14 @@ LKDTM_FN = {"EXCEPTION": "lkdtm_EXCEPTION", "PANIC": "lkdtm_PANIC",
             "BUG": "lkdtm_BUG", "EXEC_NULL": "lkdtm_EXEC_NULL"}
 
 
+# The crash binary: CRASH (default "crash", Debian 12's 8.0.2, which reads
+# 6.1 vmcores only; 6.12's need crash 8.0.6+, scripts/crash-build.sh).
+CRASH = os.environ.get("CRASH", "crash")
+
+
 def crash(vmlinux, vmcore, bts_so, *cmds):
     script = ("extend %s\n" % bts_so if bts_so else "") + "\n".join(cmds) + "\nquit\n"
-    p = subprocess.run(["crash", "-s", "--kaslr", "auto", vmlinux, vmcore],
+    p = subprocess.run([CRASH, "-s", "--kaslr", "auto", vmlinux, vmcore],
                        input=script, capture_output=True, text=True, timeout=300)
     out = "\n".join(l for l in (p.stdout + p.stderr).splitlines()
                     if not l.startswith("WARNING"))
@@ -71,8 +76,9 @@ def crash_by_name(vmlinux, vmcore, bts_so, *cmds):
     shutil.copy(bts_so, os.path.join(d, "bts.so"))
     script = "extend bts.so\n" + "\n".join(cmds) + "\nquit\n"
     p = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c",
-                        'mount --bind "$1" "$2" && cd / && exec crash -s --kaslr auto "$3" "$4"',
-                        "sh", d, ext, os.path.abspath(vmlinux), os.path.abspath(vmcore)],
+                        'mount --bind "$1" "$2" && cd / && exec "$5" -s --kaslr auto "$3" "$4"',
+                        "sh", d, ext, os.path.abspath(vmlinux), os.path.abspath(vmcore),
+                        shutil.which(CRASH)],
                        input=script, capture_output=True, text=True, timeout=300)
     return p.returncode, "\n".join(l for l in (p.stdout + p.stderr).splitlines()
                                    if not l.startswith("WARNING"))
@@ -324,11 +330,12 @@ def main():
     if len(sys.argv) != 5:
         sys.exit("usage: kdump-test.py BTS_SO BTSDUMP OUTDIR LKDTM_TYPE|notraces")
     bts_so, tool, out, kind = sys.argv[1:]
-    if not shutil.which("crash") or not os.path.exists(bts_so):
+    if not shutil.which(CRASH) or not os.path.exists(bts_so):
         print("1..0 # SKIP crash or the extension not built")
         return 77
-    build = subprocess.run([os.path.join(SRC, "scripts/kernel-build.sh")],
-                           capture_output=True, text=True)
+    # vm-lib.sh's KERNEL chooses the kernel, as for every VM test
+    build = subprocess.run(["sh", "-c", '. "$1/tests/vm/vm-lib.sh" && exec "$1/scripts/kernel-build.sh"',
+                            "sh", SRC], capture_output=True, text=True)
     if build.returncode:
         print(build.stderr[-3000:])
         sys.exit("the kernel did not build")

@@ -17,6 +17,7 @@
 set -eu
 out=$1
 src=$(cd "$(dirname "$0")/../.." && pwd)
+. "$src/tests/vm/vm-lib.sh"	# KERNEL, VM_*_CPU, vm_* (before the build)
 mkdir -p "$out"
 rm -f "$out/bts.log" "$out/pmu.log" "$out/data.log"	# the model appends
 obj=$("$src/scripts/kernel-build.sh" 2>"$out/kernel-build.log") ||
@@ -25,7 +26,6 @@ q=${2:-$("$src/scripts/qemu-build.sh" 2>"$out/qemu-build.log" | tail -n 1)}
 [ -x "$q" ] || { tail -20 "$out/qemu-build.log" >&2; echo "pmu-vm: no QEMU model" >&2; exit 1; }
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-. "$src/tests/vm/vm-lib.sh"	# VM_PMU_CPU, vm_add_dynamic, vm_pack
 root=$work/root
 mkdir -p "$root/bin" "$root/proc" "$root/sys" "$root/dev" "$root/tmp"
 cp /bin/busybox "$root/bin/busybox"

@@ -10,6 +10,7 @@ set -eu
 btsdump=$1 out=$2
 shift 2
 src=$(cd "$(dirname "$0")/../.." && pwd)
+. "$src/tests/vm/vm-lib.sh"	# KERNEL
 obj=$("$src/scripts/kernel-build.sh" 2>"$out.kernel-build.log" | tail -n 1) || {
 	tail -n 40 "$out.kernel-build.log" >&2
 	echo "vm-test: the kernel did not build (log: $out.kernel-build.log)" >&2

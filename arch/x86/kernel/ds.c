@@ -40,11 +40,11 @@
 #include <linux/syscore_ops.h>
 #include <linux/uaccess.h>
 #include <linux/uprobes.h>
+#include <linux/version.h>
 #include <asm/cpu_entry_area.h>
 #include <asm/debugreg.h>
 #include <asm/ds.h>
 #include <asm/insn.h>
-#include <asm/intel-family.h>
 #include <asm/intel_ds.h>
 #include <asm/msr.h>
 #include <asm/ptrace.h>
@@ -687,20 +687,36 @@ static int ds_hw_cpu_offline(unsigned int cpu)
 	return 0;
 }
 
+/*
+ * syscore callbacks.  Version conditional: Debian's 6.12 has the struct
+ * syscore API (callbacks get the registration's data pointer), 6.1 the
+ * bare syscore_ops with their list node.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
+#define DS_SYSCORE_ARG		void *data
+#define ds_register_syscore(o)	do {					\
+		static struct syscore s = { .ops = (o) };		\
+		register_syscore(&s);					\
+	} while (0)
+#else
+#define DS_SYSCORE_ARG		void
+#define ds_register_syscore(o)	register_syscore_ops(o)
+#endif
+
 /* syscore: IRQs off, the last CPU (kexec, reboot, suspend) or the first. */
-static int ds_hw_suspend(void)
+static int ds_hw_suspend(DS_SYSCORE_ARG)
 {
 	ds_hw_stop_cpu();
 	return 0;
 }
 
-static void ds_hw_resume_cpu(void)
+static void ds_hw_resume_cpu(DS_SYSCORE_ARG)
 {
 	wrmsrl(MSR_IA32_DS_AREA, (u64)ds_native_area());
 	ds_hw_start_cpu();
 }
 
-static void ds_hw_shutdown(void)
+static void ds_hw_shutdown(DS_SYSCORE_ARG)
 {
 	ds_hw_stop_cpu();
 }
@@ -1262,8 +1278,21 @@ late_initcall(ds_debugfs_init);
 #define DS_LBR_INFO_MISPRED	BIT_ULL(63)
 #define DS_LBR_INFO_CYC_CNT	0xffffULL	/* core cycles since the previous entry */
 
+/*
+ * Sky Lake to Tiger Lake, family 6: LBR_INFO, 32 entries.  Model numbers,
+ * as intel-family.h names them differently on 6.1 (INTEL_FAM6_*) and 6.12
+ * (INTEL_*, VFM): Sky Lake L, Sky Lake, Sky Lake X, Kaby Lake L, Kaby Lake,
+ * Comet Lake, Comet Lake L, Ice Lake X, D, desktop, L, Tiger Lake L, Tiger
+ * Lake.
+ */
+static const u8 ds_lbr_models[] __initconst = {
+	0x4E, 0x5E, 0x55, 0x8E, 0x9E, 0xA5, 0xA6,
+	0x6A, 0x6C, 0x7D, 0x7E, 0x8C, 0x8D,
+};
+
 static unsigned int __init ds_lbr_probe(void)
 {
+	unsigned int i;
 	u64 caps;
 
 	if (boot_cpu_data.x86_vendor != X86_VENDOR_INTEL || boot_cpu_data.x86 != 6 ||
@@ -1271,16 +1300,9 @@ static unsigned int __init ds_lbr_probe(void)
 	    rdmsrl_safe(MSR_IA32_PERF_CAPABILITIES, &caps) ||
 	    (caps & 0x3f) != DS_LBR_FMT_INFO)
 		return 0;
-	switch (boot_cpu_data.x86_model) {
-	case INTEL_FAM6_SKYLAKE_L: case INTEL_FAM6_SKYLAKE:
-	case INTEL_FAM6_SKYLAKE_X: case INTEL_FAM6_KABYLAKE_L:
-	case INTEL_FAM6_KABYLAKE: case INTEL_FAM6_COMETLAKE:
-	case INTEL_FAM6_COMETLAKE_L: case INTEL_FAM6_ICELAKE_X:
-	case INTEL_FAM6_ICELAKE_D: case INTEL_FAM6_ICELAKE:
-	case INTEL_FAM6_ICELAKE_L: case INTEL_FAM6_TIGERLAKE_L:
-	case INTEL_FAM6_TIGERLAKE:
-		return 32;
-	}
+	for (i = 0; i < ARRAY_SIZE(ds_lbr_models); i++)
+		if (boot_cpu_data.x86_model == ds_lbr_models[i])
+			return 32;
 	return 0;
 }
 
@@ -1612,7 +1634,7 @@ static int ds_lbr_notify(struct notifier_block *nb, unsigned long val, void *dat
 static struct notifier_block ds_lbr_nb = { .notifier_call = ds_lbr_notify,
 					   .priority = INT_MAX };
 
-static void ds_lbr_resume(void)
+static void ds_lbr_resume(DS_SYSCORE_ARG)
 {
 	ds_lbr_cpu_start();
 }
@@ -1655,7 +1677,7 @@ int __init ds_lbr_start(bool kernel)
 		ds_lbr_mode = DS_LBR_OFF;
 		return ret;
 	}
-	register_syscore_ops(&ds_lbr_syscore_ops);
+	ds_register_syscore(&ds_lbr_syscore_ops);
 	pr_info("ds: LBR source on: %u entries per CPU, %s\n", ds_lbr_depth,
 		kernel ? "kernel branches, kept at oops and panic" :
 			 "user branches of every task");
@@ -1674,7 +1696,7 @@ static int __init ds_init(void)
 					ds_hw_cpu_online, ds_hw_cpu_offline);
 		if (ret < 0)
 			return ret;
-		register_syscore_ops(&ds_hw_syscore_ops);
+		ds_register_syscore(&ds_hw_syscore_ops);
 		ds_hw_ok = true;
 		pr_info("ds: BTS hardware backend on (circular: traced tasks' user branches; kernel branches only with bts_crash.cpu_records)\n");
 		return 0;
