@@ -960,6 +960,7 @@ static struct ctl_table bts_crash_sysctls[] = {
 	{ }
 #endif
 };
+
 static struct ctl_table_header *bts_crash_sysctl_hdr;
 
 /* ---- per-CPU kernel rings, frozen at a crash -------------------------- */
@@ -1216,7 +1217,8 @@ u32 *bts_crash_cpu_note(u32 *buf, int cpu)
 static void __init bts_crash_vmcoreinfo(void)
 {
 	/* A kexec kernel always has VMCOREINFO: if not, the guard above is
-	 * wrong for this kernel version, and kdump would lose the rings. */
+	 * wrong for this kernel version, and kdump would lose the rings.
+	 */
 	BUILD_BUG_ON(IS_ENABLED(CONFIG_KEXEC_CORE) && IS_ENABLED(CONFIG_CRASH_DUMP) &&
 		     !BTS_CRASH_VMCOREINFO);
 	if (!BTS_CRASH_VMCOREINFO)

@@ -355,7 +355,8 @@ static void bts_charge_limit(struct kunit *test)
 }
 
 /* User workers (vhost's, io_uring's: PF_USER_WORKER) and kernel threads
- * never take a ring by inheritance; a plain thread does. */
+ * never take a ring by inheritance; a plain thread does.
+ */
 static void bts_workers_not_traced(struct kunit *test)
 {
 	struct task_struct *t = kunit_kzalloc(test, sizeof(*t), GFP_KERNEL);
@@ -371,7 +372,8 @@ static void bts_workers_not_traced(struct kunit *test)
 }
 
 /* kernel.bts_crash_task_records was registered at boot (6.6+ refuses a
- * table with a { } sentinel, and nothing else would say so). */
+ * table with a { } sentinel, and nothing else would say so).
+ */
 static void bts_sysctl_registered(struct kunit *test)
 {
 	if (!IS_ENABLED(CONFIG_SYSCTL))

@@ -134,6 +134,13 @@ MSR operations in place of the hardware.
 
 checkpatch --strict's FILE_PATH_CHANGES: the MAINTAINERS entry for the
 new files is the series' last patch.
+
+checkpatch --strict's LINUX_VERSION_CODE and CONSTANT_COMPARISON on the
+syscore registration: the same file builds into 6.1 and 6.12 trees
+(out of tree, the btscrash series for each), and Debian's 6.12 changed
+the syscore API with nothing to feature-test; the comparison is the
+usual KERNEL_VERSION form.  Upstream, the branch for the older kernel
+goes away.
 EOF
 newfiles 2 policy include/uapi/linux/bts_crash.h include/linux/bts_crash.h \
 	kernel/bts_crash.c kernel/bts_crash_test.c <<'EOF'
@@ -157,6 +164,12 @@ left as it is: the argument is the iterator variable, assigned and
 advanced by the loop as list_for_each()'s is, never an expression with
 side effects.  FILE_PATH_CHANGES: the MAINTAINERS entry for the new
 files is the series' last patch.
+
+checkpatch --strict's SPACING on "#if __has_include(<linux/vmcore_info.h>)"
+is checkpatch reading the header name as comparisons: the feature test
+picks VMCOREINFO's header on 6.1 (crash_core.h) and 6.9+
+(vmcore_info.h), where an #ifdef CONFIG_CRASH_CORE compiled it out
+without a word.
 EOF
 
 n=2
