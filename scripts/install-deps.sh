@@ -20,7 +20,7 @@ git cpio"
 qemu_pkgs="dpkg-dev xz-utils patch ccache gcc libc6-dev make pkg-config
 ninja-build meson python3 python3-venv zlib1g-dev libfdt-dev libglib2.0-dev
 libpixman-1-dev libslirp-dev qemu-system-x86 qemu-system-data seabios ipxe-qemu"
-crash_pkgs="apt dpkg-dev ccache gcc make patch bison flex gawk texinfo
+crash_pkgs="apt dpkg-dev ccache gcc g++ make patch bison flex gawk texinfo
 binutils-dev zlib1g-dev libncurses-dev liblzo2-dev libsnappy-dev libzstd-dev
 debian-archive-keyring"
 case "${1:-}" in
