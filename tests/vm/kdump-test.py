@@ -349,7 +349,7 @@ def main():
         sys.exit("usage: kdump-test.py BTS_SO BTSDUMP OUTDIR LKDTM_TYPE|notraces")
     bts_so, tool, out, kind = sys.argv[1:]
     if os.environ.get("NINJA_TARGETS"):
-        # crash 8.0.6 and its bts.so: built here, not by default (~14 min cold)
+        # crash 8.0.6 and its bts.so: built here, not by default (13 min CPU cold)
         b = subprocess.run(["ninja", "-C", os.environ["NINJA_ROOT"],
                             *os.environ["NINJA_TARGETS"].split()],
                            capture_output=True, text=True)
