@@ -12,8 +12,9 @@
  *   crash> extend bts.so
  *   crash> bts [-c CPU[,CPU...]] [-n N] [-r] [-t PID|TASK]
  */
-#include <crash/defs.h>
+#include "defs.h"		/* crash's: the release BTS_CRASH_FOR names */
 #include <stdint.h>
+#include <string.h>
 
 #include "btsdec.h"	/* lib/decode.c, report.c: a ring decoded and printed */
 #include "escape.h"	/* lib/escape.c: a task's comm shown escaped */
@@ -462,8 +463,22 @@ static struct command_table_entry command_table[] = {
 	{ NULL },
 };
 
+#ifndef BTS_CRASH_FOR
+#error "BTS_CRASH_FOR: the crash release whose defs.h this is built against"
+#endif
+
+/*
+ * defs.h's structures change between crash releases: a module built for
+ * another one would misread them, so it registers nothing there (crash then
+ * unloads it).  program_version is among program_context's first members.
+ */
 static void __attribute__((constructor)) bts_init(void)
 {
+	if (strcmp(pc->program_version, BTS_CRASH_FOR) != 0) {
+		error(INFO, "bts.so was built for crash %s, this is crash %s\n",
+		      BTS_CRASH_FOR, pc->program_version);
+		return;
+	}
 	register_extension(command_table);
 }
 

@@ -7,7 +7,9 @@
 # BTS model (Debian's QEMU 7.2 source) and run it (firmware); `install-deps.sh
 # kernel` adds to the user-space set what the kernel build and the QEMU test
 # VM need, the model's build included (and Debian's perf, which the PMU
-# model's VM test runs in the guest).
+# model's VM test runs in the guest).  `install-deps.sh crash` installs what
+# scripts/crash-build.sh needs to fetch and build crash 8.0.6 (Debian 13's
+# source; its build-depends, all in Debian 12), which `kernel` adds too.
 set -eu
 pkgs="meson ninja-build pkg-config gcc libc6-dev libelf-dev libdw-dev zlib1g-dev
 libcapstone-dev elfutils binutils gdb python3 valgrind clang
@@ -18,12 +20,16 @@ git cpio libbpf-dev bpftool"
 qemu_pkgs="dpkg-dev xz-utils patch ccache gcc libc6-dev make pkg-config
 ninja-build meson python3 python3-venv zlib1g-dev libfdt-dev libglib2.0-dev
 libpixman-1-dev libslirp-dev qemu-system-x86 qemu-system-data seabios ipxe-qemu"
+crash_pkgs="apt dpkg-dev ccache gcc g++ make patch bison flex gawk texinfo
+binutils-dev zlib1g-dev libncurses-dev liblzo2-dev libsnappy-dev libzstd-dev
+debian-archive-keyring"
 case "${1:-}" in
 qemu) pkgs=$qemu_pkgs ;;
+crash) pkgs=$crash_pkgs ;;
 kernel) pkgs="$pkgs linux-source-6.1 linux-source-6.12 ccache make bc bison flex
 libssl-dev dwarves xz-utils patch qemu-system-x86 busybox-static cpio
 kexec-tools makedumpfile crash debootstrap kmod gcc-multilib linux-perf perl
-$qemu_pkgs" ;;
+$qemu_pkgs $crash_pkgs" ;;
 esac
 missing=
 for p in $pkgs; do
