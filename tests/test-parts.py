@@ -36,11 +36,9 @@ TESTS = {
     "kdump-hw-EXCEPTION": "crash", "kdump-hw-PANIC": "crash",
     "kdump-lbr-EXCEPTION": "crash", "kdump-lbr-PANIC": "crash", "kdump-lbr-BUG": "crash",
     # crash 8.0.6 (scripts/crash-build.sh installs its build-depends)
-    "kdump-crash806-EXCEPTION": "", "kdump-crash806-PANIC": "", "kdump-crash806-BUG": "",
-    "kdump-crash806-EXEC_NULL": "", "kdump-crash806-notraces": "",
-    "kdump-crash806-hw-EXCEPTION": "", "kdump-crash806-hw-PANIC": "",
-    "kdump-crash806-lbr-EXCEPTION": "", "kdump-crash806-lbr-PANIC": "",
-    "kdump-crash806-lbr-BUG": "",
+    # crash 8.0.6 (scripts/crash-build.sh) on 6.1: one kind per backend
+    "kdump-crash806-EXCEPTION": "", "kdump-crash806-hw-PANIC": "",
+    "kdump-crash806-lbr-EXCEPTION": "",
     "systemd-vm": "debootstrap", "systemd-vm-companion": "debootstrap", "parts": "", "debian": "debhelper lintian",
 }
 # built target -> package: parts that are a file, not (only) a test
