@@ -1,84 +1,109 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
-# The exported kernel series (scripts/kernel-patches.sh) is one a
-# maintainer can take: git am applies every patch to the pristine 6.1
-# files with its author, date, subject and sign-off, and Linux 6.1's
-# checkpatch.pl --strict reports nothing on any patch that the patch's
-# description does not justify (a paragraph opening with "checkpatch"
-# that names the message's type).  TAP.
+# Each exported kernel series (scripts/kernel-patches.sh, KERNEL=6.1 and
+# 6.12) is one a maintainer can take: git am applies every patch to the
+# pristine files of its Linux version with its author, date, subject and
+# sign-off, and that version's checkpatch.pl --strict reports nothing on
+# any patch that the patch's description does not justify (a paragraph
+# opening with "checkpatch" that names the message's type).  TAP.
 set -eu
 src=$(cd "$(dirname "$0")/.." && pwd)
 cache=${BTSCRASH_CACHE:-$HOME/.cache/btscrash}
-tarball=/usr/src/linux-source-6.1.tar.xz
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "Bail out! $*"; exit 1; }
+i=0
 
 perl -MTerm::ANSIColor -MEncode -e 1 2>/dev/null ||
 	fail "checkpatch.pl needs perl: apt-get install perl"
 command -v git >/dev/null || fail "needs git: apt-get install git"
-# Linux 6.1's own tree: the one scripts/kernel-build.sh extracted, else
-# the same tarball extracted here.
-linux=$cache/linux-6.1-pristine
-if [ ! -f "$linux/scripts/checkpatch.pl" ]; then
-	[ -f "$tarball" ] || fail "needs Linux 6.1's checkpatch.pl: apt-get install linux-source-6.1"
-	mkdir "$tmp/linux"
-	tar -xJf "$tarball" -C "$tmp/linux" --strip-components=1
-	linux=$tmp/linux
-fi
 
-"$src/scripts/kernel-patches.sh" "$tmp/series" >/dev/null
-n=$(wc -l < "$tmp/series/series")
-echo "1..$((n + 1))"
+# linux_tree VERSION: prints Linux VERSION's own tree, the one
+# scripts/kernel-build.sh extracted (pristine, else the build's), else
+# linux-source-VERSION's tarball extracted here.
+linux_tree() {
+	for d in "$cache/linux-$1-pristine" "$cache/linux-$1"; do
+		[ -f "$d/scripts/checkpatch.pl" ] && { echo "$d"; return; }
+	done
+	tarball=/usr/src/linux-source-$1.tar.xz
+	[ -f "$tarball" ] ||
+		fail "needs Linux $1's checkpatch.pl: apt-get install linux-source-$1"
+	mkdir "$tmp/linux-$1"
+	tar -xJf "$tarball" -C "$tmp/linux-$1" --strip-components=1
+	echo "$tmp/linux-$1"
+}
 
-# git am onto the pristine versions of the files the hooks change
-mkdir "$tmp/git"
-for f in $(sed -n 's|^--- a/\([^[:space:]]*\).*|\1|p' "$tmp"/series/*.patch | sort -u); do
-	mkdir -p "$tmp/git/$(dirname "$f")"
-	cp "$linux/$f" "$tmp/git/$f"
-done
-(
-	cd "$tmp/git"
-	git init -q && git add -A
-	git -c user.name=base -c user.email=base@localhost commit -qm base
-	sed "s|^|$tmp/series/|" "$tmp/series/series" | xargs git -c user.name=x \
-		-c user.email=x@localhost am -q
-	git log --format='%an <%ae>|%ad|%s|%(trailers:key=Signed-off-by,valueonly,separator=)' \
-		--date=rfc HEAD~"$n"..HEAD
-) > "$tmp/log" 2>&1 || { sed 's/^/# /' "$tmp/log"; fail "git am does not take the series"; }
-bad=$(awk -F'|' '$1 != $4 || $2 == "" || $3 == "" || $1 !~ /<.+@.+>/' "$tmp/log"
-	cd "$tmp/series" && for p in $(cat series); do	# git am would take "now"
-		sed '/^$/q' "$p" | grep -q '^Date: ' || echo "$p: no Date header"
-	done)
-if [ "$(wc -l < "$tmp/log")" = "$n" ] && [ -z "$bad" ]; then
-	echo "ok 1 - git am applies $n patches, each with author, date, subject, sign-off"
-else
-	sed 's/^/# /' "$tmp/log"
-	echo "not ok 1 - git am: a patch lacks its author, date, subject or sign-off"
-fi
-
-# checkpatch from outside any git tree: its SPDX check needs the kernel's
-# own git repository and is skipped, as for a tarball tree
-i=1
-cd "$tmp"
-while read -r p; do
+# git_am VERSION LINUX: git am onto the pristine versions of the files
+# the hooks change.
+git_am() {
+	s=$tmp/series-$1 g=$tmp/git-$1 n=$(wc -l < "$tmp/series-$1/series")
+	mkdir "$g"
+	for f in $(sed -n 's|^--- a/\([^[:space:]]*\).*|\1|p' "$s"/*.patch | sort -u); do
+		mkdir -p "$g/$(dirname "$f")"
+		cp "$2/$f" "$g/$f"
+	done
+	(
+		cd "$g"
+		git init -q && git add -A
+		git -c user.name=base -c user.email=base@localhost commit -qm base
+		sed "s|^|$s/|" "$s/series" | xargs git -c user.name=x \
+			-c user.email=x@localhost am -q
+		git log --format='%an <%ae>|%ad|%s|%(trailers:key=Signed-off-by,valueonly,separator=)' \
+			--date=rfc HEAD~"$n"..HEAD
+	) > "$tmp/log" 2>&1 || { sed 's/^/# /' "$tmp/log"; fail "git am does not take the $1 series"; }
+	bad=$(awk -F'|' '$1 != $4 || $2 == "" || $3 == "" || $1 !~ /<.+@.+>/' "$tmp/log"
+		cd "$s" && for p in $(cat series); do	# git am would take "now"
+			sed '/^$/q' "$p" | grep -q '^Date: ' || echo "$p: no Date header"
+		done)
 	i=$((i + 1))
-	perl "$linux/scripts/checkpatch.pl" --strict --root="$linux" --terse \
-		--show-types --no-summary "series/$p" > "$tmp/cp" 2>&1 || true
-	# the description's paragraphs that open with "checkpatch"
-	awk '/^---$/ { exit } /^$/ { keep = 0; next }
-		/^checkpatch/ { keep = 1 } keep' "series/$p" > "$tmp/why"
-	unjustified=
-	while IFS= read -r msg; do
-		[ -n "$msg" ] || continue
-		type=$(echo "$msg" | sed -n 's/^[^:]*:[0-9]*: [A-Z]*:\([A-Z_]*\):.*/\1/p')
-		[ -n "$type" ] && grep -qw "$type" "$tmp/why" && continue
-		unjustified="$unjustified
-# $msg"
-	done < "$tmp/cp"
-	if [ -z "$unjustified" ]; then
-		echo "ok $i - checkpatch --strict: $p"
+	if [ "$(wc -l < "$tmp/log")" = "$n" ] && [ -z "$bad" ]; then
+		echo "ok $i - $1: git am applies $n patches, each with author, date, subject, sign-off"
 	else
-		echo "not ok $i - checkpatch --strict: $p$unjustified"
+		sed 's/^/# /' "$tmp/log"
+		echo "not ok $i - $1: git am: a patch lacks its author, date, subject or sign-off"
 	fi
-done < series/series
+}
+
+# checkpatch VERSION LINUX: run from outside any git tree (its SPDX check
+# needs the kernel's own git repository and is skipped, as for a tarball
+# tree)
+checkpatch() {
+	cd "$tmp/series-$1"
+	while read -r p; do
+		i=$((i + 1))
+		perl "$2/scripts/checkpatch.pl" --strict --root="$2" --terse \
+			--show-types --no-summary "$p" > "$tmp/cp" 2>&1 || true
+		# the description's paragraphs that open with "checkpatch"
+		awk '/^---$/ { exit } /^$/ { keep = 0; next }
+			/^checkpatch/ { keep = 1 } keep' "$p" > "$tmp/why"
+		unjustified=
+		while IFS= read -r msg; do
+			[ -n "$msg" ] || continue
+			type=$(echo "$msg" | sed -n 's/^[^:]*:[0-9]*: [A-Z]*:\([A-Z_]*\):.*/\1/p')
+			[ -n "$type" ] && grep -qw "$type" "$tmp/why" && continue
+			unjustified="$unjustified
+# $msg"
+		done < "$tmp/cp"
+		if [ -z "$unjustified" ]; then
+			echo "ok $i - $1: checkpatch --strict: $p"
+		else
+			echo "not ok $i - $1: checkpatch --strict: $p$unjustified"
+		fi
+	done < series
+	cd "$tmp"
+}
+
+versions="6.1 6.12"
+plan=0
+for v in $versions; do
+	linux=$(linux_tree "$v") || { echo "$linux"; exit 1; }
+	eval "linux_$(echo "$v" | tr . _)=\$linux"
+	KERNEL=$v "$src/scripts/kernel-patches.sh" "$tmp/series-$v" >/dev/null
+	plan=$((plan + 1 + $(wc -l < "$tmp/series-$v/series")))
+done
+echo "1..$plan"
+for v in $versions; do
+	eval "linux=\$linux_$(echo "$v" | tr . _)"
+	git_am "$v" "$linux"
+	checkpatch "$v" "$linux"
+done
