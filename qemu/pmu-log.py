@@ -29,8 +29,13 @@ multiple of 96); 2 on bad usage.
 
 import argparse
 import collections
+import os
 import struct
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import modellog  # noqa: E402  (the logs' shared reader, beside this file)
+from modellog import FormatError  # noqa: E402,F401
 
 ENTRY = struct.Struct("<QQQ7QIIII")
 ENTRY_SIZE = ENTRY.size  # 96
@@ -80,22 +85,14 @@ class Entry:
         return "Entry(%s)" % self
 
 
-class FormatError(ValueError):
-    pass
-
-
 def parse(data):
     """Entries of a log's bytes; FormatError if the length is not 96*N."""
-    if len(data) % ENTRY_SIZE:
-        raise FormatError("%d bytes is not a multiple of %d"
-                          % (len(data), ENTRY_SIZE))
-    return [Entry(t) for t in ENTRY.iter_unpack(data)]
+    return modellog.parse(data, ENTRY, lambda *t: Entry(t))
 
 
 def read(path):
     """Entries of the log file at path, in the order they happened."""
-    with open(path, "rb") as f:
-        return parse(f.read())
+    return modellog.read(path, ENTRY, lambda *t: Entry(t))
 
 
 def msr_counts(entries):
