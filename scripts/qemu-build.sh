@@ -57,6 +57,30 @@ fetch_source() {
 	(cd "$aptdir/dl" && apt-get -qq "$@" source --download-only "qemu=$version") >&2
 }
 
+# Files the series creates (--- /dev/null): never in a pristine tree.
+series_new_files() {
+	grep -v '^#' "$patches/series" | while read -r p; do
+		[ -n "$p" ] || continue
+		awk '/^--- \/dev\/null/ { getline; sub(/^\+\+\+ b\//, ""); print $1 }' "$patches/$p"
+	done
+}
+
+# A pristine copy that went through the series (the work tree's stamp or a
+# file only the series creates, written through a hard link or by hand)
+# would make the next series fail as "Reversed patch": extract it again.
+if [ -d "$pristine" ]; then
+	damaged=
+	[ -e "$pristine/.btscrash-series" ] && damaged=.btscrash-series
+	for f in $(series_new_files); do
+		[ -n "$damaged" ] && break
+		[ -e "$pristine/$f" ] && damaged=$f
+	done
+	if [ -n "$damaged" ]; then
+		log "$pristine holds $damaged: not pristine, extracting it again"
+		rm -rf "$pristine"
+	fi
+fi
+
 if [ ! -d "$pristine" ]; then
 	dsc=$aptdir/dl/qemu_$upstream.dsc
 	[ -f "$dsc" ] || fetch_source
@@ -97,6 +121,8 @@ if [ "$(cat "$tree/.btscrash-series" 2>/dev/null)" != "$series_id" ]; then
 		log "applying $p"
 		patch -d "$tree" -p1 -s --no-backup-if-mismatch < "$patches/$p" >&2
 	done
+	# a new file, never one linked with pristine
+	rm -f "$tree/.btscrash-series"
 	echo "$series_id" > "$tree/.btscrash-series"
 fi
 
