@@ -25,7 +25,9 @@
 # without a disk driver.  Which kernel depends on MODE (below): Debian's
 # stock kernel (apt-get download, never installed: the host's /boot is
 # untouched; cores carry no btscrash trace note, entries say TRACE=absent),
-# or the patched kernel on the BTS model, where the crash is traced.
+# or the patched kernel on the BTS model, where the crash is traced; of
+# the version KERNEL names (vm-lib.sh: 6.1 or 6.12), written to
+# OUTDIR/kernel.txt for the check.
 # Results come back base64'd on a second serial port (ttyS1), apart from
 # the console (ttyS0, OUTDIR/console.log).
 # MODE standalone: Debian's stock kernel; the administrator makes btsdumpd
@@ -129,8 +131,12 @@ if [ "$mode" = companion ]; then
 	# did not finish booting in 30 minutes.
 	kargs="bts_crash.cpu_records=0 pti=off"
 else
+	# Debian 12's stock kernel of that version: linux-image-amd64 is 6.1,
+	# 6.12 comes from bookworm-security
+	meta=linux-image-amd64
+	[ "$KERNEL" = 6.1 ] || meta=linux-image-$KERNEL-amd64
 	flock 8
-	vm_stock_kernel "$cache"
+	vm_stock_kernel "$cache" "$meta"
 	flock -u 8
 	qemu=qemu-system-x86_64
 	qemu_cpu="-cpu max"
@@ -221,6 +227,7 @@ mkdir "$out/central"
 remote_pid=$!
 
 # --- boot; the guest powers off after writing BTSCRASH-SD-END on ttyS1 ---
+printf '%s %s\n' "$KERNEL" "$vmlinuz" >"$out/kernel.txt"
 log "booting $vmlinuz under TCG ($qemu)"
 t0=$(date +%s)
 : > "$out/console.log"
