@@ -8,11 +8,12 @@
 # version's kernel/config/$KERNEL/ companion of each fragment), built with
 # ccache into a separate object directory.  Prints the object directory
 # (bzImage, vmlinux) on success.
-# VARIANT systemd: the same tree and fragment plus btscrash-systemd.config
-# (what a real systemd needs), in an object directory of its own.
+# The one fragment carries what the systemd VM tests need too (cgroups,
+# AF_UNIX, namespaces...: kernel/README.md), so there is one test kernel
+# per version, not a second one for systemd.
 # VARIANT vanilla: the pristine tree (no btscrash at all) with the vm
 # fragment's other options, the baseline of bench/vm-bench.sh.
-# Usage: kernel-build.sh [vm|systemd|vanilla]  (default vm)
+# Usage: kernel-build.sh [vm|vanilla]  (default vm)
 # Env: KERNEL (6.1 or 6.12; default 6.1), BTSCRASH_CACHE (default
 # ~/.cache/btscrash), JOBS.
 set -eu
@@ -31,9 +32,8 @@ pristine=$cache/linux-$ver-pristine
 tree=$cache/linux-$ver
 case $variant in
 vm) obj=$cache/obj-$ver; frags="btscrash-vm.config" ;;
-systemd) obj=$cache/obj-$ver-systemd; frags="btscrash-vm.config btscrash-systemd.config" ;;
 vanilla) obj=$cache/obj-$ver-vanilla; frags="btscrash-vm.config" ;;
-*) echo "kernel-build: VARIANT is vm, systemd or vanilla, not $variant" >&2; exit 2 ;;
+*) echo "kernel-build: VARIANT is vm or vanilla, not $variant" >&2; exit 2 ;;
 esac
 log() { echo "kernel-build: $*" >&2; }
 

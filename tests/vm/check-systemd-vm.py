@@ -27,11 +27,13 @@ gdb on systemd-coredump's core, and on the central host.
 Usage: check-systemd-vm.py [--run [MODE]] OUTDIR
 With --run, boots the VM first (run-systemd-vm.sh, its output on stderr).
 """
+import hashlib
 import json
 import os
 import re
 import subprocess
 import sys
+import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "helpers"))
@@ -57,6 +59,28 @@ def read_report(out, name):
     as btsdumpd stores it: NAME.zst; "" when there is none."""
     r = subprocess.run(["zstd", "-dc", os.path.join(out, name + ".zst")], capture_output=True)
     return r.stdout.decode(errors="replace") if r.returncode == 0 else ""
+
+
+def parse_hashes(text):
+    """{path: sha256} from "HASH PATH" lines (btscrash-sd-test.sh's patches.txt)."""
+    return dict(reversed(line.split(" ", 1)) for line in text.splitlines()
+                if re.match(r"[0-9a-f]{64} \S", line))
+
+
+def exported_series(version, name):
+    """{NAME/file: sha256 without Date: lines} of scripts/kernel-patches.sh's
+    series for VERSION, exported from this tree as debian/rules does."""
+    src = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+    with tempfile.TemporaryDirectory() as tmp:
+        subprocess.run([os.path.join(src, "scripts", "kernel-patches.sh"), tmp],
+                       env={**os.environ, "KERNEL": version}, check=True,
+                       stdout=subprocess.DEVNULL)
+        hashes = {}
+        for f in sorted(os.listdir(tmp)):
+            with open(os.path.join(tmp, f), "rb") as fh:
+                body = b"".join(ln for ln in fh if not ln.startswith(b"Date: "))
+            hashes[f"{name}/{f}"] = hashlib.sha256(body).hexdigest()
+        return hashes
 
 
 def parse_meta(text):
@@ -98,6 +122,16 @@ def journal_time(journal, pattern):
     return None
 
 
+def check_kernel(t, out):
+    """The VM ran a kernel of the version run-systemd-vm.sh chose (KERNEL)."""
+    want = read(out, "kernel.txt").split(" ", 1)[0]
+    uname = read(out, "uname.txt").split()
+    release = uname[2] if len(uname) > 2 else ""
+    t.check(want and release.startswith(want + "."),
+            f"the VM ran Linux {want or '(KERNEL unknown)'}: uname -r {release or '(none)'}",
+            read(out, "kernel.txt") + read(out, "uname.txt"))
+
+
 def check_packages(t, out):
     """What dpkg -i did, and a plain gdb's bts (both modes)."""
     status = read(out, "dpkg-status.txt")
@@ -110,10 +144,18 @@ def check_packages(t, out):
     t.check("btsdumpd" not in after,
             "installing btscrash-daemon put nothing in sysctl.d: core_pattern not taken over",
             after)
-    t.check("bts.so" in read(out, "crash-ext.txt") and
-            "series" in read(out, "patches.txt").split(),
-            "crash's extension directory has bts.so; the patch series is in /usr/src",
-            read(out, "crash-ext.txt") + read(out, "patches.txt"))
+    t.check("bts.so" in read(out, "crash-ext.txt"),
+            "crash's extension directory has bts.so", read(out, "crash-ext.txt"))
+    installed = parse_hashes(read(out, "patches.txt"))
+    want = {**exported_series("6.1", "btscrash-patches"),
+            **exported_series("6.12", "btscrash-patches-6.12")}
+    t.check(installed == want and len(want) > 40,
+            "btscrash-kernel-patches installed both kernel series, 6.1 in "
+            "/usr/src/btscrash-patches and 6.12 in /usr/src/btscrash-patches-6.12, each "
+            "file kernel-patches.sh's export of the tree (Date: aside)",
+            "\n".join(f"{k}: VM {installed.get(k)}, tree {want.get(k)}"
+                       for k in sorted(set(installed) | set(want))
+                       if installed.get(k) != want.get(k)))
     gdb = read(out, "gdb-bts.txt")
     if read(out, "mode").strip() == "companion":
         # the patched kernel: the call chain into NULL, symbolized
@@ -325,6 +367,7 @@ def main():
     out = args[0]
     t = Tap()
     journal = read(out, "journal.txt")
+    check_kernel(t, out)
     check_packages(t, out)
     if read(out, "mode").strip() == "companion":
         return check_companion(t, out, journal)
@@ -386,8 +429,14 @@ def main():
             "\n".join(json.dumps(j) for j in jentries))
     j = crash[0] if crash else {}
     unit = j.get("_SYSTEMD_UNIT", "")
+    # the instance's name (N-PID-UID) is the socket's Accept=yes naming; a
+    # direct-mode handler runs outside any unit.  journald reads _CMDLINE
+    # from /proc/PID and leaves it out when that read fails (seen once in
+    # two runs on stock 6.12 on a loaded host, _EXE present): absent is no
+    # evidence either way, a wrong one fails
     t.check(re.fullmatch(r"btsdumpd@[0-9]+-[0-9]+-[0-9]+\.service", unit) is not None and
-            j.get("_CMDLINE") == "/usr/libexec/btsdumpd --serve",
+            j.get("_CMDLINE", "/usr/libexec/btsdumpd --serve") ==
+            "/usr/libexec/btsdumpd --serve",
             "handled by a socket-activated btsdumpd@.service instance (hand-off, not direct)",
             f"_SYSTEMD_UNIT={unit!r} _CMDLINE={j.get('_CMDLINE')!r}")
     # CapabilityBoundingSet=CAP_SETGID CAP_SETUID (bits 6, 7): the unit's

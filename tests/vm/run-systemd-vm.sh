@@ -10,7 +10,7 @@
 # vmcore for the harvest unit) and extracts what it collected into OUTDIR
 # (checked by check-systemd-vm.py).
 # The fleet: this machine is the central host.  systemd-journal-remote
-# listens here on a free loopback port; the VM (an e1000 NIC on QEMU's
+# listens here on a free loopback port; the VM (a NIC on QEMU's
 # user network, where this machine is 10.0.2.2) ships its journal with the
 # stock systemd-journal-upload.service; afterwards the packaged btsdumpctl
 # (the run's btscrash-tools, unpacked) reads the received journal with -D
@@ -25,14 +25,16 @@
 # without a disk driver.  Which kernel depends on MODE (below): Debian's
 # stock kernel (apt-get download, never installed: the host's /boot is
 # untouched; cores carry no btscrash trace note, entries say TRACE=absent),
-# or the patched kernel on the BTS model, where the crash is traced.
+# or the patched kernel on the BTS model, where the crash is traced; of
+# the version KERNEL names (vm-lib.sh: 6.1 or 6.12), written to
+# OUTDIR/kernel.txt for the check.
 # Results come back base64'd on a second serial port (ttyS1), apart from
 # the console (ttyS0, OUTDIR/console.log).
 # MODE standalone: Debian's stock kernel; the administrator makes btsdumpd
 # kernel.core_pattern's handler (links 50-btsdumpd.conf into
 # /etc/sysctl.d, masks systemd-coredump's 50-coredump.conf, README.Debian).
-# MODE companion: the patched kernel (scripts/kernel-build.sh systemd: the
-# test kernel plus what systemd needs) on the BTS model (qemu/,
+# MODE companion: the patched kernel (scripts/kernel-build.sh: the VM
+# suite's kernel, whose config carries what systemd needs) on the BTS model (qemu/,
 # scripts/qemu-build.sh: an Intel CPU with BTS, the hardware backend);
 # systemd-coredump stays the handler and btsdumpd.service reports on the
 # cores it stores; the administrator's one step is linking
@@ -111,9 +113,11 @@ if [ ! -f "$rootcpio" ] || [ "$(cat "$rootcpio.key" 2>/dev/null)" != "$key" ]; t
 fi
 flock -u 8
 if [ "$mode" = companion ]; then
-	# the patched kernel, e1000 built in, and the BTS model
-	log "building the patched kernel (scripts/kernel-build.sh systemd)"
-	kobj=$("$src/scripts/kernel-build.sh" systemd)
+	# the patched kernel, virtio-net built in (not e1000: the test
+	# kernel's other VMs have QEMU's default e1000 NIC, and probing it
+	# doubled their boot), and the BTS model
+	log "building the patched kernel $KERNEL (scripts/kernel-build.sh)"
+	kobj=$("$src/scripts/kernel-build.sh")
 	vmlinuz=$kobj/arch/x86/boot/bzImage
 	qemu=$("$src/scripts/qemu-build.sh")
 	qemu_cpu="-L /usr/share/seabios -L /usr/share/qemu -L /usr/lib/ipxe/qemu
@@ -128,13 +132,19 @@ if [ "$mode" = companion ]; then
 	# program traced on the emulation instead (a trap per instruction)
 	# did not finish booting in 30 minutes.
 	kargs="bts_crash.cpu_records=0 pti=off"
+	nic=virtio-net-pci
 else
+	# Debian 12's stock kernel of that version: linux-image-amd64 is 6.1,
+	# 6.12 comes from bookworm-security
+	meta=linux-image-amd64
+	[ "$KERNEL" = 6.1 ] || meta=linux-image-$KERNEL-amd64
 	flock 8
-	vm_stock_kernel "$cache"
+	vm_stock_kernel "$cache" "$meta"
 	flock -u 8
 	qemu=qemu-system-x86_64
 	qemu_cpu="-cpu max"
 	kargs=
+	nic=e1000
 fi
 
 # --- this run's packages, installed into the root as an operator would ---
@@ -190,7 +200,7 @@ gcc -static -g -O0 -fno-omit-frame-pointer -o "$o/usr/local/bin/crasher" "$src/t
 chmod 0755 "$o/usr/local/bin/crasher"
 cp "$o/usr/local/bin/crasher" "$out/crasher"
 # The stock kernel's NIC module, loaded by systemd-modules-load (depmod's
-# index made here: the root has no kmod; the patched kernel has e1000
+# index made here: the root has no kmod; the patched kernel has virtio-net
 # built in), and journal-upload pointed at the central host: this
 # machine, 10.0.2.2 on QEMU's user network.
 if [ "$mode" = standalone ]; then
@@ -221,6 +231,7 @@ mkdir "$out/central"
 remote_pid=$!
 
 # --- boot; the guest powers off after writing BTSCRASH-SD-END on ttyS1 ---
+printf '%s %s\n' "$KERNEL" "$vmlinuz" >"$out/kernel.txt"
 log "booting $vmlinuz under TCG ($qemu)"
 t0=$(date +%s)
 : > "$out/console.log"
@@ -229,7 +240,7 @@ t0=$(date +%s)
 $qemu -accel tcg,thread=single $qemu_cpu -m 2G -smp 1 \
 	-display none -monitor none -no-reboot \
 	-serial "file:$out/console.log" -serial "file:$work/results.txt" \
-	-nic user,model=e1000 \
+	-nic user,model=$nic \
 	-kernel "$vmlinuz" -initrd "$work/initrd" \
 	-append "console=ttyS0 rdinit=/lib/systemd/systemd systemd.unit=multi-user.target systemd.firstboot=off systemd.show_status=yes panic=-1 loglevel=4 $kargs" &
 qemu_pid=$!

@@ -104,7 +104,11 @@ echo "exit $?" >>$R/gdb-bts.txt
 rm -f /tmp/crasher.core
 dpkg-query -W -f '${Package} ${Status}\n' 'btscrash-*' >$R/dpkg-query.txt 2>&1
 ls -la /usr/lib/crash/extensions/ >$R/crash-ext.txt 2>&1
-ls /usr/src/btscrash-patches >$R/patches.txt 2>&1
+# both kernel series, each file hashed without its Date: line (the build's
+# SOURCE_DATE_EPOCH): the check compares them with kernel-patches.sh's
+for f in /usr/src/btscrash-patches*/*; do
+	echo "$(sed '/^Date: /d' "$f" | sha256sum | cut -d' ' -f1) ${f#/usr/src/}"
+done >$R/patches.txt
 
 btsdumpctl list >$R/list.txt 2>&1; echo $? >>$R/list.txt
 # companion mode: systemd-coredump's side of the same crash
