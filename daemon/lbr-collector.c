@@ -4,8 +4,10 @@
  * side.  Keeps every online CPU's LBR recording user branches through a
  * perf event, loads lbr.bpf.c (its skeleton, CO-RE against the running
  * kernel's BTF) and writes each snapshot it hands over into DIR/TID for
- * the handler (lbr-note.c).  Where it cannot work it says why in one line
- * and in DIR/status, and exits 0: crashes are stored as before.
+ * the handler (lbr-note.c), with the CPU's LBR depth.  A test run of the
+ * program's probe first tells whether the kernel snapshots this CPU's LBR
+ * at all (AMD's only since Linux 6.10).  Where it cannot work it says why
+ * in one line and in DIR/status, and exits 0: crashes are stored as before.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,6 +20,7 @@
 #include <syslog.h>
 #include <unistd.h>
 #include <linux/perf_event.h>
+#include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "btsdumpd.h"
@@ -27,11 +30,14 @@
 #define CPUS_MAX	4096
 /* a sample every 2^40 user cycles: in practice never (no sampling cost) */
 #define LBR_PERIOD	(1ULL << 40)
+/* perf's LBR depth for the core PMU (x86_pmu.lbr_nr) */
+#define LBR_DEPTH_PATH	"/sys/bus/event_source/devices/cpu/caps/branches"
 
 struct collector {
 	const char *dir;
 	int fds[CPUS_MAX];
 	int nr_fds;
+	unsigned int depth;	/* LBR_DEPTH_PATH's, 0 if unknown */
 	struct lbr_bpf *skel;
 	struct ring_buffer *rb;
 };
@@ -125,15 +131,52 @@ static int arm_cpus(struct collector *co)
 
 static int on_snapshot(void *ctx, void *data, size_t len)
 {
-	const struct btsdumpd_lbr_snap *s = data;
+	struct btsdumpd_lbr_snap s;
 	struct collector *co = ctx;
 	char name[16];
 
-	if (len < sizeof(*s) || s->magic != BTSDUMPD_LBR_MAGIC)
+	if (len < sizeof(s))
 		return 0;
-	snprintf(name, sizeof(name), "%u", s->tid);
-	if (write_file(co->dir, name, s, sizeof(*s)))
-		btsdumpd_log(LOG_WARNING, "LBR snapshot of thread %u: %m", s->tid);
+	memcpy(&s, data, sizeof(s));
+	if (s.magic != BTSDUMPD_LBR_MAGIC)
+		return 0;
+	s.depth = co->depth;
+	snprintf(name, sizeof(name), "%u", s.tid);
+	if (write_file(co->dir, name, &s, sizeof(s)))
+		btsdumpd_log(LOG_WARNING, "LBR snapshot of thread %u: %m", s.tid);
+	return 0;
+}
+
+/* LBR_DEPTH_PATH's number, 0 when absent or odd. */
+static unsigned int lbr_depth(void)
+{
+	unsigned int depth = 0;
+	FILE *f = fopen(LBR_DEPTH_PATH, "re");
+
+	if (f) {
+		if (fscanf(f, "%u", &depth) != 1 || depth > BTSDUMPD_LBR_MAX)
+			depth = 0;
+		fclose(f);
+	}
+	return depth;
+}
+
+/* Test-runs the probe here, with this CPU's LBR armed: -ENOENT from the
+ * helper means the kernel has no branch snapshot for this CPU. */
+static int probe_snapshot(struct collector *co)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, opts);
+	int ret = bpf_prog_test_run_opts(bpf_program__fd(co->skel->progs.btsdumpd_lbr_probe),
+					 &opts);
+
+	if (ret) {	/* no test run: the crash will tell */
+		btsdumpd_log(LOG_DEBUG, "LBR collector: probe not run: %s", strerror(-ret));
+		return 0;
+	}
+	if ((int)opts.retval == -ENOENT)
+		return cannot_work(co, "this kernel cannot snapshot this CPU's LBR",
+				   "bpf_get_branch_snapshot: No such file or directory; "
+				   "AMD's LbrExtV2 needs Linux 6.10 or later"), -ENOENT;
 	return 0;
 }
 
@@ -146,6 +189,10 @@ static int load_program(struct collector *co)
 	co->skel = lbr_bpf__open_and_load();
 	if (!co->skel)
 		return cannot_work(co, "loading the BPF program failed", strerror(errno)), -errno;
+	ret = probe_snapshot(co);
+	if (ret)
+		return ret;
+	bpf_program__set_autoattach(co->skel->progs.btsdumpd_lbr_probe, false);
 	ret = lbr_bpf__attach(co->skel);
 	if (ret)
 		return cannot_work(co, "attaching at the signal_generate raw tracepoint failed",
@@ -183,6 +230,7 @@ int btsdumpd_lbr_collector(const char *dir)
 	}
 	signal(SIGTERM, on_signal);
 	signal(SIGINT, on_signal);
+	co.depth = lbr_depth();
 	ret = arm_cpus(&co);
 	if (ret) {
 		cannot_work(&co, perf_reason(-ret), strerror(-ret));

@@ -83,16 +83,23 @@ static bool user_branch(const struct btsdumpd_lbr_entry *e)
 	return e->from && (int64_t)e->from >= 0;
 }
 
+/* The CPU's LBR depth, as the collector found it (Intel 32, AMD 16). */
+static int depth(const struct btsdumpd_lbr_snap *s)
+{
+	return s->depth && s->depth <= BTSDUMPD_LBR_MAX ? (int)s->depth : BTSDUMPD_LBR_MAX;
+}
+
 /* The snapshot's slots: what the helper copied. */
 static int slots(const struct btsdumpd_lbr_snap *s)
 {
-	return s->nr > BTSDUMPD_LBR_MAX ? BTSDUMPD_LBR_MAX : s->nr;
+	return s->nr > depth(s) ? depth(s) : s->nr;
 }
 
 /* How many of the snapshot's n entries perf filled.  perf's filter
  * (intel_pmu_lbr_filter) drops the entries it rejects (returns from the
  * kernel, a branch to 0) by moving the newer ones down, and
- * bpf_get_branch_snapshot() copies all 32 slots: the oldest slots then
+ * bpf_get_branch_snapshot() copies all the CPU's slots (32 on Intel, 16 on
+ * AMD, amd_pmu_lbr_read likewise): the oldest slots then
  * repeat the oldest entry kept.  Those copies go (the oldest iterations of
  * a loop that ended the stack can go with them). */
 static int filled(const struct btsdumpd_lbr_snap *s, int n)
@@ -138,7 +145,7 @@ static int write_note(const char *path, Elf *elf, const struct btsdumpd_lbr_snap
 {
 	struct btsdec_record recs[BTSDUMPD_LBR_MAX + 1];
 	struct btsdec_trace t = { .type = NT_BTSCRASH_THREAD, .id = s->tid,
-				  .capacity = BTSDUMPD_LBR_MAX,
+				  .capacity = (uint64_t)depth(s),
 				  .flags = BTS_NOTE_F_USER_ONLY,
 				  .source = BTS_SOURCE_LBR, .recs = recs + 1 };
 	struct btsdec_err err;
@@ -154,7 +161,7 @@ static int write_note(const char *path, Elf *elf, const struct btsdumpd_lbr_snap
 	}
 	/* no slot left empty since the switch-in: older entries went round
 	 * (docs/format.md, source 3) */
-	if (slots(s) == BTSDUMPD_LBR_MAX && s->e[BTSDUMPD_LBR_MAX - 1].from)
+	if (slots(s) == depth(s) && s->e[depth(s) - 1].from)
 		t.flags |= BTS_NOTE_F_WRAPPED;
 	if (!t.nr)
 		return -ENODATA;

@@ -26,7 +26,8 @@ struct btsdumpd_lbr_snap {
 	__u32 sig;
 	__u64 time_ns;		/* CLOCK_MONOTONIC (bpf_ktime_get_ns) */
 	__s32 nr;		/* entries, or the helper's -errno */
-	__u32 reserved;		/* 0 */
+	__u32 depth;		/* the CPU's LBR depth (perf's caps/branches: 32
+				 * Intel, 16 AMD), set by btsdumpd; 0: unknown */
 	struct btsdumpd_lbr_entry e[BTSDUMPD_LBR_MAX];
 };
 

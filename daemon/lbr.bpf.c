@@ -5,7 +5,8 @@
  * (a user fault's force_sig_fault, or abort()'s tgkill), copies the CPU's
  * LBR with bpf_get_branch_snapshot() and hands it to btsdumpd through a
  * ring buffer (docs/btsdumpd.md "Stock kernels").  Runs in the faulting
- * thread's context, in the kernel; loaded by lbr-collector.c.
+ * thread's context, in the kernel; loaded by lbr-collector.c, which also
+ * runs btsdumpd_lbr_probe once (BPF_PROG_TEST_RUN) in its own context.
  */
 #include <linux/types.h>
 #include <linux/bpf.h>
@@ -31,6 +32,21 @@ struct {
 	__type(key, __u32);
 	__type(value, struct btsdumpd_lbr_snap);
 } scratch SEC(".maps");
+
+/* Whether this kernel takes a branch snapshot on this CPU at all: the
+ * helper's return (bytes, or -ENOENT where perf has no snapshot for the
+ * CPU's LBR: AMD's before Linux 6.10).  Never attached, only test-run. */
+SEC("raw_tp")
+int btsdumpd_lbr_probe(void *ctx)
+{
+	struct btsdumpd_lbr_snap *s;
+	__u32 zero = 0;
+
+	s = bpf_map_lookup_elem(&scratch, &zero);
+	if (!s)
+		return 0;
+	return bpf_get_branch_snapshot(s->e, sizeof(s->e), 0);
+}
 
 /* A raw tracepoint: no tracefs needed to attach.  Its arguments are
  * TP_PROTO(int sig, struct kernel_siginfo *info, struct task_struct *task,

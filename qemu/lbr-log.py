@@ -5,11 +5,14 @@
 The patched QEMU (qemu/patches, scripts/qemu-build.sh) appends one
 40-byte little-endian entry per LBR entry it pushes onto a vCPU's stack:
 
-    u64 from; u64 to; u64 info;    the entry as written (FROM_IP, TO_IP,
-                                   LBR_INFO)
+    u64 from; u64 to; u64 info;    Intel: the entry as written (FROM_IP,
+                                   TO_IP, LBR_INFO); AMD LbrExtV2: the
+                                   branch's linear addresses, and info:
+                                   LBR_FROM's mispredict at bit 63, LBR_TO's
+                                   valid at bit 1, spec at bit 0
     u32 cpu;                       QEMU cpu_index of the vCPU
     u8 tos;                        the index written (MSR_LASTBRANCH_TOS after
-                                   the push)
+                                   the push; 0 on LbrExtV2, entry 0 newest)
     u8 src_cpl;                    CPL of the branch's source
     u8 cpl;                        CPL the branch ended in (LBR_SELECT's)
     u8 type;                       the MSR_LBR_SELECT bit that would suppress
@@ -18,7 +21,9 @@ The patched QEMU (qemu/patches, scripts/qemu-build.sh) appends one
                                    7 near_rel_jmp, 8 far
     u32 kind;                      as in the BTS log: 0 near branch, 1 far
                                    transfer, 2 interrupt/exception
-    u32 reserved;                  0
+    u32 format;                    0 Intel's model-specific LBR (a TOS
+                                   ring of 32), 1 AMD's LbrExtV2 (16
+                                   entries, each push shifts them down)
 
 Import it by path (the name has a dash), as bts-log.py:
     for e in lbrlog.read(path): e.frm, e.to, e.info, e.cpu, e.tos, ...
@@ -41,16 +46,18 @@ ENTRY_SIZE = ENTRY.size  # 40
 TYPES = {2: "jcc", 3: "near_rel_call", 4: "near_ind_call", 5: "near_ret",
          6: "near_ind_jmp", 7: "near_rel_jmp", 8: "far"}
 DEPTH = 32
+FORMAT_INTEL, FORMAT_AMD_V2 = 0, 1
+DEPTHS = {FORMAT_INTEL: 32, FORMAT_AMD_V2: 16}
 
 
 class Entry:
     """One LBR entry the model pushed."""
 
     __slots__ = ("frm", "to", "info", "cpu", "tos", "src_cpl", "cpl", "type",
-                 "kind", "reserved")
+                 "kind", "format")
 
     def __init__(self, frm, to, info, cpu, tos, src_cpl, cpl, type_, kind,
-                 reserved):
+                 format_):
         self.frm = frm
         self.to = to
         self.info = info
@@ -60,7 +67,7 @@ class Entry:
         self.cpl = cpl
         self.type = type_
         self.kind = kind
-        self.reserved = reserved
+        self.format = format_
 
     @property
     def type_name(self):
@@ -101,11 +108,18 @@ def tail(path, n, cpus, chunk=1 << 20):
 
 def stack(entries, cpu=0):
     """What a vCPU's stack holds after ENTRIES (and no MSR writes): index ->
-    Entry, the newest push at each index."""
-    st = {}
+    Entry.  Intel: the newest push at each index; LbrExtV2: the newest 16
+    pushes, index 0 the newest."""
+    st, amd = {}, []
     for e in entries:
-        if e.cpu == cpu:
+        if e.cpu != cpu:
+            continue
+        if e.format == FORMAT_AMD_V2:
+            amd.append(e)
+        else:
             st[e.tos] = e
+    if amd:
+        return dict(enumerate(reversed(amd[-DEPTHS[FORMAT_AMD_V2]:])))
     return st
 
 

@@ -44,11 +44,12 @@ def core_tid(core):
                 if n == "CORE" and t == cv.NT_PRSTATUS)
 
 
-def snapshot(tid, newest_first, age_ns=0, nr=DEPTH):
-    """struct btsdumpd_lbr_snap: newest first, 32 slots, zeros after."""
+def snapshot(tid, newest_first, age_ns=0, nr=DEPTH, depth=0):
+    """struct btsdumpd_lbr_snap: newest first, 32 slots, zeros after;
+    depth: the CPU's LBR depth the collector found (0: unknown)."""
     ents = (list(newest_first) + [(0, 0)] * DEPTH)[:DEPTH]
     now = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
-    return struct.pack("<IIIIQiI", MAGIC, tid, tid, 11, now - age_ns, nr, 0) + \
+    return struct.pack("<IIIIQiI", MAGIC, tid, tid, 11, now - age_ns, nr, depth) + \
         b"".join(struct.pack("<QQQ", f, t, 0) for f, t in ents)
 
 
@@ -110,6 +111,16 @@ check(notes and len(notes) == 1 and notes[0][0]["source"] == 3 and
       "the snapshot is the faulting thread's note, source lbr, oldest first, "
       "wrapped (a full stack); the kernel's return and perf's leftover copies left out",
       notes and [(h, [(hex(f), hex(t)) for f, t in r]) for h, r in notes])
+
+# AMD's LbrExtV2 (depth 16, the helper copies 16): the newest 16 of the
+# trail, capacity 16, wrapped; what lies beyond slot 16 is not read
+amd = newest[:16] + [(0x1000, 0x2000)] * (DEPTH - 16)
+notes = run("amd", NOTRACE, snapshot(tid, amd, nr=16, depth=16))
+check(notes and len(notes) == 1 and notes[0][0]["capacity"] == 16 and
+      notes[0][1] == trail[-16:] and notes[0][0]["flags"] & 1,
+      "an AMD snapshot (depth 16): the newest 16, capacity 16, wrapped; "
+      "nothing from beyond slot 16",
+      notes and [(h, len(r)) for h, r in notes])
 
 # a backward step between two entries: the older ones go, a gap marks it
 broken = list(trail)

@@ -3,7 +3,9 @@
  * multiboot).  The branch sequences whose records and LBR entries are
  * checked, and the interrupt handlers.  Every label a record names is
  * global, for test.c.  Each sequence takes the IA32_DEBUGCTL value to turn
- * tracing on with (TR|BTS, LBR, or both) and turns it off at its end.
+ * tracing on with (TR|BTS, LBR, or both) and turns it off at its end; the
+ * MSR it writes is trace_msr (IA32_DEBUGCTL, or AMD's DBG_EXTN_CFG for
+ * LbrExtV2, test.c sets it).
  */
 #define DEBUGCTL 0x1d9
 
@@ -35,18 +37,28 @@ load_segments:
 	mov %ax, %gs
 	ret
 
-/* BTS on: wrmsr(DEBUGCTL, %eax); clobbers ecx, edx */
+/* BTS on: wrmsr(trace_msr, %eax); clobbers ecx, edx */
 .macro bts_on
 	xor %edx, %edx
-	mov $DEBUGCTL, %ecx
+	mov trace_msr, %ecx
 	wrmsr
 .endm
 .macro bts_off
 	xor %eax, %eax
 	xor %edx, %edx
-	mov $DEBUGCTL, %ecx
+	mov trace_msr, %ecx
 	wrmsr
 .endm
+
+	.data
+	.globl trace_msr
+trace_msr:
+	.long DEBUGCTL
+/* the MSR pmu_seq turns counting on with: IA32_PERF_GLOBAL_CTRL or AMD's PerfCntrGlobalCtl */
+	.globl pmu_ctrl_msr
+pmu_ctrl_msr:
+	.long 0x38f
+	.text
 
 #define G(x) .globl x; x:
 
@@ -192,7 +204,7 @@ G(t_end)
 
 /*
  * void pmu_seq(uint32_t global_ctrl_lo, uint32_t global_ctrl_hi): counting
- * on (IA32_PERF_GLOBAL_CTRL), a known sequence, counting off.  Counted by
+ * on (pmu_ctrl_msr: IA32_PERF_GLOBAL_CTRL), a known sequence, counting off.  Counted by
  * the PMU model from the instruction after the first WRMSR to the second
  * WRMSR included: 13 instructions, 6 branch instructions (3 JNZ, JMP, CALL,
  * RET), 5 taken near branches (2 JNZ, JMP, CALL, RET).
@@ -200,7 +212,7 @@ G(t_end)
 	.globl pmu_seq
 pmu_seq:
 	push %ebx
-	mov $0x38f, %ecx
+	mov pmu_ctrl_msr, %ecx
 	mov 8(%esp), %eax
 	mov 12(%esp), %edx
 	wrmsr

@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """The LBR oracle log must hold exactly the pushes the guest expected, in
 order: index (TOS after the push), type, kind, source CPL, CPL it ended in,
-from, to; INFO 0, vCPU 0, reserved 0.
-Usage: check-lbr-log.py CONSOLE_OUTPUT LBR_LOG"""
+from, to; vCPU 0, and the format: 0 (Intel's stack, INFO 0) or with
+FORMAT 1 AMD's LbrExtV2 (info 2: valid, not spec, not mispredicted).
+Usage: check-lbr-log.py CONSOLE_OUTPUT LBR_LOG [FORMAT]"""
 import importlib.util
 import os
 import sys
@@ -29,6 +30,9 @@ if len(exp) != len(got) or bad:
 if not exp:
     print("FAIL: LBR oracle log: nothing expected (did the LBR tests run?)")
     sys.exit(1)
-if any(e.cpu != 0 or e.info != 0 or e.reserved != 0 for e in entries):
-    print("FAIL: LBR oracle log: cpu, info or reserved not 0"); sys.exit(1)
+fmt = int(sys.argv[3]) if len(sys.argv) > 3 else lbrlog.FORMAT_INTEL
+info = 2 if fmt == lbrlog.FORMAT_AMD_V2 else 0
+if any(e.cpu != 0 or e.info != info or e.format != fmt for e in entries):
+    print("FAIL: LBR oracle log: cpu not 0, info not %d or format not %d"
+          % (info, fmt)); sys.exit(1)
 print("ok - LBR oracle log: %d entries, each as expected" % len(got))

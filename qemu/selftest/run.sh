@@ -14,7 +14,10 @@
 # counts of a known sequence, overflow with a masked and an NMI LVTPC,
 # the freeze bits, the BTS interrupt as a PMI; its PMU oracle log
 # (pmu-log) must hold those overflows and PMIs and the MSR accesses the
-# guest made (check-pmu-log.py).  Then each fatal mode (MMIO buffer, BTINT, unmapped
+# guest made (check-pmu-log.py).  Then the same guest on the AMD model
+# (VM_AMD_CPU) checks CPUID Fn8000_0022, PerfMonV2's MSRs and counts,
+# LbrExtV2's MSRs, pushes, filters and freeze on PMI; its LBR oracle log
+# must hold each push (check-lbr-log.py, format 1).  Then each fatal mode (MMIO buffer, BTINT, unmapped
 # or read-only buffer, unmapped DS area) must stop QEMU with status 1 and
 # exactly one bts-model: line.
 # Usage: run.sh OUTDIR [QEMU]   (QEMU: default, scripts/qemu-build.sh's)
@@ -64,6 +67,12 @@ grep -v '^[pm]\?exp\|^ok' "$out/pmu.out"
 grep -c '^ok' "$out/pmu.out" | sed "s/^/ok - pmu=on: checks passed in the guest: /"
 if [ $rc != 33 ]; then echo "FAIL: pmu=on: status $rc"; fail=1; fi
 python3 "$dir/check-pmu-log.py" "$out/pmu.out" "$out/pmu.pmulog" || fail=1
+run "$VM_AMD_CPU,lbr-log=$out/amd.lbrlog" "$out/amd.log" -append amd > "$out/amd.out" 2>&1
+rc=$?
+grep -v '^l\?exp\|^ok' "$out/amd.out"
+grep -c '^ok' "$out/amd.out" | sed "s/^/ok - AMD (VM_AMD_CPU): checks passed in the guest: /"
+if [ $rc != 33 ]; then echo "FAIL: AMD: status $rc"; fail=1; fi
+python3 "$dir/check-lbr-log.py" "$out/amd.out" "$out/amd.lbrlog" 1 || fail=1
 for mode in fatal-mmio fatal-btint fatal-unmapped fatal-ro fatal-ds-unmapped; do
 	run "$cpu" "$out/$mode.log" -append "$mode" > "$out/$mode.out" 2>&1
 	rc=$?

@@ -8,7 +8,8 @@
  * compare with the oracle logs.
  * Multiboot command line: empty (the BTS tests, on a CPU without lbr=on),
  * "lbr" (the LBR tests, on a CPU with lbr=on), "pmu" (the PMU tests, on a
- * CPU with lbr=on,pmu=on), or one fatal mode, which
+ * CPU with lbr=on,pmu=on), "amd" (LbrExtV2 and PerfMonV2, on VM_AMD_CPU),
+ * or one fatal mode, which
  * must make the model stop QEMU: fatal-mmio, fatal-btint, fatal-unmapped,
  * fatal-ro, fatal-ds-unmapped.
  * Exit via isa-debug-exit: 0x10 all passed (QEMU status 33), 0x11 failed.
@@ -949,6 +950,312 @@ static void test_pmu(void)
 }
 
 /*
+ * AMD's side (lbr=on,pmu=on on an AuthenticAMD CPU: VM_AMD_CPU): CPUID
+ * Fn8000_0022, PerfMonV2's MSRs and counts, LbrExtV2's MSRs, its pushes
+ * (entry 0 newest, the rest shifted down), LBR_SELECT filters, and the
+ * freeze on PMI.  The sequences turn the stack on through DBG_EXTN_CFG
+ * (trace_msr), count through PerfCntrGlobalCtl (pmu_ctrl_msr).
+ */
+#define AMD_LBR_SELECT 0xc000010e
+#define DBG_EXTN_CFG 0xc000010f
+#define LBRV2EN (1u << 6)
+#define AMD_LBR_FROM 0xc0010300		/* FROM n: +2n, TO n: +2n + 1 */
+#define AMD_LBR_DEPTH 16
+#define TO_VALID (1ull << 63)
+#define PERF_CTL0 0xc0010200		/* CTL n: +2n, CTR n: +2n + 1 */
+#define K7_EVNTSEL0 0xc0010000
+#define K7_PERFCTR0 0xc0010004
+#define AMD_STATUS 0xc0000300
+#define AMD_CTL 0xc0000301
+#define AMD_STATUS_CLR 0xc0000302
+#define AMD_STATUS_SET 0xc0000303
+#define LBR_FROZEN (1ull << 58)
+extern uint32_t trace_msr, pmu_ctrl_msr;
+
+static uint64_t amd_from(int i) { return rdmsr(AMD_LBR_FROM + 2 * i); }
+static uint64_t amd_to(int i) { return rdmsr(AMD_LBR_FROM + 2 * i + 1); }
+static uint64_t amd_ctr(int i) { return rdmsr(PERF_CTL0 + 2 * i + 1); }
+
+/* What Linux's amd_pmu_lbr_reset() does: zeros in every FROM and TO */
+static void amd_lbr_reset(void)
+{
+	for (int i = 0; i < AMD_LBR_DEPTH; i++) {
+		wrmsr_safe(AMD_LBR_FROM + 2 * i, 0);
+		wrmsr_safe(AMD_LBR_FROM + 2 * i + 1, 0);
+	}
+}
+
+/*
+ * After amd_lbr_reset() and N pushes EXP: entry i holds push N - 1 - i
+ * (0 the newest): LBR_FROM the source (mispredict clear), LBR_TO the
+ * target with valid set, spec clear; entries beyond N still 0.  Prints
+ * each push as "lexp 0 ..." (the index written is always 0).
+ */
+static int check_amd_lbr(const struct lrec *exp, int n)
+{
+	int good = 1;
+
+	for (int i = 0; i < n; i++)
+		put_lexp(0, &exp[i]);
+	for (int i = 0; i < AMD_LBR_DEPTH; i++) {
+		uint64_t f = 0, t = 0;
+
+		if (i < n) {
+			f = (uint32_t)exp[n - 1 - i].from;
+			t = (uint32_t)exp[n - 1 - i].to | TO_VALID;
+		}
+		if (amd_from(i) != f || amd_to(i) != t) {
+			puts_("# entry "), puthex(i), puts_(" has ");
+			puthex(amd_from(i)), putc_(' '), puthex(amd_to(i));
+			putc_('\n');
+			good = 0;
+		}
+	}
+	return good;
+}
+
+static int amd_lbr_zero(void)
+{
+	return check_amd_lbr(0, 0);
+}
+
+static void test_amd_cpuid(void)
+{
+	uint32_t r[4];
+
+	cpuid(0x80000000, r);
+	ok(r[0] >= 0x80000022, "CPUID: extended leaves up to 0x80000022");
+	cpuid(0x80000022, r);
+	ok(r[0] == 3 && r[1] == (4 | 16 << 4),
+	   "CPUID Fn8000_0022: PerfMonV2, LbrExtV2, 4 core counters, 16 LBRs");
+	cpuid(0x80000001, r);
+	ok(r[2] & (1u << 23), "CPUID Fn8000_0001 ECX: PerfCtrExtCore");
+	cpuid(1, r);
+	ok(!(r[2] & (1u << 15)) && rdmsr(PERF_CAPABILITIES) == 0,
+	   "no Intel PDCM or PERF_CAPABILITIES on AMD");
+	cpuid(0xa, r);
+	ok(!r[0] && !r[1] && !r[3], "no Intel CPUID leaf 0xA on AMD");
+}
+
+/* MSR = V, read back, MSR = 0, with no branch in between */
+static uint32_t msr_roundtrip(uint32_t msr, uint32_t v)
+{
+	uint32_t got;
+
+	asm volatile("xor %%edx, %%edx; wrmsr; rdmsr; mov %%eax, %0;"
+		     "xor %%eax, %%eax; xor %%edx, %%edx; wrmsr"
+		     : "=&r"(got), "+a"(v) : "c"(msr) : "edx", "memory");
+	return got;
+}
+
+static void test_amd_lbr_msrs(void)
+{
+	int rw = 1;
+
+	ok(msr_roundtrip(DBG_EXTN_CFG, LBRV2EN) == LBRV2EN &&
+	   rdmsr(DBG_EXTN_CFG) == 0, "DBG_EXTN_CFG.LBRV2EN reads back");
+	ok(wrmsr_safe(DBG_EXTN_CFG, 1) == -1 &&
+	   wrmsr_safe(DBG_EXTN_CFG, 1u << 7) == -1 &&
+	   wrmsr_safe(DBG_EXTN_CFG, 1ull << 63) == -1 &&
+	   rdmsr(DBG_EXTN_CFG) == 0, "DBG_EXTN_CFG bits 0, 7, 63 are #GP");
+	ok(wrmsr_safe(AMD_LBR_SELECT, 0x1ff) == 0 &&
+	   rdmsr(AMD_LBR_SELECT) == 0x1ff &&
+	   wrmsr_safe(AMD_LBR_SELECT, 1u << 9) == -1 &&
+	   rdmsr(AMD_LBR_SELECT) == 0x1ff,
+	   "LBR_SELECT 0x1ff reads back, bit 9 is #GP");
+	wrmsr_safe(AMD_LBR_SELECT, 0);
+	for (int i = 0; i < AMD_LBR_DEPTH; i++) {
+		uint64_t f = (1ull << 63) | 0x7fff800000000000ull | (i << 12 | 1);
+		uint64_t t = (3ull << 62) | 0x1fff800000000000ull | (i << 12 | 2);
+
+		if (wrmsr_safe(AMD_LBR_FROM + 2 * i, f) ||
+		    wrmsr_safe(AMD_LBR_FROM + 2 * i + 1, t) ||
+		    amd_from(i) != f || amd_to(i) != t)
+			rw = 0;
+	}
+	ok(rw, "16 LBR_FROM (mispredict) and LBR_TO (valid, spec) read back");
+	ok(wrmsr_safe(AMD_LBR_FROM + 1, 1ull << 61) == -1 &&
+	   wrmsr_safe(AMD_LBR_FROM, 0x0100000000000000ull) == -1 &&
+	   wrmsr_safe(AMD_LBR_FROM + 3, 0x0100000000000000ull) == -1 &&
+	   amd_to(0) == ((3ull << 62) | 0x1fff800000000000ull | 2),
+	   "LBR_TO reserved bit 61 and non-canonical addresses are #GP");
+	amd_lbr_reset();
+	ok(amd_lbr_zero(), "writing 0 to every LBR_FROM/LBR_TO clears them");
+}
+
+static void test_amd_pmu_msrs(void)
+{
+	uint64_t v, ctl = 0x30f004300c0ull;	/* Host/GuestOnly, event 0xfc0 */
+
+	ok(rdmsr(AMD_CTL) == 0xf, "PerfCntrGlobalCtl: all 4 counters at reset");
+	ok(wrmsr_safe(PERF_CTL0 + 6, ctl) == 0 && rdmsr(PERF_CTL0 + 6) == ctl &&
+	   rdmsr(K7_EVNTSEL0 + 3) == ctl,
+	   "PERF_CTL3 reads back, also through its legacy alias");
+	ok(wrmsr_safe(PERF_CTL0, 1u << 18) && wrmsr_safe(PERF_CTL0, 1u << 23) &&
+	   wrmsr_safe(PERF_CTL0, 1u << 24) && wrmsr_safe(PERF_CTL0, 1ull << 36)
+	   && wrmsr_safe(PERF_CTL0, 1ull << 42) && rdmsr(PERF_CTL0) == 0,
+	   "PERF_CTL: Edge, Inv, CntMask, bits 36 and 42 are #GP");
+	wrmsr_safe(PERF_CTL0 + 6, 0);
+	ok(wrmsr_safe(K7_PERFCTR0 + 1, CTR_MAX) == 0 && amd_ctr(1) == CTR_MAX &&
+	   wrmsr_safe(PERF_CTL0 + 3, 1ull << 48) == -1 && amd_ctr(1) == CTR_MAX,
+	   "PERF_CTR1 takes 48 bits (legacy alias too), bit 48 is #GP");
+	ok(rdpmc_safe(1, &v) == 0 && v == CTR_MAX && rdpmc_safe(4, &v) == -1 &&
+	   rdpmc_safe(1u << 30, &v) == -1,
+	   "RDPMC 1 reads PERF_CTR1; counter 4 and Intel's fixed ones #GP");
+	wrmsr_safe(PERF_CTL0 + 3, 0);
+	ok(wrmsr_safe(AMD_CTL, 0x10) && wrmsr_safe(AMD_CTL, 1ull << 32) &&
+	   wrmsr_safe(AMD_STATUS, 0) && rdmsr(AMD_CTL) == 0xf,
+	   "GlobalCtl bits 4 and 32 are #GP; Status is read-only");
+	ok(wrmsr_safe(AMD_STATUS_SET, 5 | LBR_FROZEN) == 0 &&
+	   rdmsr(AMD_STATUS) == (5 | LBR_FROZEN) &&
+	   wrmsr_safe(AMD_STATUS_CLR, 4) == 0 &&
+	   rdmsr(AMD_STATUS) == (1 | LBR_FROZEN),
+	   "StatusSet sets, StatusClr clears counter bits and LbrFrozen");
+	ok(wrmsr_safe(AMD_STATUS_SET, ~0ull) == 0 &&
+	   rdmsr(AMD_STATUS) == (0xf | LBR_FROZEN) &&
+	   wrmsr_safe(AMD_STATUS_CLR, ~2ull) == 0 && rdmsr(AMD_STATUS) == 2,
+	   "StatusSet/Clr ignore reserved bits (Linux acks with ~pending)");
+	wrmsr_safe(AMD_STATUS_CLR, 2);
+	ok(rdmsr(GLOBAL_CTRL) == 0 && wrmsr_safe(EVTSEL0, EV_EN) == 0 &&
+	   rdmsr(EVTSEL0) == 0, "Intel's PMU MSRs are unknown on AMD");
+}
+
+/* pmu_seq's counts with AMD's events (PMCx0C0, 076, 0C2, 0C4) */
+static void test_amd_count(void)
+{
+	static const uint32_t ev[] = { 0xc0, 0x76, 0xc2, 0xc4 };
+	int good = 1;
+
+	pmu_ctrl_msr = AMD_CTL;
+	wrmsr_safe(AMD_CTL, 0);
+	for (int i = 0; i < 4; i++) {
+		wrmsr_safe(PERF_CTL0 + 2 * i + 1, 0);
+		wrmsr_safe(PERF_CTL0 + 2 * i, EV_EN | EV_OS | ev[i]);
+	}
+	pmu_seq(0xf, 0);
+	ok(amd_ctr(0) == SEQ_INSNS && amd_ctr(1) == SEQ_INSNS &&
+	   amd_ctr(2) == SEQ_BRANCHES && amd_ctr(3) == SEQ_TAKEN,
+	   "retired instructions = cycles = 13, branches 6, taken 5");
+	wrmsr_safe(AMD_CTL, 0);
+	for (int i = 0; i < 4; i++) {
+		wrmsr_safe(PERF_CTL0 + 2 * i + 1, 0);
+		wrmsr_safe(PERF_CTL0 + 2 * i, EV_EN | EV_OS |
+			   (i ? (1ull << 32) | 0xc0 : 0x1c0));
+	}
+	pmu_seq(0x3, 0);
+	for (int i = 0; i < 4; i++)
+		good &= amd_ctr(i) == 0;
+	ok(good, "unit mask or EventSelect[11:8] set: not counted; GlobalCtl "
+	   "gates");
+	for (int i = 0; i < 4; i++)
+		wrmsr_safe(PERF_CTL0 + 2 * i, 0);
+	wrmsr_safe(AMD_CTL, 0xf);
+}
+
+static void test_amd_branches(void)
+{
+	struct lrec exp[NB];
+	int n, good;
+
+	trace_msr = DBG_EXTN_CFG;
+	amd_lbr_reset();
+	seq_b(LBRV2EN);
+	ok(check_amd_lbr(lbr_b, NB), "LbrExtV2: 17 branches, the newest 16 "
+	   "kept, entry 0 the newest, from and to exact, valid set");
+	for (int type = JCC; type <= FAR; type++) {
+		n = 0;
+		for (int i = 0; i < NB; i++)
+			if (lbr_b[i].type != type)
+				exp[n++] = lbr_b[i];
+		amd_lbr_reset();
+		wrmsr_safe(AMD_LBR_SELECT, 1u << type);
+		seq_b(LBRV2EN);
+		wrmsr_safe(AMD_LBR_SELECT, 0);
+		good = n < NB && check_amd_lbr(exp, n);
+		ok(good, "LBR_SELECT: one branch type suppressed, the rest kept");
+	}
+	amd_lbr_reset();
+	seq_b(0);
+	ok(amd_lbr_zero(), "DBG_EXTN_CFG 0: no push");
+	trace_msr = DEBUGCTL;
+	seq_b(LBR);
+	ok(amd_lbr_zero(), "DEBUGCTL.LBR (AMD's older LBR) pushes nothing here");
+	trace_msr = DBG_EXTN_CFG;
+}
+
+static void test_amd_cpl(void)
+{
+	static const struct lrec all[] = {
+		{ FAR, 1, 0, 3, d_iret, d_user }, { REL_JMP, 0, 3, 3, d_uj, d_u1 },
+		{ FAR, 2, 3, 0, d_int, isr80 }, { REL_JMP, 0, 0, 0, d_kj, d_k1 },
+	};
+	static const struct lrec not_ring0[] = { all[0], all[1] };
+	static const struct lrec ring0[] = { all[2], all[3] };
+
+	amd_lbr_reset();
+	seq_d(LBRV2EN);
+	ok(check_amd_lbr(all, 4), "LBR_SELECT CPL filters off: all four");
+	amd_lbr_reset();
+	wrmsr_safe(AMD_LBR_SELECT, CPL_EQ_0);
+	seq_d(LBRV2EN);
+	ok(check_amd_lbr(not_ring0, 2), "LBR_SELECT bit 0: branches ending "
+	   "in ring 0 suppressed (Linux's user-only filter)");
+	amd_lbr_reset();
+	wrmsr_safe(AMD_LBR_SELECT, CPL_NEQ_0);
+	seq_d(LBRV2EN);
+	ok(check_amd_lbr(ring0, 2), "LBR_SELECT bit 1: branches ending in "
+	   "ring > 0 suppressed");
+	wrmsr_safe(AMD_LBR_SELECT, 0);
+}
+
+/*
+ * A PMI freezes the stack: PERF_CTR0 counts instructions from 2^48 - 20,
+ * overflows inside seq_w's 40 jumps; the NMI and its IRET are not pushed,
+ * PerfCntrGlobalStatus has LbrFrozen, LVTPC stays unmasked (AMD's APIC);
+ * StatusClr unfreezes.
+ */
+static void test_amd_freeze(void)
+{
+	struct lrec exp[40];
+	int k = 0;
+
+	for (int i = 0; i < 40; i++)
+		exp[i] = (struct lrec){ REL_JMP, 0, 0, 0, w_start + 2 * i,
+					 w_start + 2 * i + 2 };
+	*APIC_SVR = 0x1ff;
+	*APIC_LVTPC = LVT_NMI;
+	amd_lbr_reset();
+	nmi_count = 0;
+	wrmsr_safe(PERF_CTL0 + 1, CTR_MAX - 19);
+	wrmsr_safe(PERF_CTL0, EV_EN | EV_OS | EV_INT | 0xc0);
+	seq_w(LBRV2EN);
+	wrmsr_safe(PERF_CTL0, 0);
+	while (k < AMD_LBR_DEPTH && amd_to(k))
+		k++;
+	ok(nmi_count == 1 && rdmsr(AMD_STATUS) == (1 | LBR_FROZEN),
+	   "overflow: one PMI (NMI), PerfCntrGlobalStatus PMC0 | LbrFrozen");
+	ok(k > 0 && k < AMD_LBR_DEPTH && check_amd_lbr(exp, k),
+	   "LbrFrozen: the jumps before the PMI, then nothing (not the NMI)");
+	ok(*APIC_LVTPC == LVT_NMI, "LVTPC not masked by the delivery (AMD)");
+	wrmsr_safe(AMD_STATUS_CLR, 1 | LBR_FROZEN);
+	amd_lbr_reset();
+	seq_w(LBRV2EN);
+	ok(rdmsr(AMD_STATUS) == 0 && check_amd_lbr(exp, 40),
+	   "StatusClr clears LbrFrozen: 40 pushes, the newest 16 kept");
+}
+
+static void test_amd(void)
+{
+	test_amd_cpuid();
+	test_amd_lbr_msrs();
+	test_amd_pmu_msrs();
+	test_amd_count();
+	test_amd_branches();
+	test_amd_cpl();
+	test_amd_freeze();
+}
+
+/*
  * 4 MiB pages: 0-8 MiB read-write, 8-12 MiB read-only, the local APIC's
  * 4 MiB, nothing else
  */
@@ -1018,6 +1325,8 @@ int main(uint32_t *mbi)
 		test_lbr();
 	} else if (streq(cmdline, "pmu")) {
 		test_pmu();
+	} else if (streq(cmdline, "amd")) {
+		test_amd();
 	} else if (*cmdline) {
 		fatal_mode(cmdline);
 	} else {

@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""Checks of run-collector-vm.sh (Debian's stock 6.1 kernel on the PMU
-model): perf's user branch stacks are the model's pushes; btsdumpd's LBR
-collector armed, and each crash nobody traced is stored with one thread
-note, source lbr, equal entry for entry to the newest user entries the
-model pushed on that CPU before the fault (qemu/lbr-log.py); with
+"""Checks of run-collector-vm.sh (Debian's stock 6.1 or 6.12 kernel on the
+PMU model): perf's user branch stacks are the model's pushes; btsdumpd's
+LBR collector armed, and each crash nobody traced is stored with one
+thread note, source lbr, equal entry for entry to the newest user entries
+the model pushed on that CPU before the fault (qemu/lbr-log.py); with
 CASE nopmu, one line says why there is no collector and the crash is
-stored as before.  TAP on stdout.
+stored as before.  CASE amd (the AMD model, LbrExtV2): the same with 16
+entries on 6.12; on a kernel before 6.10, one line saying it cannot
+snapshot AMD's LBR.  TAP on stdout.
 Usage: check-collector.py RESULTS_DIR"""
 
 import collections
@@ -55,7 +57,7 @@ def index_of(seqs):
     return idx
 
 
-def check_perf(res, seqs, index):
+def check_perf(res, seqs, index, depth):
     """perf record -j any,u: each sample's stack (newest first) is, read
     backwards, a stretch of the model's pushes."""
     samples = []
@@ -64,9 +66,9 @@ def check_perf(res, seqs, index):
         if ents:
             samples.append([(int(f, 16), int(t, 16)) for f, t in reversed(ents)])
     bad = [s for s in samples if not contiguous_in(s, seqs, index)]
-    check(samples and not bad and all(0 < len(s) <= lbr.DEPTH for s in samples),
+    check(samples and not bad and all(0 < len(s) <= depth for s in samples),
           f"perf: {len(samples)} samples of `perf record -j any,u`, each a stack of "
-          "at most 32 that is a stretch of the model's user pushes on one vCPU",
+          f"at most {depth} that is a stretch of the model's user pushes on one vCPU",
           (len(samples), [[(hex(f), hex(t)) for f, t in s[-3:]] for s in bad[:3]]))
 
 
@@ -87,7 +89,7 @@ def stored_core(entry, dest):
     return dest
 
 
-def check_crash(res, mode, entry, seqs):
+def check_crash(res, mode, entry, seqs, depth):
     m = cv.store_meta(entry)
     check(m.get("CORE") == "stored" and m.get("TRACE") == "present",
           f"{mode}: stored, with a trace (the collector's note)", m)
@@ -98,8 +100,9 @@ def check_crash(res, mode, entry, seqs):
         check(False, f"{mode}: its stored core is readable", repr(e))
         return
     check(len(notes) == 1 and notes[0][0]["source"] == lbr.SOURCE_LBR and
-          notes[0][0]["capacity"] == lbr.DEPTH and 0 < len(notes[0][1]) <= lbr.DEPTH,
-          f"{mode}: one thread note, source lbr, capacity 32, at most 32 records",
+          notes[0][0]["capacity"] == depth and 0 < len(notes[0][1]) <= depth,
+          f"{mode}: one thread note, source lbr, capacity {depth}, at most {depth} "
+          "records",
           [(h, len(r)) for h, r in notes])
     if len(notes) != 1 or not notes[0][1]:
         return
@@ -128,7 +131,7 @@ def check_crash(res, mode, entry, seqs):
           ([(hex(f), hex(t)) for f, t in recs[-4:]], m.get("FAULT")))
 
 
-def check_pingpong(res, entry):
+def check_pingpong(res, entry, depth):
     """btsabi and btsabi-hi alternated on CPU 0, then btsabi crashed: its
     note holds none of btsabi-hi's branches (perf's reset at switch-in),
     though the CPU's LBR held them shortly before (the model's log)."""
@@ -139,12 +142,36 @@ def check_pingpong(res, entry):
     check(recs and not foreign and not notes[0][0]["flags"] & 1,
           "pingpong: only its own branches since its switch-in, none of the "
           "partner's that ran on the CPU before it", (len(recs), foreign[:4]))
-    found = lbr.windows(os.path.join(res, "lbr.log"), {recs[-1]}) if recs else {}
+    found = lbr.windows(os.path.join(res, "lbr.log"), {recs[-1]}, depth) if recs else {}
     held = [e for cpu, w in found.get(recs[-1], [])[-1:] for e in w
             if lbr.HI_LO <= e[0] < lbr.HI_HI]
     check(held, "pingpong: the CPU's LBR did hold the partner's branches then "
           "(the model's log): perf's reset left them out", "no partner entry "
-          "among the 32 pushes before the note's last")
+          f"among the {depth} pushes before the note's last")
+
+
+def kernel_version(uname):
+    """(major, minor) of a uname -r."""
+    m = re.match(r"(\d+)\.(\d+)", uname)
+    return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+
+
+def check_no_snapshot(res, log, status, byentry):
+    """AMD on a kernel before 6.10: perf drives the LBR, but
+    bpf_get_branch_snapshot() has nothing for it; one line says so."""
+    lines = [l for l in log.splitlines() if "no LBR collector:" in l]
+    check(len(lines) == 1 and "cannot snapshot" in lines[0] and "6.10" in lines[0]
+          and status.startswith("no LBR collector: this kernel cannot snapshot") and
+          cv.read(os.path.join(res, "collector.status")).strip() == "0",
+          "amd before 6.10: the collector says in one line that this kernel cannot "
+          "snapshot AMD's LBR (Linux 6.10), exits 0", log + status)
+    ctl = cv.read(os.path.join(res, "ctl-status.txt"))
+    check(ctl.startswith("no LBR collector: this kernel cannot snapshot"),
+          "amd before 6.10: btsdumpctl status says why", ctl)
+    e = byentry.get("null")
+    m = cv.store_meta(e) if e else {}
+    check(m.get("CORE") == "stored" and m.get("TRACE") == "absent",
+          "amd before 6.10: the crash is stored as before, without a trace", m)
 
 
 def main():
@@ -157,6 +184,10 @@ def main():
     log = cv.read(os.path.join(res, "collector.log"))
     status = cv.read(os.path.join(res, "collector-status"))
     byentry = entries_by_mode(res)
+    uname = cv.read(os.path.join(res, "uname")).strip()
+    if case == "amd" and kernel_version(uname) < (6, 10):
+        check_no_snapshot(res, log, status, byentry)
+        sys.exit(cv.tap.done())
     if case == "nopmu":
         lines = [l for l in log.splitlines() if "no LBR collector:" in l]
         check(len(lines) == 1 and "no LBR" in status and
@@ -175,15 +206,24 @@ def main():
           cv.read(os.path.join(res, "ctl-status.txt")).strip() == "LBR collector: armed",
           "pmu: the collector armed every CPU's LBR and its BPF program (btsdumpctl "
           "status), and says when it stopped", log + status)
+    depth = 16 if case == "amd" else lbr.DEPTH
+    check(cv.read(os.path.join(res, "lbr-depth")).strip() == str(depth),
+          f"perf's cpu PMU: caps/branches {depth}",
+          cv.read(os.path.join(res, "lbr-depth")))
+    if case == "amd":
+        perf = [l for l in cv.read(os.path.join(res, "dmesg.txt")).splitlines()
+                if "Performance Events:" in l]
+        check(perf and "16-deep LBR" in perf[0] and "AMD PMU driver" in perf[0],
+              "amd: Linux found AMD's PMU driver with the 16-deep LbrExtV2", perf)
     seqs = log_by_cpu(os.path.join(res, "lbr.log"))
-    check_perf(res, seqs, index_of(seqs))
+    check_perf(res, seqs, index_of(seqs), depth)
     for mode in MODES:
         if mode not in byentry:
             check(False, f"{mode}: stored by btsdumpd", sorted(byentry))
             continue
-        check_crash(res, mode, byentry[mode], seqs)
+        check_crash(res, mode, byentry[mode], seqs, depth)
     if "pingpong" in byentry:
-        check_pingpong(res, byentry["pingpong"])
+        check_pingpong(res, byentry["pingpong"], depth)
     sys.exit(cv.tap.done())
 
 

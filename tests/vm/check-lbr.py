@@ -48,11 +48,11 @@ def lbr_notes(res, name):
     return out
 
 
-def windows(log_path, ends):
+def windows(log_path, ends, depth=DEPTH):
     """For each (from, to) in ENDS: the windows of the DEPTH entries the
     model pushed on one vCPU up to and including such an entry."""
     found = collections.defaultdict(list)
-    last = collections.defaultdict(lambda: collections.deque(maxlen=DEPTH))
+    last = collections.defaultdict(lambda: collections.deque(maxlen=depth))
     with open(log_path, "rb") as f:
         data = f.read()
     for frm, to, info, cpu, *_ in lbrlog.ENTRY.iter_unpack(data):

@@ -4,7 +4,8 @@
 # perf's user branch stack on a crash, then btsdumpd's LBR collector and
 # crashes nobody traced (one after two processes alternated on a CPU)
 # stored by btsdumpd as the core_pattern handler;
-# collector.case=nopmu: the model without a PMU.  Results as a base64'd
+# collector.case=nopmu: the model without a PMU; amd: the AMD model.
+# Without an armed collector only the first crash runs.  Results as a base64'd
 # tar on ttyS1 between COLLECTOR-BEGIN and COLLECTOR-END.
 /bin/busybox --install -s /bin
 mount -t proc proc /proc
@@ -29,7 +30,7 @@ wait_store() {
 	done
 }
 
-if [ "$case" = pmu ]; then
+if [ "$case" != nopmu ]; then
 	# perf's own LBR user: every sample's branch stack (check-collector.py
 	# finds each in the model's log)
 	(cd /tmp && perf record -j any,u -c 997 -e instructions:u -o /tmp/perf.data \
@@ -52,7 +53,7 @@ i=0
 # pingpong: two processes alternating on CPU 0 (btsabi and btsabi-hi,
 # linked elsewhere), then btsabi's call through NULL
 for mode in null abort smash handler threads pingpong; do
-	[ "$case" = nopmu ] && [ $mode != null ] && continue
+	[ ! -e /run/btsdumpd-lbr/armed ] && [ $mode != null ] && continue
 	if [ $mode = pingpong ]; then
 		/bin/btsabi lbr-pingpong > $R/crash-$mode.out 2>&1
 	else

@@ -1,8 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
 # The stock-kernel LBR collector's VM test (meson: vm-collector,
-# vm-collector-nopmu): run-collector-vm.sh, then check-collector.py (TAP).
-# Usage: collector-test.sh BTSDUMPD BTSDUMPCTL OUTDIR pmu|nopmu
+# vm-collector-nopmu, vm-collector-6.12, vm-collector-amd, -amd-6.1):
+# run-collector-vm.sh, then check-collector.py (TAP).
+# Usage: collector-test.sh BTSDUMPD BTSDUMPCTL OUTDIR pmu|nopmu|amd
 set -u
 here=$(dirname "$0")
 if ! "$here/run-collector-vm.sh" "$1" "$2" "$3" "$4" >&2; then

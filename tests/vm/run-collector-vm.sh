@@ -7,11 +7,13 @@
 # branch stack (`perf record -j any,u`), then btsdumpd's stock-kernel LBR
 # collector with btsdumpd as the core_pattern handler and crashes nobody
 # traced.  CASE nopmu boots the model without its PMU: the collector
-# cannot work and says so.  The model logs every LBR entry it pushes
+# cannot work and says so.  CASE amd: the AMD model (VM_AMD_CPU: LbrExtV2
+# and PerfMonV2), on which 6.12 snapshots the 16-entry stack and 6.1
+# cannot (no bpf_get_branch_snapshot for AMD before 6.10).  The model logs every LBR entry it pushes
 # (OUTDIR/lbr.log, the oracle); results come back base64'd on ttyS1.
 # Checked by check-collector.py.  VM_STOCK_KERNEL: the kernel's meta
 # package (default linux-image-amd64, 6.1; linux-image-6.12-amd64).
-# Usage: run-collector-vm.sh BTSDUMPD BTSDUMPCTL OUTDIR [pmu|nopmu]
+# Usage: run-collector-vm.sh BTSDUMPD BTSDUMPCTL OUTDIR [pmu|nopmu|amd]
 set -eu
 btsdumpd=$1 btsdumpctl=$2 out=$3 case=${4:-pmu}
 src=$(cd "$(dirname "$0")/../.." && pwd)
@@ -40,7 +42,8 @@ vm_pack "$root" "$work/initrd.gz"
 case $case in
 pmu) cpu="$VM_PMU_CPU,lbr-log=$out/lbr.log" ;;
 nopmu) cpu=$VM_INTEL_CPU ;;	# the model's CPU, no PMU (no LBR driver)
-*) echo "run-collector-vm: CASE is pmu or nopmu" >&2; exit 2 ;;
+amd) cpu="$VM_AMD_CPU,lbr-log=$out/lbr.log" ;;
+*) echo "run-collector-vm: CASE is pmu, nopmu or amd" >&2; exit 2 ;;
 esac
 echo "$kpkg" > "$out/kernel"
 : > "$work/results.txt"

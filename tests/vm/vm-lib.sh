@@ -25,6 +25,11 @@ export KERNEL
 VM_INTEL_CPU="max,vendor=GenuineIntel,family=6,model=85,stepping=4"
 VM_BTS_CPU="$VM_INTEL_CPU,ds=on,dtes64=on,ds-cpl=on"
 VM_PMU_CPU="$VM_BTS_CPU,lbr=on,pmu=on"
+# The AMD model (qemu/ patch 0013): a Zen 4 (family 0x19, model 0x11,
+# Genoa) with PerfMonV2 and the 16-entry LbrExtV2 stack (pmu=on, lbr=on on
+# an AMD CPU); Linux 6.12 says "Fam17h+ 16-deep LBR, core perfctr, AMD
+# PMU driver".  No BTS on AMD.
+VM_AMD_CPU="max,vendor=AuthenticAMD,family=25,model=17,stepping=1,pmu=on,lbr=on"
 
 # vm_root DIR: a root with busybox, crasher, btsrun, btsabi, vmbench, /init.
 vm_root() {
