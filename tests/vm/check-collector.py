@@ -6,8 +6,10 @@ collector armed, and each crash nobody traced is stored with one thread
 note, source lbr, equal entry for entry to the newest user entries the
 model pushed on that CPU before the fault (qemu/lbr-log.py); with
 CASE nopmu, one line says why there is no collector and the crash is
-stored as before.  TAP on stdout.
-Usage: check-collector.py RESULTS_DIR"""
+stored as before.  Every reader shows each crasher note as it is:
+btsdump, `btsdumpctl info`, gdb's bts commands and gdb's own record
+commands through `bts target` (btsdump gdbserver).  TAP on stdout.
+Usage: check-collector.py BTSDUMP BTSDUMPCTL RESULTS_DIR"""
 
 import collections
 import importlib
@@ -24,6 +26,9 @@ lbrlog = lbr.lbrlog
 check = cv.check
 MODES = ("null", "abort", "smash", "handler", "threads", "pingpong")
 NULL_CALLS = ("null", "handler", "threads", "pingpong")     # a call to 0
+# where gdb's history says the kernel moved the thread at a syscall: the
+# handler's note opens in the handler, so only __restore_rt's rt_sigreturn
+GDB_TRANSFERS = {"handler": 1}
 
 
 def log_by_cpu(path):
@@ -87,7 +92,7 @@ def stored_core(entry, dest):
     return dest
 
 
-def check_crash(res, mode, entry, seqs):
+def check_crash(tool, ctl, res, mode, entry, seqs):
     m = cv.store_meta(entry)
     check(m.get("CORE") == "stored" and m.get("TRACE") == "present",
           f"{mode}: stored, with a trace (the collector's note)", m)
@@ -126,6 +131,41 @@ def check_crash(res, mode, entry, seqs):
           "newest user pushes on the vCPU before the fault" +
           (" but the call to 0 (perf's filter drops it)" if mode in NULL_CALLS else ""),
           ([(hex(f), hex(t)) for f, t in recs[-4:]], m.get("FAULT")))
+    if mode != "pingpong":      # btsabi's: not the crasher
+        check_readers(tool, ctl, res, mode, entry, recs)
+
+
+def check_readers(tool, ctl, res, mode, entry, recs):
+    """The note as every reader shows it: btsdump's records (source lbr),
+    `btsdumpctl info`'s last branches (the newest JournalBranches of
+    them), gdb/bts.py's bts list and history (check-vm.py's
+    check_gdb_core: a call to 0 that perf dropped is the one break, at
+    the end) and gdb's own record commands through the stub."""
+    exe = os.path.join(res, "crasher")
+    try:
+        d = cv.branches_json(tool, os.path.join(res, mode + ".core"), exe)
+        th = [t for t in d["threads"] if t.get("trace")]
+        got = [(int(b["from"], 16), int(b["to"], 16)) for t in th
+               for b in t["branches"] if b["kind"] != "marker"]
+        check(len(th) == 1 and th[0]["trace"]["source"] == "lbr" and got == recs,
+              f"{mode}: btsdump reads the note (source lbr), its {len(recs)} records",
+              [t["trace"] for t in th])
+    except (RuntimeError, KeyError, ValueError) as e:
+        check(False, f"{mode}: btsdump reads the note", repr(e))
+    p = subprocess.run([ctl, "--store", os.path.join(res, "store"), "info",
+                        os.path.basename(entry)], capture_output=True, text=True)
+    lines = p.stdout.split(" Last Branches:\n")[-1].split("\n        Report:")[0]
+    shown = [tuple(int(a, 16) for a in re.findall(r"0x([0-9a-f]{12})\b", l))
+             for l in lines.splitlines() if re.match(r"\s+\d+  ", l)]
+    check(p.returncode == 0 and shown and shown == recs[-len(shown):],
+          f"{mode}: btsdumpctl info shows the newest {len(shown)} of them",
+          p.stdout[-1500:] + p.stderr)
+    cv.check_gdb_core(tool, res, exe, mode, GDB_TRANSFERS.get(mode, 0),
+                      0 if mode in NULL_CALLS else None)
+    try:
+        cv.check_gdb_stub(tool, res, exe, (mode,))
+    except (RuntimeError, ValueError) as e:
+        check(False, f"gdb stub {mode}: btsdump gdbserver serves the core", repr(e))
 
 
 def check_pingpong(res, entry):
@@ -148,9 +188,9 @@ def check_pingpong(res, entry):
 
 
 def main():
-    if len(sys.argv) != 2:
-        sys.exit("usage: check-collector.py RESULTS_DIR")
-    res = sys.argv[1]
+    if len(sys.argv) != 4:
+        sys.exit("usage: check-collector.py BTSDUMP BTSDUMPCTL RESULTS_DIR")
+    tool, ctl, res = sys.argv[1:]
     case = cv.read(os.path.join(res, "case")).strip()
     check(cv.read(os.path.join(res, "uname")).strip().endswith("-amd64"),
           "Debian's stock kernel ran", cv.read(os.path.join(res, "uname")))
@@ -181,7 +221,7 @@ def main():
         if mode not in byentry:
             check(False, f"{mode}: stored by btsdumpd", sorted(byentry))
             continue
-        check_crash(res, mode, byentry[mode], seqs)
+        check_crash(tool, ctl, res, mode, byentry[mode], seqs)
     if "pingpong" in byentry:
         check_pingpong(res, byentry["pingpong"])
     sys.exit(cv.tap.done())
