@@ -10,12 +10,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <syslog.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/perf_event.h>
 #include <bpf/libbpf.h>
@@ -27,11 +29,19 @@
 #define CPUS_MAX	4096
 /* a sample every 2^40 user cycles: in practice never (no sampling cost) */
 #define LBR_PERIOD	(1ULL << 40)
+#define CHECK_NS	1000000000ULL	/* hotplug: how often CPUs are checked */
+
+/* One CPU's perf event keeping its LBR on. */
+struct cpu_event {
+	int fd;			/* -1: not armed (offline, or its event failed) */
+	uint64_t armed_ns;	/* CLOCK_MONOTONIC when armed */
+};
 
 struct collector {
 	const char *dir;
-	int fds[CPUS_MAX];
-	int nr_fds;
+	struct cpu_event cpus[CPUS_MAX];
+	int nr_cpus;		/* possible CPUs (_SC_NPROCESSORS_CONF) */
+	uint64_t checked_ns;	/* the last hotplug check */
 	struct lbr_bpf *skel;
 	struct ring_buffer *rb;
 };
@@ -93,34 +103,125 @@ static const char *perf_reason(int err)
 		return "not allowed to use perf's branch stack (perf_event_paranoid: "
 		       "CAP_PERFMON, or CAP_SYS_ADMIN at 3 on Debian's kernels)";
 	case EBUSY:
-		return "the LBR is taken by another perf user";
+		return "the LBR is taken by another perf user (perf could not schedule "
+		       "the collector's pinned event)";
 	default:
 		return "perf_event_open with a user branch stack failed";
 	}
 }
 
-/* One pinned event per online CPU keeping the LBR on, user branches only. */
-static int arm_cpus(struct collector *co)
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* Whether a CPU is online: no online file means it cannot go offline. */
+static bool cpu_online(int cpu)
+{
+	char path[64], c = '1';
+	int fd;
+
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", cpu);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT;
+	if (read(fd, &c, 1) != 1)
+		c = '0';
+	close(fd);
+	return c == '1';
+}
+
+/* One pinned event on cpu keeping its LBR on, user branches only. */
+static int cpu_arm(struct collector *co, int cpu)
 {
 	struct perf_event_attr a = {
 		.size = sizeof(a), .type = PERF_TYPE_HARDWARE,
 		.config = PERF_COUNT_HW_CPU_CYCLES, .sample_period = LBR_PERIOD,
 		.sample_type = PERF_SAMPLE_BRANCH_STACK,
+		.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED,
 		.branch_sample_type = PERF_SAMPLE_BRANCH_USER | PERF_SAMPLE_BRANCH_ANY,
 		.exclude_kernel = 1, .exclude_hv = 1, .pinned = 1,
 	};
-	long cpu, ncpu = sysconf(_SC_NPROCESSORS_CONF);
-	int fd;
+	int fd = syscall(SYS_perf_event_open, &a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 
-	for (cpu = 0; cpu < ncpu && cpu < CPUS_MAX; cpu++) {
-		fd = syscall(SYS_perf_event_open, &a, -1, (int)cpu, -1, PERF_FLAG_FD_CLOEXEC);
-		if (fd < 0 && errno == ENODEV)
-			continue;	/* offline (hotplug: not followed yet) */
-		if (fd < 0)
-			return -errno;
-		co->fds[co->nr_fds++] = fd;
+	if (fd < 0)
+		return -errno;
+	co->cpus[cpu] = (struct cpu_event){ fd, monotonic_ns() };
+	return 0;
+}
+
+static void cpu_disarm(struct collector *co, int cpu)
+{
+	if (co->cpus[cpu].fd >= 0)
+		close(co->cpus[cpu].fd);
+	co->cpus[cpu].fd = -1;
+}
+
+/* Whether cpu's event keeps its LBR on now: scheduled, its enabled time
+ * running.  Not when perf could not schedule it (a pinned event then
+ * reads as end of file: another user holds the LBR or the counters) nor
+ * once the CPU went offline (perf removes a CPU's events then and never
+ * puts them back: the time stops). */
+static bool cpu_alive(const struct collector *co, int cpu)
+{
+	uint64_t v[2][2];
+	int fd = co->cpus[cpu].fd;
+
+	return fd >= 0 && read(fd, v[0], sizeof(v[0])) == sizeof(v[0]) &&
+	       read(fd, v[1], sizeof(v[1])) == sizeof(v[1]) && v[1][1] > v[0][1];
+}
+
+/* Every online CPU's event, at start: -errno of the first that failed;
+ * -EBUSY when perf could not schedule one. */
+static int arm_cpus(struct collector *co)
+{
+	int cpu, ret, armed = 0;
+
+	co->nr_cpus = sysconf(_SC_NPROCESSORS_CONF);
+	if (co->nr_cpus > CPUS_MAX)
+		co->nr_cpus = CPUS_MAX;
+	for (cpu = 0; cpu < CPUS_MAX; cpu++)
+		co->cpus[cpu].fd = -1;
+	for (cpu = 0; cpu < co->nr_cpus; cpu++) {
+		ret = cpu_online(cpu) ? cpu_arm(co, cpu) : -ENODEV;
+		if (ret == -ENODEV)
+			continue;	/* offline: armed when it comes online */
+		if (ret)
+			return ret;
+		if (!cpu_alive(co, cpu))
+			return -EBUSY;
+		armed++;
 	}
-	return co->nr_fds ? 0 : -ENODEV;
+	co->checked_ns = monotonic_ns();
+	return armed ? 0 : -ENODEV;
+}
+
+/* CPU hotplug, once a second: a CPU that came online is armed, one whose
+ * event died (offline, then online again) is armed anew. */
+static void check_cpus(struct collector *co, uint64_t now)
+{
+	int cpu, ret;
+
+	if (now - co->checked_ns < CHECK_NS)
+		return;
+	co->checked_ns = now;
+	for (cpu = 0; cpu < co->nr_cpus; cpu++) {
+		bool online = cpu_online(cpu);
+
+		if (co->cpus[cpu].fd >= 0 && online && cpu_alive(co, cpu))
+			continue;
+		cpu_disarm(co, cpu);
+		if (!online)
+			continue;
+		ret = cpu_arm(co, cpu);
+		if (!ret && cpu_alive(co, cpu))
+			btsdumpd_log(LOG_INFO, "LBR collector armed on CPU %d (it came online)", cpu);
+		else
+			cpu_disarm(co, cpu);
+	}
 }
 
 static int on_snapshot(void *ctx, void *data, size_t len)
@@ -131,6 +232,14 @@ static int on_snapshot(void *ctx, void *data, size_t len)
 
 	if (len < sizeof(*s) || s->magic != BTSDUMPD_LBR_MAGIC)
 		return 0;
+	/* taken where the LBR was not kept on (a CPU back online before its
+	 * event was armed again): stale entries, maybe another process's */
+	if (s->cpu >= (__u32)co->nr_cpus || s->time_ns < co->cpus[s->cpu].armed_ns ||
+	    !cpu_alive(co, s->cpu)) {
+		btsdumpd_log(LOG_NOTICE, "LBR snapshot of thread %u dropped: CPU %u was not "
+			     "armed when it was taken", s->tid, s->cpu);
+		return 0;
+	}
 	snprintf(name, sizeof(name), "%u", s->tid);
 	if (write_file(co->dir, name, s, sizeof(*s)))
 		btsdumpd_log(LOG_WARNING, "LBR snapshot of thread %u: %m", s->tid);
@@ -156,6 +265,15 @@ static int load_program(struct collector *co)
 	return 0;
 }
 
+static int armed_count(const struct collector *co)
+{
+	int cpu, n = 0;
+
+	for (cpu = 0; cpu < co->nr_cpus; cpu++)
+		n += co->cpus[cpu].fd >= 0;
+	return n;
+}
+
 static void collector_free(struct collector *co)
 {
 	static const char stopped[] = "no LBR collector: stopped\n";
@@ -166,8 +284,8 @@ static void collector_free(struct collector *co)
 		write_file(co->dir, "status", stopped, sizeof(stopped) - 1);
 	ring_buffer__free(co->rb);
 	lbr_bpf__destroy(co->skel);
-	while (co->nr_fds)
-		close(co->fds[--co->nr_fds]);
+	for (int cpu = 0; cpu < co->nr_cpus; cpu++)
+		cpu_disarm(co, cpu);
 }
 
 /* Runs until SIGTERM or SIGINT: 0, also when the collector cannot work. */
@@ -192,13 +310,14 @@ int btsdumpd_lbr_collector(const char *dir)
 		goto out;
 	write_file(dir, "status", "armed\n", 6);
 	write_file(dir, "armed", "", 0);
-	btsdumpd_log(LOG_INFO, "LBR collector armed on %d CPUs", co.nr_fds);
+	btsdumpd_log(LOG_INFO, "LBR collector armed on %d CPUs", armed_count(&co));
 	while (!stop) {
 		ret = ring_buffer__poll(co.rb, 1000);
 		if (ret < 0 && ret != -EINTR) {
 			btsdumpd_log(LOG_ERR, "LBR collector: ring buffer: %s", strerror(-ret));
 			break;
 		}
+		check_cpus(&co, monotonic_ns());
 	}
 out:
 	collector_free(&co);

@@ -26,7 +26,7 @@ struct btsdumpd_lbr_snap {
 	__u32 sig;
 	__u64 time_ns;		/* CLOCK_MONOTONIC (bpf_ktime_get_ns) */
 	__s32 nr;		/* entries, or the helper's -errno */
-	__u32 reserved;		/* 0 */
+	__u32 cpu;		/* where it was taken (bpf_get_smp_processor_id) */
 	struct btsdumpd_lbr_entry e[BTSDUMPD_LBR_MAX];
 };
 
