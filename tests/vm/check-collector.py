@@ -24,8 +24,8 @@ lbr = importlib.import_module("check-lbr")     # its note reader, check-vm's hel
 cv = lbr.cv
 lbrlog = lbr.lbrlog
 check = cv.check
-MODES = ("null", "abort", "smash", "handler", "threads", "pingpong")
-NULL_CALLS = ("null", "handler", "threads", "pingpong")     # a call to 0
+MODES = ("null", "abort", "smash", "handler", "threads", "pingpong", "perfb", "hotplug")
+NULL_CALLS = ("null", "handler", "threads", "pingpong", "perfb", "hotplug")   # a call to 0
 # where gdb's history says the kernel moved the thread at a syscall: the
 # handler's note opens in the handler, so only __restore_rt's rt_sigreturn
 GDB_TRANSFERS = {"handler": 1}
@@ -76,12 +76,12 @@ def check_perf(res, seqs, index):
 
 
 def entries_by_mode(res):
-    """{mode: entry directory} from init's entry-ID files."""
-    out = {}
-    for name in os.listdir(res):
+    """{mode: [entry directory]} from init's entry-ID files."""
+    out = collections.defaultdict(list)
+    for name in sorted(os.listdir(res)):
         if name.startswith("entry-"):
-            out[cv.read(os.path.join(res, name)).strip()] = \
-                os.path.join(res, "store", name[len("entry-"):])
+            out[cv.read(os.path.join(res, name)).strip()].append(
+                os.path.join(res, "store", name[len("entry-"):]))
     return out
 
 
@@ -111,6 +111,9 @@ def check_crash(tool, ctl, res, mode, entry, seqs):
     hdr, recs = notes[0]
     recs = [r for r in recs if r[0] >> 48 != 0xb75c]	# no markers
     kernel = [r for r in recs if not lbr.user(r[0]) or not lbr.user(r[1])]
+    # a call to 0: perf's filter drops it, unless another LBR user's
+    # filter (perf record -b: any branch, no software filter) is in force
+    dropped = mode in NULL_CALLS and recs[-1][1] != 0
     check(not kernel, f"{mode}: no kernel address", kernel[:3])
     ok = []
     for cpu, seq in seqs.items():
@@ -122,20 +125,20 @@ def check_crash(tool, ctl, res, mode, entry, seqs):
             # stock kernel's perf drops a branch to 0 (branch_type(): an
             # empty slot), so a call to 0 is the model's next push
             nxt = seq[i + 1] if i + 1 < len(seq) else None
-            if (mode in NULL_CALLS and nxt and nxt[1] == 0) or (
-                    mode not in NULL_CALLS and re.search(
+            if (dropped and nxt and nxt[1] == 0) or (
+                    not dropped and re.search(
                         rf"(target of|straight-line run after) #{len(recs)} ",
                         m.get("FAULT", ""))):
                 ok.append(cpu)
     check(ok, f"{mode}: its {len(recs)} records are, entry for entry, the model's "
           "newest user pushes on the vCPU before the fault" +
-          (" but the call to 0 (perf's filter drops it)" if mode in NULL_CALLS else ""),
+          (" but the call to 0 (perf's filter drops it)" if dropped else ""),
           ([(hex(f), hex(t)) for f, t in recs[-4:]], m.get("FAULT")))
     if mode != "pingpong":      # btsabi's: not the crasher
-        check_readers(tool, ctl, res, mode, entry, recs)
+        check_readers(tool, ctl, res, mode, entry, recs, 0 if dropped else None)
 
 
-def check_readers(tool, ctl, res, mode, entry, recs):
+def check_readers(tool, ctl, res, mode, entry, recs, to_pc):
     """The note as every reader shows it: btsdump's records (source lbr),
     `btsdumpctl info`'s last branches (the newest JournalBranches of
     them), gdb/bts.py's bts list and history (check-vm.py's
@@ -160,8 +163,7 @@ def check_readers(tool, ctl, res, mode, entry, recs):
     check(p.returncode == 0 and shown and shown == recs[-len(shown):],
           f"{mode}: btsdumpctl info shows the newest {len(shown)} of them",
           p.stdout[-1500:] + p.stderr)
-    cv.check_gdb_core(tool, res, exe, mode, GDB_TRANSFERS.get(mode, 0),
-                      0 if mode in NULL_CALLS else None)
+    cv.check_gdb_core(tool, res, exe, mode, GDB_TRANSFERS.get(mode, 0), to_pc)
     try:
         cv.check_gdb_stub(tool, res, exe, (mode,))
     except (RuntimeError, ValueError) as e:
@@ -187,6 +189,57 @@ def check_pingpong(res, entry):
           "among the 32 pushes before the note's last")
 
 
+def check_cannot(res, name, why, what):
+    """A collector that cannot work: one line saying why, the same in its
+    status file, exit 0."""
+    log = cv.read(os.path.join(res, name + ".log"))
+    lines = [l for l in log.splitlines() if "no LBR collector:" in l]
+    check(len(lines) == 1 and why in lines[0] and
+          cv.read(os.path.join(res, name + "-status")).startswith("no LBR collector: " + why) and
+          cv.read(os.path.join(res, name + ".status")).strip() == "0",
+          f"{what}: the collector says why in one line ({why}), exits 0", log)
+
+
+def check_hotplug(res, log):
+    """CPU 1 went offline and online again (perf removed its event): the
+    collector armed it anew before crasher ran there."""
+    check(cv.read(os.path.join(res, "hotplug-offline")).strip() == "0" and
+          cv.read(os.path.join(res, "hotplug-online")).strip() == "0-1" and
+          "LBR collector armed on CPU 1 (it came online)" in log,
+          "hotplug: CPU 1 went offline and online; the collector armed it again",
+          log)
+
+
+def check_storm(res, null_recs):
+    """100 crashes in 10 s against a burst of 12 (storm/): each stored
+    with its own thread's note (the note's tid is the crashing PID), the
+    trail of crasher null, or logged as rate-limited."""
+    store = os.path.join(res, "storm")
+    entries = [os.path.join(store, e) for e in cv.store_entries(store)] \
+        if os.path.isdir(store) else []
+    limited = len(re.findall(r"BTSDUMPD_RATELIMITED=\d+",
+                             cv.read(os.path.join(res, "dmesg-storm.txt"))))
+    bad, traces = [], collections.Counter()
+    for entry in entries:
+        m = cv.store_meta(entry)
+        core = os.path.join(res, "storm.core")
+        try:
+            stored_core(entry, core)
+            notes = lbr.lbr_notes(res, "storm")
+        except (OSError, ValueError, subprocess.CalledProcessError) as e:
+            notes = [({"tid": repr(e)}, [])]
+        traces[m.get("TRACE")] += 1
+        if not (m.get("CORE") == "stored" and len(notes) == 1 and
+                str(notes[0][0]["tid"]) == m.get("PID") and notes[0][1] and
+                notes[0][1][-1] == null_recs[-1]):
+            bad.append((os.path.basename(entry), m.get("CORE"), m.get("PID"),
+                        [(h["tid"], len(r)) for h, r in notes]))
+    check(len(entries) == 12 and len(entries) + limited == 100 and not bad,
+          f"storm: 100 crashes = {len(entries)} stored, each core with a note of its "
+          f"own thread ending as crasher null's (analyses: {dict(traces)}), + "
+          f"{limited} logged as rate-limited", bad[:5])
+
+
 def main():
     if len(sys.argv) != 4:
         sys.exit("usage: check-collector.py BTSDUMP BTSDUMPCTL RESULTS_DIR")
@@ -206,7 +259,7 @@ def main():
         check(ctl.startswith("no LBR collector: the CPU has no LBR"),
               "nopmu: btsdumpctl status says why", ctl)
         e = byentry.get("null")
-        m = cv.store_meta(e) if e else {}
+        m = cv.store_meta(e[0]) if e else {}
         check(m.get("CORE") == "stored" and m.get("TRACE") == "absent",
               "nopmu: the crash is stored as before, without a trace", m)
         sys.exit(cv.tap.done())
@@ -215,15 +268,26 @@ def main():
           cv.read(os.path.join(res, "ctl-status.txt")).strip() == "LBR collector: armed",
           "pmu: the collector armed every CPU's LBR and its BPF program (btsdumpctl "
           "status), and says when it stopped", log + status)
+    check_cannot(res, "nocap", "not allowed to use perf's branch stack",
+                 "no CAP_PERFMON, perf_event_paranoid 2")
+    check_cannot(res, "taken", "the LBR is taken by another perf user",
+                 "a pinned perf -b holding the LBR")
+    check_hotplug(res, log)
     seqs = log_by_cpu(os.path.join(res, "lbr.log"))
     check_perf(res, seqs, index_of(seqs))
+    # perf record -b dies of its child's SIGSEGV too: its core is not the
+    # crash's
+    byentry["perfb"] = [e for e in byentry.get("perfb", [])
+                        if cv.store_meta(e).get("COMM") != "perf"]
     for mode in MODES:
-        if mode not in byentry:
+        if len(byentry.get(mode, [])) != 1:
             check(False, f"{mode}: stored by btsdumpd", sorted(byentry))
             continue
-        check_crash(tool, ctl, res, mode, byentry[mode], seqs)
-    if "pingpong" in byentry:
-        check_pingpong(res, byentry["pingpong"])
+        check_crash(tool, ctl, res, mode, byentry[mode][0], seqs)
+    if byentry.get("pingpong"):
+        check_pingpong(res, byentry["pingpong"][0])
+    null = lbr.lbr_notes(res, "null") if byentry.get("null") else []
+    check_storm(res, null[0][1] if null else [(0, 0)])
     sys.exit(cv.tap.done())
 
 
