@@ -29,19 +29,29 @@
 #define CPUS_MAX	4096
 /* a sample every 2^40 user cycles: in practice never (no sampling cost) */
 #define LBR_PERIOD	(1ULL << 40)
-#define CHECK_NS	1000000000ULL	/* hotplug: how often CPUs are checked */
+#define CHECK_NS	250000000ULL	/* how often the CPUs' events are checked */
+#define SLACK_NS	50000000ULL	/* perf's clock against CLOCK_MONOTONIC */
+#define HELD_MAX	128		/* snapshots waiting for their CPU's check */
+#define HELD_NS		3000000000ULL	/* then dropped */
 
-/* One CPU's perf event keeping its LBR on. */
+/* One CPU's perf event keeping its LBR on.  All times CLOCK_MONOTONIC
+ * (bpf_ktime_get_ns() in the snapshots). */
 struct cpu_event {
 	int fd;			/* -1: not armed (offline, or its event failed) */
-	uint64_t armed_ns;	/* CLOCK_MONOTONIC when armed */
+	uint64_t armed_ns;	/* when armed */
+	uint64_t checked_ns;	/* the last check, and the event's enabled */
+	uint64_t enabled;	/* time then (PERF_FORMAT_TOTAL_TIME_ENABLED) */
+	uint64_t alive_ns;	/* recording until then at least (proven) */
 };
 
 struct collector {
 	const char *dir;
 	struct cpu_event cpus[CPUS_MAX];
 	int nr_cpus;		/* possible CPUs (_SC_NPROCESSORS_CONF) */
-	uint64_t checked_ns;	/* the last hotplug check */
+	uint64_t checked_ns;	/* the last check */
+	/* snapshots not yet known to come from a recording LBR */
+	struct btsdumpd_lbr_snap held[HELD_MAX];
+	int nr_held;
 	struct lbr_bpf *skel;
 	struct ring_buffer *rb;
 };
@@ -134,6 +144,22 @@ static bool cpu_online(int cpu)
 	return c == '1';
 }
 
+/* cpu's event's enabled time: 0, or -EBUSY when perf could not schedule
+ * the pinned event (it then reads as end of file: another user holds
+ * the LBR or the counters), -errno. */
+static int cpu_read(const struct collector *co, int cpu, uint64_t *enabled)
+{
+	uint64_t v[2];
+	ssize_t n = read(co->cpus[cpu].fd, v, sizeof(v));
+
+	if (n == 0)
+		return -EBUSY;
+	if (n != sizeof(v))
+		return n < 0 ? -errno : -EIO;
+	*enabled = v[1];
+	return 0;
+}
+
 /* One pinned event on cpu keeping its LBR on, user branches only. */
 static int cpu_arm(struct collector *co, int cpu)
 {
@@ -145,12 +171,20 @@ static int cpu_arm(struct collector *co, int cpu)
 		.branch_sample_type = PERF_SAMPLE_BRANCH_USER | PERF_SAMPLE_BRANCH_ANY,
 		.exclude_kernel = 1, .exclude_hv = 1, .pinned = 1,
 	};
+	struct cpu_event *e = &co->cpus[cpu];
 	int fd = syscall(SYS_perf_event_open, &a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	int ret;
 
 	if (fd < 0)
 		return -errno;
-	co->cpus[cpu] = (struct cpu_event){ fd, monotonic_ns() };
-	return 0;
+	*e = (struct cpu_event){ .fd = fd, .armed_ns = monotonic_ns() };
+	e->checked_ns = e->armed_ns;
+	ret = cpu_read(co, cpu, &e->enabled);
+	if (ret) {
+		close(fd);
+		e->fd = -1;
+	}
+	return ret;
 }
 
 static void cpu_disarm(struct collector *co, int cpu)
@@ -160,22 +194,26 @@ static void cpu_disarm(struct collector *co, int cpu)
 	co->cpus[cpu].fd = -1;
 }
 
-/* Whether cpu's event keeps its LBR on now: scheduled, its enabled time
- * running.  Not when perf could not schedule it (a pinned event then
- * reads as end of file: another user holds the LBR or the counters) nor
- * once the CPU went offline (perf removes a CPU's events then and never
- * puts them back: the time stops). */
-static bool cpu_alive(const struct collector *co, int cpu)
+/* Whether cpu's event has kept its LBR on since the last check: its
+ * enabled time ran as long as the clock did.  Once the CPU goes offline
+ * perf removes the event and never puts it back: its time stops. */
+static bool cpu_check(struct collector *co, int cpu, uint64_t now)
 {
-	uint64_t v[2][2];
-	int fd = co->cpus[cpu].fd;
+	struct cpu_event *e = &co->cpus[cpu];
+	uint64_t enabled = 0;
 
-	return fd >= 0 && read(fd, v[0], sizeof(v[0])) == sizeof(v[0]) &&
-	       read(fd, v[1], sizeof(v[1])) == sizeof(v[1]) && v[1][1] > v[0][1];
+	if (e->fd < 0 || cpu_read(co, cpu, &enabled))
+		return false;
+	if (enabled - e->enabled + SLACK_NS < now - e->checked_ns)
+		return false;
+	e->alive_ns = now > SLACK_NS ? now - SLACK_NS : 0;
+	e->checked_ns = now;
+	e->enabled = enabled;
+	return true;
 }
 
-/* Every online CPU's event, at start: -errno of the first that failed;
- * -EBUSY when perf could not schedule one. */
+/* Every online CPU's event, at start: -errno of the first that failed
+ * (-EBUSY: perf could not schedule it). */
 static int arm_cpus(struct collector *co)
 {
 	int cpu, ret, armed = 0;
@@ -191,58 +229,90 @@ static int arm_cpus(struct collector *co)
 			continue;	/* offline: armed when it comes online */
 		if (ret)
 			return ret;
-		if (!cpu_alive(co, cpu))
-			return -EBUSY;
 		armed++;
 	}
 	co->checked_ns = monotonic_ns();
 	return armed ? 0 : -ENODEV;
 }
 
-/* CPU hotplug, once a second: a CPU that came online is armed, one whose
+/* Every CPU, each CHECK_NS: a CPU that came online is armed, one whose
  * event died (offline, then online again) is armed anew. */
 static void check_cpus(struct collector *co, uint64_t now)
 {
-	int cpu, ret;
+	int cpu;
+
+	for (cpu = 0; cpu < co->nr_cpus; cpu++) {
+		bool online = cpu_online(cpu);
+
+		if (co->cpus[cpu].fd >= 0 && online && cpu_check(co, cpu, now))
+			continue;
+		cpu_disarm(co, cpu);
+		if (online && !cpu_arm(co, cpu))
+			btsdumpd_log(LOG_INFO, "LBR collector armed on CPU %d (it came online)", cpu);
+	}
+}
+
+/* The file the handler waits for (lbr-note.c). */
+static void snapshot_write(struct collector *co, const struct btsdumpd_lbr_snap *s)
+{
+	char name[16];
+
+	snprintf(name, sizeof(name), "%u", s->tid);
+	if (write_file(co->dir, name, s, sizeof(*s)))
+		btsdumpd_log(LOG_WARNING, "LBR snapshot of thread %u: %m", s->tid);
+}
+
+/* A held snapshot's fate once its CPU was checked: written when the
+ * CPU's event was recording when it was taken (armed before, proven alive
+ * after), dropped when it was not (a CPU back online before its event
+ * was armed again: stale entries, maybe another process's); -EAGAIN:
+ * not known yet. */
+static int snapshot_settle(struct collector *co, const struct btsdumpd_lbr_snap *s,
+			   uint64_t now)
+{
+	const struct cpu_event *e = &co->cpus[s->cpu];
+
+	if (e->fd >= 0 && s->time_ns >= e->armed_ns && s->time_ns <= e->alive_ns) {
+		snapshot_write(co, s);
+		return 0;
+	}
+	if (e->fd >= 0 && s->time_ns >= e->armed_ns && now - s->time_ns < HELD_NS)
+		return -EAGAIN;
+	btsdumpd_log(LOG_NOTICE, "LBR snapshot of thread %u dropped: CPU %u was not "
+		     "recording when it was taken", s->tid, s->cpu);
+	return -ESTALE;
+}
+
+/* The checks, and the held snapshots they settle. */
+static void check(struct collector *co, uint64_t now)
+{
+	int i, kept = 0;
 
 	if (now - co->checked_ns < CHECK_NS)
 		return;
 	co->checked_ns = now;
-	for (cpu = 0; cpu < co->nr_cpus; cpu++) {
-		bool online = cpu_online(cpu);
-
-		if (co->cpus[cpu].fd >= 0 && online && cpu_alive(co, cpu))
-			continue;
-		cpu_disarm(co, cpu);
-		if (!online)
-			continue;
-		ret = cpu_arm(co, cpu);
-		if (!ret && cpu_alive(co, cpu))
-			btsdumpd_log(LOG_INFO, "LBR collector armed on CPU %d (it came online)", cpu);
-		else
-			cpu_disarm(co, cpu);
-	}
+	check_cpus(co, now);
+	for (i = 0; i < co->nr_held; i++)
+		if (snapshot_settle(co, &co->held[i], now) == -EAGAIN)
+			co->held[kept++] = co->held[i];
+	co->nr_held = kept;
 }
 
 static int on_snapshot(void *ctx, void *data, size_t len)
 {
 	const struct btsdumpd_lbr_snap *s = data;
 	struct collector *co = ctx;
-	char name[16];
 
-	if (len < sizeof(*s) || s->magic != BTSDUMPD_LBR_MAGIC)
+	if (len < sizeof(*s) || s->magic != BTSDUMPD_LBR_MAGIC ||
+	    s->cpu >= (__u32)co->nr_cpus)
 		return 0;
-	/* taken where the LBR was not kept on (a CPU back online before its
-	 * event was armed again): stale entries, maybe another process's */
-	if (s->cpu >= (__u32)co->nr_cpus || s->time_ns < co->cpus[s->cpu].armed_ns ||
-	    !cpu_alive(co, s->cpu)) {
-		btsdumpd_log(LOG_NOTICE, "LBR snapshot of thread %u dropped: CPU %u was not "
-			     "armed when it was taken", s->tid, s->cpu);
-		return 0;
+	if (co->nr_held == HELD_MAX) {
+		btsdumpd_log(LOG_WARNING, "LBR snapshot of thread %u dropped: %d held",
+			     co->held[0].tid, HELD_MAX);
+		memmove(co->held, co->held + 1, (HELD_MAX - 1) * sizeof(co->held[0]));
+		co->nr_held--;
 	}
-	snprintf(name, sizeof(name), "%u", s->tid);
-	if (write_file(co->dir, name, s, sizeof(*s)))
-		btsdumpd_log(LOG_WARNING, "LBR snapshot of thread %u: %m", s->tid);
+	co->held[co->nr_held++] = *s;
 	return 0;
 }
 
@@ -312,12 +382,12 @@ int btsdumpd_lbr_collector(const char *dir)
 	write_file(dir, "armed", "", 0);
 	btsdumpd_log(LOG_INFO, "LBR collector armed on %d CPUs", armed_count(&co));
 	while (!stop) {
-		ret = ring_buffer__poll(co.rb, 1000);
+		ret = ring_buffer__poll(co.rb, CHECK_NS / 1000000);
 		if (ret < 0 && ret != -EINTR) {
 			btsdumpd_log(LOG_ERR, "LBR collector: ring buffer: %s", strerror(-ret));
 			break;
 		}
-		check_cpus(&co, monotonic_ns());
+		check(&co, monotonic_ns());
 	}
 out:
 	collector_free(&co);

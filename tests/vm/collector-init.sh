@@ -66,6 +66,7 @@ if [ "$case" = pmu ]; then
 	kill -INT $perfpid 2>/dev/null
 	wait $perfpid
 	rm -f /tmp/pinned.data
+	cat $R/nocap.log $R/taken.log > /dev/console	# the console log tells too
 fi
 $btsdumpd --log stderr --lbr-collector > $R/collector.log 2>&1 &
 collector=$!
@@ -114,6 +115,7 @@ for mode in null abort smash handler threads pingpong perfb hotplug; do
 	new_entries $mode
 done
 dmesg > $R/dmesg.txt
+cat $R/collector.log > /dev/console
 if [ "$case" = pmu ]; then
 	# a storm: 100 crashes in 10 s into a store of their own, against a
 	# burst of 12: each stored with its own thread's snapshot, or logged
@@ -123,13 +125,14 @@ if [ "$case" = pmu ]; then
 	dmesg -c > /dev/null
 	echo "|$btsdumpd --direct --log kmsg --store $R/storm --config /tmp/storm.conf --dump-mode=%d %P %u %g %s %t %e" \
 		> /proc/sys/kernel/core_pattern
-	n=0
+	n=0 pids=
 	while [ $n -lt 100 ]; do
 		/bin/crasher null > /dev/null 2>&1 &
+		pids="$pids $!"
 		usleep 100000
 		n=$((n + 1))
 	done
-	wait
+	wait $pids	# not the collector
 	n=0
 	while pidof btsdumpd | grep -qv "^$collector\$" && [ $n -lt 400 ]; do
 		sleep 1; n=$((n + 1))

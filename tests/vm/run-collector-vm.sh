@@ -44,7 +44,7 @@ nopmu) cpu=$VM_INTEL_CPU ;;	# the model's CPU, no PMU (no LBR driver)
 esac
 echo "$kpkg" > "$out/kernel"
 : > "$work/results.txt"
-timeout 1500 "$q" -L /usr/share/seabios -L /usr/share/qemu -nic none \
+timeout 3000 "$q" -L /usr/share/seabios -L /usr/share/qemu -nic none \
 	-accel tcg,thread=single -cpu "$cpu" -m 2G -smp 2 \
 	-display none -monitor none -no-reboot \
 	-serial "file:$out/console.log" -serial "file:$work/results.txt" \
