@@ -30,7 +30,6 @@
 /* a sample every 2^40 user cycles: in practice never (no sampling cost) */
 #define LBR_PERIOD	(1ULL << 40)
 #define CHECK_NS	250000000ULL	/* how often the CPUs' events are checked */
-#define SLACK_NS	50000000ULL	/* perf's clock against CLOCK_MONOTONIC */
 #define HELD_MAX	128		/* snapshots waiting for their CPU's check */
 #define HELD_NS		3000000000ULL	/* then dropped */
 
@@ -194,19 +193,21 @@ static void cpu_disarm(struct collector *co, int cpu)
 	co->cpus[cpu].fd = -1;
 }
 
-/* Whether cpu's event has kept its LBR on since the last check: its
- * enabled time ran as long as the clock did.  Once the CPU goes offline
- * perf removes the event and never puts it back: its time stops. */
+/* Whether cpu's event is still in perf's context: its enabled time ran
+ * since the last check.  Once the CPU goes offline perf removes the
+ * event and never puts it back: its time stops for good.  So time that
+ * ran after the last check proves the event was there, keeping the LBR
+ * on, from its arming up to that check: alive_ns.  (Only whether the
+ * time ran: its rate is perf's clock, which in a VM with a mis-calibrated
+ * TSC need not follow CLOCK_MONOTONIC.) */
 static bool cpu_check(struct collector *co, int cpu, uint64_t now)
 {
 	struct cpu_event *e = &co->cpus[cpu];
 	uint64_t enabled = 0;
 
-	if (e->fd < 0 || cpu_read(co, cpu, &enabled))
+	if (e->fd < 0 || cpu_read(co, cpu, &enabled) || enabled == e->enabled)
 		return false;
-	if (enabled - e->enabled + SLACK_NS < now - e->checked_ns)
-		return false;
-	e->alive_ns = now > SLACK_NS ? now - SLACK_NS : 0;
+	e->alive_ns = e->checked_ns;
 	e->checked_ns = now;
 	e->enabled = enabled;
 	return true;
@@ -263,8 +264,8 @@ static void snapshot_write(struct collector *co, const struct btsdumpd_lbr_snap 
 }
 
 /* A held snapshot's fate once its CPU was checked: written when the
- * CPU's event was recording when it was taken (armed before, proven alive
- * after), dropped when it was not (a CPU back online before its event
+ * CPU's event was recording when it was taken (armed before, proven there
+ * after it), dropped when it was not (a CPU back online before its event
  * was armed again: stale entries, maybe another process's); -EAGAIN:
  * not known yet. */
 static int snapshot_settle(struct collector *co, const struct btsdumpd_lbr_snap *s,
