@@ -44,13 +44,14 @@ fi
 btsdumpd=/usr/libexec/btsdumpd
 if [ "$case" = pmu ]; then
 	# where it cannot work: an unprivileged user (no CAP_PERFMON) at
-	# paranoid 2 (Debian's default 3 refuses even more), then a pinned
-	# system-wide LBR user with another filter (perf's cycles:D, -b: any
-	# branch, user and kernel) holding the LBR first
+	# paranoid 2 (Debian's default 3 refuses even more; util-linux's
+	# setpriv, not busybox's); then a pinned system-wide LBR user with
+	# another filter (perf's cycles:D, -b: any branch, user and kernel)
+	# first: perf schedules the collector's events beside it (shared)
 	cat /proc/sys/kernel/perf_event_paranoid > $R/paranoid-default
 	echo 2 > /proc/sys/kernel/perf_event_paranoid
 	mkdir -m 0777 /tmp/lbr-nobody
-	setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+	/usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
 		$btsdumpd --log stderr --lbr-collector --lbr-dir /tmp/lbr-nobody \
 		> $R/nocap.log 2>&1
 	echo $? > $R/nocap.status
