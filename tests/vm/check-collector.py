@@ -31,13 +31,22 @@ NULL_CALLS = ("null", "handler", "threads", "pingpong", "perfb", "hotplug")   # 
 GDB_TRANSFERS = {"handler": 1}
 
 
-def log_by_cpu(path):
+def log_limit(res):
+    """How much of the model's log to read: up to the storm (its hundred
+    crashes grow the log to gigabytes the checks do not need), as
+    collector-test.sh noted when the console said STORM-BEGIN."""
+    n = cv.read(os.path.join(res, "storm-offset")).strip()
+    return int(n) if n.isdigit() else -1
+
+
+def log_by_cpu(path, limit):
     """The model's pushes of user branches, per vCPU, oldest first: [(from,
     to)] (not the returns from the kernel, sysret or iret, which the LBR
     holds and perf's filter and the collector leave out)."""
     seqs = collections.defaultdict(list)
     with open(path, "rb") as f:
-        data = f.read()
+        data = f.read(limit)
+    data = data[:len(data) - len(data) % lbrlog.ENTRY.size]
     for frm, to, _info, cpu, *_ in lbrlog.ENTRY.iter_unpack(data):
         if lbr.user(frm):
             seqs[cpu].append((frm, to))
@@ -181,7 +190,8 @@ def check_pingpong(res, entry):
     check(recs and not foreign and not notes[0][0]["flags"] & 1,
           "pingpong: only its own branches since its switch-in, none of the "
           "partner's that ran on the CPU before it", (len(recs), foreign[:4]))
-    found = lbr.windows(os.path.join(res, "lbr.log"), {recs[-1]}) if recs else {}
+    found = lbr.windows(os.path.join(res, "lbr.log"), {recs[-1]},
+                        log_limit(res)) if recs else {}
     held = [e for cpu, w in found.get(recs[-1], [])[-1:] for e in w
             if lbr.HI_LO <= e[0] < lbr.HI_HI]
     check(held, "pingpong: the CPU's LBR did hold the partner's branches then "
@@ -279,7 +289,10 @@ def main():
           "a pinned perf record -a -b first: the collector arms beside it (perf "
           "shares the LBR)", taken[:800])
     check_hotplug(res, log)
-    seqs = log_by_cpu(os.path.join(res, "lbr.log"))
+    limit = log_limit(res)
+    check(limit > 0, "the storm's start in the model's log was noted (storm-offset)",
+          limit)
+    seqs = log_by_cpu(os.path.join(res, "lbr.log"), limit)
     check_perf(res, seqs, index_of(seqs))
     # perf record -b dies of its child's SIGSEGV too: its core is not the
     # crash's

@@ -123,6 +123,8 @@ if [ "$case" = pmu ]; then
 	# as rate-limited (dmesg-storm.txt)
 	printf '[Store]\nRateLimitIntervalSec=300\nRateLimitBurst=12\n' > /tmp/storm.conf
 	mkdir $R/storm
+	echo STORM-BEGIN > /dev/console		# collector-test.sh notes the log's size
+	sleep 2
 	dmesg -c > /dev/null
 	echo "|$btsdumpd --direct --log kmsg --store $R/storm --config /tmp/storm.conf --dump-mode=%d %P %u %g %s %t %e" \
 		> /proc/sys/kernel/core_pattern
