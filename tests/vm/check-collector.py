@@ -244,7 +244,9 @@ def check_storm(res, null_recs):
                 notes[0][1][-1] == null_recs[-1]):
             bad.append((os.path.basename(entry), m.get("CORE"), m.get("PID"),
                         [(h["tid"], len(r)) for h, r in notes]))
-    check(len(entries) == 12 and len(entries) + limited == 100 and not bad,
+    # at least the burst stored (more when the storm outlasts the 300 s
+    # window, as under TCG on a loaded host)
+    check(len(entries) >= 12 and len(entries) + limited == 100 and not bad,
           f"storm: 100 crashes = {len(entries)} stored, each core with a note of its "
           f"own thread ending as crasher null's (analyses: {dict(traces)}), + "
           f"{limited} logged as rate-limited", bad[:5])
