@@ -12,12 +12,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <syslog.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/perf_event.h>
 #include <bpf/bpf.h>
@@ -30,14 +32,31 @@
 #define CPUS_MAX	4096
 /* a sample every 2^40 user cycles: in practice never (no sampling cost) */
 #define LBR_PERIOD	(1ULL << 40)
+#define CHECK_NS	250000000ULL	/* how often the CPUs' events are checked */
+#define HELD_MAX	128		/* snapshots waiting for their CPU's check */
+#define HELD_NS		3000000000ULL	/* then dropped */
 /* perf's LBR depth for the core PMU (x86_pmu.lbr_nr) */
 #define LBR_DEPTH_PATH	"/sys/bus/event_source/devices/cpu/caps/branches"
 
+/* One CPU's perf event keeping its LBR on.  All times CLOCK_MONOTONIC
+ * (bpf_ktime_get_ns() in the snapshots). */
+struct cpu_event {
+	int fd;			/* -1: not armed (offline, or its event failed) */
+	uint64_t armed_ns;	/* when armed */
+	uint64_t checked_ns;	/* the last check, and the event's enabled */
+	uint64_t enabled;	/* time then (PERF_FORMAT_TOTAL_TIME_ENABLED) */
+	uint64_t alive_ns;	/* recording until then at least (proven) */
+};
+
 struct collector {
 	const char *dir;
-	int fds[CPUS_MAX];
-	int nr_fds;
+	struct cpu_event cpus[CPUS_MAX];
+	int nr_cpus;		/* possible CPUs (_SC_NPROCESSORS_CONF) */
 	unsigned int depth;	/* LBR_DEPTH_PATH's, 0 if unknown */
+	uint64_t checked_ns;	/* the last check */
+	/* snapshots not yet known to come from a recording LBR */
+	struct btsdumpd_lbr_snap held[HELD_MAX];
+	int nr_held;
 	struct lbr_bpf *skel;
 	struct ring_buffer *rb;
 };
@@ -99,51 +118,210 @@ static const char *perf_reason(int err)
 		return "not allowed to use perf's branch stack (perf_event_paranoid: "
 		       "CAP_PERFMON, or CAP_SYS_ADMIN at 3 on Debian's kernels)";
 	case EBUSY:
-		return "the LBR is taken by another perf user";
+		return "the LBR is taken by another perf user (perf could not schedule "
+		       "the collector's pinned event)";
 	default:
 		return "perf_event_open with a user branch stack failed";
 	}
 }
 
-/* One pinned event per online CPU keeping the LBR on, user branches only. */
-static int arm_cpus(struct collector *co)
+static uint64_t monotonic_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* Whether a CPU is online: no online file means it cannot go offline. */
+static bool cpu_online(int cpu)
+{
+	char path[64], c = '1';
+	int fd;
+
+	snprintf(path, sizeof(path), "/sys/devices/system/cpu/cpu%d/online", cpu);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT;
+	if (read(fd, &c, 1) != 1)
+		c = '0';
+	close(fd);
+	return c == '1';
+}
+
+/* cpu's event's enabled time: 0, or -EBUSY when perf could not schedule
+ * the pinned event (it then reads as end of file: another user holds
+ * the LBR or the counters), -errno. */
+static int cpu_read(const struct collector *co, int cpu, uint64_t *enabled)
+{
+	uint64_t v[2];
+	ssize_t n = read(co->cpus[cpu].fd, v, sizeof(v));
+
+	if (n == 0)
+		return -EBUSY;
+	if (n != sizeof(v))
+		return n < 0 ? -errno : -EIO;
+	*enabled = v[1];
+	return 0;
+}
+
+/* One pinned event on cpu keeping its LBR on, user branches only. */
+static int cpu_arm(struct collector *co, int cpu)
 {
 	struct perf_event_attr a = {
 		.size = sizeof(a), .type = PERF_TYPE_HARDWARE,
 		.config = PERF_COUNT_HW_CPU_CYCLES, .sample_period = LBR_PERIOD,
 		.sample_type = PERF_SAMPLE_BRANCH_STACK,
+		.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED,
 		.branch_sample_type = PERF_SAMPLE_BRANCH_USER | PERF_SAMPLE_BRANCH_ANY,
 		.exclude_kernel = 1, .exclude_hv = 1, .pinned = 1,
 	};
-	long cpu, ncpu = sysconf(_SC_NPROCESSORS_CONF);
-	int fd;
+	struct cpu_event *e = &co->cpus[cpu];
+	int fd = syscall(SYS_perf_event_open, &a, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	int ret;
 
-	for (cpu = 0; cpu < ncpu && cpu < CPUS_MAX; cpu++) {
-		fd = syscall(SYS_perf_event_open, &a, -1, (int)cpu, -1, PERF_FLAG_FD_CLOEXEC);
-		if (fd < 0 && errno == ENODEV)
-			continue;	/* offline (hotplug: not followed yet) */
-		if (fd < 0)
-			return -errno;
-		co->fds[co->nr_fds++] = fd;
+	if (fd < 0)
+		return -errno;
+	*e = (struct cpu_event){ .fd = fd, .armed_ns = monotonic_ns() };
+	e->checked_ns = e->armed_ns;
+	ret = cpu_read(co, cpu, &e->enabled);
+	if (ret) {
+		close(fd);
+		e->fd = -1;
 	}
-	return co->nr_fds ? 0 : -ENODEV;
+	return ret;
 }
 
-static int on_snapshot(void *ctx, void *data, size_t len)
+static void cpu_disarm(struct collector *co, int cpu)
 {
-	struct btsdumpd_lbr_snap s;
-	struct collector *co = ctx;
+	if (co->cpus[cpu].fd >= 0)
+		close(co->cpus[cpu].fd);
+	co->cpus[cpu].fd = -1;
+}
+
+/* Whether cpu's event is still in perf's context: its enabled time ran
+ * since the last check.  Once the CPU goes offline perf removes the
+ * event and never puts it back: its time stops for good.  So time that
+ * ran after the last check proves the event was there, keeping the LBR
+ * on, from its arming up to that check: alive_ns.  (Only whether the
+ * time ran: its rate is perf's clock, which in a VM with a mis-calibrated
+ * TSC need not follow CLOCK_MONOTONIC.) */
+static bool cpu_check(struct collector *co, int cpu, uint64_t now)
+{
+	struct cpu_event *e = &co->cpus[cpu];
+	uint64_t enabled = 0;
+
+	if (e->fd < 0 || cpu_read(co, cpu, &enabled) || enabled == e->enabled)
+		return false;
+	e->alive_ns = e->checked_ns;
+	e->checked_ns = now;
+	e->enabled = enabled;
+	return true;
+}
+
+/* Every online CPU's event, at start: -errno of the first that failed
+ * (-EBUSY: perf could not schedule it). */
+static int arm_cpus(struct collector *co)
+{
+	int cpu, ret, armed = 0;
+
+	co->nr_cpus = sysconf(_SC_NPROCESSORS_CONF);
+	if (co->nr_cpus > CPUS_MAX)
+		co->nr_cpus = CPUS_MAX;
+	for (cpu = 0; cpu < CPUS_MAX; cpu++)
+		co->cpus[cpu].fd = -1;
+	for (cpu = 0; cpu < co->nr_cpus; cpu++) {
+		ret = cpu_online(cpu) ? cpu_arm(co, cpu) : -ENODEV;
+		if (ret == -ENODEV)
+			continue;	/* offline: armed when it comes online */
+		if (ret)
+			return ret;
+		armed++;
+	}
+	co->checked_ns = monotonic_ns();
+	return armed ? 0 : -ENODEV;
+}
+
+/* Every CPU, each CHECK_NS: a CPU that came online is armed, one whose
+ * event died (offline, then online again) is armed anew. */
+static void check_cpus(struct collector *co, uint64_t now)
+{
+	int cpu;
+
+	for (cpu = 0; cpu < co->nr_cpus; cpu++) {
+		bool online = cpu_online(cpu);
+
+		if (co->cpus[cpu].fd >= 0 && online && cpu_check(co, cpu, now))
+			continue;
+		cpu_disarm(co, cpu);
+		if (online && !cpu_arm(co, cpu))
+			btsdumpd_log(LOG_INFO, "LBR collector armed on CPU %d (it came online)", cpu);
+	}
+}
+
+/* The file the handler waits for (lbr-note.c). */
+static void snapshot_write(struct collector *co, const struct btsdumpd_lbr_snap *held)
+{
+	struct btsdumpd_lbr_snap s = *held;
 	char name[16];
 
-	if (len < sizeof(s))
-		return 0;
-	memcpy(&s, data, sizeof(s));
-	if (s.magic != BTSDUMPD_LBR_MAGIC)
-		return 0;
 	s.depth = co->depth;
 	snprintf(name, sizeof(name), "%u", s.tid);
 	if (write_file(co->dir, name, &s, sizeof(s)))
 		btsdumpd_log(LOG_WARNING, "LBR snapshot of thread %u: %m", s.tid);
+}
+
+/* A held snapshot's fate once its CPU was checked: written when the
+ * CPU's event was recording when it was taken (armed before, proven there
+ * after it), dropped when it was not (a CPU back online before its event
+ * was armed again: stale entries, maybe another process's); -EAGAIN:
+ * not known yet. */
+static int snapshot_settle(struct collector *co, const struct btsdumpd_lbr_snap *s,
+			   uint64_t now)
+{
+	const struct cpu_event *e = &co->cpus[s->cpu];
+
+	if (e->fd >= 0 && s->time_ns >= e->armed_ns && s->time_ns <= e->alive_ns) {
+		snapshot_write(co, s);
+		return 0;
+	}
+	if (e->fd >= 0 && s->time_ns >= e->armed_ns && now - s->time_ns < HELD_NS)
+		return -EAGAIN;
+	btsdumpd_log(LOG_NOTICE, "LBR snapshot of thread %u dropped: CPU %u was not "
+		     "recording when it was taken", s->tid, s->cpu);
+	return -ESTALE;
+}
+
+/* The checks, and the held snapshots they settle. */
+static void check(struct collector *co, uint64_t now)
+{
+	int i, kept = 0;
+
+	if (now - co->checked_ns < CHECK_NS)
+		return;
+	co->checked_ns = now;
+	check_cpus(co, now);
+	for (i = 0; i < co->nr_held; i++)
+		if (snapshot_settle(co, &co->held[i], now) == -EAGAIN)
+			co->held[kept++] = co->held[i];
+	co->nr_held = kept;
+}
+
+static int on_snapshot(void *ctx, void *data, size_t len)
+{
+	const struct btsdumpd_lbr_snap *s = data;
+	struct collector *co = ctx;
+
+	if (len < sizeof(*s) || s->magic != BTSDUMPD_LBR_MAGIC ||
+	    s->cpu >= (__u32)co->nr_cpus)
+		return 0;
+	if (co->nr_held == HELD_MAX) {
+		btsdumpd_log(LOG_WARNING, "LBR snapshot of thread %u dropped: %d held",
+			     co->held[0].tid, HELD_MAX);
+		memmove(co->held, co->held + 1, (HELD_MAX - 1) * sizeof(co->held[0]));
+		co->nr_held--;
+	}
+	co->held[co->nr_held++] = *s;
 	return 0;
 }
 
@@ -203,6 +381,15 @@ static int load_program(struct collector *co)
 	return 0;
 }
 
+static int armed_count(const struct collector *co)
+{
+	int cpu, n = 0;
+
+	for (cpu = 0; cpu < co->nr_cpus; cpu++)
+		n += co->cpus[cpu].fd >= 0;
+	return n;
+}
+
 static void collector_free(struct collector *co)
 {
 	static const char stopped[] = "no LBR collector: stopped\n";
@@ -213,8 +400,8 @@ static void collector_free(struct collector *co)
 		write_file(co->dir, "status", stopped, sizeof(stopped) - 1);
 	ring_buffer__free(co->rb);
 	lbr_bpf__destroy(co->skel);
-	while (co->nr_fds)
-		close(co->fds[--co->nr_fds]);
+	for (int cpu = 0; cpu < co->nr_cpus; cpu++)
+		cpu_disarm(co, cpu);
 }
 
 /* Runs until SIGTERM or SIGINT: 0, also when the collector cannot work. */
@@ -240,13 +427,14 @@ int btsdumpd_lbr_collector(const char *dir)
 		goto out;
 	write_file(dir, "status", "armed\n", 6);
 	write_file(dir, "armed", "", 0);
-	btsdumpd_log(LOG_INFO, "LBR collector armed on %d CPUs", co.nr_fds);
+	btsdumpd_log(LOG_INFO, "LBR collector armed on %d CPUs", armed_count(&co));
 	while (!stop) {
-		ret = ring_buffer__poll(co.rb, 1000);
+		ret = ring_buffer__poll(co.rb, CHECK_NS / 1000000);
 		if (ret < 0 && ret != -EINTR) {
 			btsdumpd_log(LOG_ERR, "LBR collector: ring buffer: %s", strerror(-ret));
 			break;
 		}
+		check(&co, monotonic_ns());
 	}
 out:
 	collector_free(&co);

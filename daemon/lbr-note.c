@@ -22,7 +22,7 @@
 #include "btsdumpd.h"
 #include "lbr-snapshot.h"
 
-#define SNAP_WAIT_MS	2000	/* the collector's ring buffer to its file */
+#define SNAP_WAIT_MS	3000	/* the collector holds a snapshot until its CPU's check */
 #define SNAP_AGE_MAX_NS	(60ULL * 1000000000ULL)	/* older: another crash's */
 
 static uint64_t monotonic_ns(void)

@@ -28,6 +28,8 @@ struct btsdumpd_lbr_snap {
 	__s32 nr;		/* entries, or the helper's -errno */
 	__u32 depth;		/* the CPU's LBR depth (perf's caps/branches: 32
 				 * Intel, 16 AMD), set by btsdumpd; 0: unknown */
+	__u32 cpu;		/* where it was taken (bpf_get_smp_processor_id) */
+	__u32 pad;		/* 0 */
 	struct btsdumpd_lbr_entry e[BTSDUMPD_LBR_MAX];
 };
 

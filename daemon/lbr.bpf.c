@@ -78,6 +78,7 @@ int btsdumpd_lbr_signal(__u64 *ctx)
 	s->sig = sig;
 	s->time_ns = bpf_ktime_get_ns();
 	s->nr = n < 0 ? n : n / sizeof(s->e[0]);
+	s->cpu = bpf_get_smp_processor_id();
 	bpf_ringbuf_output(&snapshots, s, sizeof(*s), 0);
 	return 0;
 }

@@ -109,17 +109,19 @@ def known_calls(t, tail=False):
     """btsdump's call segments gdb can know: not one that holds only the
     oldest branch's source (the code before it is unknown) nor, after the
     newest branch, one that holds only the stop pc (gdb's current
-    instruction, not history) or code that does not reach the stop pc
-    (no fault relation: gdb records a gap there) -- unless TAIL: gdb's
-    history runs on past the newest branch (a thread stopped in straight
-    code after it)."""
+    instruction, not history) -- unless TAIL: gdb's history runs on past
+    the newest branch (a thread stopped in straight code after it) -- nor
+    code that does not reach the stop pc (fault relation unrelated: the
+    stub sends a gap there, gdb a decode error in place of the function;
+    the LBR collector's note of a call to 0 that perf dropped)."""
     brs = [b["number"] for b in t["branches"] if "marker" not in b]
     segs = t["calls"]
     if segs and segs[0]["last_branch"] == brs[0]:
         segs = segs[1:]
     f = t["fault"]
-    if segs and segs[-1]["first_branch"] > brs[-1] and not tail and \
-            (not f or f["relation"] == "target"):
+    if segs and segs[-1]["first_branch"] > brs[-1] and (
+            (not tail and (not f or f["relation"] == "target")) or
+            (f and f["relation"] == "unrelated")):
         segs = segs[:-1]
     return [(c["depth"], norm(c["function"])) for c in segs]
 

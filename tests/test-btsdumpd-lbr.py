@@ -22,35 +22,18 @@ import time
 SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIX = os.path.join(SRC, "tests", "fixtures")
 sys.path.insert(0, os.path.join(SRC, "tests", "vm"))
+sys.path.insert(0, os.path.join(SRC, "tests", "helpers"))
 cv = importlib.import_module("check-vm")        # elf_notes, trace_records, tap
+lbrsnap = importlib.import_module("lbrsnap")    # the snapshot file
 check = cv.check
 daemon = sys.argv[1]
-MAGIC, DEPTH = 0x3172626c, 32
+DEPTH = lbrsnap.DEPTH
+records, snapshot = lbrsnap.records, lbrsnap.snapshot
 MARKER = 0xb75c
 
 
-def records(path):
-    out = []
-    for line in open(path):
-        if line.strip() and not line.startswith("#"):
-            f, t = line.split()[:2]
-            out.append((int(f, 0), int(t, 0)))
-    return out
-
-
 def core_tid(core):
-    """pr_pid of the first NT_PRSTATUS: the faulting thread."""
-    return next(struct.unpack_from("<I", d, 32)[0] for t, n, d in cv.elf_notes(core)
-                if n == "CORE" and t == cv.NT_PRSTATUS)
-
-
-def snapshot(tid, newest_first, age_ns=0, nr=DEPTH, depth=0):
-    """struct btsdumpd_lbr_snap: newest first, 32 slots, zeros after;
-    depth: the CPU's LBR depth the collector found (0: unknown)."""
-    ents = (list(newest_first) + [(0, 0)] * DEPTH)[:DEPTH]
-    now = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
-    return struct.pack("<IIIIQiI", MAGIC, tid, tid, 11, now - age_ns, nr, depth) + \
-        b"".join(struct.pack("<QQQ", f, t, 0) for f, t in ents)
+    return lbrsnap.core_tid(cv.elf_notes(core))
 
 
 def run(label, core, snap, armed=True):

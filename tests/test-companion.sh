@@ -37,6 +37,7 @@ for u in 0 999; do
 	chown -R $u:$u "$tmp/u$u"
 done
 core=$src/tests/fixtures/crasher-null.core
+notrace=$src/tests/fixtures/crasher-notrace.core
 cat > "$tmp/send.py" <<'EOP'
 # systemd-coredump's journal entries, sent over the native protocol from a
 # process journald names systemd-coredum (root): COREDUMP_* fields.  Modes:
@@ -113,8 +114,20 @@ journalctl --sync -q 2>/dev/null || sleep 1
 # the second run starts after the first one's last entry
 "$daemon" --companion --once --store "$tmp/store" --config "$tmp/conf" --log journal
 journalctl --sync -q 2>/dev/null || sleep 1
+# the stock-kernel LBR collector beside it (armed, a snapshot of the
+# crashing thread, tests/helpers/lbrsnap.py): a core without a trace note
+# gets the collector's, in the companion's entry
+mkdir "$tmp/lbr" && : > "$tmp/lbr/armed"
+python3 "$src/tests/helpers/lbrsnap.py" "$notrace" "$src/tests/fixtures/crasher-null.records" "$tmp/lbr"
+cp "$notrace" \$d/core.crasher.1000.b.4401.1700000004401000
+printf '4401 core.crasher.1000.b.4401.1700000004401000\n' |
+	python3 "$tmp/send.py" "$src/tests/fixtures/crasher" trusted
+journalctl --sync -q 2>/dev/null || sleep 1
+"$daemon" --companion --once --store "$tmp/store" --config "$tmp/conf" --log journal --lbr-dir "$tmp/lbr"
+journalctl --sync -q 2>/dev/null || sleep 1
 journalctl -D /run/log/journal -o json --no-pager SYSLOG_IDENTIFIER=btsdumpd > "$tmp/journal.json"
 "$ctl" --store "$tmp/store" info 4202 > "$tmp/info.txt" 2>&1 || true
+"$ctl" --store "$tmp/store" show --json 4401 > "$tmp/lbr.json" 2>&1 || true
 EOS
 journald_ns_run "$tmp/run.sh" /var/lib/systemd/coredump >"$tmp/run.log" 2>&1 || {
 	echo "not ok 1 - the companion ran in a private journald"; sed 's/^/# /' "$tmp/run.log"; echo "1..1"; exit 1; }
@@ -128,12 +141,15 @@ entries = [json.loads(l) for l in open(os.path.join(tmp, "journal.json")) if l.s
 mine = [e for e in entries if e.get("MESSAGE_ID") == "6d2e1f0c4b9a4d0e8f3a7b5c2d1e0f9a"]
 check = (t := Tap()).check
 pids = sorted(e.get("COREDUMP_PID") for e in mine)
-check(pids == ["4201", "4202", "4203", "4204", "4205", "4206", "4207", "4301", "4302", "4303", "4304"],
+check(pids == ["4201", "4202", "4203", "4204", "4205", "4206", "4207", "4301", "4302", "4303", "4304",
+              "4401"],
       "one btsdumpd entry per coredump entry (zstd, xz, lz4, plain, and three that do "
       "not decompress whole), none repeated by the second run", pids)
 bad = {e.get("COREDUMP_PID"): e for e in mine if e.get("COREDUMP_PID") in ("4205", "4206", "4207")}
 priv = {e.get("COREDUMP_PID"): e for e in mine if e.get("COREDUMP_PID", "").startswith("43")}
-good = [e for e in mine if e.get("COREDUMP_PID") not in bad and e.get("COREDUMP_PID") not in priv]
+lbr = [e for e in mine if e.get("COREDUMP_PID") == "4401"]
+good = [e for e in mine if e.get("COREDUMP_PID") not in bad and e.get("COREDUMP_PID") not in priv
+        and e not in lbr]
 check(len(bad) == 3 and all(e.get("BTSDUMPD_CORE_TRUNCATED") == "1" and
                             "did not decompress whole (corrupt or truncated)" in
                             e.get("BTSDUMPD_CORE_REASON", "") and
@@ -175,10 +191,21 @@ check(not any(e.get("BTSDUMPD_PID") == "4299" for e in entries) and
       "coredump entries sent by another process are ignored, and said so (the "
       "quick one's COREDUMP_UID disagrees with its core's name)",
       [e.get("MESSAGE") for e in entries][:10])
+try:
+    th = json.load(open(os.path.join(tmp, "lbr.json")))["threads"]
+except (OSError, ValueError, KeyError) as e:
+    th = repr(e)
+check(len(lbr) == 1 and lbr[0].get("BTSDUMPD_TRACE") == "present" and
+      "dispatch+0x33" in lbr[0].get("BTSDUMPD_LAST_BRANCHES", "") and
+      isinstance(th, list) and [t.get("trace", {}).get("source") for t in th
+                                if t.get("trace")] == ["lbr"],
+      "companion beside the LBR collector: a core without a trace note gets its "
+      "snapshot as the note of the companion's entry (journal, btsdumpctl show: "
+      "source lbr)", (json.dumps(lbr)[:1500], str(th)[:500]))
 store = os.path.join(tmp, "store")
 ents = sorted(x for x in os.listdir(store) if not x.startswith("."))
-check(len(ents) == 11 and os.path.exists(os.path.join(store, ".companion-cursor")),
-      "eleven store entries and the cursor", ents)
+check(len(ents) == 12 and os.path.exists(os.path.join(store, ".companion-cursor")),
+      "twelve store entries and the cursor", ents)
 meta = dict(l.rstrip("\n").split("=", 1) for l in open(os.path.join(store, ents[0], "meta"))
             if "=" in l) if ents else {}
 check(meta.get("CORE") == "none" and "core.zst" not in os.listdir(os.path.join(store, ents[0])),

@@ -8,8 +8,10 @@ the model pushed on that CPU before the fault (qemu/lbr-log.py); with
 CASE nopmu, one line says why there is no collector and the crash is
 stored as before.  CASE amd (the AMD model, LbrExtV2): the same with 16
 entries on 6.12; on a kernel before 6.10, one line saying it cannot
-snapshot AMD's LBR.  TAP on stdout.
-Usage: check-collector.py RESULTS_DIR"""
+snapshot AMD's LBR.  Every reader shows each crasher note as it is:
+btsdump, `btsdumpctl info`, gdb's bts commands and gdb's own record
+commands through `bts target` (btsdump gdbserver).  TAP on stdout.
+Usage: check-collector.py BTSDUMP BTSDUMPCTL RESULTS_DIR"""
 
 import collections
 import importlib
@@ -24,17 +26,29 @@ lbr = importlib.import_module("check-lbr")     # its note reader, check-vm's hel
 cv = lbr.cv
 lbrlog = lbr.lbrlog
 check = cv.check
-MODES = ("null", "abort", "smash", "handler", "threads", "pingpong")
-NULL_CALLS = ("null", "handler", "threads", "pingpong")     # a call to 0
+MODES = ("null", "abort", "smash", "handler", "threads", "pingpong", "perfb", "hotplug")
+NULL_CALLS = ("null", "handler", "threads", "pingpong", "perfb", "hotplug")   # a call to 0
+# where gdb's history says the kernel moved the thread at a syscall: the
+# handler's note opens in the handler, so only __restore_rt's rt_sigreturn
+GDB_TRANSFERS = {"handler": 1}
 
 
-def log_by_cpu(path):
+def log_limit(res):
+    """How much of the model's log to read: up to the storm (its hundred
+    crashes grow the log to gigabytes the checks do not need), as
+    collector-test.sh noted when the console said STORM-BEGIN."""
+    n = cv.read(os.path.join(res, "storm-offset")).strip()
+    return int(n) if n.isdigit() else -1
+
+
+def log_by_cpu(path, limit):
     """The model's pushes of user branches, per vCPU, oldest first: [(from,
     to)] (not the returns from the kernel, sysret or iret, which the LBR
     holds and perf's filter and the collector leave out)."""
     seqs = collections.defaultdict(list)
     with open(path, "rb") as f:
-        data = f.read()
+        data = f.read(limit)
+    data = data[:len(data) - len(data) % lbrlog.ENTRY.size]
     for frm, to, _info, cpu, *_ in lbrlog.ENTRY.iter_unpack(data):
         if lbr.user(frm):
             seqs[cpu].append((frm, to))
@@ -73,12 +87,12 @@ def check_perf(res, seqs, index, depth):
 
 
 def entries_by_mode(res):
-    """{mode: entry directory} from init's entry-ID files."""
-    out = {}
-    for name in os.listdir(res):
+    """{mode: [entry directory]} from init's entry-ID files."""
+    out = collections.defaultdict(list)
+    for name in sorted(os.listdir(res)):
         if name.startswith("entry-"):
-            out[cv.read(os.path.join(res, name)).strip()] = \
-                os.path.join(res, "store", name[len("entry-"):])
+            out[cv.read(os.path.join(res, name)).strip()].append(
+                os.path.join(res, "store", name[len("entry-"):]))
     return out
 
 
@@ -89,7 +103,7 @@ def stored_core(entry, dest):
     return dest
 
 
-def check_crash(res, mode, entry, seqs, depth):
+def check_crash(tool, ctl, res, mode, entry, seqs, depth):
     m = cv.store_meta(entry)
     check(m.get("CORE") == "stored" and m.get("TRACE") == "present",
           f"{mode}: stored, with a trace (the collector's note)", m)
@@ -109,6 +123,9 @@ def check_crash(res, mode, entry, seqs, depth):
     hdr, recs = notes[0]
     recs = [r for r in recs if r[0] >> 48 != 0xb75c]	# no markers
     kernel = [r for r in recs if not lbr.user(r[0]) or not lbr.user(r[1])]
+    # a call to 0: perf's filter drops it, unless another LBR user's
+    # filter (perf record -b: any branch, no software filter) is in force
+    dropped = mode in NULL_CALLS and recs[-1][1] != 0
     check(not kernel, f"{mode}: no kernel address", kernel[:3])
     ok = []
     for cpu, seq in seqs.items():
@@ -120,15 +137,49 @@ def check_crash(res, mode, entry, seqs, depth):
             # stock kernel's perf drops a branch to 0 (branch_type(): an
             # empty slot), so a call to 0 is the model's next push
             nxt = seq[i + 1] if i + 1 < len(seq) else None
-            if (mode in NULL_CALLS and nxt and nxt[1] == 0) or (
-                    mode not in NULL_CALLS and re.search(
+            if (dropped and nxt and nxt[1] == 0) or (
+                    not dropped and re.search(
                         rf"(target of|straight-line run after) #{len(recs)} ",
                         m.get("FAULT", ""))):
                 ok.append(cpu)
     check(ok, f"{mode}: its {len(recs)} records are, entry for entry, the model's "
           "newest user pushes on the vCPU before the fault" +
-          (" but the call to 0 (perf's filter drops it)" if mode in NULL_CALLS else ""),
+          (" but the call to 0 (perf's filter drops it)" if dropped else ""),
           ([(hex(f), hex(t)) for f, t in recs[-4:]], m.get("FAULT")))
+    if mode != "pingpong":      # btsabi's: not the crasher
+        check_readers(tool, ctl, res, mode, entry, recs, 0 if dropped else None)
+
+
+def check_readers(tool, ctl, res, mode, entry, recs, to_pc):
+    """The note as every reader shows it: btsdump's records (source lbr),
+    `btsdumpctl info`'s last branches (the newest JournalBranches of
+    them), gdb/bts.py's bts list and history (check-vm.py's
+    check_gdb_core: a call to 0 that perf dropped is the one break, at
+    the end) and gdb's own record commands through the stub."""
+    exe = os.path.join(res, "crasher")
+    try:
+        d = cv.branches_json(tool, os.path.join(res, mode + ".core"), exe)
+        th = [t for t in d["threads"] if t.get("trace")]
+        got = [(int(b["from"], 16), int(b["to"], 16)) for t in th
+               for b in t["branches"] if b["kind"] != "marker"]
+        check(len(th) == 1 and th[0]["trace"]["source"] == "lbr" and got == recs,
+              f"{mode}: btsdump reads the note (source lbr), its {len(recs)} records",
+              [t["trace"] for t in th])
+    except (RuntimeError, KeyError, ValueError) as e:
+        check(False, f"{mode}: btsdump reads the note", repr(e))
+    p = subprocess.run([ctl, "--store", os.path.join(res, "store"), "info",
+                        os.path.basename(entry)], capture_output=True, text=True)
+    lines = p.stdout.split(" Last Branches:\n")[-1].split("\n        Report:")[0]
+    shown = [tuple(int(a, 16) for a in re.findall(r"0x([0-9a-f]{12})\b", l))
+             for l in lines.splitlines() if re.match(r"\s+\d+  ", l)]
+    check(p.returncode == 0 and shown and shown == recs[-len(shown):],
+          f"{mode}: btsdumpctl info shows the newest {len(shown)} of them",
+          p.stdout[-1500:] + p.stderr)
+    cv.check_gdb_core(tool, res, exe, mode, GDB_TRANSFERS.get(mode, 0), to_pc)
+    try:
+        cv.check_gdb_stub(tool, res, exe, (mode,))
+    except (RuntimeError, ValueError) as e:
+        check(False, f"gdb stub {mode}: btsdump gdbserver serves the core", repr(e))
 
 
 def check_pingpong(res, entry, depth):
@@ -142,7 +193,8 @@ def check_pingpong(res, entry, depth):
     check(recs and not foreign and not notes[0][0]["flags"] & 1,
           "pingpong: only its own branches since its switch-in, none of the "
           "partner's that ran on the CPU before it", (len(recs), foreign[:4]))
-    found = lbr.windows(os.path.join(res, "lbr.log"), {recs[-1]}, depth) if recs else {}
+    found = lbr.windows(os.path.join(res, "lbr.log"), {recs[-1]}, depth,
+                        log_limit(res)) if recs else {}
     held = [e for cpu, w in found.get(recs[-1], [])[-1:] for e in w
             if lbr.HI_LO <= e[0] < lbr.HI_HI]
     check(held, "pingpong: the CPU's LBR did hold the partner's branches then "
@@ -169,15 +221,68 @@ def check_no_snapshot(res, log, status, byentry):
     check(ctl.startswith("no LBR collector: this kernel cannot snapshot"),
           "amd before 6.10: btsdumpctl status says why", ctl)
     e = byentry.get("null")
-    m = cv.store_meta(e) if e else {}
+    m = cv.store_meta(e[0]) if e else {}
     check(m.get("CORE") == "stored" and m.get("TRACE") == "absent",
           "amd before 6.10: the crash is stored as before, without a trace", m)
 
 
+def check_cannot(res, name, why, what):
+    """A collector that cannot work: one line saying why, the same in its
+    status file, exit 0."""
+    log = cv.read(os.path.join(res, name + ".log"))
+    lines = [l for l in log.splitlines() if "no LBR collector:" in l]
+    check(len(lines) == 1 and why in lines[0] and
+          cv.read(os.path.join(res, name + "-status")).startswith("no LBR collector: " + why) and
+          cv.read(os.path.join(res, name + ".status")).strip() == "0",
+          f"{what}: the collector says why in one line ({why}), exits 0", log)
+
+
+def check_hotplug(res, log):
+    """CPU 1 went offline and online again (perf removed its event): the
+    collector armed it anew before crasher ran there."""
+    check(cv.read(os.path.join(res, "hotplug-offline")).strip() == "0" and
+          cv.read(os.path.join(res, "hotplug-online")).strip() == "0-1" and
+          "LBR collector armed on CPU 1 (it came online)" in log,
+          "hotplug: CPU 1 went offline and online; the collector armed it again",
+          log)
+
+
+def check_storm(res, null_recs):
+    """100 crashes in 10 s against a burst of 12 (storm/): each stored
+    with its own thread's note (the note's tid is the crashing PID), the
+    trail of crasher null, or logged as rate-limited."""
+    store = os.path.join(res, "storm")
+    entries = [os.path.join(store, e) for e in cv.store_entries(store)] \
+        if os.path.isdir(store) else []
+    limited = len(re.findall(r"BTSDUMPD_RATELIMITED=\d+",
+                             cv.read(os.path.join(res, "dmesg-storm.txt"))))
+    bad, traces = [], collections.Counter()
+    for entry in entries:
+        m = cv.store_meta(entry)
+        core = os.path.join(res, "storm.core")
+        try:
+            stored_core(entry, core)
+            notes = lbr.lbr_notes(res, "storm")
+        except (OSError, ValueError, subprocess.CalledProcessError) as e:
+            notes = [({"tid": repr(e)}, [])]
+        traces[m.get("TRACE")] += 1
+        if not (m.get("CORE") == "stored" and len(notes) == 1 and
+                str(notes[0][0]["tid"]) == m.get("PID") and notes[0][1] and
+                notes[0][1][-1] == null_recs[-1]):
+            bad.append((os.path.basename(entry), m.get("CORE"), m.get("PID"),
+                        [(h["tid"], len(r)) for h, r in notes]))
+    # at least the burst stored (more when the storm outlasts the 300 s
+    # window, as under TCG on a loaded host)
+    check(len(entries) >= 12 and len(entries) + limited == 100 and not bad,
+          f"storm: 100 crashes = {len(entries)} stored, each core with a note of its "
+          f"own thread ending as crasher null's (analyses: {dict(traces)}), + "
+          f"{limited} logged as rate-limited", bad[:5])
+
+
 def main():
-    if len(sys.argv) != 2:
-        sys.exit("usage: check-collector.py RESULTS_DIR")
-    res = sys.argv[1]
+    if len(sys.argv) != 4:
+        sys.exit("usage: check-collector.py BTSDUMP BTSDUMPCTL RESULTS_DIR")
+    tool, ctl, res = sys.argv[1:]
     case = cv.read(os.path.join(res, "case")).strip()
     check(cv.read(os.path.join(res, "uname")).strip().endswith("-amd64"),
           "Debian's stock kernel ran", cv.read(os.path.join(res, "uname")))
@@ -197,7 +302,7 @@ def main():
         check(ctl.startswith("no LBR collector: the CPU has no LBR"),
               "nopmu: btsdumpctl status says why", ctl)
         e = byentry.get("null")
-        m = cv.store_meta(e) if e else {}
+        m = cv.store_meta(e[0]) if e else {}
         check(m.get("CORE") == "stored" and m.get("TRACE") == "absent",
               "nopmu: the crash is stored as before, without a trace", m)
         sys.exit(cv.tap.done())
@@ -215,15 +320,38 @@ def main():
                 if "Performance Events:" in l]
         check(perf and "16-deep LBR" in perf[0] and "AMD PMU driver" in perf[0],
               "amd: Linux found AMD's PMU driver with the 16-deep LbrExtV2", perf)
-    seqs = log_by_cpu(os.path.join(res, "lbr.log"))
+    if case == "pmu":
+        check_cannot(res, "nocap", "not allowed to use perf's branch stack",
+                     "no CAP_PERFMON, perf_event_paranoid 2")
+        # perf schedules the collector's pinned events beside perf's pinned
+        # -b (another filter): no "taken" on this kernel and CPU
+        taken = cv.read(os.path.join(res, "taken.log"))
+        check("LBR collector armed on 2 CPUs" in taken and "no LBR" not in taken and
+              "perf record: Captured" in cv.read(os.path.join(res, "pinned-perf.out")) and
+              cv.read(os.path.join(res, "taken.status")).strip() == "0",
+              "a pinned perf record -a -b first: the collector arms beside it (perf "
+              "shares the LBR)", taken[:800])
+    check_hotplug(res, log)
+    limit = log_limit(res)
+    if case == "pmu":
+        check(limit > 0, "the storm's start in the model's log was noted (storm-offset)",
+              limit)
+    seqs = log_by_cpu(os.path.join(res, "lbr.log"), limit)
     check_perf(res, seqs, index_of(seqs), depth)
+    # perf record -b dies of its child's SIGSEGV too: its core is not the
+    # crash's
+    byentry["perfb"] = [e for e in byentry.get("perfb", [])
+                        if cv.store_meta(e).get("COMM") != "perf"]
     for mode in MODES:
-        if mode not in byentry:
+        if len(byentry.get(mode, [])) != 1:
             check(False, f"{mode}: stored by btsdumpd", sorted(byentry))
             continue
-        check_crash(res, mode, byentry[mode], seqs, depth)
-    if "pingpong" in byentry:
-        check_pingpong(res, byentry["pingpong"], depth)
+        check_crash(tool, ctl, res, mode, byentry[mode][0], seqs, depth)
+    if byentry.get("pingpong"):
+        check_pingpong(res, byentry["pingpong"][0], depth)
+    if case == "pmu":
+        null = lbr.lbr_notes(res, "null") if byentry.get("null") else []
+        check_storm(res, null[0][1] if null else [(0, 0)])
     sys.exit(cv.tap.done())
 
 

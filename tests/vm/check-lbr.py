@@ -48,13 +48,15 @@ def lbr_notes(res, name):
     return out
 
 
-def windows(log_path, ends, depth=DEPTH):
+def windows(log_path, ends, depth=DEPTH, limit=-1):
     """For each (from, to) in ENDS: the windows of the DEPTH entries the
-    model pushed on one vCPU up to and including such an entry."""
+    model pushed on one vCPU up to and including such an entry (in the
+    log's first LIMIT bytes)."""
     found = collections.defaultdict(list)
     last = collections.defaultdict(lambda: collections.deque(maxlen=depth))
     with open(log_path, "rb") as f:
-        data = f.read()
+        data = f.read(limit)
+    data = data[:len(data) - len(data) % lbrlog.ENTRY.size]     # a cut entry
     for frm, to, info, cpu, *_ in lbrlog.ENTRY.iter_unpack(data):
         w = last[cpu]
         w.append((frm, to))

@@ -608,46 +608,67 @@ def check_gdb_stub(tool, res, exe, names):
             check(ok, f"gdb stub {name}: {what}", detail[-1500:])
 
 
+def check_gdb_core(tool, res, exe, name, transfers=0, to_pc=None):
+    """bts-aware gdb (gdb/bts.py) on NAME's core: every thread's branches
+    are btsdump's, and its instruction history rebuilds from the first
+    record to the thread's pc without a break: each run of code between two
+    recorded branches leads straight to the next one, and each recorded
+    branch is a branch of its kind in the code.  TRANSFERS: how many times
+    the history says the kernel moved the thread at a syscall; TO_PC: a
+    pc the newest record's code cannot reach (a branch the source left
+    out), the one break allowed, at the end."""
+    core = os.path.join(res, name + ".core")
+    ref = branches_json(tool, core, exe)
+    lst, hist = gdb_bts(tool, res, exe, core,
+                        "thread apply all bts list /r 1,1000000",
+                        "thread apply all bts instruction-history 1,100000000")
+    got = {tid: [tuple(int(x, 16) for x in re.findall(r"0x([0-9a-f]{16})", l))
+                 for l in ls if re.match(r"\s*\d+  (?!--)", l)]
+           for tid, ls in btsgdb.by_thread(lst).items()}
+    want = {t["tid"]: [(int(b["from"], 16), int(b["to"], 16))
+                       for b in t["branches"] if b["kind"] != "marker"]
+            for t in ref["threads"] if t.get("trace")}
+    # a thread without a note (the LBR collector's cores: only the
+    # faulting thread's) is said to have none
+    bare = [tid for tid, r in got.items() if not r]
+    got = {tid: r for tid, r in got.items() if r}
+    check(got == want and want and
+          all(f"(LWP {tid}) has no branch trace in this core" in lst for tid in bare),
+          f"gdb {name}: bts list of every thread = btsdump's records "
+          f"({sum(map(len, want.values()))}; {len(bare)} threads without)", lst[-800:])
+    threads = {tid: ls for tid, ls in btsgdb.by_thread(hist).items() if tid in want}
+    broken = [l for ls in threads.values() for l in ls
+              if "does not lead" in l or "differs from" in l or
+              "no trace from here" in l or "cannot read" in l]
+    if to_pc is not None:
+        end = f"-- no trace from here to the thread's pc {to_pc:#x} --"
+        check([l.strip() for l in broken] == [end] and
+              all(ls[-2].strip() == end for ls in threads.values() if end in
+                  "\n".join(ls)),
+              f"gdb {name}: the history breaks once, at its end: the newest "
+              f"record's code does not reach the pc {to_pc:#x}", "\n".join(broken[:8]))
+        broken = []
+    # the kernel's transfers into a handler and back: not in a branch
+    # trace, so the history says so, at the two syscalls (raise's
+    # tgkill, __restore_rt's rt_sigreturn)
+    kernel = [l for ls in threads.values() for l in ls
+              if "the kernel took over at the syscall" in l]
+    check(len(kernel) == transfers,
+          f"gdb {name}: the history says where the kernel moved the "
+          f"thread ({len(kernel)} syscalls)", "\n".join(kernel))
+    nums = {tid: [int(l.split()[0]) for l in ls if re.match(r"\s*\d+\t", l)]
+            for tid, ls in threads.items()}
+    check(sorted(threads) == sorted(want) and not broken and
+          all(n == list(range(1, len(n) + 1)) for n in nums.values()),
+          f"gdb {name}: instruction history rebuilt without a break "
+          f"({sum(map(len, nums.values()))} instructions)",
+          "\n".join(broken[:8]) or hist[-800:])
+
+
 def check_gdb(tool, res, exe):
-    """bts-aware gdb (gdb/bts.py) on the kernel-written cores: every
-    thread's branches are btsdump's, and its instruction history rebuilds
-    from the first record to the thread's pc without a break: each run of
-    code between two recorded branches leads straight to the next one, and
-    each recorded branch is a branch of its kind in the code."""
+    """gdb/bts.py on the kernel-written cores (check_gdb_core)."""
     for name in ("null", "smash", "threads", "handler", "fork", "sysdefault"):
-        core = os.path.join(res, name + ".core")
-        ref = branches_json(tool, core, exe)
-        lst, hist = gdb_bts(tool, res, exe, core,
-                            "thread apply all bts list /r 1,1000000",
-                            "thread apply all bts instruction-history 1,100000000")
-        got = {tid: [tuple(int(x, 16) for x in re.findall(r"0x([0-9a-f]{16})", l))
-                     for l in ls if re.match(r"\s*\d+  (?!--)", l)]
-               for tid, ls in btsgdb.by_thread(lst).items()}
-        want = {t["tid"]: [(int(b["from"], 16), int(b["to"], 16))
-                           for b in t["branches"] if b["kind"] != "marker"]
-                for t in ref["threads"] if t.get("trace")}
-        check(got == want and want,
-              f"gdb {name}: bts list of every thread = btsdump's records "
-              f"({sum(map(len, want.values()))})", lst[-800:])
-        threads = btsgdb.by_thread(hist)
-        broken = [l for ls in threads.values() for l in ls
-                  if "does not lead" in l or "differs from" in l or
-                  "no trace from here" in l or "cannot read" in l]
-        # the kernel's transfers into the handler and back: not in a BTS
-        # trace, so the history says so, at the two syscalls (raise's
-        # tgkill, __restore_rt's rt_sigreturn)
-        kernel = [l for ls in threads.values() for l in ls
-                  if "the kernel took over at the syscall" in l]
-        check(len(kernel) == (2 if name == "handler" else 0),
-              f"gdb {name}: the history says where the kernel moved the "
-              f"thread ({len(kernel)} syscalls)", "\n".join(kernel))
-        nums = {tid: [int(l.split()[0]) for l in ls if re.match(r"\s*\d+\t", l)]
-                for tid, ls in threads.items()}
-        check(sorted(threads) == sorted(want) and not broken and
-              all(n == list(range(1, len(n) + 1)) for n in nums.values()),
-              f"gdb {name}: instruction history rebuilt without a break "
-              f"({sum(map(len, nums.values()))} instructions)",
-              "\n".join(broken[:8]) or hist[-800:])
+        check_gdb_core(tool, res, exe, name, 2 if name == "handler" else 0)
     calls, = gdb_bts(tool, res, exe, os.path.join(res, "null.core"),
                      "bts function-call-history 2")
     check(re.search(r"dispatch\n\s*\d+\t\?\?\s*$", calls),

@@ -1,12 +1,15 @@
 #!/bin/busybox sh
 # SPDX-License-Identifier: GPL-2.0-or-later
 # /init of run-collector-vm.sh (Debian's stock kernel on the PMU model):
-# perf's user branch stack on a crash, then btsdumpd's LBR collector and
-# crashes nobody traced (one after two processes alternated on a CPU)
-# stored by btsdumpd as the core_pattern handler;
-# collector.case=nopmu: the model without a PMU; amd: the AMD model.
-# Without an armed collector only the first crash runs.  Results as a base64'd
-# tar on ttyS1 between COLLECTOR-BEGIN and COLLECTOR-END.
+# perf's user branch stack on a crash; the collector where it cannot work
+# (no CAP_PERFMON at perf_event_paranoid 2, a pinned perf LBR user first);
+# then btsdumpd's LBR collector and crashes nobody traced (one after two
+# processes alternated on a CPU, one under `perf record -b`, one on a CPU
+# taken offline and back online, a storm of 100) stored by btsdumpd as
+# the core_pattern handler; collector.case=nopmu: the model without a
+# PMU; amd: the AMD model.  Without an armed collector only the first
+# crash runs.  Results as a base64'd tar on ttyS1 between COLLECTOR-BEGIN and
+# COLLECTOR-END.
 /bin/busybox --install -s /bin
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
@@ -22,10 +25,10 @@ echo "$case" > $R/case
 uname -r > $R/uname
 cat /sys/devices/cpu/caps/branches > $R/lbr-depth 2>&1
 
-# wait_store N: until N entries are committed (at most 120 s)
+# wait_store N [SECONDS]: until N entries are committed (at most 120 s)
 wait_store() {
 	n=0
-	while [ "$(ls $S | grep -cv '^\.')" -lt "$1" ] && [ $n -lt 120 ]; do
+	while [ "$(ls $S | grep -cv '^\.')" -lt "$1" ] && [ $n -lt "${2:-120}" ]; do
 		sleep 1; n=$((n + 1))
 	done
 }
@@ -40,6 +43,33 @@ if [ "$case" != nopmu ]; then
 fi
 
 btsdumpd=/usr/libexec/btsdumpd
+if [ "$case" = pmu ]; then
+	# where it cannot work: an unprivileged user (no CAP_PERFMON) at
+	# paranoid 2 (Debian's default 3 refuses even more; util-linux's
+	# setpriv, not busybox's); then a pinned system-wide LBR user with
+	# another filter (perf's cycles:D, -b: any branch, user and kernel)
+	# first: perf schedules the collector's events beside it (shared)
+	cat /proc/sys/kernel/perf_event_paranoid > $R/paranoid-default
+	echo 2 > /proc/sys/kernel/perf_event_paranoid
+	mkdir -m 0777 /tmp/lbr-nobody
+	/usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+		$btsdumpd --log stderr --lbr-collector --lbr-dir /tmp/lbr-nobody \
+		> $R/nocap.log 2>&1
+	echo $? > $R/nocap.status
+	cp /tmp/lbr-nobody/status $R/nocap-status 2>/dev/null
+	perf record -a -b -e cycles:D -o /tmp/pinned.data -- sleep 30 \
+		> $R/pinned-perf.out 2>&1 &
+	perfpid=$!
+	sleep 3
+	timeout 60 $btsdumpd --log stderr --lbr-collector --lbr-dir /tmp/lbr-taken \
+		> $R/taken.log 2>&1
+	echo $? > $R/taken.status
+	cp /tmp/lbr-taken/status $R/taken-status 2>/dev/null
+	kill -INT $perfpid 2>/dev/null
+	wait $perfpid
+	rm -f /tmp/pinned.data
+	cat $R/nocap.log $R/taken.log > /dev/console	# the console log tells too
+fi
 $btsdumpd --log stderr --lbr-collector > $R/collector.log 2>&1 &
 collector=$!
 n=0
@@ -49,28 +79,74 @@ done
 btsdumpctl status > $R/ctl-status.txt 2>&1
 echo "|$btsdumpd --direct --log kmsg --store $S --dump-mode=%d %P %u %g %s %t %e" \
 	> /proc/sys/kernel/core_pattern
+# new_entries MODE: the store's new entries are MODE's
+new_entries() {
+	ls $S | grep -v '^\.' | while read -r e; do
+		[ -e $R/entry-$e ] || echo $1 > $R/entry-$e
+	done
+}
 i=0
 # pingpong: two processes alternating on CPU 0 (btsabi and btsabi-hi,
-# linked elsewhere), then btsabi's call through NULL
-for mode in null abort smash handler threads pingpong; do
+# linked elsewhere), then btsabi's call through NULL; perfb: crasher null
+# under `perf record -b` (any branch, user and kernel: another filter);
+# hotplug: crasher null on CPU 1 after it went offline and online again
+for mode in null abort smash handler threads pingpong perfb hotplug; do
 	[ ! -e /run/btsdumpd-lbr/armed ] && [ $mode != null ] && continue
-	if [ $mode = pingpong ]; then
-		/bin/btsabi lbr-pingpong > $R/crash-$mode.out 2>&1
-	else
-		/bin/crasher $mode > $R/crash-$mode.out 2>&1
-	fi
+	case $mode in
+	pingpong) /bin/btsabi lbr-pingpong > $R/crash-$mode.out 2>&1 ;;
+	perfb)
+		(cd /tmp && perf record -b -o /tmp/perfb.data /bin/crasher null \
+			> $R/crash-$mode.out 2>&1)
+		perf report -i /tmp/perfb.data --stdio -D 2>/dev/null |
+			grep -c 'PERF_RECORD_SAMPLE' > $R/perfb-samples
+		rm -f /tmp/perfb.data ;;
+	hotplug)
+		echo 0 > /sys/devices/system/cpu/cpu1/online
+		cat /sys/devices/system/cpu/online > $R/hotplug-offline
+		echo 1 > /sys/devices/system/cpu/cpu1/online
+		cat /sys/devices/system/cpu/online > $R/hotplug-online
+		sleep 3		# the collector checks its CPUs once a second
+		taskset -c 1 /bin/crasher null > $R/crash-$mode.out 2>&1 ;;
+	*) /bin/crasher $mode > $R/crash-$mode.out 2>&1 ;;
+	esac
 	echo $? > $R/crash-$mode.status
 	i=$((i + 1))
+	# perf record dies of its child's signal too: its own core
+	[ $mode = perfb ] && i=$((i + 1))
 	wait_store $i
-	ls $S | grep -v '^\.' | while read -r e; do
-		[ -e $R/entry-$e ] || echo $mode > $R/entry-$e
-	done
+	new_entries $mode
 done
+dmesg > $R/dmesg.txt
+cat $R/collector.log > /dev/console
+if [ "$case" = pmu ]; then
+	# a storm: 100 crashes in 10 s into a store of their own, against a
+	# burst of 12: each stored with its own thread's snapshot, or logged
+	# as rate-limited (dmesg-storm.txt)
+	printf '[Store]\nRateLimitIntervalSec=300\nRateLimitBurst=12\n' > /tmp/storm.conf
+	mkdir $R/storm
+	echo STORM-BEGIN > /dev/console		# collector-test.sh notes the log's size
+	sleep 2
+	dmesg -c > /dev/null
+	echo "|$btsdumpd --direct --log kmsg --store $R/storm --config /tmp/storm.conf --dump-mode=%d %P %u %g %s %t %e" \
+		> /proc/sys/kernel/core_pattern
+	n=0 pids=
+	while [ $n -lt 100 ]; do
+		/bin/crasher null > /dev/null 2>&1 &
+		pids="$pids $!"
+		usleep 100000
+		n=$((n + 1))
+	done
+	wait $pids	# not the collector
+	n=0
+	while pidof btsdumpd | grep -qv "^$collector\$" && [ $n -lt 400 ]; do
+		sleep 1; n=$((n + 1))
+	done
+	dmesg > $R/dmesg-storm.txt
+fi
 kill $collector 2>/dev/null
 wait $collector
 echo $? > $R/collector.status
 cp /run/btsdumpd-lbr/status $R/collector-status 2>/dev/null
-dmesg > $R/dmesg.txt
 echo COLLECTOR-BEGIN > /dev/ttyS1
 tar -czf - -C $R . | base64 > /dev/ttyS1
 echo COLLECTOR-END > /dev/ttyS1

@@ -32,7 +32,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 root=$work/root
 vm_root "$root"
-vm_add_dynamic "$root" /usr/bin/perf "$btsdumpd" "$btsdumpctl"
+vm_add_dynamic "$root" /usr/bin/perf /usr/bin/setpriv "$btsdumpd" "$btsdumpctl"
 mkdir -p "$root/usr/libexec"
 mv "$root$btsdumpd" "$root/usr/libexec/btsdumpd"
 mv "$root$btsdumpctl" "$root/bin/btsdumpctl"
@@ -47,8 +47,8 @@ amd) cpu="$VM_AMD_CPU,lbr-log=$out/lbr.log" ;;
 esac
 echo "$kpkg" > "$out/kernel"
 : > "$work/results.txt"
-timeout 900 "$q" -L /usr/share/seabios -L /usr/share/qemu -nic none \
-	-accel tcg,thread=single -cpu "$cpu" -m 1G -smp 2 \
+timeout 3000 "$q" -L /usr/share/seabios -L /usr/share/qemu -nic none \
+	-accel tcg,thread=single -cpu "$cpu" -m 2G -smp 2 \
 	-display none -monitor none -no-reboot \
 	-serial "file:$out/console.log" -serial "file:$work/results.txt" \
 	-kernel "$vmlinuz" -initrd "$work/initrd.gz" \

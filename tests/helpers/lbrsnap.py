@@ -1,0 +1,49 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""The stock-kernel collector's snapshot file (daemon/lbr-snapshot.h,
+struct btsdumpd_lbr_snap) made from a fixture's real branches, for the
+handler's and the companion's host tests (tests/test-btsdumpd-lbr.py,
+tests/test-companion.sh).  As a script: writes the snapshot of CORE's
+faulting thread from RECORDS (oldest first) into DIR/TID.
+Usage: lbrsnap.py CORE RECORDS DIR"""
+import os
+import struct
+import sys
+import time
+
+MAGIC, DEPTH = 0x3172626c, 32
+
+
+def records(path):
+    """(from, to) of a fixture's .records file, oldest first."""
+    out = []
+    for line in open(path):
+        if line.strip() and not line.startswith("#"):
+            f, t = line.split()[:2]
+            out.append((int(f, 0), int(t, 0)))
+    return out
+
+
+def core_tid(notes):
+    """pr_pid of the first NT_PRSTATUS (type 1, name CORE) of NOTES
+    [(type, name, desc)]: the faulting thread."""
+    return next(struct.unpack_from("<I", d, 32)[0] for t, n, d in notes
+                if n == "CORE" and t == 1)
+
+
+def snapshot(tid, newest_first, age_ns=0, nr=DEPTH, depth=0, cpu=0):
+    """struct btsdumpd_lbr_snap: newest first, 32 slots, zeros after;
+    depth: the CPU's LBR depth the collector found (0: unknown)."""
+    ents = (list(newest_first) + [(0, 0)] * DEPTH)[:DEPTH]
+    now = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+    return struct.pack("<IIIIQiIII", MAGIC, tid, tid, 11, now - age_ns, nr, depth, cpu, 0) + \
+        b"".join(struct.pack("<QQQ", f, t, 0) for f, t in ents)
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                    "..", "vm"))
+    cv = __import__("check-vm")
+    core, recs, out = sys.argv[1:]
+    tid = core_tid(cv.elf_notes(core))
+    with open(os.path.join(out, str(tid)), "wb") as f:
+        f.write(snapshot(tid, reversed(records(recs)[-DEPTH:])))
