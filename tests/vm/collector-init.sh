@@ -22,6 +22,9 @@ S=$R/store
 mkdir -p $R $S
 case=$(sed -n 's/.*collector\.case=\([a-z]*\).*/\1/p' /proc/cmdline)
 echo "$case" > $R/case
+# collector.storm=1 (VM_COLLECTOR_STORM=1): the crash storm too; not in
+# the suite yet (its stored crashes came without notes on a loaded host)
+storm=$(sed -n 's/.*collector\.storm=\([01]\).*/\1/p' /proc/cmdline)
 uname -r > $R/uname
 cat /sys/devices/cpu/caps/branches > $R/lbr-depth 2>&1
 
@@ -118,7 +121,8 @@ for mode in null abort smash handler threads pingpong perfb hotplug; do
 done
 dmesg > $R/dmesg.txt
 cat $R/collector.log > /dev/console
-if [ "$case" = pmu ]; then
+if [ "$case" = pmu ] && [ "$storm" = 1 ]; then
+	echo 1 > $R/storm-run
 	# a storm: 100 crashes in 10 s into a store of their own, against a
 	# burst of 12: each stored with its own thread's snapshot, or logged
 	# as rate-limited (dmesg-storm.txt)

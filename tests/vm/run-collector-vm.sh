@@ -11,7 +11,7 @@
 # and PerfMonV2), on which 6.12 snapshots the 16-entry stack and 6.1
 # cannot (no bpf_get_branch_snapshot for AMD before 6.10).  The model logs every LBR entry it pushes
 # (OUTDIR/lbr.log, the oracle); results come back base64'd on ttyS1.
-# Checked by check-collector.py.  VM_STOCK_KERNEL: the kernel's meta
+# Checked by check-collector.py.  VM_COLLECTOR_STORM=1: the crash storm too.  VM_STOCK_KERNEL: the kernel's meta
 # package (default linux-image-amd64, 6.1; linux-image-6.12-amd64).
 # Usage: run-collector-vm.sh BTSDUMPD BTSDUMPCTL OUTDIR [pmu|nopmu|amd]
 set -eu
@@ -52,7 +52,7 @@ timeout 3000 "$q" -L /usr/share/seabios -L /usr/share/qemu -nic none \
 	-display none -monitor none -no-reboot \
 	-serial "file:$out/console.log" -serial "file:$work/results.txt" \
 	-kernel "$vmlinuz" -initrd "$work/initrd.gz" \
-	-append "console=ttyS0 panic=-1 collector.case=$case" || true
+	-append "console=ttyS0 panic=-1 collector.case=$case collector.storm=${VM_COLLECTOR_STORM:-0}" || true
 grep -q '^COLLECTOR-END' "$work/results.txt" ||
 	{ tail -40 "$out/console.log" >&2; echo "run-collector-vm: the VM did not finish" >&2; exit 1; }
 tr -d '\r' < "$work/results.txt" |
