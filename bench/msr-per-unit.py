@@ -7,7 +7,8 @@ run with two marks (an event-select write of 0x5100c4, then one of
 The RESULT lines of bench.out say, in order, which benchmark and how many
 runs each vmbench made; each consumed 1 + runs brackets of the log.
 Prints per RESULT line: bench variant accesses-per-unit and the MSRs that
-make it (the most frequent first, per unit).  Exit 1 when the log's
+make it (the most frequent first, per unit; the LBR stack's 32 FROM, TO
+and INFO MSRs each counted as one name).  Exit 1 when the log's
 brackets do not match bench.out (no PMU, no marks: nothing to count).
 Usage: msr-per-unit.py BENCH_OUT PMU_LOG"""
 import collections
@@ -27,6 +28,23 @@ MARK = {0x5100c4: "begin", 0x5200c4: "end"}
 UNITS = {"pingpong": 2 * 2000, "branches": 200000, "coredump": 1}
 
 
+# names for the table, the LBR stack's 32 entries of each kind as one
+NAMES = {0x1d9: "DEBUGCTL", 0x1c8: "LBR_SELECT", 0x1c9: "LBR_TOS",
+         0x600: "DS_AREA", 0x38d: "FIXED_CTR_CTRL", 0x38e: "GLOBAL_STATUS",
+         0x38f: "GLOBAL_CTRL", 0x390: "GLOBAL_OVF_CTRL"}
+RANGES = ((0x680, "LBR_FROM"), (0x6c0, "LBR_TO"), (0xdc0, "LBR_INFO"))
+
+
+def msr_name(msr):
+    """DEBUGCTL, LBR_FROM (any of the 32), ... or the number in hex."""
+    for base, name in RANGES:
+        if base <= msr < base + 32:
+            return name
+    if msr in EVENTSEL:
+        return "PERFEVTSEL"
+    return NAMES.get(msr, "%#x" % msr)
+
+
 def brackets(entries):
     """Counters {(kind, msr): n} of the accesses between each begin and
     end mark, in log order (the marks' writes themselves not counted)."""
@@ -39,7 +57,7 @@ def brackets(entries):
             out.append(cur)
             cur = None
         elif cur is not None and e.is_msr:
-            cur[(e.kind_name, e.msr)] += 1
+            cur[(e.kind_name, msr_name(e.msr))] += 1
     return out
 
 
@@ -57,7 +75,7 @@ def per_unit(results, found):
             total.update(c)
         total.subtract({k: v * runs for k, v in empty.items()})
         n = runs * UNITS.get(bench, 1)
-        each = {k: v / n for k, v in total.items() if v}
+        each = {k: v / n for k, v in total.items() if v / n >= 0.0005}
         rows.append((bench, variant, sum(total.values()) / n, each))
     if i != len(found):
         raise ValueError("%d brackets in the log, bench.out accounts for %d"
@@ -80,7 +98,7 @@ def main(argv):
     for bench, variant, total, each in rows:
         top = sorted(each.items(), key=lambda kv: -kv[1])[:6]
         print("MSR %s %s %.3f %s" % (bench, variant, total, " ".join(
-            "%s:%#x=%.3f" % (k[0], k[1], v) for k, v in top)))
+            "%s:%s=%.3f" % (k[0], k[1], v) for k, v in top)))
     return 0
 
 

@@ -18,21 +18,18 @@ src=$(cd "$(dirname "$0")/.." && pwd)
 out=$1 patched=$2
 vanilla=$("$src/scripts/kernel-build.sh" vanilla 2>/dev/null | tail -n 1)
 rm -rf "$out"
+. "$src/bench/vm-bench-lib.sh"
 for model in hw lbr; do
 	for pti in off on; do
 		for kernel in patched vanilla; do
 			obj=$patched
 			[ "$kernel" = patched ] || obj=$vanilla
-			run=$out/$model-pti$pti-$kernel
-			VM_DEFAULTS=1 BTSCRASH_BACKEND=$model VM_CPU_EXTRA=,pmu=on VM_PMU_LOG=1 \
-				"$src/tests/vm/run-vm.sh" "$obj" "$run" \
-				btscrash.bench=base "pti=$pti" nmi_watchdog=0 >/dev/null
-			python3 "$src/bench/msr-per-unit.py" "$run/bench.out" "$run/pmu.log" \
-				> "$run/msr.out" || echo "vm-bench: no MSR counts for $run" >&2
-			rm -f "$run/pmu.log"
+			VM_DEFAULTS=1 bench_boot "$model" "$obj" \
+				"$out/$model-pti$pti-$kernel" "pti=$pti"
 		done
 	done
 done
+bench_wait
 # per unit as vm-bench.sh: ping-pong rounds are 2 switches
 awk '
 $1 == "RESULT" {

@@ -16,6 +16,7 @@ src=$(cd "$(dirname "$0")/.." && pwd)
 out=$1 patched=$2
 vanilla=$("$src/scripts/kernel-build.sh" vanilla 2>/dev/null | tail -n 1)
 rm -rf "$out"
+. "$src/bench/vm-bench-lib.sh"
 nothing="bts_crash.source=bts bts_crash.cpu_records=0"
 for run in "nothing:$nothing" "perf:$nothing btscrash.bench_perf" \
 	   "lbr:bts_crash.source=lbr" "both:bts_crash.source=lbr btscrash.bench_perf" \
@@ -24,13 +25,9 @@ for run in "nothing:$nothing" "perf:$nothing btscrash.bench_perf" \
 	obj=$patched
 	[ "$name" != vanilla ] || obj=$vanilla
 	# shellcheck disable=SC2086
-	VM_DEFAULTS=1 BTSCRASH_BACKEND=lbr VM_CPU_EXTRA=,pmu=on VM_PMU_LOG=1 VM_PERF=1 \
-		"$src/tests/vm/run-vm.sh" "$obj" "$out/$name" \
-		btscrash.bench=base pti=off nmi_watchdog=0 $args >/dev/null
-	python3 "$src/bench/msr-per-unit.py" "$out/$name/bench.out" "$out/$name/pmu.log" \
-		> "$out/$name/msr.out" || echo "vm-bench: no MSR counts for $name" >&2
-	rm -f "$out/$name/pmu.log"
+	VM_DEFAULTS=1 VM_PERF=1 bench_boot lbr "$obj" "$out/$name" pti=off $args
 done
+bench_wait
 awk '
 $1 == "RESULT" || $1 == "MSR" { n = split(FILENAME, p, "/"); run = p[n - 1] }
 $1 == "RESULT" {
