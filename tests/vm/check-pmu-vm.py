@@ -117,8 +117,11 @@ def check_watchdog(t, console, pmu):
     """The NMI watchdog, perf's first user of the PMU: on (boot message,
     /proc/sys/kernel/nmi_watchdog), its counter (the pinned cycles event,
     on fixed counter 1: GLOBAL_STATUS bit 33) overflowing in the model,
-    each overflow a delivered PMI, and CPU 0's NMI count grown by 2 or
-    more over the spin (6 x 10^9 cycles, an NMI each 2.3 x 10^9)."""
+    each overflow a delivered PMI, and CPU 0's NMI count grown over the
+    spin (6 x 10^9 cycles, an NMI each cpu_khz x 1000: 2.3 x 10^9 when
+    the TSC calibrates right; on a loaded host it has calibrated to 290
+    MHz and perf then throttled the watchdog after a 350 ms NMI, so one
+    NMI in the spin is what is asked)."""
     on = [ln for ln in console.splitlines() if "NMI watchdog: Enabled" in ln]
     t.check(on and tagged(console, "PMU-WATCHDOG:") == ["1"],
             "the NMI watchdog is on (boot message, nmi_watchdog = 1)",
@@ -132,8 +135,8 @@ def check_watchdog(t, console, pmu):
             % (len(over), len(pmis)))
     before = nmi_counts(console, "PMU-NMI-BEFORE:")
     after = nmi_counts(console, "PMU-NMI-AFTER:")
-    t.check(before and after and after[0] - before[0] >= 2,
-            "CPU 0's NMI count grew by 2 or more over the spin",
+    t.check(before and after and after[0] > before[0],
+            "CPU 0's NMI count grew over the spin",
             "NMI before %s, after %s" % (before, after))
 
 
