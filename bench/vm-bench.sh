@@ -27,11 +27,17 @@
 # parameter against Linux without them (kernel-build.sh vanilla, the same
 # options), per switch, per branch and per core dump, on the BTS model and
 # the LBR model, each with and without PTI; the goal is 1 % at most.
-# Usage: vm-bench.sh [OUTDIR [all|tracing|default]]
+# PART perf (issue 25, bench/vm-bench-perf.sh): an LBR user's cost at the
+# switch, perf record -b system-wide, the recorder's LBR source, both,
+# nothing, on the LBR model with the PMU model.
+# The kernel: KERNEL (6.1 or 6.12), the VM suite's default
+# (tests/vm/vm-lib.sh) unless set.
+# Usage: vm-bench.sh [OUTDIR [all|tracing|default|perf]]
 set -eu
 src=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$src/build/vm-bench}
 part=${2:-all}
+. "$src/tests/vm/vm-lib.sh"	# KERNEL, exported for kernel-build.sh
 obj=$("$src/scripts/kernel-build.sh" 2>/dev/null | tail -n 1)
 QEMU=$("$src/scripts/qemu-build.sh" 2>/dev/null | tail -n 1)
 # one vCPU: with -icount, QEMU 7.2 hangs bringing up a second one
@@ -39,8 +45,16 @@ QEMU=$("$src/scripts/qemu-build.sh" 2>/dev/null | tail -n 1)
 # -icount runs to tens of gigabytes
 export QEMU VM_QEMU_EXTRA="-icount shift=0,sleep=off" VM_SMP=1 VM_ORACLE_LOG=0
 mkdir -p "$out"
-[ "$part" != tracing ] && "$(dirname "$0")/vm-bench-default.sh" "$out/default" "$obj"
-[ "$part" != default ] || exit 0
+case $part in
+default) exec "$src/bench/vm-bench-default.sh" "$out/default" "$obj" ;;
+perf) exec "$src/bench/vm-bench-perf.sh" "$out/perf" "$obj" ;;
+all)
+	"$src/bench/vm-bench-default.sh" "$out/default" "$obj"
+	"$src/bench/vm-bench-perf.sh" "$out/perf" "$obj"
+	;;
+tracing) ;;
+*) echo "vm-bench: PART is all, tracing, default or perf, not $part" >&2; exit 2 ;;
+esac
 rm -rf "$out"/emul "$out"/hw "$out"/hw-pti "$out"/lbr "$out"/lbr-kernel
 for run in emul:emul:pti=off hw:hw:pti=off hw-pti:hw:pti=on lbr:lbr:pti=off \
 	   lbr-kernel:lbr-kernel:pti=off; do

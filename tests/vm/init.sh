@@ -113,7 +113,20 @@ if grep -qw btscrash.bench /proc/cmdline; then
 	# btscrash.bench=base: only those (a kernel without btscrash too).
 	mkdir -p /bench && export VMBENCH_CORE_DIR=/bench
 	echo "/bench/core.%p" > /proc/sys/kernel/core_pattern
+	# btscrash.bench_perf (vm-bench.sh's perf part): a system-wide LBR
+	# user, perf record -b, its cost at the switch (perf resets the LBR
+	# at every switch-in) alone: a sample period of 10^11 cycles, more
+	# than the boot runs, so no sample (and no PMI: under -icount the
+	# model's PMI stops QEMU, "Raised interrupt while not in I/O function")
+	perf=
+	if grep -qw btscrash.bench_perf /proc/cmdline; then
+		perf record -a -b -c 100000000000 -o /tmp/perf.data -- \
+			sleep 100000 > /tmp/perf.out 2>&1 &
+		perf=$!
+		sleep 1
+	fi
 	{
+		[ -z "$perf" ] || echo "PERF-LBR: pid $perf $(cat /tmp/perf.out)"
 		vmbench pingpong untraced-key-off 2000 7
 		vmbench branches untraced-key-off 200000 5
 		vmbench coredump untraced-key-off 48 5
@@ -126,6 +139,11 @@ if grep -qw btscrash.bench /proc/cmdline; then
 		vmbench branches traced 200000 5
 		vmbench coredump traced 48 5
 	} 2>&1 | tee "$R/bench.out"
+	if [ -n "$perf" ]; then
+		kill -INT "$perf"
+		wait "$perf"
+		echo "PERF-LBR: rc $? $(cat /tmp/perf.out)" | tee -a "$R/bench.out"
+	fi
 	tar -cf /dev/vda -C "$R" .
 	sync
 	echo BTSCRASH-VM-DONE

@@ -5,13 +5,15 @@
 # (linux-perf) and pmuloop (exact known counts); the guest lists its PMUs
 # and LBR depth and runs `perf stat` on pmuloop; `perf record -e
 # intel_bts//u` on btsloop in full mode (BTS interrupts) and snapshot mode;
+# the NMI watchdog (perf's first user) runs through all of it;
 # then the recorder meets perf: a traced recloop's ring on CPU 0 while
 # perf's intel_bts on it holds BTS, its core and perf's records sent on a
 # second serial port (data.log: no kernel message can cut into it).  The
 # model logs every user-mode BTS record (bts-log, CPL 3)
 # and every MSR access and PMI (pmu-log).  check-pmu-vm.py checks (TAP):
 # Linux's Intel PMU driver found, cpu and intel_bts event sources, 32 LBR
-# entries, perf's counts equal to pmuloop's, perf's BTS data and the
+# entries, the NMI watchdog on with its NMIs arriving, perf's counts
+# equal to pmuloop's, perf's BTS data and the
 # recorder's ring (with its gap marker, reason perf) equal to the logs.
 # Usage: pmu-vm.sh OUTDIR [QEMU]
 set -eu
@@ -39,8 +41,10 @@ gcc -static -nostdlib -Wl,-Ttext=0x600000 -o "$root/bin/btsloop-full" \
 gcc -static -nostdlib -Wl,-Ttext=0x800000 -o "$root/bin/btsloop-snap" \
 	"$src/tests/vm/btsloop.S"
 vm_add_dynamic "$root" /usr/bin/perf
-gcc -static -O2 -I"$src/include/uapi/linux" -o "$root/bin/btsrun" \
-	"$src/tests/vm/btsrun.c"
+for prog in btsrun vmbench; do
+	gcc -static -O2 -I"$src/include/uapi/linux" -o "$root/bin/$prog" \
+		"$src/tests/vm/$prog.c"
+done
 cat > "$root/init" <<'INIT'
 #!/bin/busybox sh
 /bin/busybox --install -s /bin
@@ -51,6 +55,15 @@ echo "PMU-DEVICES: $(ls /sys/bus/event_source/devices | tr '\n' ' ')"
 echo "PMU-BRANCHES: $(cat /sys/devices/cpu/caps/branches 2>&1)"
 perf stat -x, -e instructions:u,branches:u,cycles:u /bin/pmuloop 2>&1 |
 	sed 's/^/PMU-STAT: /'
+# the NMI watchdog, perf's own first user (a pinned cycles counter on each
+# CPU, in use through everything below): on, and its NMIs arriving while
+# CPU 0 runs 10^9 loop iterations (about 6 x 10^9 instructions; with
+# watchdog_thresh=1 an NMI every cpu_khz x 1000 cycles, and the model's
+# cycles are instructions)
+echo "PMU-WATCHDOG: $(cat /proc/sys/kernel/nmi_watchdog)"
+echo "PMU-NMI-BEFORE: $(grep 'NMI:' /proc/interrupts)"
+taskset 1 vmbench branches untraced 1000000000 1 > /dev/null
+echo "PMU-NMI-AFTER: $(grep 'NMI:' /proc/interrupts)"
 # perf record -e intel_bts//u: full trace (BTINT drains the 8-page AUX
 # buffer) and snapshot at exit (circular); every record perf stored, from
 # its raw dump (perf report -D)
@@ -109,11 +122,14 @@ vm_pack "$root" "$work/initrd.gz"
 # map), and this Intel CPU is not marked immune to Meltdown.
 # no_timer_check: on a loaded host TCG is too slow for the boot's IO-APIC
 # timer check, which then panics ("IO-APIC + timer doesn't work!"; seen)
+# watchdog_thresh=1: the NMI watchdog's period down to 2.3 x 10^9 cycles;
+# nosoftlockup: its soft half (now 2 s) would take a host stall of the
+# VM for a lockup
 timeout 600 "$q" -L /usr/share/seabios -L /usr/share/qemu -nic none \
 	-accel tcg,thread=single -m 512 -smp 2 \
 	-cpu "$VM_PMU_CPU,bts-log=$out/bts.log,bts-log-cpl=3,pmu-log=$out/pmu.log" \
 	-nographic -serial mon:stdio -serial "file:$out/data.log" -no-reboot -kernel "$obj/arch/x86/boot/bzImage" \
-	-initrd "$work/initrd.gz" -append "console=ttyS0 panic=-1 pti=off no_timer_check" \
+	-initrd "$work/initrd.gz" -append "console=ttyS0 panic=-1 pti=off no_timer_check watchdog_thresh=1 nosoftlockup" \
 	> "$out/console.log" 2>&1 || true
 exec python3 "$src/tests/vm/check-pmu-vm.py" "$out/console.log" "$out/bts.log" \
 	"$out/pmu.log" "$out/recloop.syms" "$out/data.log"

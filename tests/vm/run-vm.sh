@@ -6,7 +6,7 @@
 # OUTDIR.  With BTSDUMPD set, also btsdumpd as the core_pattern handler.
 # BTSCRASH_BACKEND=hw (and QEMU, BTS_MODEL_CPU): on the BTS model, the
 # hardware backend recording (tests/vm/vm-lib.sh vm_machine).  VM_SMP: vCPUs
-# (default 2).
+# (default 2).  VM_CPU_EXTRA, VM_PMU_LOG: vm_machine's; VM_PERF: perf too.
 # Usage: run-vm.sh OBJDIR OUTDIR [EXTRA KERNEL ARGS...]
 set -eu
 obj=$1 out=$2
@@ -23,6 +23,8 @@ if [ -n "${BTSDUMPD:-}" ] && [ -x "$BTSDUMPD" ]; then
 	mkdir -p "$root/usr/libexec"
 	mv "$root$BTSDUMPD" "$root/usr/libexec/btsdumpd"
 fi
+# VM_PERF=1: Debian's perf in the root (bench/vm-bench.sh's perf part)
+[ "${VM_PERF:-0}" = 0 ] || vm_add_dynamic "$root" /usr/bin/perf
 mkdir -p "$out"
 # user cores are checked: log user-mode branches (VM_ORACLE_CPL: another CPL)
 vm_machine "$out" "${VM_ORACLE_CPL:-3}"

@@ -165,6 +165,13 @@ vm_machine() {
 		return 1
 		;;
 	esac
+	# the models' CPU options, bench/vm-bench.sh: VM_CPU_EXTRA (",pmu=on")
+	# appended; VM_PMU_LOG=1: every MSR access logged to OUTDIR/pmu.log
+	if [ "${BTSCRASH_BACKEND:-emul}" != emul ]; then
+		rm -f "$1/pmu.log"
+		vm_qemu="$vm_qemu${VM_CPU_EXTRA:-}"
+		[ "${VM_PMU_LOG:-0}" = 0 ] || vm_qemu="$vm_qemu,pmu-log=$1/pmu.log"
+	fi
 	vm_qemu="$vm_qemu ${VM_QEMU_EXTRA:-}"	# bench/vm-bench.sh: -icount
 	echo "${BTSCRASH_BACKEND:-emul}" > "$1/backend"
 }

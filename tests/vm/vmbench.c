@@ -19,12 +19,17 @@
  * Under QEMU's -icount shift=0 (bench/vm-bench.sh --icount) the guest's
  * clock advances one nanosecond per guest instruction: the times are then
  * guest instruction counts.
+ * Each timed run is bracketed by two marks in the PMU model's pmu-log
+ * (pmu_mark()), after one empty bracket that measures the marks' own MSR
+ * accesses: bench/msr-per-unit.py counts the MSR accesses between them.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/perf_event.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -44,6 +49,31 @@ static int cmp_ll(const void *a, const void *b)
 	long long x = *(const long long *)a, y = *(const long long *)b;
 
 	return (x > y) - (x < y);
+}
+
+/*
+ * A mark in the PMU model's pmu-log: a CPU-wide count of branches retired
+ * (raw event C4H) opened and closed on CPU 0, whose event-select write
+ * says which mark it is: USR only (value 0x5100c4) begins a bracket, OS
+ * only (0x5200c4) ends it.  A CPU-wide counting event adds nothing to a
+ * context switch (no perf_sched_events, no sched_task callback).  Without
+ * a PMU (or a kernel without perf) the open fails: no mark, no harm.
+ */
+static void pmu_mark(int end)
+{
+	struct perf_event_attr a;
+	int fd;
+
+	memset(&a, 0, sizeof(a));
+	a.type = PERF_TYPE_RAW;
+	a.size = sizeof(a);
+	a.config = 0xc4;
+	a.exclude_kernel = !end;
+	a.exclude_user = end;
+	a.exclude_hv = 1;
+	fd = syscall(SYS_perf_event_open, &a, -1, 0, -1, 0);
+	if (fd >= 0)
+		close(fd);
 }
 
 static void trace_on(unsigned long records)
@@ -75,11 +105,13 @@ static long long pingpong_once(int traced, long rounds)
 	}
 	if (traced)
 		trace_on(4096);
+	pmu_mark(0);
 	t0 = now_ns();
 	for (i = 0; i < rounds; i++)
 		if (write(ab[1], &c, 1) != 1 || read(ba[0], &c, 1) != 1)
 			exit(1);
 	t1 = now_ns();
+	pmu_mark(1);
 	if (traced)
 		prctl(PR_BTS_CRASH, PR_BTS_CRASH_DISABLE, 0, 0, 0);
 	waitpid(pid, NULL, 0);
@@ -110,6 +142,7 @@ static long long coredump_once(int traced, long mib)
 			for (i = 0; i < 40000; i++)	/* > 65536 branches: a full ring */
 				sink += i;
 		}
+		pmu_mark(0);
 		t0 = now_ns();
 		if (write(p[1], &t0, sizeof(t0)) != sizeof(t0))
 			_exit(1);
@@ -121,6 +154,7 @@ static long long coredump_once(int traced, long mib)
 		exit(1);
 	waitpid(pid, NULL, 0);
 	t1 = now_ns();
+	pmu_mark(1);
 	close(p[0]);
 	if (getenv("VMBENCH_CORE_DIR")) {	/* keep the RAM disk from filling */
 		char path[256];
@@ -144,10 +178,12 @@ static long long branches_once(int traced, long n)
 	if (pid == 0) {
 		if (traced)
 			trace_on(4096);
+		pmu_mark(0);
 		t[0] = now_ns();
 		for (i = 0; i < n; i++)		/* one taken jcc per iteration */
 			sink += i;
 		t[1] = now_ns();
+		pmu_mark(1);
 		if (write(p[1], t, sizeof(t)) != sizeof(t))
 			_exit(1);
 		_exit(0);
@@ -175,6 +211,8 @@ int main(int argc, char **argv)
 	runs = atoi(argv[4]);
 	if (runs < 1 || runs > 64 || arg < 1)
 		return 2;
+	pmu_mark(0);	/* the empty bracket: the marks' own accesses */
+	pmu_mark(1);
 	for (i = 0; i < runs; i++) {
 		if (!strcmp(argv[1], "pingpong"))
 			t[i] = pingpong_once(traced, arg);
