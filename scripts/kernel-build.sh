@@ -12,7 +12,10 @@
 # (what a real systemd needs), in an object directory of its own.
 # VARIANT vanilla: the pristine tree (no btscrash at all) with the vm
 # fragment's other options, the baseline of bench/vm-bench.sh.
-# Usage: kernel-build.sh [vm|systemd|vanilla]  (default vm)
+# VARIANT debug: the vm kernel plus btscrash-debug.config (the preemption
+# model on the command line, page-allocation fault injection), for the
+# tests that need them (oops-hole-*-preempt).
+# Usage: kernel-build.sh [vm|systemd|vanilla|debug]  (default vm)
 # Env: KERNEL (6.1 or 6.12; default 6.1), BTSCRASH_CACHE (default
 # ~/.cache/btscrash), JOBS.
 set -eu
@@ -33,7 +36,8 @@ case $variant in
 vm) obj=$cache/obj-$ver; frags="btscrash-vm.config" ;;
 systemd) obj=$cache/obj-$ver-systemd; frags="btscrash-vm.config btscrash-systemd.config" ;;
 vanilla) obj=$cache/obj-$ver-vanilla; frags="btscrash-vm.config" ;;
-*) echo "kernel-build: VARIANT is vm, systemd or vanilla, not $variant" >&2; exit 2 ;;
+debug) obj=$cache/obj-$ver-debug; frags="btscrash-vm.config btscrash-debug.config" ;;
+*) echo "kernel-build: VARIANT is vm, systemd, vanilla or debug, not $variant" >&2; exit 2 ;;
 esac
 log() { echo "kernel-build: $*" >&2; }
 

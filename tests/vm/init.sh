@@ -80,6 +80,10 @@ if grep -qw btscrash.hole /proc/cmdline; then
 	# untraced shell; each report says what its CPU recorded.
 	mount -t debugfs debugfs /sys/kernel/debug
 	echo 0 > /proc/sys/kernel/panic_on_oops
+	if grep -qw btscrash.allocfail /proc/cmdline; then
+		# the debug kernel (fail_page_alloc): ring allocations failing
+		/bin/btsabi alloc-fail | sed 's/^/BTSCRASH-ALLOC /'
+	fi
 	echo "BTSCRASH-HOLE-TRACED"
 	/bin/btsrun 4096 /bin/sh -c 'echo EXCEPTION > /sys/kernel/debug/provoke-crash/DIRECT'
 	echo "BTSCRASH-HOLE-UNTRACED"
