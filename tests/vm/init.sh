@@ -64,7 +64,7 @@ if grep -qw btscrash.asym /proc/cmdline; then
 	echo "BTSCRASH-ASYM-ONLINE $(cat /sys/devices/system/cpu/online)"
 	for mask in 2 1; do	# CPU 1, CPU 0
 		taskset "$mask" /bin/btsrun 4096 /bin/busybox sh -c \
-			'i=0; while [ $i -lt 300 ]; do i=$((i + 1)); done' &&
+			'i=0; while [ $i -lt 50 ]; do i=$((i + 1)); done' &&
 			echo "BTSCRASH-ASYM-TRACED mask $mask: ok"
 	done
 	for cpu in 1 0; do
