@@ -30,6 +30,8 @@ TESTS = {
     "oracle": "", "vm-default": "", "vm-pti": "", "vm-hw": "", "vm-hw-pti": "", "vm-hw-defaults": "", "vm-6.12-default": "linux-source-6.12", "vm-6.12-hw": "linux-source-6.12", "vm-6.12-lbr": "linux-source-6.12", "vm-lbr": "", "vm-pmu": "linux-perf", "vm-collector": "linux-perf",
     "vm-collector-nopmu": "linux-perf", "vm-collector-6.12": "linux-perf", "kexec-hw": "kexec-tools", "kexec-lbr": "kexec-tools",
     "oops-hole-hw": "", "oops-hole-lbr-kernel": "", "qemu-model": "", "kernel-patches": "",
+    "oops-hole-hw-preempt": "", "oops-hole-lbr-kernel-preempt": "",
+    "asym-hw": "", "asym-lbr-kernel": "",
     "kernel-series": "linux-source-6.1 linux-source-6.12 perl",
     "kdump-EXCEPTION": "crash", "kdump-PANIC": "crash", "kdump-BUG": "crash",
     "kdump-EXEC_NULL": "crash", "kdump-notraces": "crash",
