@@ -31,6 +31,8 @@ TESTS = {
     "vm-collector-nopmu": "linux-perf", "vm-collector-6.12": "linux-perf",
     "vm-collector-amd": "linux-perf", "vm-collector-amd-6.1": "linux-perf", "kexec-hw": "kexec-tools", "kexec-lbr": "kexec-tools",
     "oops-hole-hw": "", "oops-hole-lbr-kernel": "", "qemu-model": "", "kernel-patches": "",
+    "oops-hole-hw-preempt": "", "oops-hole-lbr-kernel-preempt": "",
+    "asym-hw": "", "asym-lbr-kernel": "",
     "kernel-series": "linux-source-6.1 linux-source-6.12 perl",
     "kdump-EXCEPTION": "crash", "kdump-PANIC": "crash", "kdump-BUG": "crash",
     "kdump-EXEC_NULL": "crash", "kdump-notraces": "crash",

@@ -13,6 +13,8 @@
  *        btsabi probe      (prints "GET=<ring size> EUID=<euid>")
  *        btsabi movss      (a load of SS, then a call through NULL)
  *        btsabi late-enable (a spinning thread crashes after ENABLE)
+ *        btsabi alloc-fail (ring allocations failing: needs
+ *                          CONFIG_FAIL_PAGE_ALLOC, the debug kernel)
  *        btsabi lbr-pingpong (with btsabi-hi lbr-pong on CPU 0, then a
  *                          call through NULL: the LBR source's test)
  */
@@ -29,6 +31,8 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/klog.h>
+#include <sys/mount.h>
 #include <sys/ptrace.h>
 #include <sys/ucontext.h>
 #include <sys/syscall.h>
@@ -87,9 +91,10 @@ static long vmpin(void)
 	return kb;
 }
 
-static int sysctl_write(const char *v)
+/* Writes v to path; 0 or -errno. */
+static int write_file(const char *path, const char *v)
 {
-	int fd = open(SYSCTL, O_WRONLY), ret = 0;
+	int fd = open(path, O_WRONLY), ret = 0;
 
 	if (fd < 0)
 		return -errno;
@@ -97,6 +102,11 @@ static int sysctl_write(const char *v)
 		ret = -errno;
 	close(fd);
 	return ret;
+}
+
+static int sysctl_write(const char *v)
+{
+	return write_file(SYSCTL, v);
 }
 
 static long sysctl_read(void)
@@ -706,6 +716,86 @@ static void lbr_pingpong(void)
 	((void (*)(void))0)();
 }
 
+/* ---- a ring allocation that fails ---------------------------------------- */
+
+#define FAIL_PAGE_ALLOC "/sys/kernel/debug/fail_page_alloc/"
+
+/*
+ * fail_page_alloc (CONFIG_FAIL_PAGE_ALLOC) for this task only
+ * (/proc/self/make-it-fail), every allocation of order 4 or more, sleeping
+ * ones included: a 4096-record ring (96 KiB, order 5) cannot be had, the
+ * descriptor and slab pages (order 3 at most) can.  0 or -errno.
+ */
+static int fail_big_allocations(void)
+{
+	static const char *const attr[][2] = {
+		{ "task-filter", "Y" }, { "probability", "100" }, { "interval", "1" },
+		{ "times", "-1" }, { "space", "0" }, { "verbose", "0" },
+		{ "min-order", "4" }, { "ignore-gfp-wait", "N" },
+		{ "ignore-gfp-highmem", "N" },
+	};
+	char path[128];
+	unsigned int i;
+	int r;
+
+	mount("debugfs", "/sys/kernel/debug", "debugfs", 0, NULL);	/* or already */
+	for (i = 0; i < sizeof(attr) / sizeof(attr[0]); i++) {
+		snprintf(path, sizeof(path), FAIL_PAGE_ALLOC "%s", attr[i][0]);
+		r = write_file(path, attr[i][1]);
+		if (r)
+			return r;
+	}
+	return 0;
+}
+
+/* The kernel log holds s (klogctl READ_ALL: the whole ring buffer). */
+static int klog_has(const char *s)
+{
+	static char buf[1 << 20];
+	int n = klogctl(3, buf, sizeof(buf) - 1);	/* SYSLOG_ACTION_READ_ALL */
+
+	if (n < 0)
+		return 0;
+	buf[n] = 0;
+	return strstr(buf, s) != NULL;
+}
+
+/*
+ * The ring's allocation fails (issue 26 §6): ENABLE is ENOMEM and leaves
+ * the caller untraced; a fork whose inherited ring cannot be had runs
+ * untraced (the rate-limited "child not traced" line) while the parent
+ * keeps its ring; no allocation-failure splat either way (the ring is
+ * asked for with __GFP_NOWARN | __GFP_NORETRY).  Root: no RLIMIT_MEMLOCK.
+ */
+static void alloc_fails_cleanly(void)
+{
+	int r = fail_big_allocations(), st = -1;
+	long en;
+	pid_t pid;
+
+	check(r == 0, "alloc: fail_page_alloc set up for this task", "%s", strerror(-r));
+	write_file("/proc/self/make-it-fail", "1");
+	en = bts(PR_BTS_CRASH_ENABLE, 4096);
+	write_file("/proc/self/make-it-fail", "0");
+	check(en == -ENOMEM && get() == 0,
+	      "alloc: ENABLE whose ring cannot be allocated is ENOMEM, nothing traced",
+	      "ret %ld, GET %ld", en, get());
+	en = bts(PR_BTS_CRASH_ENABLE, 4096);
+	write_file("/proc/self/make-it-fail", "1");
+	pid = fork();
+	if (pid == 0)
+		_exit(get() == 0 ? 0 : 1);
+	write_file("/proc/self/make-it-fail", "0");
+	waitpid(pid, &st, 0);
+	check(en == 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0 && get() == 4096,
+	      "alloc: a fork whose ring cannot be allocated runs untraced, the parent keeps its ring",
+	      "ENABLE %ld, child status %d, GET %ld", en, st, get());
+	check(klog_has("child not traced: -12"), "alloc: the kernel says the child is not traced",
+	      "no \"child not traced: -12\" in the kernel log");
+	check(!klog_has("page allocation failure"), "alloc: no allocation-failure splat",
+	      "\"page allocation failure\" in the kernel log");
+}
+
 int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "probe")) {
@@ -719,6 +809,11 @@ int main(int argc, char **argv)
 	if (argc > 1 && !strcmp(argv[1], "late-enable")) {
 		late_enable_then_crash();
 		return 1;
+	}
+	if (argc > 1 && !strcmp(argv[1], "alloc-fail")) {
+		alloc_fails_cleanly();
+		printf("btsabi: done\n");
+		return 0;
 	}
 	if (argc > 1 && !strcmp(argv[1], "movss")) {
 		movss_then_crash();

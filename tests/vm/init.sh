@@ -54,12 +54,36 @@ if grep -qw btscrash.kexec /proc/cmdline; then
 	echo "BTSCRASH-KEXEC-FAILED: kexec -e returned"
 	poweroff -f
 fi
+if grep -qw btscrash.asym /proc/cmdline; then
+	# tests/vm/asym-test.sh: CPU 1 (the model's second vCPU, without BTS
+	# and without the LBR) comes online after boot (maxcpus=1); traced
+	# programs run on each CPU, then an oops on each.
+	mount -t debugfs debugfs /sys/kernel/debug
+	echo 0 > /proc/sys/kernel/panic_on_oops
+	echo 1 > /sys/devices/system/cpu/cpu1/online
+	echo "BTSCRASH-ASYM-ONLINE $(cat /sys/devices/system/cpu/online)"
+	for mask in 2 1; do	# CPU 1, CPU 0
+		taskset "$mask" /bin/btsrun 4096 /bin/busybox sh -c \
+			'i=0; while [ $i -lt 50 ]; do i=$((i + 1)); done' &&
+			echo "BTSCRASH-ASYM-TRACED mask $mask: ok"
+	done
+	for cpu in 1 0; do
+		echo "BTSCRASH-ASYM-OOPS-CPU$cpu"
+		taskset $((cpu + 1)) sh -c 'echo EXCEPTION > /sys/kernel/debug/provoke-crash/DIRECT'
+	done
+	echo "BTSCRASH-ASYM-DONE"
+	poweroff -f
+fi
 if grep -qw btscrash.hole /proc/cmdline; then
 	# tests/vm/oops-hole-test.sh: an oops in a traced program's syscall,
 	# while its ring holds BTS (the kernel ring's hole), then one in an
 	# untraced shell; each report says what its CPU recorded.
 	mount -t debugfs debugfs /sys/kernel/debug
 	echo 0 > /proc/sys/kernel/panic_on_oops
+	if grep -qw btscrash.allocfail /proc/cmdline; then
+		# the debug kernel (fail_page_alloc): ring allocations failing
+		/bin/btsabi alloc-fail | sed 's/^/BTSCRASH-ALLOC /'
+	fi
 	echo "BTSCRASH-HOLE-TRACED"
 	/bin/btsrun 4096 /bin/sh -c 'echo EXCEPTION > /sys/kernel/debug/provoke-crash/DIRECT'
 	echo "BTSCRASH-HOLE-UNTRACED"

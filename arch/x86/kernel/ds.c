@@ -92,6 +92,10 @@ struct ds_lbr_cpu {
 	u8 tos;
 	unsigned long perf;		/* BIT(enum ds_user) of its holders now */
 	bool frozen;			/* DS_LBR_KERNEL: stopped, entries copied */
+	bool absent;			/* no Skylake-format LBR on this CPU
+					 * (ds_lbr_cpu_has()): no LBR MSR of it
+					 * is touched, nothing is read back
+					 */
 	struct task_struct *bug;	/* DS_LBR_KERNEL: its BUG/WARN trap copied
 					 * the stack; an oops of it keeps that
 					 */
@@ -220,6 +224,9 @@ struct ds_cpu {
 	struct ds_trace *kernel;	/* this CPU's kernel ring, if recording */
 	bool held;			/* an oops reads the kernel ring: not loaded */
 	bool stopped;			/* crash, kexec, offline: load nothing */
+	bool absent;			/* no usable BTS on this CPU (ds_hw_cpu_has()):
+					 * none of its MSRs is ever written
+					 */
 	unsigned long perf;		/* BIT(enum ds_user): perf's holders */
 };
 
@@ -435,7 +442,7 @@ static void ds_hw_settle(struct ds_cpu *c, u64 now)
 {
 	struct ds_trace *want;
 
-	if (c->perf || c->stopped)
+	if (c->perf || c->stopped || c->absent)
 		return;
 	want = c->running ?: (c->held ? NULL : c->kernel);
 	if (c->loaded == want)
@@ -529,6 +536,32 @@ bool ds_hw_active(void)
 }
 
 /*
+ * perf's intel_pmu_reset() (a PMI storm: "irq loop stuck"), IRQs off: it
+ * resets the BTS index and the LBR on this CPU, and may only where they
+ * are perf's.  The BTS half is perf's while a perf user holds it (or the
+ * recorder does not use BTS); otherwise its index is the recorder's ring's,
+ * and reset under it the next save would read a wrap that never happened.
+ * The LBR is perf's while a perf LBR user holds it (or the LBR source is
+ * off); otherwise DEBUGCTL.LBR stays set and the LBR source records on.
+ * lbr: perf drives an LBR on this CPU (x86_pmu.lbr_nr).
+ */
+void ds_pmu_reset(struct debug_store *ds, bool lbr)
+{
+	u64 dbg, off = DEBUGCTLMSR_FREEZE_LBRS_ON_PMI;
+
+	lockdep_assert_irqs_disabled();
+	if (ds && (!ds_hw_ok || this_cpu_read(ds_cpu.perf)))
+		ds->bts_index = ds->bts_buffer_base;
+	if (!lbr)
+		return;
+	if (ds_lbr_mode == DS_LBR_OFF || this_cpu_read(ds_lbr_cpu.perf))
+		off |= DEBUGCTLMSR_LBR;
+	dbg = ds_lbr_rdmsr(MSR_IA32_DEBUGCTLMSR);
+	if (dbg & off)
+		ds_lbr_wrmsr(MSR_IA32_DEBUGCTLMSR, dbg & ~off);
+}
+
+/*
  * A core dump reads t now.  The ring's index is saved only when its task
  * is switched out, so for the dumping thread itself, still loaded, the
  * newest records (the faulting branch) would be missing: save the index
@@ -568,7 +601,7 @@ void notrace ds_hw_stop_cpu(void)
 		ds_lbr_off_now();	/* before any call of ours is recorded */
 	if (ds_lbr_mode == DS_LBR_KERNEL)
 		ds_lbr_freeze();
-	if (!ds_hw_ok)
+	if (!ds_hw_ok || this_cpu_read(ds_cpu.absent))
 		return;
 	ds_hw_off_now();	/* nothing turns it on again: stopped */
 	c = this_cpu_ptr(&ds_cpu);
@@ -581,7 +614,10 @@ void notrace ds_hw_stop_cpu(void)
  * off, IA32_DS_AREA cleared.  A kernel that kexec'ed into this one may
  * have left them on (INIT leaves MSRs unchanged: SDM Vol. 3A §9.1), the
  * CPU storing records through a DS area in memory this kernel now owns.
- * Whoever records here later (ds.c, perf) programs them again.
+ * Whoever records here later (ds.c, perf) programs them again.  An AP's
+ * own features are not known yet here (identify_secondary_cpu() runs
+ * after cpu_init()), hence the boot CPU's DS bit and _safe accesses: a
+ * CPU without them takes no #GP.
  */
 void ds_cpu_init(void)
 {
@@ -620,7 +656,7 @@ void notrace ds_kernel_trace_hold(bool hold)
 		ds_lbr_hold(hold);
 		return;
 	}
-	if (!ds_hw_ok)
+	if (!ds_hw_ok || this_cpu_read(ds_cpu.absent))
 		return;
 	if (hold && this_cpu_read(ds_cpu.loaded) == this_cpu_read(ds_cpu.kernel))
 		ds_hw_off_now();	/* saved below; nothing recorded since */
@@ -659,15 +695,33 @@ static bool ds_hw_probe(bool *pti_fallback)
 	return true;
 }
 
+/*
+ * ds_hw_probe() asked the boot CPU; each CPU answers for itself as it
+ * comes online (its own CPUID and IA32_MISC_ENABLE, in cpu_data): a
+ * hybrid or asymmetric part may lack BTS on some CPUs, and there
+ * IA32_DS_AREA and DEBUGCTL's BTS bits would #GP.
+ */
+static bool ds_hw_cpu_has(void)
+{
+	return this_cpu_has(X86_FEATURE_BTS) && this_cpu_has(X86_FEATURE_DTES64) &&
+	       this_cpu_has(X86_FEATURE_DSCPL);
+}
+
 /* IA32_DS_AREA holds the DS management area's linear address (SDM "DS
  * Save Area"); the cpu_entry_area copy is mapped under KPTI too.  Runs on
  * each CPU as it comes online, and on the boot CPU at resume (the MSR does
- * not survive suspend).
+ * not survive suspend).  A CPU without BTS is left alone for good.
  */
 static int ds_hw_cpu_online(unsigned int cpu)
 {
 	unsigned long flags;
 
+	if (!ds_hw_cpu_has()) {
+		this_cpu_write(ds_cpu.absent, true);
+		pr_warn("ds: CPU %u has no BTS with 64-bit DS and CPL qualification: nothing recorded there (a traced task's ring has a gap while it runs on it)\n",
+			cpu);
+		return 0;
+	}
 	wrmsrl(MSR_IA32_DS_AREA, (u64)ds_native_area());
 	local_irq_save(flags);
 	this_cpu_write(ds_cpu.kernel, per_cpu(ds_kernel_of, cpu));
@@ -897,6 +951,8 @@ void notrace ds_task_switch(struct ds_trace *prev, struct ds_trace *next,
 			c->running = next;
 			if (c->perf)
 				ds_gap_start(next, now, BTS_GAP_PERF, 0);
+			else if (c->absent)	/* a CPU without BTS */
+				ds_gap_start(next, now, BTS_GAP_UNKNOWN, 0);
 		}
 	}
 	if (hw)
@@ -1308,6 +1364,8 @@ static unsigned int __init ds_lbr_probe(void)
 
 static void notrace ds_lbr_mark_now(struct ds_lbr_cpu *m, struct task_struct *task)
 {
+	if (m->absent)
+		return;
 	m->tos = ds_lbr_rdmsr(MSR_LBR_TOS) % ds_lbr_depth;
 	m->from = ds_lbr_rdmsr(MSR_LBR_NHM_FROM + m->tos);
 	m->task = task;
@@ -1390,7 +1448,7 @@ static unsigned int notrace ds_lbr_since_mark(struct ds_lbr_cpu *m,
 	u64 tos;
 
 	*wrapped = false;
-	if (!max)
+	if (!max || m->absent)
 		return 0;
 	if (m->perf) {
 		u64 now = local_clock();
@@ -1443,7 +1501,7 @@ static void ds_lbr_cpu_on(void)
 	struct ds_lbr_cpu *m = this_cpu_ptr(&ds_lbr_cpu);
 	u64 dbg;
 
-	if (m->perf || m->frozen)
+	if (m->perf || m->frozen || m->absent)
 		return;
 	ds_lbr_wrmsr(MSR_LBR_SELECT, ds_lbr_mode == DS_LBR_KERNEL ?
 		     DS_LBR_SEL_CPL_NEQ_0 : DS_LBR_SEL_CPL_EQ_0);
@@ -1561,7 +1619,7 @@ void ds_lbr_request(enum ds_user who)
 	lockdep_assert_irqs_disabled();
 	if (ds_lbr_mode == DS_LBR_OFF || !ds_users_take(&m->perf, who))
 		return;
-	if (!m->frozen) {
+	if (!m->frozen && !m->absent) {
 		ds_lbr_off_now();
 		ds_lbr_wrmsr(MSR_LBR_SELECT, 0);
 	}
@@ -1602,8 +1660,29 @@ static void ds_lbr_cpu_start(void)
 	local_irq_restore(flags);
 }
 
+/*
+ * ds_lbr_probe() asked the boot CPU; each CPU answers for itself as it
+ * comes online: a hybrid or asymmetric part may lack the LBR (or have
+ * another format) on some CPUs, where its MSRs would #GP or mean
+ * something else.  Such a CPU's kernel ring stays empty.
+ */
+static bool ds_lbr_cpu_has(void)
+{
+	u64 caps;
+
+	return this_cpu_has(X86_FEATURE_PDCM) &&
+	       !rdmsrl_safe(MSR_IA32_PERF_CAPABILITIES, &caps) &&
+	       (caps & 0x3f) == DS_LBR_FMT_INFO;
+}
+
 static int ds_lbr_cpu_online(unsigned int cpu)
 {
+	if (!ds_lbr_cpu_has()) {
+		this_cpu_write(ds_lbr_cpu.absent, true);
+		pr_warn("ds: CPU %u has no model-specific LBR in the Skylake format: the LBR source records nothing there\n",
+			cpu);
+		return 0;
+	}
 	ds_lbr_cpu_start();
 	return 0;
 }

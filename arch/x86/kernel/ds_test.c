@@ -447,6 +447,35 @@ static void ds_test_perf_two_users(struct kunit *test)
 }
 
 /*
+ * perf's intel_pmu_reset() (a PMI storm) while the recorder's ring holds
+ * the BTS half: the index stays (reset under the ring, the next save read
+ * a wrap that never happened and the ring restarted at slot 0); while a
+ * perf user holds the half, perf's index is reset as upstream does.
+ */
+static void ds_test_pmu_reset_bts(struct kunit *test)
+{
+	struct bts_record recs[16] = {};
+	struct ds_trace t = {};
+	struct ds_test_cpu saved;
+
+	ds_test_traced_in(&saved, &t, recs, 16);
+	fake_hw_records(&t, 2);
+	ds_pmu_reset(&ds_mock.ds, false);
+	KUNIT_EXPECT_EQ(test, ds_mock.ds.bts_index, (u64)&recs[3]);
+	ds_task_switch(&t, NULL, 2000, 1);
+	KUNIT_EXPECT_EQ(test, t.ring.index, 4ULL);	/* + the switch-out marker */
+	KUNIT_EXPECT_FALSE(test, t.ring.wrapped);
+
+	ds_bts_request(DS_USER_INTEL_BTS);
+	ds_mock.ds.bts_buffer_base = TEST_WIN;
+	ds_mock.ds.bts_index = TEST_WIN + 48;
+	ds_pmu_reset(&ds_mock.ds, false);
+	KUNIT_EXPECT_EQ(test, ds_mock.ds.bts_index, TEST_WIN);
+	ds_bts_release(DS_USER_INTEL_BTS);
+	ds_test_cpu_end(&saved);
+}
+
+/*
  * execve: the old program's records go, the ring starts over zeroed and,
  * when it was loaded, is reloaded at its start (hardware); the emulation
  * restarts stepping from the new entry point.
@@ -937,6 +966,64 @@ static void ds_test_lbr_bug_trap(struct kunit *test)
 	ds_test_lbr_end(&saved);
 }
 
+/*
+ * perf's intel_pmu_reset() while the LBR source records: LBR freezing is
+ * reset, DEBUGCTL.LBR stays (cleared, the kernel tail would stay empty
+ * until the next oops); while perf's LBR users hold the stack, and with
+ * the source off, it is perf's and goes off as upstream does.
+ */
+static void ds_test_pmu_reset_lbr(struct kunit *test)
+{
+	struct bts_record recs[LBR_DEPTH] = {};
+	struct ds_test_lbr saved;
+	struct ds_trace t = {};
+
+	ds_test_lbr_kernel_begin(&saved, &t, recs);
+	ds_mock.debugctl |= DEBUGCTLMSR_FREEZE_LBRS_ON_PMI;
+	ds_pmu_reset(NULL, true);
+	KUNIT_EXPECT_EQ(test, ds_mock.debugctl, (u64)DEBUGCTLMSR_LBR);
+
+	ds_lbr_request(DS_USER_LBR);
+	ds_mock.debugctl |= DEBUGCTLMSR_LBR | DEBUGCTLMSR_FREEZE_LBRS_ON_PMI;
+	ds_pmu_reset(NULL, true);
+	KUNIT_EXPECT_EQ(test, ds_mock.debugctl, 0ULL);
+	ds_lbr_release(DS_USER_LBR);
+	KUNIT_EXPECT_TRUE(test, ds_mock.debugctl & DEBUGCTLMSR_LBR);
+
+	ds_lbr_mode = DS_LBR_OFF;
+	ds_pmu_reset(NULL, true);
+	KUNIT_EXPECT_EQ(test, ds_mock.debugctl, 0ULL);
+	ds_test_lbr_end(&saved);
+}
+
+/*
+ * A CPU without the LBR among CPUs with it (ds_lbr_cpu_online()): no LBR
+ * MSR of it is read or written, and a freeze there fills nothing.
+ */
+static void ds_test_lbr_absent_cpu(struct kunit *test)
+{
+	struct bts_record recs[LBR_DEPTH] = {};
+	struct ds_test_lbr saved;
+	struct ds_lbr_cpu *m;
+	struct ds_trace t = {};
+	int i;
+
+	ds_ring_init(&t.ring, recs, LBR_DEPTH);
+	m = ds_test_lbr_begin(&saved, DS_LBR_KERNEL);
+	this_cpu_write(ds_kernel_of, &t);
+	m->absent = true;
+	ds_lbr_cpu_start();
+	ds_lbr_request(DS_USER_LBR);
+	ds_lbr_release(DS_USER_LBR);
+	ds_kernel_trace_hold(true);
+	ds_kernel_trace_hold(false);
+	ds_hw_stop_cpu();
+	for (i = 0; i < min(ds_mock.nr, DS_MOCK_LOG); i++)
+		KUNIT_EXPECT_EQ(test, ds_mock.log[i].msr, (u32)MSR_IA32_DEBUGCTLMSR);
+	KUNIT_EXPECT_EQ(test, ds_ring_count(&t.ring), 0ULL);
+	ds_test_lbr_end(&saved);
+}
+
 static struct kunit_case ds_test_cases[] = {
 	KUNIT_CASE(ds_test_lbr_bug_trap),
 	KUNIT_CASE(ds_test_lbr_own_entries),
@@ -952,6 +1039,9 @@ static struct kunit_case ds_test_cases[] = {
 	KUNIT_CASE(ds_test_save_foreign),
 	KUNIT_CASE(ds_test_perf_handover),
 	KUNIT_CASE(ds_test_perf_two_users),
+	KUNIT_CASE(ds_test_pmu_reset_bts),
+	KUNIT_CASE(ds_test_pmu_reset_lbr),
+	KUNIT_CASE(ds_test_lbr_absent_cpu),
 	KUNIT_CASE(ds_test_kernel_hole),
 	KUNIT_CASE(ds_test_exec_restart),
 	KUNIT_CASE(ds_test_resume_at),

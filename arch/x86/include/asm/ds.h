@@ -11,6 +11,8 @@
 
 #include <linux/types.h>
 #include <uapi/linux/bts_crash.h>
+#include <asm/debugreg.h>
+#include <asm/intel_ds.h>
 
 struct task_struct;
 struct pt_regs;
@@ -111,6 +113,11 @@ bool ds_bts_holds(enum ds_user who);
 /* ds.c records with BTS: it owns IA32_DS_AREA and the BTS half's fields. */
 bool ds_hw_active(void);
 /*
+ * perf's intel_pmu_reset() (a PMI storm), IRQs off: the BTS index and the
+ * LBR reset only where they are perf's, never under the recorder.
+ */
+void ds_pmu_reset(struct debug_store *ds, bool lbr);
+/*
  * The LBR stack likewise (the LBR source): perf's first LBR user on this
  * CPU requests it, its last releases it (pmu::add/del, IRQs off); the
  * recorder keeps off every LBR MSR meanwhile and marks the gap.
@@ -140,6 +147,16 @@ static inline void ds_bts_request(enum ds_user who) { }
 static inline void ds_bts_release(enum ds_user who) { }
 static inline bool ds_bts_holds(enum ds_user who) { return true; } /* perf's alone */
 static inline bool ds_hw_active(void) { return false; }
+/* perf's intel_pmu_reset() as upstream has it: all of it is perf's */
+static inline void ds_pmu_reset(struct debug_store *ds, bool lbr)
+{
+	if (ds)
+		ds->bts_index = ds->bts_buffer_base;
+	if (lbr)
+		update_debugctlmsr(get_debugctlmsr() &
+				   ~(DEBUGCTLMSR_FREEZE_LBRS_ON_PMI | DEBUGCTLMSR_LBR));
+}
+
 static inline void ds_lbr_request(enum ds_user who) { }
 static inline void ds_lbr_release(enum ds_user who) { }
 #endif
