@@ -81,10 +81,15 @@ if [ -n "$kd" ]; then
 	fi
 	echo 1 > /proc/sys/kernel/panic_on_oops
 	# the crasher is a traced shell's child: its ring was made at fork
-	/bin/btsrun 4096 /bin/sh -c '/bin/crasher loop & echo "BTSCRASH-TRACED-PID $!"; wait' &
+	/bin/btsrun 4096 /bin/sh -c '/bin/crasher loop & echo $! > /tmp/traced.pid; wait' &
 	kexec -p /boot/bzImage --initrd=/boot/capture.gz \
 		--append="console=ttyS0 btscrash.capture nr_cpus=1 irqpoll reset_devices panic=-1" ||
 		{ echo BTSCRASH-KDUMP-FAILED: kexec -p; reboot -f; }
+	# its pid before the panic, however long a loaded host makes the
+	# start (a fixed 2 s once missed it), then 2 s of its branches
+	n=0
+	while [ ! -s /tmp/traced.pid ] && [ $n -lt 120 ]; do sleep 1; n=$((n + 1)); done
+	echo "BTSCRASH-TRACED-PID $(cat /tmp/traced.pid)"
 	sleep 2
 	echo "== provoking $kd"
 	echo "$kd" > /sys/kernel/debug/provoke-crash/DIRECT
