@@ -997,6 +997,16 @@ static notrace struct ds_ring *bts_cpu_ring(unsigned int cpu)
 }
 
 /*
+ * The crash path's clock: local_clock() itself, out of line and traced on
+ * 6.12 (an inline of this on 6.1), would be the emulation's last entry in
+ * the ring being frozen.
+ */
+static notrace u64 bts_crash_now(void)
+{
+	return sched_clock_cpu(raw_smp_processor_id());
+}
+
+/*
  * The crash path on this CPU (kdump NMI, or the panicking CPU): BTS stops
  * writing, and the ring of the task it was recording gets the index the
  * CPU left, in its descriptor too, where a vmcore reader finds it.  A
@@ -1011,7 +1021,7 @@ static void notrace bts_crash_stop_this_cpu(void)
 	ds_hw_stop_cpu();	/* first: what follows would be recorded */
 	bt = READ_ONCE(current->bts_crash);
 	cpu = raw_smp_processor_id();
-	now = local_clock();
+	now = bts_crash_now();
 	if (bt) {
 		WRITE_ONCE(bt->trace.ring.frozen, true);
 		ds_ring_repair(&bt->trace.ring, now);
@@ -1031,7 +1041,7 @@ void notrace bts_crash_freeze(void)
 	u64 now;
 
 	bts_crash_stop_this_cpu();	/* first; the others: in their crash NMI */
-	now = local_clock();
+	now = bts_crash_now();
 	if (!bts_cpu || !bts_crash_table || atomic_xchg(&bts_crash_frozen, 1))
 		return;
 	for_each_possible_cpu(cpu)

@@ -1,8 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
 # The main job, end to end: installs what is needed (apt), builds btsdump
-# and the patched Linux 6.1 kernel (scripts/kernel-build.sh, ccache; about 5
-# minutes cold on 2 cores), boots it under QEMU TCG, where programs run
+# and the patched Linux 6.12 kernel (scripts/kernel-build.sh, ccache; about 6
+# minutes cold on 2 cores; KERNEL=6.1 for Debian 12's default kernel), boots
+# it under QEMU TCG, where programs run
 # traced by btscrash (prctl, tests/vm/btsrun.c) crash: a call through a
 # NULL function pointer and a smashed return address.  Their cores come
 # back to the host and btsdump shows how each got to its crash; btsdumpd,

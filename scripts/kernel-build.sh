@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
-# Builds the test kernel: Debian's linux-source-$KERNEL (6.1 or 6.12),
+# Builds the test kernel: Debian's linux-source-$KERNEL (6.12 or 6.1),
 # extracted once into a cache, plus this repository's kernel work (new files
 # copied in at their kernel paths, the version's hook series applied:
 # kernel/patches/series for 6.1, kernel/patches-6.12/series for 6.12),
@@ -14,14 +14,14 @@
 # VARIANT vanilla: the pristine tree (no btscrash at all) with the vm
 # fragment's other options, the baseline of bench/vm-bench.sh.
 # Usage: kernel-build.sh [vm|vanilla]  (default vm)
-# Env: KERNEL (6.1 or 6.12; default 6.1), BTSCRASH_CACHE (default
+# Env: KERNEL (6.12 or 6.1; default 6.12), BTSCRASH_CACHE (default
 # ~/.cache/btscrash), JOBS.
 set -eu
 variant=${1:-vm}
 src=$(cd "$(dirname "$0")/.." && pwd)
 cache=${BTSCRASH_CACHE:-$HOME/.cache/btscrash}
 jobs=${JOBS:-$(nproc)}
-ver=${KERNEL:-6.1}
+ver=${KERNEL:-6.12}
 case $ver in
 6.1) patches=$src/kernel/patches ;;
 6.12) patches=$src/kernel/patches-6.12 ;;

@@ -8,7 +8,8 @@
 # Signed-off-by, a diffstat, git diffs): `git am` or `patch -p1` applies it.
 # A hook patch is its subject on line 1, a blank line, the description
 # (what and why), a line "---", then the diff.
-# Usage: [KERNEL=6.1|6.12] kernel-patches.sh OUTDIR  (prints the series file)
+# Usage: [KERNEL=6.12|6.1] kernel-patches.sh OUTDIR  (prints the series file;
+# default 6.12, the primary kernel)
 set -eu
 src=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:?usage: kernel-patches.sh OUTDIR}
@@ -21,7 +22,7 @@ signoff='btscrash developers <btscrash@lists.example.org>'
 # the date of the newest change (reproducible: SOURCE_DATE_EPOCH first)
 epoch=${SOURCE_DATE_EPOCH:-$(git -C "$src" log -1 --format=%ct 2>/dev/null || date +%s)}
 when=$(LC_ALL=C date -u -R -d "@$epoch")
-case ${KERNEL:-6.1} in
+case ${KERNEL:-6.12} in
 6.1) patches=$src/kernel/patches ;;
 6.12) patches=$src/kernel/patches-6.12 ;;
 *) echo "kernel-patches: KERNEL is 6.1 or 6.12, not $KERNEL" >&2; exit 2 ;;

@@ -44,6 +44,7 @@
 #include <asm/cpu_entry_area.h>
 #include <asm/debugreg.h>
 #include <asm/ds.h>
+#include <asm/ibt.h>
 #include <asm/insn.h>
 #include <asm/intel_ds.h>
 #include <asm/msr.h>
@@ -1217,6 +1218,20 @@ unsigned long notrace ds_call_site(unsigned long ret)
 	return ret;
 }
 
+/*
+ * The function ftrace reports is the address of its __fentry__ call; with
+ * kernel IBT (6.12's x86_64 default) that call follows the function's
+ * ENDBR64, 4 bytes in, while the branch went to the ENDBR itself: step
+ * back over it, as the kernel's own ftrace users do (is_endbr()).  A
+ * function without ENDBR (not address-taken) starts at the call.
+ */
+unsigned long notrace ds_fn_entry(unsigned long ip)
+{
+	if (ENDBR_INSN_SIZE && is_endbr(*(const u32 *)(ip - ENDBR_INSN_SIZE)))
+		return ip - ENDBR_INSN_SIZE;
+	return ip;
+}
+
 #ifdef CONFIG_FUNCTION_TRACER
 static void notrace ds_kernel_fn(unsigned long ip, unsigned long parent_ip,
 				 struct ftrace_ops *op, struct ftrace_regs *fregs)
@@ -1233,7 +1248,7 @@ static void notrace ds_kernel_fn(unsigned long ip, unsigned long parent_ip,
 	raw_local_irq_save(flags);
 	r = this_cpu_read(ds_kring);
 	if (r && parent_ip >= TASK_SIZE_MAX)
-		ds_ring_write(r, ds_call_site(parent_ip), ip, 0);
+		ds_ring_write(r, ds_call_site(parent_ip), ds_fn_entry(ip), 0);
 	raw_local_irq_restore(flags);
 	ftrace_test_recursion_unlock(bit);
 }

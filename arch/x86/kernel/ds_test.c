@@ -4,8 +4,9 @@
  * DEBUGCTL and DS-area programming of the BTS hardware backend against
  * mocked accessors, index recovery and wrap detection when a ring is
  * saved, the hand-over of the BTS half to perf and back with its GAP
- * marker, the emulation's taken-branch rule on decoded instructions, the
- * ring starting over at execve, and stepping resumed at signal delivery;
+ * marker, the emulation's taken-branch rule on decoded instructions and
+ * its kernel function entries (ENDBR64 under IBT), the ring starting over
+ * at execve, and stepping resumed at signal delivery;
  * the LBR source's own-entries rule, wrap, freeze at an oops and hand-over
  * to perf.  No BTS or LBR hardware is touched: every MSR access goes to
  * the mock.
@@ -620,6 +621,32 @@ static void ds_test_call_site(struct kunit *test)
 	}
 }
 
+/* A traced function whose address is taken: it starts with ENDBR64 (IBT). */
+static noinline void ds_test_traced(void)
+{
+	barrier();
+}
+
+/*
+ * The function entry for ftrace's call site: the ENDBR64 before the
+ * __fentry__ call with kernel IBT, the call itself without (or where the
+ * bytes before it are no ENDBR); a real traced function, then bytes.
+ */
+static void ds_test_fn_entry(struct kunit *test)
+{
+	static const u8 endbr[8] = { 0xf3, 0x0f, 0x1e, 0xfa, 0xe8, 0x10, 0x20, 0x30 };
+	static const u8 nops[8] = { 0x90, 0x90, 0x90, 0x90, 0xe8, 0x10, 0x20, 0x30 };
+	unsigned long fn = (unsigned long)ds_test_traced;
+	unsigned long call = ftrace_location(fn);
+
+	KUNIT_ASSERT_NE_MSG(test, call, 0UL, "no ftrace call site in %ps", ds_test_traced);
+	KUNIT_EXPECT_EQ(test, call - fn, (unsigned long)ENDBR_INSN_SIZE);
+	KUNIT_EXPECT_EQ(test, ds_fn_entry(call), fn);
+	KUNIT_EXPECT_EQ(test, ds_fn_entry((unsigned long)&endbr[4]),
+			(unsigned long)&endbr[4 - ENDBR_INSN_SIZE]);
+	KUNIT_EXPECT_EQ(test, ds_fn_entry((unsigned long)&nops[4]), (unsigned long)&nops[4]);
+}
+
 /*
  * The emulation's taken-branch rule, on decoded instructions: a transfer
  * that always branches is recorded even onto the next instruction or
@@ -1031,6 +1058,7 @@ static struct kunit_case ds_test_cases[] = {
 	KUNIT_CASE(ds_test_lbr_perf_handover),
 	KUNIT_CASE(ds_test_lbr_kernel_freeze),
 	KUNIT_CASE(ds_test_call_site),
+	KUNIT_CASE(ds_test_fn_entry),
 	KUNIT_CASE(ds_test_emul_taken),
 	KUNIT_CASE(ds_test_load_sequence),
 	KUNIT_CASE(ds_test_load_clean),

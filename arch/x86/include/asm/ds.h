@@ -226,6 +226,10 @@ void ds_kernel_trace_hold(bool hold);
  * ret itself if the bytes before it are no call: best effort.
  */
 unsigned long ds_call_site(unsigned long ret);
+/* The function whose ftrace call site is ip: ip, or the ENDBR64 before it
+ * (kernel IBT).
+ */
+unsigned long ds_fn_entry(unsigned long ip);
 
 /*
  * The LBR source: bts_crash.source=lbr (kernel false), user branches of
