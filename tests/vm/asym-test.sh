@@ -36,15 +36,10 @@ VM_ORACLE_LOG=0 vm_machine "$out"
 # CPU 1: the same CPU (-cpu's options are the type's defaults) without them.
 # no_timer_check: on a loaded host TCG is too slow for the boot's IO-APIC
 # timer check, which then panics (seen with the LBR model; pmu-vm.sh)
-# shellcheck disable=SC2086
-$vm_qemu -m 512M -smp 1,maxcpus=2 -nographic -no-reboot \
-	-device "max-x86_64-cpu,socket-id=0,core-id=1,thread-id=0,$without" \
-	-kernel "$obj/arch/x86/boot/bzImage" -initrd "$work/initrd.gz" \
-	-append "console=ttyS0 panic=-1 pti=off no_timer_check maxcpus=1 $vm_backend_args btscrash.asym" \
-	> "$out/console.log" 2>&1 &
-qemu_pid=$!
-vm_wait "$qemu_pid" "$out/console.log" 'BTSCRASH-ASYM-DONE' 900
-qemu_pid=
+vm_boot "$obj" "$work/initrd.gz" "$out" 'BTSCRASH-ASYM-DONE' 900 \
+	"pti=off no_timer_check maxcpus=1 $vm_backend_args btscrash.asym" \
+	-m 512M -smp 1,maxcpus=2 \
+	-device "max-x86_64-cpu,socket-id=0,core-id=1,thread-id=0,$without"
 log=$out/console.log
 sed -n '/BTSCRASH-ASYM-OOPS-CPU1/,/BTSCRASH-ASYM-OOPS-CPU0/p' "$log" > "$out/oops1.log"
 sed -n '/BTSCRASH-ASYM-OOPS-CPU0/,/BTSCRASH-ASYM-DONE/p' "$log" > "$out/oops0.log"

@@ -32,14 +32,8 @@ vm_pack "$root" "$work/initrd.gz"
 # the BTS log of every kernel branch would be gigabytes; the LBR's (user
 # branches only) is the oracle of the lbr run
 if [ "$BTSCRASH_BACKEND" = lbr ]; then vm_machine "$out"; else VM_ORACLE_LOG=0 vm_machine "$out"; fi
-# shellcheck disable=SC2086
-$vm_qemu -m 1G -smp 2 -nographic -no-reboot \
-	-kernel "$obj/arch/x86/boot/bzImage" -initrd "$work/initrd.gz" \
-	-append "console=ttyS0 panic=-1 $vm_backend_args btscrash.kexec" \
-	> "$out/console.log" 2>&1 &
-qemu_pid=$!
-vm_wait "$qemu_pid" "$out/console.log" 'BTSCRASH-KEXEC-\(BOOTED\|FAILED\)' 600
-qemu_pid=
+vm_boot "$obj" "$work/initrd.gz" "$out" 'BTSCRASH-KEXEC-\(BOOTED\|FAILED\)' 600 \
+	"$vm_backend_args btscrash.kexec" -m 1G -smp 2
 . "$src/tests/helpers/tap.sh"
 log=$out/console.log
 tap_check "the first kernel ran kexec -e (hw: with a traced program on CPU 1)" \

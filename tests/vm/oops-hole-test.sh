@@ -38,14 +38,8 @@ smp=1 extra=
 # no_timer_check: a loaded host's TCG is too slow for the IO-APIC timer
 # check with 2 CPUs, which then panics (as in pmu-vm.sh)
 [ "$preempt" = none ] || smp=2 extra="preempt=$preempt no_timer_check btscrash.allocfail"
-# shellcheck disable=SC2086
-$vm_qemu -m 512M -smp $smp -nographic -no-reboot \
-	-kernel "$obj/arch/x86/boot/bzImage" -initrd "$work/initrd.gz" \
-	-append "console=ttyS0 panic=-1 pti=off $extra $vm_backend_args btscrash.hole" \
-	> "$out/console.log" 2>&1 &
-qemu_pid=$!
-vm_wait "$qemu_pid" "$out/console.log" 'BTSCRASH-HOLE-DONE' 600
-qemu_pid=
+vm_boot "$obj" "$work/initrd.gz" "$out" 'BTSCRASH-HOLE-DONE' 600 \
+	"pti=off $extra $vm_backend_args btscrash.hole" -m 512M -smp "$smp"
 log=$out/console.log
 sed -n '/BTSCRASH-HOLE-TRACED/,/BTSCRASH-HOLE-UNTRACED/p' "$log" > "$out/traced.log"
 sed -n '/BTSCRASH-HOLE-UNTRACED/,/BTSCRASH-HOLE-DONE/p' "$log" > "$out/untraced.log"

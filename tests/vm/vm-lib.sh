@@ -98,6 +98,23 @@ vm_wait() {
 	wait "$1" 2>/dev/null || true
 }
 
+# vm_boot OBJDIR INITRD OUTDIR MARKER SECONDS APPEND QEMU-ARGS...: boots
+# OBJDIR's bzImage with INITRD on $vm_qemu (QEMU-ARGS: memory, CPUs,
+# devices), the console in OUTDIR/console.log, and waits until the console
+# shows MARKER (vm_wait); APPEND follows "console=ttyS0 panic=-1".
+vm_boot() {
+	vm_b_obj=$1 vm_b_initrd=$2 vm_b_out=$3 vm_b_marker=$4 vm_b_secs=$5 vm_b_append=$6
+	shift 6
+	# shellcheck disable=SC2086
+	$vm_qemu "$@" -nographic -no-reboot \
+		-kernel "$vm_b_obj/arch/x86/boot/bzImage" -initrd "$vm_b_initrd" \
+		-append "console=ttyS0 panic=-1 $vm_b_append" \
+		> "$vm_b_out/console.log" 2>&1 &
+	qemu_pid=$!
+	vm_wait "$qemu_pid" "$vm_b_out/console.log" "$vm_b_marker" "$vm_b_secs"
+	qemu_pid=
+}
+
 # vm_pack ROOT OUT.gz: a newc cpio archive, gzip'd (RD_GZIP).
 vm_pack() {
 	(cd "$1" && find . | cpio -o -H newc --quiet | gzip -1) > "$2"
