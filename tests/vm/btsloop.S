@@ -2,8 +2,12 @@
  * SPDX-License-Identifier: GPL-2.0-or-later
  * btsloop: a static program without libc for perf's intel_bts on the BTS
  * model (pmu-vm.sh): BTSLOOP_N iterations of two taken branches (bl_skip's
- * JNZ, bl_next's JNZ), with a nanosleep(1 ms) every 256 iterations so that
- * perf drains its AUX buffer between BTS interrupts; then exit(0).  Every
+ * JNZ, bl_next's JNZ), with a nanosleep(10 ms) every 128 iterations (about
+ * 6 KB of records, a fifth of perf's 8-page AUX buffer) so that perf drains
+ * it between BTS interrupts; then exit(0).  With 1 ms every 256 iterations
+ * perf's reader (woken at half the buffer) often fell behind under TCG: the
+ * buffer filled, intel_bts stopped until the next switch-in and perf
+ * marked the AUX record truncated (seen in 11 of 12 runs).  Every
  * user-mode branch it takes is in its own text, so the model's log tells
  * its records from anyone else's by address.
  */
@@ -14,10 +18,10 @@
 _start:
 	mov $BTSLOOP_N, %r12d
 bl_loop:
-	test $255, %r12d
+	test $127, %r12d
 bl_skip:
 	jnz bl_next
-	lea bl_1ms(%rip), %rdi
+	lea bl_10ms(%rip), %rdi
 	xor %esi, %esi
 	mov $35, %eax		/* nanosleep */
 	syscall
@@ -28,5 +32,5 @@ bl_next:
 	xor %edi, %edi
 	syscall
 	.section .rodata
-bl_1ms:
-	.quad 0, 1000000
+bl_10ms:
+	.quad 0, 10000000

@@ -253,6 +253,12 @@ def check_bts(t, console, log, pmu):
                       if r.split()[0] == mode)
         got = [g for g in got if g != (0, 0)]   # padding perf stores
         if mode == "full":
+            trunc = [r.split()[1] for r in tagged(console, "PMU-BTS-TRUNCATED:")
+                     if r.split()[0] == mode]
+            t.check(trunc == ["0"],
+                    "intel_bts full: no AUX record perf wrote is truncated "
+                    "(BTS never stopped for a full buffer)",
+                    f"truncated AUX records: {trunc}")
             t.check(got == want and len(want) > 2000,
                     f"intel_bts full: perf stored all {len(want)} records "
                     "the model wrote for btsloop, in order",

@@ -76,6 +76,10 @@ for mode in full snap; do
 	sed "s/^/PMU-BTS-SAID: $mode /" /tmp/$mode.out
 	perf report -D -i /tmp/$mode.data 2>/dev/null |
 		sed -n "s/^\.  *[0-9a-f]*: .* \([0-9a-f]*\) -> \([0-9a-f]*\) [a-z]*\$/PMU-BTS: $mode \1 \2/p" > /dev/ttyS1
+	# the AUX records perf wrote: [T] marks one truncated (the buffer was
+	# full, intel_bts stopped until perf drained it: records never written)
+	echo "PMU-BTS-TRUNCATED: $mode $(perf report -D -i /tmp/$mode.data 2>/dev/null |
+		grep -c 'PERF_RECORD_AUX .*\[[A-Z]*T')"
 done
 # the recorder meets perf: recloop traced (a BTS ring of 4096 records) on
 # CPU 0; its phase b runs while perf's intel_bts on it (per thread: 6.1's
