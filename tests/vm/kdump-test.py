@@ -31,6 +31,7 @@ model pushed on that vCPU (nothing after the freeze), the panicking CPU's
 ending in the freeze itself and reaching the LKDTM function; the oops
 report on the console prints the same branches.
 """
+import fcntl
 import os
 import re
 import shutil
@@ -368,10 +369,15 @@ def main():
         sys.exit("usage: kdump-test.py BTS_SO BTSDUMP OUTDIR LKDTM_TYPE|notraces")
     bts_so, tool, out, kind = sys.argv[1:]
     if os.environ.get("NINJA_TARGETS"):
-        # crash 8.0.6 and its bts.so: built here, not by default (13 min CPU cold)
-        b = subprocess.run(["ninja", "-C", os.environ["NINJA_ROOT"],
-                            *os.environ["NINJA_TARGETS"].split()],
-                           capture_output=True, text=True)
+        # crash 8.0.6 and its bts.so: built here, not by default (13 min CPU
+        # cold).  VM tests run two at a time and ninja takes no lock of its
+        # own on a build directory (.ninja_log, .ninja_deps): one at a time.
+        root = os.environ["NINJA_ROOT"]
+        with open(os.path.join(root, ".kdump-ninja.lock"), "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            b = subprocess.run(["ninja", "-C", root,
+                                *os.environ["NINJA_TARGETS"].split()],
+                               capture_output=True, text=True)
         if b.returncode:
             print(b.stdout[-3000:] + b.stderr[-3000:])
             sys.exit(f"{os.environ['NINJA_TARGETS']} did not build (scripts/crash-build.sh)")
