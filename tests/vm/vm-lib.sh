@@ -154,10 +154,13 @@ vm_machine() {
 	lbr|lbr-kernel)
 		[ -x "${QEMU:-}" ] || { echo "vm_machine: QEMU (the LBR model) not set" >&2; return 1; }
 		# Skylake-SP with the model's LBR (qemu/ L1-L9), every
-		# entry pushed logged to OUTDIR/lbr.log; no BTS
+		# entry pushed logged to OUTDIR/lbr.log; no BTS.  LBR_MODEL_CPU:
+		# another CPU with an LBR model (bench/vm-bench-perf.sh: the
+		# AMD model, VM_AMD_CPU or VM_ZEN5_CPU)
+		: "${LBR_MODEL_CPU:=$VM_INTEL_CPU,lbr=on}"
 		rm -f "$1/lbr.log"
 		vm_qemu="$QEMU -L /usr/share/seabios -L /usr/share/qemu -nic none
-			-accel tcg,thread=single -cpu $VM_INTEL_CPU,lbr=on$vm_log"
+			-accel tcg,thread=single -cpu $LBR_MODEL_CPU$vm_log"
 		# lbr: every task's user branches; lbr-kernel: each CPU's
 		# kernel branches for the per-CPU rings (oops, kdump), and
 		# traced tasks on the emulation
