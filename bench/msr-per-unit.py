@@ -22,17 +22,27 @@ _spec = importlib.util.spec_from_file_location("pmu_log", os.path.join(
 pmu_log = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(pmu_log)
 
-EVENTSEL = range(0x186, 0x18a)          # IA32_PERFEVTSEL0-3
+# IA32_PERFEVTSEL0-3; AMD's PERF_CTL0-5 (qemu/ patches 0013-0014)
+EVENTSEL = set(range(0x186, 0x18a)) | set(range(0xc0010200, 0xc001020c, 2))
 MARK = {0x5100c4: "begin", 0x5200c4: "end"}
 # units per run, as vm-bench.sh: ping-pong rounds are 2 switches
 UNITS = {"pingpong": 2 * 2000, "branches": 200000, "coredump": 1}
 
 
 # names for the table, the LBR stack's 32 entries of each kind as one
+# and AMD's (PerfMonV2, LbrExtV2), whose pairs alternate: PERF_CTL n and
+# PERF_CTR n at 0xc0010200 + 2n, + 2n + 1; LBR_FROM n and LBR_TO n at
+# 0xc0010300 + 2n, + 2n + 1 (16 of each, one name each)
 NAMES = {0x1d9: "DEBUGCTL", 0x1c8: "LBR_SELECT", 0x1c9: "LBR_TOS",
          0x600: "DS_AREA", 0x38d: "FIXED_CTR_CTRL", 0x38e: "GLOBAL_STATUS",
-         0x38f: "GLOBAL_CTRL", 0x390: "GLOBAL_OVF_CTRL"}
+         0x38f: "GLOBAL_CTRL", 0x390: "GLOBAL_OVF_CTRL",
+         0xc000010e: "AMD_LBR_SELECT", 0xc000010f: "DBG_EXTN_CFG",
+         0xc0000300: "AMD_GLOBAL_STATUS", 0xc0000301: "AMD_GLOBAL_CTL",
+         0xc0000302: "AMD_GLOBAL_STATUS_CLR",
+         0xc0000303: "AMD_GLOBAL_STATUS_SET"}
 RANGES = ((0x680, "LBR_FROM"), (0x6c0, "LBR_TO"), (0xdc0, "LBR_INFO"))
+PAIRS = ((0xc0010200, 12, "PERFEVTSEL", "PERF_CTR"),
+         (0xc0010300, 32, "AMD_LBR_FROM", "AMD_LBR_TO"))
 
 
 def msr_name(msr):
@@ -40,6 +50,9 @@ def msr_name(msr):
     for base, name in RANGES:
         if base <= msr < base + 32:
             return name
+    for base, n, even, odd in PAIRS:
+        if base <= msr < base + n:
+            return odd if msr & 1 else even
     if msr in EVENTSEL:
         return "PERFEVTSEL"
     return NAMES.get(msr, "%#x" % msr)

@@ -30,9 +30,11 @@
 # PART perf (issue 25, bench/vm-bench-perf.sh): an LBR user's cost at the
 # switch, perf record -b system-wide, the recorder's LBR source, both,
 # nothing, on the LBR model with the PMU model.
+# PART amd (issue 31): the same on the AMD model as a Zen 4 and as a Zen 5
+# (PerfMonV2, LbrExtV2: perf -b is AMD's LBR driver), no unpatched boot.
 # The kernel: KERNEL (6.1 or 6.12), the VM suite's default
 # (tests/vm/vm-lib.sh) unless set.
-# Usage: vm-bench.sh [OUTDIR [all|tracing|default|perf]]
+# Usage: vm-bench.sh [OUTDIR [all|tracing|default|perf|amd]]
 set -eu
 src=$(cd "$(dirname "$0")/.." && pwd)
 out=${1:-$src/build/vm-bench}
@@ -48,12 +50,18 @@ mkdir -p "$out"
 case $part in
 default) exec "$src/bench/vm-bench-default.sh" "$out/default" "$obj" ;;
 perf) exec "$src/bench/vm-bench-perf.sh" "$out/perf" "$obj" ;;
+amd)
+	"$src/bench/vm-bench-perf.sh" "$out/amd" "$obj" amd
+	exec "$src/bench/vm-bench-perf.sh" "$out/zen5" "$obj" zen5
+	;;
 all)
 	"$src/bench/vm-bench-default.sh" "$out/default" "$obj"
 	"$src/bench/vm-bench-perf.sh" "$out/perf" "$obj"
+	"$src/bench/vm-bench-perf.sh" "$out/amd" "$obj" amd
+	"$src/bench/vm-bench-perf.sh" "$out/zen5" "$obj" zen5
 	;;
 tracing) ;;
-*) echo "vm-bench: PART is all, tracing, default or perf, not $part" >&2; exit 2 ;;
+*) echo "vm-bench: PART is all, tracing, default, perf or amd, not $part" >&2; exit 2 ;;
 esac
 rm -rf "$out"/emul "$out"/hw "$out"/hw-pti "$out"/lbr "$out"/lbr-kernel
 for run in emul:emul:pti=off hw:hw:pti=off hw-pti:hw:pti=on lbr:lbr:pti=off \

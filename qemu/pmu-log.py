@@ -11,7 +11,8 @@ order the events happened:
                         4: the LVT performance-counter entry as it was
     u64 rip;            linear address of the RDMSR/WRMSR; 0 otherwise
     u64 global_status;  IA32_PERF_GLOBAL_STATUS after the event
-    u64 counter[7];     PMC0-3, FIXED_CTR0-2 after the event
+    u64 counter[7];     PMC0-3, FIXED_CTR0-2 after the event (an AMD
+                        CPU, patch 0014: PERF_CTR0-5, then 0)
     u32 msr;            the MSR (kinds 0-2), the PMI's reason (kind 4:
                         0 counter overflow, 1 BTINT), 0 otherwise
     u32 cpu;            QEMU cpu_index of the vCPU

@@ -29,7 +29,7 @@ TESTS = {
     "fuzz-rsp": "clang libclang-rt-14-dev",
     "oracle": "", "vm-default": "", "vm-pti": "", "vm-hw": "", "vm-hw-pti": "", "vm-hw-defaults": "", "vm-lbr": "", "vm-pmu": "linux-perf", "vm-collector": "linux-perf",
     "vm-collector-nopmu": "linux-perf", "vm-collector-6.12": "linux-perf",
-    "vm-collector-amd": "linux-perf", "vm-collector-amd-6.1": "linux-perf", "kexec-hw": "kexec-tools", "kexec-lbr": "kexec-tools",
+    "vm-collector-amd": "linux-perf", "vm-collector-amd-6.1": "linux-perf", "vm-collector-zen5": "linux-perf", "kexec-hw": "kexec-tools", "kexec-lbr": "kexec-tools",
     "oops-hole-hw": "", "oops-hole-lbr-kernel": "", "qemu-model": "", "kernel-patches": "",
     "oops-hole-hw-preempt": "", "oops-hole-lbr-kernel-preempt": "",
     "asym-hw": "", "asym-lbr-kernel": "",

@@ -2,10 +2,13 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """The PMU oracle log (pmu-log=FILE) must hold exactly the overflows and
 PMIs the guest expected, in order ("pexp": kind, value, reason, flags,
-GLOBAL_STATUS, PMC0), and between the two marker writes exactly the MSR
-accesses the guest made ("mexp": kind, MSR, value), each at an address
-in the guest's code, an RDMSR of a counter logging the value read.
-Usage: check-pmu-log.py CONSOLE_OUTPUT PMU_LOG"""
+GLOBAL_STATUS, the count of counter N, N: the entry's counter word N),
+and between the two marker writes exactly the MSR accesses the guest
+made ("mexp": kind, MSR, value), each at an address in the guest's code,
+an RDMSR of a counter logging the value read.  With "amd" (the AMD
+guest, which makes no marks): the overflows and PMIs only, on AMD's six
+counters (the log's words 0-5 PERF_CTR0-5).
+Usage: check-pmu-log.py CONSOLE_OUTPUT PMU_LOG [amd]"""
 import importlib.util
 import os
 import sys
@@ -18,7 +21,7 @@ pexp, mexp = [], []
 for line in open(sys.argv[1], errors="replace"):
     f = line.split()
     if f[:1] == ["pexp"]:
-        pexp.append(tuple(int(x, 0) for x in f[1:7]))
+        pexp.append(tuple(int(x, 0) for x in f[1:8]))
     elif f[:1] == ["mexp"]:
         mexp.append(tuple(int(x, 0) for x in f[1:4]))
 entries = pmulog.read(sys.argv[2])
@@ -34,14 +37,19 @@ def check(cond, what, detail=""):
             print("  " + str(detail))
 
 
+amd = sys.argv[3:] == ["amd"]
 marks = [i for i, e in enumerate(entries)
          if e.is_msr and e.msr == MARK] or [0]
-events = [(e.kind, e.value, e.msr, e.flags, e.status, e.counter[0])
+ctr = pexp[0][6] if pexp else 0
+events = [(e.kind, e.value, e.msr, e.flags, e.status, e.counter[ctr], ctr)
           for e in entries if not e.is_msr]
 check(pexp and events == pexp,
       "pmu-log: %d overflow/PMI entries, each as expected" % len(pexp),
       "want %s\n  got %s" % ([tuple(map(hex, x)) for x in pexp],
                              [tuple(map(hex, x)) for x in events]))
+if amd:
+    check(all(e.cpu == 0 for e in entries), "pmu-log: every entry on vCPU 0")
+    sys.exit(fail)
 check(all(e.rip == 0 for e in entries if not e.is_msr) and
       all(e.rip for e in entries if e.is_msr) and
       all(0x100000 <= e.rip < 0x800000 for e in

@@ -14,10 +14,12 @@
 # counts of a known sequence, overflow with a masked and an NMI LVTPC,
 # the freeze bits, the BTS interrupt as a PMI; its PMU oracle log
 # (pmu-log) must hold those overflows and PMIs and the MSR accesses the
-# guest made (check-pmu-log.py).  Then the same guest on the AMD model
-# (VM_AMD_CPU) checks CPUID Fn8000_0022, PerfMonV2's MSRs and counts,
-# LbrExtV2's MSRs, pushes, filters and freeze on PMI; its LBR oracle log
-# must hold each push (check-lbr-log.py, format 1).  Then each fatal mode (MMIO buffer, BTINT, unmapped
+# guest made (check-pmu-log.py).  Then the same guest on the AMD model,
+# as a Zen 4 (VM_AMD_CPU) and as a Zen 5 (VM_ZEN5_CPU), checks the family
+# and model, CPUID Fn8000_0022, PerfMonV2's six counters' MSRs and
+# counts, LbrExtV2's MSRs, pushes, filters and freeze on PMI; its LBR
+# oracle log must hold each push (check-lbr-log.py, format 1), its PMU
+# log the sixth counter's overflow and PMI (check-pmu-log.py amd).  Then each fatal mode (MMIO buffer, BTINT, unmapped
 # or read-only buffer, unmapped DS area) must stop QEMU with status 1 and
 # exactly one bts-model: line.
 # Usage: run.sh OUTDIR [QEMU]   (QEMU: default, scripts/qemu-build.sh's)
@@ -54,25 +56,28 @@ for fmt in 64 32; do
 	if [ $rc != 33 ]; then echo "FAIL: $fmt-bit format: status $rc"; fail=1; fi
 	python3 "$dir/check-log.py" "$out/$fmt.out" "$out/$fmt.log" || fail=1
 done
-run "$cpu,lbr=on,lbr-log=$out/lbr.lbrlog" "$out/lbr.log" -append lbr > "$out/lbr.out" 2>&1
-rc=$?
-grep -v '^l\?exp' "$out/lbr.out" | grep -v '^ok'
-grep -c '^ok' "$out/lbr.out" | sed "s/^/ok - lbr=on: checks passed in the guest: /"
-if [ $rc != 33 ]; then echo "FAIL: lbr=on: status $rc"; fail=1; fi
+# guest NAME TITLE CPU: the guest with the command line NAME on CPU, its
+# console in NAME.out (what it printed but its checks and expectations
+# shown), its checks counted, QEMU's status 33 (all passed) required
+guest() {
+	run "$3" "$out/$1.log" -append "$1" > "$out/$1.out" 2>&1
+	rc=$?
+	grep -v '^[lpm]\?exp\|^ok' "$out/$1.out"
+	grep -c '^ok' "$out/$1.out" | sed "s/^/ok - $2: checks passed in the guest: /"
+	if [ $rc != 33 ]; then echo "FAIL: $2: status $rc"; fail=1; fi
+}
+guest lbr lbr=on "$cpu,lbr=on,lbr-log=$out/lbr.lbrlog"
 python3 "$dir/check-log.py" "$out/lbr.out" "$out/lbr.log" || fail=1
 python3 "$dir/check-lbr-log.py" "$out/lbr.out" "$out/lbr.lbrlog" || fail=1
-run "$VM_PMU_CPU,pmu-log=$out/pmu.pmulog" "$out/pmu.log" -append pmu > "$out/pmu.out" 2>&1
-rc=$?
-grep -v '^[pm]\?exp\|^ok' "$out/pmu.out"
-grep -c '^ok' "$out/pmu.out" | sed "s/^/ok - pmu=on: checks passed in the guest: /"
-if [ $rc != 33 ]; then echo "FAIL: pmu=on: status $rc"; fail=1; fi
+guest pmu pmu=on "$VM_PMU_CPU,pmu-log=$out/pmu.pmulog"
 python3 "$dir/check-pmu-log.py" "$out/pmu.out" "$out/pmu.pmulog" || fail=1
-run "$VM_AMD_CPU,lbr-log=$out/amd.lbrlog" "$out/amd.log" -append amd > "$out/amd.out" 2>&1
-rc=$?
-grep -v '^l\?exp\|^ok' "$out/amd.out"
-grep -c '^ok' "$out/amd.out" | sed "s/^/ok - AMD (VM_AMD_CPU): checks passed in the guest: /"
-if [ $rc != 33 ]; then echo "FAIL: AMD: status $rc"; fail=1; fi
-python3 "$dir/check-lbr-log.py" "$out/amd.out" "$out/amd.lbrlog" 1 || fail=1
+for amd in "amd:AMD (VM_AMD_CPU, Zen 4):$VM_AMD_CPU" \
+	   "zen5:Zen 5 (VM_ZEN5_CPU):$VM_ZEN5_CPU"; do
+	name=${amd%%:*} rest=${amd#*:}
+	guest "$name" "${rest%%:*}" "${rest#*:},lbr-log=$out/$name.lbrlog,pmu-log=$out/$name.pmulog"
+	python3 "$dir/check-lbr-log.py" "$out/$name.out" "$out/$name.lbrlog" 1 || fail=1
+	python3 "$dir/check-pmu-log.py" "$out/$name.out" "$out/$name.pmulog" amd || fail=1
+done
 for mode in fatal-mmio fatal-btint fatal-unmapped fatal-ro fatal-ds-unmapped; do
 	run "$cpu" "$out/$mode.log" -append "$mode" > "$out/$mode.out" 2>&1
 	rc=$?

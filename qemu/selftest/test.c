@@ -4,12 +4,14 @@
  * (boot.S), checked in the guest's DS buffer and LBR MSRs; every expected
  * BTS record is also printed ("exp KIND FROM TO SLOT BASE"), every expected LBR
  * push too ("lexp TOS TYPE KIND SRC_CPL CPL FROM TO"), and the PMU's
- * overflows, PMIs and MSR accesses ("pexp", "mexp"), for the host to
+ * overflows, PMIs and MSR accesses ("pexp ... COUNT CTR": counter CTR's
+ * count in the entry; "mexp"), for the host to
  * compare with the oracle logs.
  * Multiboot command line: empty (the BTS tests, on a CPU without lbr=on),
  * "lbr" (the LBR tests, on a CPU with lbr=on), "pmu" (the PMU tests, on a
- * CPU with lbr=on,pmu=on), "amd" (LbrExtV2 and PerfMonV2, on VM_AMD_CPU),
- * or one fatal mode, which
+ * CPU with lbr=on,pmu=on), "amd" (LbrExtV2 and PerfMonV2 with six core
+ * counters, on VM_AMD_CPU, a Zen 4), "zen5" (the same on VM_ZEN5_CPU, a
+ * Zen 5), or one fatal mode, which
  * must make the model stop QEMU: fatal-mmio, fatal-btint, fatal-unmapped,
  * fatal-ro, fatal-ds-unmapped.
  * Exit via isa-debug-exit: 0x10 all passed (QEMU status 33), 0x11 failed.
@@ -454,16 +456,16 @@ static int check_lbr(const struct lrec *exp, int n)
 }
 
 /*
- * DEBUGCTL = V, read back, DEBUGCTL = 0, with no branch in between (LBR
- * on would push it, and the oracle log would have it)
+ * MSR = V, read back, MSR = 0, with no branch in between (an LBR on would
+ * push it, and the oracle log would have it)
  */
-static uint32_t debugctl_roundtrip(uint32_t v)
+static uint32_t msr_roundtrip(uint32_t msr, uint32_t v)
 {
 	uint32_t got;
 
 	asm volatile("xor %%edx, %%edx; wrmsr; rdmsr; mov %%eax, %0;"
 		     "xor %%eax, %%eax; xor %%edx, %%edx; wrmsr"
-		     : "=&r"(got), "+a"(v) : "c"(DEBUGCTL) : "edx", "memory");
+		     : "=&r"(got), "+a"(v) : "c"(msr) : "edx", "memory");
 	return got;
 }
 
@@ -476,7 +478,7 @@ static void test_lbr_msrs(void)
 	ok(r[2] & (1u << 15), "lbr=on: CPUID.1:ECX.PDCM");
 	ok((rdmsr(PERF_CAPABILITIES) & 0x3f) == 5,
 	   "lbr=on: PERF_CAPABILITIES.LBR_FMT = 5 (LBR_INFO)");
-	ok(debugctl_roundtrip(LBR | FREEZE_LBRS_ON_PMI) ==
+	ok(msr_roundtrip(DEBUGCTL, LBR | FREEZE_LBRS_ON_PMI) ==
 	   (LBR | FREEZE_LBRS_ON_PMI) && rdmsr(DEBUGCTL) == 0,
 	   "DEBUGCTL LBR | FREEZE_LBRS_ON_PMI reads back");
 	ok(wrmsr_safe(DEBUGCTL, 1u << 2) == -1 &&
@@ -541,7 +543,23 @@ static const struct rec bts_b[] = {
 	{ 1, b_lcall, b_farfn }, { 1, b_lret, b_after_lcall },
 };
 
-static void test_lbr_branches(void)
+/*
+ * One LBR stack as the tests below drive it: Intel's model-specific one
+ * (lbr_intel) or AMD's LbrExtV2 (lbr_amd): how to clear it, to check it
+ * after N pushes, its LBR_SELECT, and what turns it on in trace_msr.
+ */
+struct lbr_kind {
+	void (*reset)(void);
+	int (*check)(const struct lrec *exp, int n);
+	uint32_t select, on;
+};
+
+static const struct lbr_kind lbr_intel = {
+	lbr_reset, check_lbr, LBR_SELECT, LBR
+};
+
+/* each branch-type filter of LBR_SELECT suppresses its kind only */
+static void test_lbr_types(const struct lbr_kind *k)
 {
 	static const char *const name[] = {
 		[JCC] = "JCC", [REL_CALL] = "NEAR_REL_CALL",
@@ -552,27 +570,30 @@ static void test_lbr_branches(void)
 	struct lrec exp[NB];
 	int n, good;
 
-	lbr_reset();
-	seq_b(LBR);
-	ok(check_lbr(lbr_b, NB), "LBR: each branch kind, one entry, from and "
-	   "to exact, TOS incremented before the write");
-
-	/* each branch-type filter of LBR_SELECT suppresses its kind only */
 	for (int type = JCC; type <= FAR; type++) {
 		n = 0;
 		for (int i = 0; i < NB; i++)
 			if (lbr_b[i].type != type)
 				exp[n++] = lbr_b[i];
-		lbr_reset();
-		wrmsr_safe(LBR_SELECT, 1u << type);
-		seq_b(LBR);
-		wrmsr_safe(LBR_SELECT, 0);
-		good = n < NB && check_lbr(exp, n);
+		k->reset();
+		wrmsr_safe(k->select, 1u << type);
+		seq_b(k->on);
+		wrmsr_safe(k->select, 0);
+		good = n < NB && k->check(exp, n);
 		puts_("# LBR_SELECT ");
 		puts_(name[type]);
 		putc_('\n');
 		ok(good, "LBR_SELECT: one branch type suppressed, the rest kept");
 	}
+}
+
+static void test_lbr_branches(void)
+{
+	lbr_reset();
+	seq_b(LBR);
+	ok(check_lbr(lbr_b, NB), "LBR: each branch kind, one entry, from and "
+	   "to exact, TOS incremented before the write");
+	test_lbr_types(&lbr_intel);
 
 	/* BTS on, LBR off: records, no push; then all off: neither */
 	clear_buffer();
@@ -615,7 +636,11 @@ static void test_lbr_wrap(void)
 	ok(check_lbr(exp, 40), "FREEZE_LBRS_ON_PMI: no effect (no PMI)");
 }
 
-static void test_lbr_cpl(void)
+/*
+ * LBR_SELECT's CPL filters (the CPL the branch ended in) through the ring
+ * 0 -> 3 -> 0 round trip of seq_d
+ */
+static void test_lbr_cpl(const struct lbr_kind *k)
 {
 	/* iret 0->3, user jmp 3->3, int 3->0, kernel jmp 0->0 */
 	static const struct lrec all[] = {
@@ -625,24 +650,24 @@ static void test_lbr_cpl(void)
 	static const struct lrec not_ring0[] = { all[0], all[1] };
 	static const struct lrec ring0[] = { all[2], all[3] };
 
-	lbr_reset();
-	seq_d(LBR);
-	ok(check_lbr(all, 4), "LBR_SELECT CPL filters off: all four");
-	lbr_reset();
-	wrmsr_safe(LBR_SELECT, CPL_EQ_0);
-	seq_d(LBR);
-	ok(check_lbr(not_ring0, 2), "CPL_EQ_0: branches ending in ring 0 "
+	k->reset();
+	seq_d(k->on);
+	ok(k->check(all, 4), "LBR_SELECT CPL filters off: all four");
+	k->reset();
+	wrmsr_safe(k->select, CPL_EQ_0);
+	seq_d(k->on);
+	ok(k->check(not_ring0, 2), "CPL_EQ_0: branches ending in ring 0 "
 	   "suppressed: the iret to user kept, the int from user not");
-	lbr_reset();
-	wrmsr_safe(LBR_SELECT, CPL_NEQ_0);
-	seq_d(LBR);
-	ok(check_lbr(ring0, 2), "CPL_NEQ_0: branches ending in ring > 0 "
+	k->reset();
+	wrmsr_safe(k->select, CPL_NEQ_0);
+	seq_d(k->on);
+	ok(k->check(ring0, 2), "CPL_NEQ_0: branches ending in ring > 0 "
 	   "suppressed: the int from user kept, the iret to user not");
-	lbr_reset();
-	wrmsr_safe(LBR_SELECT, CPL_EQ_0 | CPL_NEQ_0);
-	seq_d(LBR);
-	ok(lbr_all_zero(), "CPL_EQ_0 | CPL_NEQ_0: none");
-	wrmsr_safe(LBR_SELECT, 0);
+	k->reset();
+	wrmsr_safe(k->select, CPL_EQ_0 | CPL_NEQ_0);
+	seq_d(k->on);
+	ok(k->check(0, 0), "CPL_EQ_0 | CPL_NEQ_0: none");
+	wrmsr_safe(k->select, 0);
 }
 
 static void test_lbr_debug(void)
@@ -663,7 +688,7 @@ static void test_lbr(void)
 	test_lbr_msrs();
 	test_lbr_branches();
 	test_lbr_wrap();
-	test_lbr_cpl();
+	test_lbr_cpl(&lbr_intel);
 	test_lbr_debug();
 }
 
@@ -703,12 +728,19 @@ static void test_lbr(void)
 #define PMU_LOG_MARK 0xbad	/* no such MSR: WRMSR ignored, logged */
 enum { PLOG_WRMSR, PLOG_WRMSR_GP, PLOG_RDMSR, PLOG_OVERFLOW, PLOG_PMI };
 
-static void pexp(int kind, uint64_t value, uint32_t msr, uint32_t flags,
-		 uint64_t status, uint64_t pmc0)
+static void pexp_ctr(int kind, uint64_t value, uint32_t msr, uint32_t flags,
+		     uint64_t status, uint64_t count, int ctr)
 {
 	puts_(kind == PLOG_PMI ? "pexp 4 " : "pexp 3 ");
 	puthex(value), putc_(' '), puthex(msr), putc_(' '), puthex(flags);
-	putc_(' '), puthex(status), putc_(' '), puthex(pmc0), putc_('\n');
+	putc_(' '), puthex(status), putc_(' '), puthex(count), putc_(' ');
+	putc_('0' + ctr), putc_('\n');
+}
+
+static void pexp(int kind, uint64_t value, uint32_t msr, uint32_t flags,
+		 uint64_t status, uint64_t pmc0)
+{
+	pexp_ctr(kind, value, msr, flags, status, pmc0, 0);
 }
 
 static void mexp(int kind, uint32_t msr, uint64_t value)
@@ -950,8 +982,9 @@ static void test_pmu(void)
 }
 
 /*
- * AMD's side (lbr=on,pmu=on on an AuthenticAMD CPU: VM_AMD_CPU): CPUID
- * Fn8000_0022, PerfMonV2's MSRs and counts, LbrExtV2's MSRs, its pushes
+ * AMD's side (lbr=on,pmu=on on an AuthenticAMD CPU: VM_AMD_CPU, Zen 4,
+ * and VM_ZEN5_CPU, Zen 5): the family and model, CPUID Fn8000_0022,
+ * PerfMonV2's six counters' MSRs and counts, LbrExtV2's MSRs, its pushes
  * (entry 0 newest, the rest shifted down), LBR_SELECT filters, and the
  * freeze on PMI.  The sequences turn the stack on through DBG_EXTN_CFG
  * (trace_msr), count through PerfCntrGlobalCtl (pmu_ctrl_msr).
@@ -1019,15 +1052,34 @@ static int amd_lbr_zero(void)
 	return check_amd_lbr(0, 0);
 }
 
-static void test_amd_cpuid(void)
+/* The AMD CPUs the tests boot (tests/vm/vm-lib.sh): the "amd" and "zen5" runs */
+struct amd_cpu { uint32_t family, model; const char *what; };
+static const struct amd_cpu zen4 = {
+	0x19, 0x11, "CPUID 1: family 0x19 model 0x11 (VM_AMD_CPU, Zen 4)"
+};
+static const struct amd_cpu zen5 = {
+	0x1a, 0x02, "CPUID 1: family 0x1a model 0x02 (VM_ZEN5_CPU, Zen 5)"
+};
+
+/*
+ * CPUID Fn0000_0001 EAX (AMD APM Vol. 3, Appendix E): Family = BaseFamily
+ * (11:8) + ExtFamily (27:20) when BaseFamily is 0xf; Model = ExtModel
+ * (19:16) << 4 | BaseModel (7:4)
+ */
+static void test_amd_cpuid(const struct amd_cpu *cpu)
 {
 	uint32_t r[4];
 
+	cpuid(1, r);
+	ok(((r[0] >> 8) & 0xf) == 0xf &&
+	   0xf + ((r[0] >> 20) & 0xff) == cpu->family &&
+	   (((r[0] >> 12) & 0xf0) | ((r[0] >> 4) & 0xf)) == cpu->model,
+	   cpu->what);
 	cpuid(0x80000000, r);
 	ok(r[0] >= 0x80000022, "CPUID: extended leaves up to 0x80000022");
 	cpuid(0x80000022, r);
-	ok(r[0] == 3 && r[1] == (4 | 16 << 4),
-	   "CPUID Fn8000_0022: PerfMonV2, LbrExtV2, 4 core counters, 16 LBRs");
+	ok(r[0] == 3 && r[1] == (6 | 16 << 4),
+	   "CPUID Fn8000_0022: PerfMonV2, LbrExtV2, 6 core counters, 16 LBRs");
 	cpuid(0x80000001, r);
 	ok(r[2] & (1u << 23), "CPUID Fn8000_0001 ECX: PerfCtrExtCore");
 	cpuid(1, r);
@@ -1035,17 +1087,6 @@ static void test_amd_cpuid(void)
 	   "no Intel PDCM or PERF_CAPABILITIES on AMD");
 	cpuid(0xa, r);
 	ok(!r[0] && !r[1] && !r[3], "no Intel CPUID leaf 0xA on AMD");
-}
-
-/* MSR = V, read back, MSR = 0, with no branch in between */
-static uint32_t msr_roundtrip(uint32_t msr, uint32_t v)
-{
-	uint32_t got;
-
-	asm volatile("xor %%edx, %%edx; wrmsr; rdmsr; mov %%eax, %0;"
-		     "xor %%eax, %%eax; xor %%edx, %%edx; wrmsr"
-		     : "=&r"(got), "+a"(v) : "c"(msr) : "edx", "memory");
-	return got;
 }
 
 static void test_amd_lbr_msrs(void)
@@ -1087,7 +1128,7 @@ static void test_amd_pmu_msrs(void)
 {
 	uint64_t v, ctl = 0x30f004300c0ull;	/* Host/GuestOnly, event 0xfc0 */
 
-	ok(rdmsr(AMD_CTL) == 0xf, "PerfCntrGlobalCtl: all 4 counters at reset");
+	ok(rdmsr(AMD_CTL) == 0x3f, "PerfCntrGlobalCtl: all 6 counters at reset");
 	ok(wrmsr_safe(PERF_CTL0 + 6, ctl) == 0 && rdmsr(PERF_CTL0 + 6) == ctl &&
 	   rdmsr(K7_EVNTSEL0 + 3) == ctl,
 	   "PERF_CTL3 reads back, also through its legacy alias");
@@ -1096,84 +1137,93 @@ static void test_amd_pmu_msrs(void)
 	   && wrmsr_safe(PERF_CTL0, 1ull << 42) && rdmsr(PERF_CTL0) == 0,
 	   "PERF_CTL: Edge, Inv, CntMask, bits 36 and 42 are #GP");
 	wrmsr_safe(PERF_CTL0 + 6, 0);
+	ok(wrmsr_safe(PERF_CTL0 + 10, ctl) == 0 &&
+	   rdmsr(PERF_CTL0 + 10) == ctl && wrmsr_safe(PERF_CTL0 + 10, 0) == 0 &&
+	   wrmsr_safe(PERF_CTL0 + 11, CTR_MAX) == 0 && amd_ctr(5) == CTR_MAX &&
+	   wrmsr_safe(PERF_CTL0 + 11, 1ull << 48) == -1,
+	   "PERF_CTL5/PERF_CTR5 (PerfCtrExtCore's sixth) read back, 48 bits");
+	ok(wrmsr_safe(PERF_CTL0 + 12, ctl) == 0 && rdmsr(PERF_CTL0 + 12) == 0 &&
+	   rdmsr(PERF_CTL0 + 13) == 0,
+	   "no seventh counter: 0xc001020c/d are unknown MSRs (ignored, 0)");
 	ok(wrmsr_safe(K7_PERFCTR0 + 1, CTR_MAX) == 0 && amd_ctr(1) == CTR_MAX &&
 	   wrmsr_safe(PERF_CTL0 + 3, 1ull << 48) == -1 && amd_ctr(1) == CTR_MAX,
 	   "PERF_CTR1 takes 48 bits (legacy alias too), bit 48 is #GP");
-	ok(rdpmc_safe(1, &v) == 0 && v == CTR_MAX && rdpmc_safe(4, &v) == -1 &&
+	ok(rdpmc_safe(1, &v) == 0 && v == CTR_MAX && rdpmc_safe(5, &v) == 0 &&
+	   v == CTR_MAX && rdpmc_safe(6, &v) == -1 &&
 	   rdpmc_safe(1u << 30, &v) == -1,
-	   "RDPMC 1 reads PERF_CTR1; counter 4 and Intel's fixed ones #GP");
+	   "RDPMC 1 and 5 read PERF_CTR1, 5; counter 6 and Intel's fixed "
+	   "ones #GP");
 	wrmsr_safe(PERF_CTL0 + 3, 0);
-	ok(wrmsr_safe(AMD_CTL, 0x10) && wrmsr_safe(AMD_CTL, 1ull << 32) &&
-	   wrmsr_safe(AMD_STATUS, 0) && rdmsr(AMD_CTL) == 0xf,
-	   "GlobalCtl bits 4 and 32 are #GP; Status is read-only");
+	wrmsr_safe(PERF_CTL0 + 11, 0);
+	ok(wrmsr_safe(AMD_CTL, 0x40) && wrmsr_safe(AMD_CTL, 1ull << 32) &&
+	   wrmsr_safe(AMD_STATUS, 0) && rdmsr(AMD_CTL) == 0x3f,
+	   "GlobalCtl bits 6 and 32 are #GP; Status is read-only");
 	ok(wrmsr_safe(AMD_STATUS_SET, 5 | LBR_FROZEN) == 0 &&
 	   rdmsr(AMD_STATUS) == (5 | LBR_FROZEN) &&
 	   wrmsr_safe(AMD_STATUS_CLR, 4) == 0 &&
 	   rdmsr(AMD_STATUS) == (1 | LBR_FROZEN),
 	   "StatusSet sets, StatusClr clears counter bits and LbrFrozen");
 	ok(wrmsr_safe(AMD_STATUS_SET, ~0ull) == 0 &&
-	   rdmsr(AMD_STATUS) == (0xf | LBR_FROZEN) &&
+	   rdmsr(AMD_STATUS) == (0x3f | LBR_FROZEN) &&
 	   wrmsr_safe(AMD_STATUS_CLR, ~2ull) == 0 && rdmsr(AMD_STATUS) == 2,
 	   "StatusSet/Clr ignore reserved bits (Linux acks with ~pending)");
-	wrmsr_safe(AMD_STATUS_CLR, 2);
+	wrmsr_safe(AMD_STATUS_CLR, ~0ull);	/* whatever the checks above left */
 	ok(rdmsr(GLOBAL_CTRL) == 0 && wrmsr_safe(EVTSEL0, EV_EN) == 0 &&
 	   rdmsr(EVTSEL0) == 0, "Intel's PMU MSRs are unknown on AMD");
 }
 
-/* pmu_seq's counts with AMD's events (PMCx0C0, 076, 0C2, 0C4) */
+/*
+ * pmu_seq's counts with AMD's events (PMCx0C0, 076, 0C2, 0C4) on the six
+ * counters, the last two counting taken branches and user instructions
+ */
 static void test_amd_count(void)
 {
-	static const uint32_t ev[] = { 0xc0, 0x76, 0xc2, 0xc4 };
+	static const uint32_t ev[] = {
+		EV_OS | 0xc0, EV_OS | 0x76, EV_OS | 0xc2, EV_OS | 0xc4,
+		EV_OS | 0xc4, EV_USR | 0xc0
+	};
 	int good = 1;
 
 	pmu_ctrl_msr = AMD_CTL;
 	wrmsr_safe(AMD_CTL, 0);
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < 6; i++) {
 		wrmsr_safe(PERF_CTL0 + 2 * i + 1, 0);
-		wrmsr_safe(PERF_CTL0 + 2 * i, EV_EN | EV_OS | ev[i]);
+		wrmsr_safe(PERF_CTL0 + 2 * i, EV_EN | ev[i]);
 	}
-	pmu_seq(0xf, 0);
+	pmu_seq(0x3f, 0);
 	ok(amd_ctr(0) == SEQ_INSNS && amd_ctr(1) == SEQ_INSNS &&
-	   amd_ctr(2) == SEQ_BRANCHES && amd_ctr(3) == SEQ_TAKEN,
-	   "retired instructions = cycles = 13, branches 6, taken 5");
+	   amd_ctr(2) == SEQ_BRANCHES && amd_ctr(3) == SEQ_TAKEN &&
+	   amd_ctr(4) == SEQ_TAKEN && amd_ctr(5) == 0,
+	   "retired instructions = cycles = 13, branches 6, taken 5 (on "
+	   "PERF_CTR3 and 4), user-only 0 in ring 0 (PERF_CTR5)");
 	wrmsr_safe(AMD_CTL, 0);
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < 6; i++) {
 		wrmsr_safe(PERF_CTL0 + 2 * i + 1, 0);
 		wrmsr_safe(PERF_CTL0 + 2 * i, EV_EN | EV_OS |
 			   (i ? (1ull << 32) | 0xc0 : 0x1c0));
 	}
 	pmu_seq(0x3, 0);
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < 6; i++)
 		good &= amd_ctr(i) == 0;
 	ok(good, "unit mask or EventSelect[11:8] set: not counted; GlobalCtl "
 	   "gates");
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < 6; i++)
 		wrmsr_safe(PERF_CTL0 + 2 * i, 0);
-	wrmsr_safe(AMD_CTL, 0xf);
+	wrmsr_safe(AMD_CTL, 0x3f);
 }
+
+static const struct lbr_kind lbr_amd = {
+	amd_lbr_reset, check_amd_lbr, AMD_LBR_SELECT, LBRV2EN
+};
 
 static void test_amd_branches(void)
 {
-	struct lrec exp[NB];
-	int n, good;
-
 	trace_msr = DBG_EXTN_CFG;
 	amd_lbr_reset();
 	seq_b(LBRV2EN);
 	ok(check_amd_lbr(lbr_b, NB), "LbrExtV2: 17 branches, the newest 16 "
 	   "kept, entry 0 the newest, from and to exact, valid set");
-	for (int type = JCC; type <= FAR; type++) {
-		n = 0;
-		for (int i = 0; i < NB; i++)
-			if (lbr_b[i].type != type)
-				exp[n++] = lbr_b[i];
-		amd_lbr_reset();
-		wrmsr_safe(AMD_LBR_SELECT, 1u << type);
-		seq_b(LBRV2EN);
-		wrmsr_safe(AMD_LBR_SELECT, 0);
-		good = n < NB && check_amd_lbr(exp, n);
-		ok(good, "LBR_SELECT: one branch type suppressed, the rest kept");
-	}
+	test_lbr_types(&lbr_amd);
 	amd_lbr_reset();
 	seq_b(0);
 	ok(amd_lbr_zero(), "DBG_EXTN_CFG 0: no push");
@@ -1183,33 +1233,9 @@ static void test_amd_branches(void)
 	trace_msr = DBG_EXTN_CFG;
 }
 
-static void test_amd_cpl(void)
-{
-	static const struct lrec all[] = {
-		{ FAR, 1, 0, 3, d_iret, d_user }, { REL_JMP, 0, 3, 3, d_uj, d_u1 },
-		{ FAR, 2, 3, 0, d_int, isr80 }, { REL_JMP, 0, 0, 0, d_kj, d_k1 },
-	};
-	static const struct lrec not_ring0[] = { all[0], all[1] };
-	static const struct lrec ring0[] = { all[2], all[3] };
-
-	amd_lbr_reset();
-	seq_d(LBRV2EN);
-	ok(check_amd_lbr(all, 4), "LBR_SELECT CPL filters off: all four");
-	amd_lbr_reset();
-	wrmsr_safe(AMD_LBR_SELECT, CPL_EQ_0);
-	seq_d(LBRV2EN);
-	ok(check_amd_lbr(not_ring0, 2), "LBR_SELECT bit 0: branches ending "
-	   "in ring 0 suppressed (Linux's user-only filter)");
-	amd_lbr_reset();
-	wrmsr_safe(AMD_LBR_SELECT, CPL_NEQ_0);
-	seq_d(LBRV2EN);
-	ok(check_amd_lbr(ring0, 2), "LBR_SELECT bit 1: branches ending in "
-	   "ring > 0 suppressed");
-	wrmsr_safe(AMD_LBR_SELECT, 0);
-}
-
 /*
- * A PMI freezes the stack: PERF_CTR0 counts instructions from 2^48 - 20,
+ * A PMI freezes the stack: PERF_CTR5 (the sixth counter, PerfCtrExtCore)
+ * counts instructions from 2^48 - 20,
  * overflows inside seq_w's 40 jumps; the NMI and its IRET are not pushed,
  * PerfCntrGlobalStatus has LbrFrozen, LVTPC stays unmasked (AMD's APIC);
  * StatusClr unfreezes.
@@ -1226,32 +1252,35 @@ static void test_amd_freeze(void)
 	*APIC_LVTPC = LVT_NMI;
 	amd_lbr_reset();
 	nmi_count = 0;
-	wrmsr_safe(PERF_CTL0 + 1, CTR_MAX - 19);
-	wrmsr_safe(PERF_CTL0, EV_EN | EV_OS | EV_INT | 0xc0);
+	wrmsr_safe(PERF_CTL0 + 11, CTR_MAX - 19);
+	wrmsr_safe(PERF_CTL0 + 10, EV_EN | EV_OS | EV_INT | 0xc0);
 	seq_w(LBRV2EN);
-	wrmsr_safe(PERF_CTL0, 0);
+	wrmsr_safe(PERF_CTL0 + 10, 0);
 	while (k < AMD_LBR_DEPTH && amd_to(k))
 		k++;
-	ok(nmi_count == 1 && rdmsr(AMD_STATUS) == (1 | LBR_FROZEN),
-	   "overflow: one PMI (NMI), PerfCntrGlobalStatus PMC0 | LbrFrozen");
+	pexp_ctr(PLOG_OVERFLOW, 0x20, 0, 0, 0x20, 0, 5);
+	pexp_ctr(PLOG_PMI, LVT_NMI, 0, 1, 0x20 | LBR_FROZEN, 0, 5);
+	ok(nmi_count == 1 && rdmsr(AMD_STATUS) == (0x20 | LBR_FROZEN),
+	   "overflow of PERF_CTR5: one PMI (NMI), PerfCntrGlobalStatus bit 5 | "
+	   "LbrFrozen");
 	ok(k > 0 && k < AMD_LBR_DEPTH && check_amd_lbr(exp, k),
 	   "LbrFrozen: the jumps before the PMI, then nothing (not the NMI)");
 	ok(*APIC_LVTPC == LVT_NMI, "LVTPC not masked by the delivery (AMD)");
-	wrmsr_safe(AMD_STATUS_CLR, 1 | LBR_FROZEN);
+	wrmsr_safe(AMD_STATUS_CLR, 0x20 | LBR_FROZEN);
 	amd_lbr_reset();
 	seq_w(LBRV2EN);
 	ok(rdmsr(AMD_STATUS) == 0 && check_amd_lbr(exp, 40),
 	   "StatusClr clears LbrFrozen: 40 pushes, the newest 16 kept");
 }
 
-static void test_amd(void)
+static void test_amd(const struct amd_cpu *cpu)
 {
-	test_amd_cpuid();
+	test_amd_cpuid(cpu);
 	test_amd_lbr_msrs();
 	test_amd_pmu_msrs();
 	test_amd_count();
 	test_amd_branches();
-	test_amd_cpl();
+	test_lbr_cpl(&lbr_amd);
 	test_amd_freeze();
 }
 
@@ -1326,7 +1355,9 @@ int main(uint32_t *mbi)
 	} else if (streq(cmdline, "pmu")) {
 		test_pmu();
 	} else if (streq(cmdline, "amd")) {
-		test_amd();
+		test_amd(&zen4);
+	} else if (streq(cmdline, "zen5")) {
+		test_amd(&zen5);
 	} else if (*cmdline) {
 		fatal_mode(cmdline);
 	} else {

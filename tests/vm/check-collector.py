@@ -6,7 +6,9 @@ LBR collector armed, and each crash nobody traced is stored with one
 thread note, source lbr, equal entry for entry to the newest user entries
 the model pushed on that CPU before the fault (qemu/lbr-log.py); with
 CASE nopmu, one line says why there is no collector and the crash is
-stored as before.  CASE amd (the AMD model, LbrExtV2): the same with 16
+stored as before.  CASE amd (the AMD model, LbrExtV2, as a Zen 4) and
+zen5 (as a Zen 5): Linux's own detection found that CPU, AMD's PMU
+driver with six counters and the 16-deep LbrExtV2, and the same with 16
 entries on 6.12; on a kernel before 6.10, one line saying it cannot
 snapshot AMD's LBR.  Every reader shows each crasher note as it is:
 btsdump, `btsdumpctl info`, gdb's bts commands and gdb's own record
@@ -30,6 +32,9 @@ MODES = ("null", "abort", "smash", "handler", "threads", "pingpong", "perfb", "h
 # the AMD model's run: the first six (collector-init.sh; its LBR log grew
 # to 15 GB with perfb and hotplug too)
 AMD_MODES = MODES[:6]
+# the AMD model's CPUs (tests/vm/vm-lib.sh): what Linux's smpboot line says
+AMD_CPUS = {"amd": "family: 0x19, model: 0x11",        # VM_AMD_CPU, Zen 4
+            "zen5": "family: 0x1a, model: 0x2"}        # VM_ZEN5_CPU, Zen 5
 # more of the model's log than this the check does not read into memory
 # (a 24 GB machine): the run failed its purpose, say so
 LOG_MAX = 6 << 30
@@ -292,6 +297,21 @@ def check_storm(res, null_recs):
           f"{limited} logged as rate-limited", bad[:5])
 
 
+def check_amd_cpu(res, case):
+    """Linux's own detection on the AMD model: the CPU it booted as
+    (family, model), AMD's PMU driver with the 16-deep LbrExtV2 and the
+    model's six core counters (qemu/ patch 0014)."""
+    dmesg = cv.read(os.path.join(res, "dmesg.txt")).splitlines()
+    cpu = [l for l in dmesg if "smpboot: CPU0:" in l]
+    check(cpu and AMD_CPUS[case] in cpu[0],
+          f"{case}: Linux booted the CPU as {AMD_CPUS[case]}", cpu)
+    perf = [l for l in dmesg if "Performance Events:" in l]
+    check(perf and "16-deep LBR" in perf[0] and "AMD PMU driver" in perf[0],
+          f"{case}: Linux found AMD's PMU driver with the 16-deep LbrExtV2", perf)
+    regs = [l.split()[-1] for l in dmesg if "generic registers:" in l]
+    check(regs == ["6"], f"{case}: perf's AMD driver has six core counters", regs)
+
+
 def main():
     if len(sys.argv) != 4:
         sys.exit("usage: check-collector.py BTSDUMP BTSDUMPCTL RESULTS_DIR")
@@ -303,7 +323,8 @@ def main():
     status = cv.read(os.path.join(res, "collector-status"))
     byentry = entries_by_mode(res)
     uname = cv.read(os.path.join(res, "uname")).strip()
-    if case == "amd" and kernel_version(uname) < (6, 10):
+    amd = case in AMD_CPUS
+    if amd and kernel_version(uname) < (6, 10):
         # AMD's LbrExtV2 before 6.10: perf drives it, no snapshot of it
         check_no_collector(res, log, status, byentry, "amd before 6.10",
                            "this kernel cannot snapshot", ("cannot snapshot", "6.10"))
@@ -317,15 +338,12 @@ def main():
           cv.read(os.path.join(res, "ctl-status.txt")).strip() == "LBR collector: armed",
           "pmu: the collector armed every CPU's LBR and its BPF program (btsdumpctl "
           "status), and says when it stopped", log + status)
-    depth = 16 if case == "amd" else lbr.DEPTH
+    depth = 16 if amd else lbr.DEPTH
     check(cv.read(os.path.join(res, "lbr-depth")).strip() == str(depth),
           f"perf's cpu PMU: caps/branches {depth}",
           cv.read(os.path.join(res, "lbr-depth")))
-    if case == "amd":
-        perf = [l for l in cv.read(os.path.join(res, "dmesg.txt")).splitlines()
-                if "Performance Events:" in l]
-        check(perf and "16-deep LBR" in perf[0] and "AMD PMU driver" in perf[0],
-              "amd: Linux found AMD's PMU driver with the 16-deep LbrExtV2", perf)
+    if amd:
+        check_amd_cpu(res, case)
     if case == "pmu":
         check_cannot(res, "nocap", "not allowed to use perf's branch stack",
                      "no CAP_PERFMON, perf_event_paranoid 2")
@@ -337,7 +355,7 @@ def main():
               cv.read(os.path.join(res, "taken.status")).strip() == "0",
               "a pinned perf record -a -b first: the collector arms beside it (perf "
               "shares the LBR)", taken[:800])
-    if case != "amd":
+    if not amd:
         check_hotplug(res, log)
     limit = log_limit(res)
     storm = os.path.exists(os.path.join(res, "storm-run"))
@@ -354,7 +372,7 @@ def main():
     # crash's
     byentry["perfb"] = [e for e in byentry.get("perfb", [])
                         if cv.store_meta(e).get("COMM") != "perf"]
-    for mode in AMD_MODES if case == "amd" else MODES:
+    for mode in AMD_MODES if amd else MODES:
         if len(byentry.get(mode, [])) != 1:
             check(False, f"{mode}: stored by btsdumpd", sorted(byentry))
             continue

@@ -26,11 +26,14 @@ export KERNEL
 VM_INTEL_CPU="max,vendor=GenuineIntel,family=6,model=85,stepping=4"
 VM_BTS_CPU="$VM_INTEL_CPU,ds=on,dtes64=on,ds-cpl=on"
 VM_PMU_CPU="$VM_BTS_CPU,lbr=on,pmu=on"
-# The AMD model (qemu/ patch 0013): a Zen 4 (family 0x19, model 0x11,
-# Genoa) with PerfMonV2 and the 16-entry LbrExtV2 stack (pmu=on, lbr=on on
-# an AMD CPU); Linux 6.12 says "Fam17h+ 16-deep LBR, core perfctr, AMD
-# PMU driver".  No BTS on AMD.
+# The AMD model (qemu/ patches 0013-0014): a Zen 4 (family 0x19, model
+# 0x11, Genoa) with PerfMonV2 (six core counters) and the 16-entry
+# LbrExtV2 stack (pmu=on, lbr=on on an AMD CPU); Linux 6.12 says "Fam17h+
+# 16-deep LBR, core perfctr, AMD PMU driver".  No BTS on AMD.
 VM_AMD_CPU="max,vendor=AuthenticAMD,family=25,model=17,stepping=1,pmu=on,lbr=on"
+# The same model as a Zen 5 (family 0x1A, model 0x02, Turin): Linux 6.12
+# sets X86_FEATURE_ZEN5 for it and takes the same PerfMonV2/LbrExtV2 path.
+VM_ZEN5_CPU="max,vendor=AuthenticAMD,family=26,model=2,stepping=1,pmu=on,lbr=on"
 
 # vm_root DIR: a root with busybox, crasher, btsrun, btsabi, vmbench, /init.
 vm_root() {
@@ -151,10 +154,13 @@ vm_machine() {
 	lbr|lbr-kernel)
 		[ -x "${QEMU:-}" ] || { echo "vm_machine: QEMU (the LBR model) not set" >&2; return 1; }
 		# Skylake-SP with the model's LBR (qemu/ L1-L9), every
-		# entry pushed logged to OUTDIR/lbr.log; no BTS
+		# entry pushed logged to OUTDIR/lbr.log; no BTS.  LBR_MODEL_CPU:
+		# another CPU with an LBR model (bench/vm-bench-perf.sh: the
+		# AMD model, VM_AMD_CPU or VM_ZEN5_CPU)
+		: "${LBR_MODEL_CPU:=$VM_INTEL_CPU,lbr=on}"
 		rm -f "$1/lbr.log"
 		vm_qemu="$QEMU -L /usr/share/seabios -L /usr/share/qemu -nic none
-			-accel tcg,thread=single -cpu $VM_INTEL_CPU,lbr=on$vm_log"
+			-accel tcg,thread=single -cpu $LBR_MODEL_CPU$vm_log"
 		# lbr: every task's user branches; lbr-kernel: each CPU's
 		# kernel branches for the per-CPU rings (oops, kdump), and
 		# traced tasks on the emulation
