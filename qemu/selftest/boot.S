@@ -173,7 +173,8 @@ G(w_end)
 /*
  * void seq_e(uint32_t debugctl): one jump, then TF set: the single-step
  * #DB (isr1 clears TF again) clears DEBUGCTL.LBR and is not recorded, so
- * the jump after it is not either.  e_debugctl: DEBUGCTL after the #DB.
+ * the jump after it is not either.  e_debugctl: trace_msr (DEBUGCTL, or
+ * Arch LBR's LBR_CTL, which the #DB clears LBREN of) after the #DB.
  */
 	.globl seq_e
 seq_e:
@@ -186,7 +187,7 @@ G(e_1)	pushfl
 	nop
 	nop
 G(e_j2)	jmp e_2
-G(e_2)	mov $DEBUGCTL, %ecx
+G(e_2)	mov trace_msr, %ecx		/* DEBUGCTL, or Arch LBR's LBR_CTL */
 	rdmsr
 	mov %eax, e_debugctl
 	bts_off

@@ -17,7 +17,12 @@
 # guest made (check-pmu-log.py).  Then the same guest on the AMD model
 # (VM_AMD_CPU) checks CPUID Fn8000_0022, PerfMonV2's MSRs and counts,
 # LbrExtV2's MSRs, pushes, filters and freeze on PMI; its LBR oracle log
-# must hold each push (check-lbr-log.py, format 1).  Then each fatal mode (MMIO buffer, BTINT, unmapped
+# must hold each push (check-lbr-log.py, format 1).  Then the same guest
+# on the Architectural LBR model (VM_ARCH_LBR_CPU, arch-lbr.c) checks CPUID
+# leaf 0x1C, IA32_LBR_CTL/DEPTH/x_* and their #GPs, the pushes (entry 0
+# newest), each filter, the depth, call-stack mode, #DB and the freeze on
+# PMI; its log (lbr-log-nmi) must hold each push, pop and the stack at the
+# NMI (check-lbr-log.py, formats 2-4).  Then each fatal mode (MMIO buffer, BTINT, unmapped
 # or read-only buffer, unmapped DS area) must stop QEMU with status 1 and
 # exactly one bts-model: line.
 # Usage: run.sh OUTDIR [QEMU]   (QEMU: default, scripts/qemu-build.sh's)
@@ -73,6 +78,13 @@ grep -v '^l\?exp\|^ok' "$out/amd.out"
 grep -c '^ok' "$out/amd.out" | sed "s/^/ok - AMD (VM_AMD_CPU): checks passed in the guest: /"
 if [ $rc != 33 ]; then echo "FAIL: AMD: status $rc"; fail=1; fi
 python3 "$dir/check-lbr-log.py" "$out/amd.out" "$out/amd.lbrlog" 1 || fail=1
+run "$VM_ARCH_LBR_CPU,lbr-log=$out/arch.lbrlog,lbr-log-nmi=on" "$out/arch.log" \
+	-append archlbr > "$out/arch.out" 2>&1
+rc=$?
+grep -v '^lexp\|^ok' "$out/arch.out"
+grep -c '^ok' "$out/arch.out" | sed "s/^/ok - Arch LBR (VM_ARCH_LBR_CPU): checks passed in the guest: /"
+if [ $rc != 33 ]; then echo "FAIL: Arch LBR: status $rc"; fail=1; fi
+python3 "$dir/check-lbr-log.py" "$out/arch.out" "$out/arch.lbrlog" || fail=1
 for mode in fatal-mmio fatal-btint fatal-unmapped fatal-ro fatal-ds-unmapped; do
 	run "$cpu" "$out/$mode.log" -append "$mode" > "$out/$mode.out" 2>&1
 	rc=$?

@@ -9,6 +9,7 @@
  * Multiboot command line: empty (the BTS tests, on a CPU without lbr=on),
  * "lbr" (the LBR tests, on a CPU with lbr=on), "pmu" (the PMU tests, on a
  * CPU with lbr=on,pmu=on), "amd" (LbrExtV2 and PerfMonV2, on VM_AMD_CPU),
+ * "archlbr" (Architectural LBR, arch-lbr.c, on VM_ARCH_LBR_CPU),
  * or one fatal mode, which
  * must make the model stop QEMU: fatal-mmio, fatal-btint, fatal-unmapped,
  * fatal-ro, fatal-ds-unmapped.
@@ -1255,6 +1256,8 @@ static void test_amd(void)
 	test_amd_freeze();
 }
 
+#include "arch-lbr.c"	/* Architectural LBR: its own file, these helpers */
+
 /*
  * 4 MiB pages: 0-8 MiB read-write, 8-12 MiB read-only, the local APIC's
  * 4 MiB, nothing else
@@ -1327,6 +1330,8 @@ int main(uint32_t *mbi)
 		test_pmu();
 	} else if (streq(cmdline, "amd")) {
 		test_amd();
+	} else if (streq(cmdline, "archlbr")) {
+		test_arch_lbr();
 	} else if (*cmdline) {
 		fatal_mode(cmdline);
 	} else {

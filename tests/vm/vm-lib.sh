@@ -31,6 +31,13 @@ VM_PMU_CPU="$VM_BTS_CPU,lbr=on,pmu=on"
 # an AMD CPU); Linux 6.12 says "Fam17h+ 16-deep LBR, core perfctr, AMD
 # PMU driver".  No BTS on AMD.
 VM_AMD_CPU="max,vendor=AuthenticAMD,family=25,model=17,stepping=1,pmu=on,lbr=on"
+# The Architectural LBR model (qemu/ patch 0014): a Sapphire Rapids-like
+# CPU (family 6 model 0x8f) with the BTS model, the PMU and Arch LBR
+# (lbr=on,lbr-fmt=0x3f: CPUID leaf 0x1C, IA32_LBR_CTL/DEPTH, no TOS) in
+# place of the model-specific LBR; Linux 6.12 says "Architectural LBR,
+# Sapphire Rapids events, 32-deep LBR, ... Intel PMU driver" and keeps the
+# LBR state with MSRs (no XSAVES under TCG).
+VM_ARCH_LBR_CPU="max,vendor=GenuineIntel,family=6,model=143,stepping=8,ds=on,dtes64=on,ds-cpl=on,lbr=on,lbr-fmt=0x3f,pmu=on"
 
 # vm_root DIR: a root with busybox, crasher, btsrun, btsabi, vmbench, /init.
 vm_root() {
