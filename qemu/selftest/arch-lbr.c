@@ -230,26 +230,8 @@ static void test_arch_cpl(void)
 
 /*
  * Call-stack mode, as Linux programs it (CALL_STACK, near calls and
- * returns): cs_seq calls cs_f1, which calls cs_f2, which calls cs_f4
- * (returns: popped) and then cs_f3, which turns LBR off.
+ * returns), over boot.S's cs_seq and cs_empty.
  */
-void cs_seq(uint32_t ctl);
-void cs_empty(uint32_t ctl);	/* LBR_CTL = ctl, one RET, LBR_CTL = 0 */
-extern char cs_c1[], cs_f1[], cs_c2[], cs_f2[], cs_c4[], cs_f4[], cs_f4r[],
-	cs_c3[], cs_f3[];
-asm(".text\n.globl cs_seq\ncs_seq:\n"
-    "	mov 4(%esp), %eax\n	xor %edx, %edx\n	mov $0x14ce, %ecx\n	wrmsr\n"
-    ".globl cs_c1\ncs_c1: call cs_f1\n	ret\n"
-    ".globl cs_f1\ncs_f1:\n.globl cs_c2\ncs_c2: call cs_f2\n	ret\n"
-    ".globl cs_f2\ncs_f2:\n.globl cs_c4\ncs_c4: call cs_f4\n"
-    ".globl cs_c3\ncs_c3: call cs_f3\n	ret\n"
-    ".globl cs_f4\ncs_f4:\n.globl cs_f4r\ncs_f4r: ret\n"
-    ".globl cs_f3\ncs_f3:\n	xor %eax, %eax\n	xor %edx, %edx\n"
-    "	mov $0x14ce, %ecx\n	wrmsr\n	ret\n"
-    ".globl cs_empty\ncs_empty:\n"
-    "	mov 4(%esp), %eax\n	xor %edx, %edx\n	mov $0x14ce, %ecx\n	wrmsr\n"
-    "	push $1f\n	ret\n1:	xor %eax, %eax\n	wrmsr\n	ret\n");
-
 static void test_arch_call_stack(void)
 {
 	static const struct lrec c1 = { REL_CALL, 0, 0, 0, cs_c1, cs_f1 },
@@ -262,6 +244,7 @@ static void test_arch_call_stack(void)
 		       (1u << 21);
 
 	arch_reset();
+	trace_msr = ARCH_LBR_CTL;
 	cs_seq(ctl);
 	put_aexp(0, &c1, FMT_ARCH, arch_info(&c1));
 	put_aexp(0, &c2, FMT_ARCH, arch_info(&c2));
@@ -272,7 +255,6 @@ static void test_arch_call_stack(void)
 	   "its call; the three open calls, innermost first");
 	ok(rdmsr(ARCH_LBR_CTL) == 0, "LBR_CTL written to 0 inside");
 	arch_reset();
-	trace_msr = ARCH_LBR_CTL;
 	seq_b(ctl);
 	for (int i = 0; i < NB; i++) {		/* its two calls and returns */
 		if (lbr_b[i].type == RET)
