@@ -8,7 +8,8 @@ the model pushed on that CPU before the fault (qemu/lbr-log.py); with
 CASE nopmu, one line says why there is no collector and the crash is
 stored as before.  CASE amd (the AMD model, LbrExtV2): the same with 16
 entries on 6.12; on a kernel before 6.10, one line saying it cannot
-snapshot AMD's LBR.  Every reader shows each crasher note as it is:
+snapshot AMD's LBR.  CASE arch (the Architectural LBR model): as pmu,
+with Linux's "Architectural LBR".  Every reader shows each crasher note as it is:
 btsdump, `btsdumpctl info`, gdb's bts commands and gdb's own record
 commands through `bts target` (btsdump gdbserver).  TAP on stdout.
 Usage: check-collector.py BTSDUMP BTSDUMPCTL RESULTS_DIR"""
@@ -132,6 +133,7 @@ def check_crash(tool, ctl, res, mode, entry, seqs, depth):
     if len(notes) != 1 or not notes[0][1]:
         return
     hdr, recs = notes[0]
+    numbered = len(recs)	# btsdump numbers the markers too (FAULT's #N)
     recs = [r for r in recs if r[0] >> 48 != 0xb75c]	# no markers
     kernel = [r for r in recs if not lbr.user(r[0]) or not lbr.user(r[1])]
     # a call to 0: perf's filter drops it, unless another LBR user's
@@ -150,7 +152,7 @@ def check_crash(tool, ctl, res, mode, entry, seqs, depth):
             nxt = seq[i + 1] if i + 1 < len(seq) else None
             if (dropped and nxt and nxt[1] == 0) or (
                     not dropped and re.search(
-                        rf"(target of|straight-line run after) #{len(recs)} ",
+                        rf"(target of|straight-line run after) #{numbered} ",
                         m.get("FAULT", ""))):
                 ok.append(cpu)
     check(ok, f"{mode}: its {len(recs)} records are, entry for entry, the model's "
@@ -326,7 +328,12 @@ def main():
                 if "Performance Events:" in l]
         check(perf and "16-deep LBR" in perf[0] and "AMD PMU driver" in perf[0],
               "amd: Linux found AMD's PMU driver with the 16-deep LbrExtV2", perf)
-    if case == "pmu":
+    if case == "arch":
+        perf = [l for l in cv.read(os.path.join(res, "dmesg.txt")).splitlines()
+                if "Performance Events:" in l]
+        check(perf and "Architectural LBR" in perf[0] and "32-deep LBR" in perf[0],
+              "arch: Linux found Architectural LBR, 32 deep", perf)
+    if case in ("pmu", "arch"):
         check_cannot(res, "nocap", "not allowed to use perf's branch stack",
                      "no CAP_PERFMON, perf_event_paranoid 2")
         # perf schedules the collector's pinned events beside perf's pinned

@@ -9,11 +9,12 @@
 # traced.  CASE nopmu boots the model without its PMU: the collector
 # cannot work and says so.  CASE amd: the AMD model (VM_AMD_CPU: LbrExtV2
 # and PerfMonV2), on which 6.12 snapshots the 16-entry stack and 6.1
-# cannot (no bpf_get_branch_snapshot for AMD before 6.10).  The model logs every LBR entry it pushes
+# cannot (no bpf_get_branch_snapshot for AMD before 6.10).  CASE arch:
+# the Architectural LBR model (VM_ARCH_LBR_CPU), as pmu.  The model logs every LBR entry it pushes
 # (OUTDIR/lbr.log, the oracle); results come back base64'd on ttyS1.
 # Checked by check-collector.py.  VM_COLLECTOR_STORM=1: the crash storm too.  VM_STOCK_KERNEL: the kernel's meta
 # package (default linux-image-amd64, 6.1; linux-image-6.12-amd64).
-# Usage: run-collector-vm.sh BTSDUMPD BTSDUMPCTL OUTDIR [pmu|nopmu|amd]
+# Usage: run-collector-vm.sh BTSDUMPD BTSDUMPCTL OUTDIR [pmu|nopmu|amd|arch]
 set -eu
 btsdumpd=$1 btsdumpctl=$2 out=$3 case=${4:-pmu}
 src=$(cd "$(dirname "$0")/../.." && pwd)
@@ -43,7 +44,8 @@ case $case in
 pmu) cpu="$VM_PMU_CPU,lbr-log=$out/lbr.log" ;;
 nopmu) cpu=$VM_INTEL_CPU ;;	# the model's CPU, no PMU (no LBR driver)
 amd) cpu="$VM_AMD_CPU,lbr-log=$out/lbr.log" ;;
-*) echo "run-collector-vm: CASE is pmu, nopmu or amd" >&2; exit 2 ;;
+arch) cpu="$VM_ARCH_LBR_CPU,lbr-log=$out/lbr.log" ;;
+*) echo "run-collector-vm: CASE is pmu, nopmu, amd or arch" >&2; exit 2 ;;
 esac
 echo "$kpkg" > "$out/kernel"
 : > "$work/results.txt"
