@@ -21,9 +21,21 @@ The patched QEMU (qemu/patches, scripts/qemu-build.sh) appends one
                                    7 near_rel_jmp, 8 far
     u32 kind;                      as in the BTS log: 0 near branch, 1 far
                                    transfer, 2 interrupt/exception
-    u32 format;                    0 Intel's model-specific LBR (a TOS
-                                   ring of 32), 1 AMD's LbrExtV2 (16
-                                   entries, each push shifts them down)
+    u32 format;                    what the entry is: 0 a push onto
+                                   Intel's model-specific LBR (a TOS ring
+                                   of 32), 1 onto AMD's LbrExtV2 (16
+                                   entries, each push shifts them down),
+                                   2 onto Architectural LBR (entry 0
+                                   newest, pushes shift; info: LBR_INFO
+                                   with BR_TYPE); 3 an Arch LBR call-stack
+                                   pop (from/to: the RET's), 5 a
+                                   model-specific call-stack pop (tos: the
+                                   new TOS); 4 (lbr-log-nmi=on) one entry
+                                   of the stack when an NMI was delivered:
+                                   tos its index from the newest, type the
+                                   stack's format (0-2), from/to/info as
+                                   the MSRs held them, the whole depth,
+                                   empty entries too
 
 Import it by path (the name has a dash), as bts-log.py:
     for e in lbrlog.read(path): e.frm, e.to, e.info, e.cpu, e.tos, ...
@@ -46,7 +58,8 @@ ENTRY_SIZE = ENTRY.size  # 40
 TYPES = {2: "jcc", 3: "near_rel_call", 4: "near_ind_call", 5: "near_ret",
          6: "near_ind_jmp", 7: "near_rel_jmp", 8: "far"}
 DEPTH = 32
-FORMAT_INTEL, FORMAT_AMD_V2 = 0, 1
+FORMAT_INTEL, FORMAT_AMD_V2, FORMAT_ARCH = 0, 1, 2
+FORMAT_ARCH_POP, FORMAT_NMI, FORMAT_INTEL_POP = 3, 4, 5
 DEPTHS = {FORMAT_INTEL: 32, FORMAT_AMD_V2: 16}
 
 
@@ -121,6 +134,20 @@ def stack(entries, cpu=0):
     if amd:
         return dict(enumerate(reversed(amd[-DEPTHS[FORMAT_AMD_V2]:])))
     return st
+
+
+def nmi_stacks(entries, cpu=0):
+    """The stacks a vCPU held at each NMI (lbr-log-nmi=on), in order: a
+    list of [(from, to, info), ...], newest first, the whole depth."""
+    stacks = []
+    for e in entries:
+        if e.cpu != cpu or e.format != FORMAT_NMI:
+            continue
+        if e.tos == 0:
+            stacks.append([])
+        if stacks:
+            stacks[-1].append((e.frm, e.to, e.info))
+    return stacks
 
 
 def main(argv=None):

@@ -173,7 +173,8 @@ G(w_end)
 /*
  * void seq_e(uint32_t debugctl): one jump, then TF set: the single-step
  * #DB (isr1 clears TF again) clears DEBUGCTL.LBR and is not recorded, so
- * the jump after it is not either.  e_debugctl: DEBUGCTL after the #DB.
+ * the jump after it is not either.  e_debugctl: trace_msr (DEBUGCTL, or
+ * Arch LBR's LBR_CTL, which the #DB clears LBREN of) after the #DB.
  */
 	.globl seq_e
 seq_e:
@@ -186,10 +187,45 @@ G(e_1)	pushfl
 	nop
 	nop
 G(e_j2)	jmp e_2
-G(e_2)	mov $DEBUGCTL, %ecx
+G(e_2)	mov trace_msr, %ecx		/* DEBUGCTL, or Arch LBR's LBR_CTL */
 	rdmsr
 	mov %eax, e_debugctl
 	bts_off
+	ret
+
+/*
+ * void cs_seq(uint32_t debugctl): call-stack mode's sequence: cs_seq calls
+ * cs_f1, which calls cs_f2, which calls cs_f4 (which returns: its call
+ * popped) and then cs_f3, which turns recording off (trace_msr = 0), so
+ * three calls are open.  void cs_empty(uint32_t debugctl): recording on,
+ * one RET with no call before it, off.
+ */
+	.globl cs_seq
+cs_seq:
+	mov 4(%esp), %eax
+	bts_on
+G(cs_c1) call cs_f1
+	ret
+G(cs_f1)
+G(cs_c2) call cs_f2
+	ret
+G(cs_f2)
+G(cs_c4) call cs_f4
+G(cs_c3) call cs_f3
+	ret
+G(cs_f4)
+G(cs_f4r) ret
+G(cs_f3)
+	bts_off
+	ret
+
+	.globl cs_empty
+cs_empty:
+	mov 4(%esp), %eax
+	bts_on
+	push $1f
+	ret
+1:	bts_off
 	ret
 
 /* void touch(uint32_t debugctl): BTS on, one jump, off (the fatal modes) */

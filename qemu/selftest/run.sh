@@ -19,7 +19,13 @@
 # and model, CPUID Fn8000_0022, PerfMonV2's six counters' MSRs and
 # counts, LbrExtV2's MSRs, pushes, filters and freeze on PMI; its LBR
 # oracle log must hold each push (check-lbr-log.py, format 1), its PMU
-# log the sixth counter's overflow and PMI (check-pmu-log.py amd).  Then each fatal mode (MMIO buffer, BTINT, unmapped
+# log the sixth counter's overflow and PMI (check-pmu-log.py amd).  Then
+# the same guest on the Architectural LBR model (VM_ARCH_LBR_CPU,
+# arch-lbr.c) checks CPUID leaf 0x1C, IA32_LBR_CTL/DEPTH/x_* and their
+# #GPs, the pushes (entry 0 newest), each filter, the depth, call-stack
+# mode, #DB and the freeze on PMI; its log (lbr-log-nmi) must hold each
+# push, pop and the stack at the NMI (check-lbr-log.py, formats 2-4).
+# Then each fatal mode (MMIO buffer, BTINT, unmapped
 # or read-only buffer, unmapped DS area) must stop QEMU with status 1 and
 # exactly one bts-model: line.
 # Usage: run.sh OUTDIR [QEMU]   (QEMU: default, scripts/qemu-build.sh's)
@@ -78,6 +84,9 @@ for amd in "amd:AMD (VM_AMD_CPU, Zen 4):$VM_AMD_CPU" \
 	python3 "$dir/check-lbr-log.py" "$out/$name.out" "$out/$name.lbrlog" 1 || fail=1
 	python3 "$dir/check-pmu-log.py" "$out/$name.out" "$out/$name.pmulog" amd || fail=1
 done
+guest archlbr "Arch LBR (VM_ARCH_LBR_CPU)" \
+	"$VM_ARCH_LBR_CPU,lbr-log=$out/archlbr.lbrlog,lbr-log-nmi=on"
+python3 "$dir/check-lbr-log.py" "$out/archlbr.out" "$out/archlbr.lbrlog" || fail=1
 for mode in fatal-mmio fatal-btint fatal-unmapped fatal-ro fatal-ds-unmapped; do
 	run "$cpu" "$out/$mode.log" -append "$mode" > "$out/$mode.out" 2>&1
 	rc=$?

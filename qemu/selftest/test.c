@@ -11,7 +11,8 @@
  * "lbr" (the LBR tests, on a CPU with lbr=on), "pmu" (the PMU tests, on a
  * CPU with lbr=on,pmu=on), "amd" (LbrExtV2 and PerfMonV2 with six core
  * counters, on VM_AMD_CPU, a Zen 4), "zen5" (the same on VM_ZEN5_CPU, a
- * Zen 5), or one fatal mode, which
+ * Zen 5), "archlbr" (Architectural LBR, arch-lbr.c, on VM_ARCH_LBR_CPU),
+ * or one fatal mode, which
  * must make the model stop QEMU: fatal-mmio, fatal-btint, fatal-unmapped,
  * fatal-ro, fatal-ds-unmapped.
  * Exit via isa-debug-exit: 0x10 all passed (QEMU status 33), 0x11 failed.
@@ -62,6 +63,10 @@ void seq_d(uint32_t debugctl);
 void touch(uint32_t debugctl);
 void seq_w(uint32_t debugctl);
 void seq_e(uint32_t debugctl);
+void cs_seq(uint32_t debugctl);
+void cs_empty(uint32_t debugctl);
+extern char cs_c1[], cs_f1[], cs_c2[], cs_f2[], cs_c4[], cs_f4[], cs_f4r[],
+	cs_c3[], cs_f3[];
 
 uint32_t tss[26];
 static uint64_t gdt[6];
@@ -487,10 +492,10 @@ static void test_lbr_msrs(void)
 	   "DEBUGCTL bits 2, 13, 63 are still #GP");
 	ok(wrmsr_safe(LBR_SELECT, 0x1ff) == 0 && rdmsr(LBR_SELECT) == 0x1ff,
 	   "LBR_SELECT 0x1ff reads back");
-	ok(wrmsr_safe(LBR_SELECT, 1u << 9) == -1 &&
+	ok(wrmsr_safe(LBR_SELECT, 0x3ff) == 0 && rdmsr(LBR_SELECT) == 0x3ff &&
 	   wrmsr_safe(LBR_SELECT, 1u << 10) == -1 &&
-	   rdmsr(LBR_SELECT) == 0x1ff,
-	   "LBR_SELECT EN_CALLSTACK (not modeled) and bit 10 are #GP");
+	   rdmsr(LBR_SELECT) == 0x3ff,
+	   "LBR_SELECT EN_CALLSTACK reads back, bit 10 is #GP");
 	wrmsr_safe(LBR_SELECT, 0);
 	ok(wrmsr_safe(LBR_TOS, 31) == 0 && rdmsr(LBR_TOS) == 31 &&
 	   wrmsr_safe(LBR_TOS, 32) == -1 && rdmsr(LBR_TOS) == 31,
@@ -683,6 +688,41 @@ static void test_lbr_debug(void)
 	   "stack is kept");
 }
 
+/*
+ * Call-stack mode (LBR_SELECT.EN_CALLSTACK, every type but near calls and
+ * returns suppressed, as Linux's --call-graph lbr): over cs_seq the RET of
+ * cs_f4 pops its call (the entry cleared, TOS back), the three open calls
+ * stay at TOS, TOS - 1, TOS - 2; a RET on an empty stack pops nothing.
+ */
+static void test_lbr_call_stack(void)
+{
+	static const struct lrec c1 = { REL_CALL, 0, 0, 0, cs_c1, cs_f1 },
+		c2 = { REL_CALL, 0, 0, 0, cs_c2, cs_f2 },
+		c4 = { REL_CALL, 0, 0, 0, cs_c4, cs_f4 },
+		c3 = { REL_CALL, 0, 0, 0, cs_c3, cs_f3 };
+	uint32_t sel = (1u << 9) | (0x1ff & ~(1u << REL_CALL | 1u << IND_CALL |
+					      1u << RET | CPL_EQ_0 | CPL_NEQ_0));
+	int good;
+
+	lbr_reset();
+	wrmsr_safe(LBR_SELECT, sel);
+	cs_seq(LBR);
+	put_lexp(1, &c1), put_lexp(2, &c2), put_lexp(3, &c4);
+	puts_("lexp 2 5 0 0 0 "), puthex((uint32_t)cs_f4r), putc_(' ');
+	puthex((uint32_t)cs_c3), puts_(" 5 0\n");	/* the pop, format 5 */
+	put_lexp(3, &c3);
+	good = rdmsr(LBR_TOS) == 3 && lbr_from(3) == (uint32_t)cs_c3 &&
+	       lbr_from(2) == (uint32_t)cs_c2 && lbr_from(1) == (uint32_t)cs_c1 &&
+	       lbr_to(1) == (uint32_t)cs_f1 && lbr_from(4) == 0 &&
+	       lbr_from(0) == 0;
+	ok(good, "EN_CALLSTACK: the return popped its call; the three open "
+	   "calls at TOS 3, 2, 1, nothing above");
+	lbr_reset();
+	cs_empty(LBR);
+	ok(lbr_all_zero(), "EN_CALLSTACK: a return on an empty stack: nothing");
+	wrmsr_safe(LBR_SELECT, 0);
+}
+
 static void test_lbr(void)
 {
 	test_lbr_msrs();
@@ -690,6 +730,7 @@ static void test_lbr(void)
 	test_lbr_wrap();
 	test_lbr_cpl(&lbr_intel);
 	test_lbr_debug();
+	test_lbr_call_stack();
 }
 
 /* The PMU model (pmu=on): MSRs, APIC registers, the sequence's counts */
@@ -1284,6 +1325,8 @@ static void test_amd(const struct amd_cpu *cpu)
 	test_amd_freeze();
 }
 
+#include "arch-lbr.c"	/* Architectural LBR: its own file, these helpers */
+
 /*
  * 4 MiB pages: 0-8 MiB read-write, 8-12 MiB read-only, the local APIC's
  * 4 MiB, nothing else
@@ -1358,6 +1401,8 @@ int main(uint32_t *mbi)
 		test_amd(&zen4);
 	} else if (streq(cmdline, "zen5")) {
 		test_amd(&zen5);
+	} else if (streq(cmdline, "archlbr")) {
+		test_arch_lbr();
 	} else if (*cmdline) {
 		fatal_mode(cmdline);
 	} else {

@@ -10,7 +10,8 @@ stored as before.  CASE amd (the AMD model, LbrExtV2, as a Zen 4) and
 zen5 (as a Zen 5): Linux's own detection found that CPU, AMD's PMU
 driver with six counters and the 16-deep LbrExtV2, and the same with 16
 entries on 6.12; on a kernel before 6.10, one line saying it cannot
-snapshot AMD's LBR.  Every reader shows each crasher note as it is:
+snapshot AMD's LBR.  CASE arch (the Architectural LBR model): as pmu,
+with Linux's "Architectural LBR".  Every reader shows each crasher note as it is:
 btsdump, `btsdumpctl info`, gdb's bts commands and gdb's own record
 commands through `bts target` (btsdump gdbserver).  TAP on stdout.
 Usage: check-collector.py BTSDUMP BTSDUMPCTL RESULTS_DIR"""
@@ -137,6 +138,7 @@ def check_crash(tool, ctl, res, mode, entry, seqs, depth):
     if len(notes) != 1 or not notes[0][1]:
         return
     hdr, recs = notes[0]
+    numbered = len(recs)	# btsdump numbers the markers too (FAULT's #N)
     recs = [r for r in recs if r[0] >> 48 != 0xb75c]	# no markers
     kernel = [r for r in recs if not lbr.user(r[0]) or not lbr.user(r[1])]
     # a call to 0: perf's filter drops it, unless another LBR user's
@@ -155,7 +157,7 @@ def check_crash(tool, ctl, res, mode, entry, seqs, depth):
             nxt = seq[i + 1] if i + 1 < len(seq) else None
             if (dropped and nxt and nxt[1] == 0) or (
                     not dropped and re.search(
-                        rf"(target of|straight-line run after) #{len(recs)} ",
+                        rf"(target of|straight-line run after) #{numbered} ",
                         m.get("FAULT", ""))):
                 ok.append(cpu)
     check(ok, f"{mode}: its {len(recs)} records are, entry for entry, the model's "
@@ -344,7 +346,12 @@ def main():
           cv.read(os.path.join(res, "lbr-depth")))
     if amd:
         check_amd_cpu(res, case)
-    if case == "pmu":
+    if case == "arch":
+        perf = [l for l in cv.read(os.path.join(res, "dmesg.txt")).splitlines()
+                if "Performance Events:" in l]
+        check(perf and "Architectural LBR" in perf[0] and "32-deep LBR" in perf[0],
+              "arch: Linux found Architectural LBR, 32 deep", perf)
+    if case in ("pmu", "arch"):
         check_cannot(res, "nocap", "not allowed to use perf's branch stack",
                      "no CAP_PERFMON, perf_event_paranoid 2")
         # perf schedules the collector's pinned events beside perf's pinned

@@ -46,7 +46,7 @@ if [ "$case" != nopmu ]; then
 fi
 
 btsdumpd=/usr/libexec/btsdumpd
-if [ "$case" = pmu ]; then
+if [ "$case" = pmu ] || [ "$case" = arch ]; then
 	# where it cannot work: an unprivileged user (no CAP_PERFMON) at
 	# paranoid 2 (Debian's default 3 refuses even more; util-linux's
 	# setpriv, not busybox's); then a pinned system-wide LBR user with

@@ -10,11 +10,12 @@
 # cannot work and says so.  CASE amd: the AMD model (VM_AMD_CPU: LbrExtV2
 # and PerfMonV2), on which 6.12 snapshots the 16-entry stack and 6.1
 # cannot (no bpf_get_branch_snapshot for AMD before 6.10); CASE zen5: the
-# same model as a Zen 5 (VM_ZEN5_CPU).  The model logs every LBR entry it pushes
+# same model as a Zen 5 (VM_ZEN5_CPU).  CASE arch: the Architectural LBR
+# model (VM_ARCH_LBR_CPU), as pmu.  The model logs every LBR entry it pushes
 # (OUTDIR/lbr.log, the oracle); results come back base64'd on ttyS1.
 # Checked by check-collector.py.  VM_COLLECTOR_STORM=1: the crash storm too.  VM_STOCK_KERNEL: the kernel's meta
 # package (default linux-image-amd64, 6.1; linux-image-6.12-amd64).
-# Usage: run-collector-vm.sh BTSDUMPD BTSDUMPCTL OUTDIR [pmu|nopmu|amd|zen5]
+# Usage: run-collector-vm.sh BTSDUMPD BTSDUMPCTL OUTDIR [pmu|nopmu|amd|zen5|arch]
 set -eu
 btsdumpd=$1 btsdumpctl=$2 out=$3 case=${4:-pmu}
 src=$(cd "$(dirname "$0")/../.." && pwd)
@@ -45,7 +46,8 @@ pmu) cpu="$VM_PMU_CPU,lbr-log=$out/lbr.log" ;;
 nopmu) cpu=$VM_INTEL_CPU ;;	# the model's CPU, no PMU (no LBR driver)
 amd) cpu="$VM_AMD_CPU,lbr-log=$out/lbr.log" ;;
 zen5) cpu="$VM_ZEN5_CPU,lbr-log=$out/lbr.log" ;;
-*) echo "run-collector-vm: CASE is pmu, nopmu, amd or zen5" >&2; exit 2 ;;
+arch) cpu="$VM_ARCH_LBR_CPU,lbr-log=$out/lbr.log" ;;
+*) echo "run-collector-vm: CASE is pmu, nopmu, amd, zen5 or arch" >&2; exit 2 ;;
 esac
 echo "$kpkg" > "$out/kernel"
 : > "$work/results.txt"

@@ -34,6 +34,13 @@ VM_AMD_CPU="max,vendor=AuthenticAMD,family=25,model=17,stepping=1,pmu=on,lbr=on"
 # The same model as a Zen 5 (family 0x1A, model 0x02, Turin): Linux 6.12
 # sets X86_FEATURE_ZEN5 for it and takes the same PerfMonV2/LbrExtV2 path.
 VM_ZEN5_CPU="max,vendor=AuthenticAMD,family=26,model=2,stepping=1,pmu=on,lbr=on"
+# The Architectural LBR model (qemu/ patch 0015): a Sapphire Rapids-like
+# CPU (family 6 model 0x8f) with the BTS model, the PMU and Arch LBR
+# (lbr=on,lbr-fmt=0x3f: CPUID leaf 0x1C, IA32_LBR_CTL/DEPTH, no TOS) in
+# place of the model-specific LBR; Linux 6.12 says "Architectural LBR,
+# Sapphire Rapids events, 32-deep LBR, ... Intel PMU driver" and keeps the
+# LBR state with MSRs (no XSAVES under TCG).
+VM_ARCH_LBR_CPU="max,vendor=GenuineIntel,family=6,model=143,stepping=8,ds=on,dtes64=on,ds-cpl=on,lbr=on,lbr-fmt=0x3f,pmu=on"
 
 # vm_root DIR: a root with busybox, crasher, btsrun, btsabi, vmbench, /init.
 vm_root() {

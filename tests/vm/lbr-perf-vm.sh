@@ -1,0 +1,83 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-or-later
+# perf's LBR users on the LBR models (qemu/): boots the test kernel
+# (scripts/kernel-build.sh, KERNEL) with a busybox initramfs holding
+# Debian's perf and lbrcalls (a known call chain, pinned to CPU 0) on
+# MODEL "arch" (VM_ARCH_LBR_CPU: Architectural LBR) or "legacy"
+# (VM_PMU_CPU: the model-specific Skylake stack); the guest runs `perf
+# record -b` (every branch, user and kernel, frozen on PMI) and `perf
+# record --call-graph lbr` (user call stacks, call-stack mode) and sends
+# perf's raw samples (perf report -D) on a second serial port.  The model
+# logs the whole LBR stack at each NMI (lbr-log-nmi=on: Linux's PMI is an
+# NMI; the pushes only of user branches, lbr-log-cpl=3).  check-lbr-perf.py checks (TAP): Linux's PMU driver and its LBR
+# (Architectural LBR or not), no warning, the recorder's LBR source
+# refusing Arch LBR with its one line, and each of perf's samples equal,
+# in order, to the stack the model held at an NMI; the call stacks three
+# calls deep in lbrcalls.
+# Usage: lbr-perf-vm.sh MODEL OUTDIR [QEMU]
+set -eu
+model=$1 out=$2
+src=$(cd "$(dirname "$0")/../.." && pwd)
+. "$src/tests/vm/vm-lib.sh"	# KERNEL, VM_*_CPU, vm_* (before the build)
+case $model in
+arch) cpu=$VM_ARCH_LBR_CPU ;;
+legacy) cpu=$VM_PMU_CPU ;;
+*) echo "lbr-perf-vm: MODEL is arch or legacy, not $model" >&2; exit 2 ;;
+esac
+mkdir -p "$out"
+rm -f "$out/lbr.log" "$out/data.log"	# the model appends
+obj=$("$src/scripts/kernel-build.sh" 2>"$out/kernel-build.log") ||
+	{ tail -20 "$out/kernel-build.log" >&2; echo "lbr-perf-vm: no kernel" >&2; exit 1; }
+q=${3:-$("$src/scripts/qemu-build.sh" 2>"$out/qemu-build.log" | tail -n 1)}
+[ -x "$q" ] || { tail -20 "$out/qemu-build.log" >&2; echo "lbr-perf-vm: no QEMU model" >&2; exit 1; }
+vm_workdir
+root=$work/root
+mkdir -p "$root/bin" "$root/proc" "$root/sys" "$root/dev" "$root/tmp"
+cp /bin/busybox "$root/bin/busybox"
+gcc -static -nostdlib -o "$root/bin/lbrcalls" "$src/tests/vm/lbrcalls.S"
+nm "$root/bin/lbrcalls" > "$out/lbrcalls.syms"
+vm_add_dynamic "$root" /usr/bin/perf
+cat > "$root/init" <<'INIT'
+#!/bin/busybox sh
+/bin/busybox --install -s /bin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev 2>/dev/null
+echo "LBRP-BRANCHES: $(cat /sys/devices/cpu/caps/branches 2>&1)"
+cd /tmp
+# TCG makes each PMI look slow: without this the kernel lowers the
+# sample rate until perf keeps a handful of samples
+echo 0 > /proc/sys/kernel/perf_cpu_time_max_percent
+echo 100000 > /proc/sys/kernel/perf_event_max_sample_rate
+# a sample every 12007 cycles (the model's cycles are instructions):
+# about 80 in lbrcalls' 10^6 instructions
+taskset 1 perf record -b -e cycles -c 12007 -o /tmp/b.data \
+	-- /bin/lbrcalls > /tmp/b.out 2>&1
+echo "LBRP-RC: b $?"
+taskset 1 perf record --call-graph lbr -e cycles:u -c 12007 -o /tmp/cg.data \
+	-- /bin/lbrcalls > /tmp/cg.out 2>&1
+echo "LBRP-RC: cg $?"
+sed 's/^/LBRP-SAID: /' /tmp/b.out /tmp/cg.out
+for r in b cg; do
+	perf report -D -i /tmp/$r.data 2>/dev/null |
+		grep -E '^\.\.\. [a-zA-Z]|^\.\.\.\.\. +[0-9]+:' |
+		sed "s/^/LBRP-$r: /" > /dev/ttyS1
+done
+echo LBRP-DATA-DONE > /dev/ttyS1
+sleep 1
+echo LBRP-VM-DONE
+poweroff -f
+INIT
+chmod +x "$root/init"
+vm_pack "$root" "$work/initrd.gz"
+# nmi_watchdog=0: perf's samples the only PMIs (the check tolerates others);
+# no_timer_check: as pmu-vm.sh (a loaded host and the IO-APIC timer check)
+vm_qemu=$q
+vm_boot "$obj" "$work/initrd.gz" "$out" LBRP-VM-DONE 900 \
+	"no_timer_check nmi_watchdog=0" \
+	-L /usr/share/seabios -L /usr/share/qemu -nic none \
+	-accel tcg,thread=single -m 512 -smp 2 \
+	-cpu "$cpu,lbr-log=$out/lbr.log,lbr-log-cpl=3,lbr-log-nmi=on" \
+	-serial mon:stdio -serial "file:$out/data.log"
+exec python3 "$src/tests/vm/check-lbr-perf.py" "$model" "$out/console.log" \
+	"$out/data.log" "$out/lbr.log" "$out/lbrcalls.syms"
