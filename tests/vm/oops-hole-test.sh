@@ -24,12 +24,8 @@ src=$(cd "$(dirname "$0")/../.." && pwd)
 export BTSCRASH_BACKEND="${BTSCRASH_BACKEND:-hw}"
 mkdir -p "$out"
 preempt=${OOPS_HOLE_PREEMPT:-none}
-obj=$("$src/scripts/kernel-build.sh" 2>"$out.kernel-build.log" | tail -n 1) ||
-	{ echo "Bail out! the kernel did not build (log: $out.kernel-build.log)"; exit 1; }
-[ -x "${QEMU:-}" ] || QEMU=$("$src/scripts/qemu-build.sh" 2>"$out.qemu-build.log" | tail -n 1) ||
-	{ echo "Bail out! the model (QEMU) did not build"; exit 1; }
-export QEMU
 . "$src/tests/vm/vm-lib.sh"
+vm_kernel_and_model "$out"
 vm_workdir
 vm_root "$work/root"
 vm_pack "$work/root" "$work/initrd.gz"

@@ -32,6 +32,19 @@ VM_PMU_CPU="$VM_BTS_CPU,lbr=on,pmu=on"
 # PMU driver".  No BTS on AMD.
 VM_AMD_CPU="max,vendor=AuthenticAMD,family=25,model=17,stepping=1,pmu=on,lbr=on"
 
+# vm_kernel_and_model LOGPREFIX: builds the test kernel (scripts/
+# kernel-build.sh; obj: its object directory) and, unless QEMU names it,
+# the models' QEMU (scripts/qemu-build.sh; QEMU, exported), their logs in
+# LOGPREFIX.kernel-build.log and LOGPREFIX.qemu-build.log; a TAP
+# bail-out and exit 1 when either fails.
+vm_kernel_and_model() {
+	obj=$("$src/scripts/kernel-build.sh" 2>"$1.kernel-build.log" | tail -n 1) ||
+		{ echo "Bail out! the kernel did not build (log: $1.kernel-build.log)"; exit 1; }
+	[ -x "${QEMU:-}" ] || QEMU=$("$src/scripts/qemu-build.sh" 2>"$1.qemu-build.log" | tail -n 1) ||
+		{ echo "Bail out! the model (QEMU) did not build"; exit 1; }
+	export QEMU
+}
+
 # vm_root DIR: a root with busybox, crasher, btsrun, btsabi, vmbench, /init.
 vm_root() {
 	mkdir -p "$1/bin" "$1/proc" "$1/sys" "$1/dev" "$1/tmp"
