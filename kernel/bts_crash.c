@@ -1152,6 +1152,17 @@ void bts_crash_report(void)
  */
 static DEFINE_PER_CPU(unsigned int, bts_oops_depth);
 
+/*
+ * The hooks' rule, said in the log when broken: not WARN_ON_ONCE(), which
+ * prints nothing on a kernel without CONFIG_BUG (tinyconfig's, the VM
+ * tests' kernel), where the oops-hole tests could never see it.
+ */
+static void notrace bts_oops_irqs_off(const char *hook)
+{
+	if (!irqs_disabled())
+		pr_warn_once("bts_crash: %s() called with IRQs on\n", hook);
+}
+
 void notrace bts_crash_oops_begin(void)
 {
 	struct ds_ring *r;
@@ -1159,7 +1170,7 @@ void notrace bts_crash_oops_begin(void)
 	if (this_cpu_inc_return(bts_oops_depth) != 1)
 		return;
 	ds_kernel_trace_hold(true);	/* hardware: stopped first, saved */
-	WARN_ON_ONCE(!irqs_disabled());	/* after the hold: no branch of its own before */
+	bts_oops_irqs_off(__func__);	/* after the hold: no branch of its own before */
 	r = bts_cpu_ring(raw_smp_processor_id());
 	if (r)
 		WRITE_ONCE(r->frozen, true);
@@ -1170,7 +1181,7 @@ void bts_crash_oops_end(bool fatal)
 {
 	struct ds_ring *r;
 
-	WARN_ON_ONCE(!irqs_disabled());
+	bts_oops_irqs_off(__func__);
 	if (this_cpu_dec_return(bts_oops_depth) != 0 || fatal ||
 	    atomic_read(&bts_crash_frozen))
 		return;
