@@ -1080,6 +1080,40 @@ static bool print_suspended(const struct bts_record *rec, unsigned int cpu)
 	return true;
 }
 
+static const char *const bts_gap_reason_names[] = {
+	[BTS_GAP_UNKNOWN] = "unknown", [BTS_GAP_PERF] = "perf",
+	[BTS_GAP_DISABLED] = "disabled", [BTS_GAP_OVERFLOW] = "overflow",
+	[BTS_GAP_TASK] = "task",
+};
+
+/*
+ * One record of an oops or panic report, age = its place from the newest
+ * (1): a branch, or a marker (a kernel ring's SUSPEND and GAP around a
+ * traced task's or perf's hold) said in the words the readers use for it
+ * (docs/format.md, lib/format.c btsdec_marker_describe()), never printed
+ * as a branch from its tag.
+ */
+static void print_record(const struct bts_record *rec, u64 age)
+{
+	unsigned int kind = BTS_MARKER_KIND(rec->from), sub = BTS_MARKER_SUB(rec->from);
+	const char *why = sub <= BTS_GAP_MAX ? bts_gap_reason_names[sub] : "invalid";
+	u64 us = rec->to / NSEC_PER_USEC, s = us / USEC_PER_SEC;
+
+	if ((rec->from & BTS_MARKER_TAG_MASK) != BTS_MARKER_TAG)
+		pr_emerg(" [%3llu] %pS -> %pS\n", age, (void *)rec->from, (void *)rec->to);
+	else if (kind == BTS_MARK_GAP)
+		pr_emerg(" [%3llu] gap (%s), resumed at %llu.%06llus after %llu ns\n",
+			 age, why, s, us % USEC_PER_SEC, rec->flags);
+	else if (kind == BTS_MARK_SUSPEND && sub == BTS_GAP_TASK)
+		pr_emerg(" [%3llu] suspended at %llu.%06llus: task %llu's ring took BTS\n",
+			 age, s, us % USEC_PER_SEC, rec->flags);
+	else if (kind == BTS_MARK_SUSPEND)
+		pr_emerg(" [%3llu] suspended (%s) at %llu.%06llus\n", age, why, s,
+			 us % USEC_PER_SEC);
+	else
+		pr_emerg(" [%3llu] marker 0x%016llx\n", age, rec->from);
+}
+
 /* The last n records of ring, oldest first, as an oops report prints them. */
 static void print_ring(const struct ds_ring *r, unsigned int cpu, unsigned int n)
 {
@@ -1094,11 +1128,8 @@ static void print_ring(const struct ds_ring *r, unsigned int cpu, unsigned int n
 	else	/* ds.c's ftrace callback: entry <- reconstructed call site */
 		pr_emerg("bts_crash: last %llu kernel function entries on CPU %u (emulation: ftrace, call sites reconstructed), oldest first:\n",
 			 nr - i, cpu);
-	for (; i < nr; i++) {
-		const struct bts_record *rec = ds_ring_get(r, i);
-
-		pr_emerg(" [%3llu] %pS -> %pS\n", nr - i, (void *)rec->from, (void *)rec->to);
-	}
+	for (; i < nr; i++)
+		print_record(ds_ring_get(r, i), nr - i);
 }
 
 /* panic(): after the "Kernel panic" line, this CPU's last branches. */
@@ -1121,6 +1152,17 @@ void bts_crash_report(void)
  */
 static DEFINE_PER_CPU(unsigned int, bts_oops_depth);
 
+/*
+ * The hooks' rule, said in the log when broken: not WARN_ON_ONCE(), which
+ * prints nothing on a kernel without CONFIG_BUG (tinyconfig's, the VM
+ * tests' kernel), where the oops-hole tests could never see it.
+ */
+static void notrace bts_oops_irqs_off(const char *hook)
+{
+	if (!irqs_disabled())
+		pr_warn_once("bts_crash: %s() called with IRQs on\n", hook);
+}
+
 void notrace bts_crash_oops_begin(void)
 {
 	struct ds_ring *r;
@@ -1128,7 +1170,7 @@ void notrace bts_crash_oops_begin(void)
 	if (this_cpu_inc_return(bts_oops_depth) != 1)
 		return;
 	ds_kernel_trace_hold(true);	/* hardware: stopped first, saved */
-	WARN_ON_ONCE(!irqs_disabled());	/* after the hold: no branch of its own before */
+	bts_oops_irqs_off(__func__);	/* after the hold: no branch of its own before */
 	r = bts_cpu_ring(raw_smp_processor_id());
 	if (r)
 		WRITE_ONCE(r->frozen, true);
@@ -1139,7 +1181,7 @@ void bts_crash_oops_end(bool fatal)
 {
 	struct ds_ring *r;
 
-	WARN_ON_ONCE(!irqs_disabled());
+	bts_oops_irqs_off(__func__);
 	if (this_cpu_dec_return(bts_oops_depth) != 0 || fatal ||
 	    atomic_read(&bts_crash_frozen))
 		return;

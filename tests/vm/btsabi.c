@@ -14,7 +14,7 @@
  *        btsabi movss      (a load of SS, then a call through NULL)
  *        btsabi late-enable (a spinning thread crashes after ENABLE)
  *        btsabi alloc-fail (ring allocations failing: needs
- *                          CONFIG_FAIL_PAGE_ALLOC, the debug kernel)
+ *                          CONFIG_FAIL_PAGE_ALLOC, as the test kernel has)
  *        btsabi lbr-pingpong (with btsabi-hi lbr-pong on CPU 0, then a
  *                          call through NULL: the LBR source's test)
  */
@@ -721,18 +721,21 @@ static void lbr_pingpong(void)
 #define FAIL_PAGE_ALLOC "/sys/kernel/debug/fail_page_alloc/"
 
 /*
- * fail_page_alloc (CONFIG_FAIL_PAGE_ALLOC) for this task only
- * (/proc/self/make-it-fail), every allocation of order 4 or more, sleeping
- * ones included: a 4096-record ring (96 KiB, order 5) cannot be had, the
- * descriptor and slab pages (order 3 at most) can.  0 or -errno.
+ * fail_page_alloc (CONFIG_FAIL_PAGE_ALLOC) for the tasks marked with
+ * make-it-fail, every allocation of order 4 or more, sleeping ones
+ * included, `times` of them (-1: all): a 4096-record ring (96 KiB, order
+ * 5) cannot be had, the descriptor and slab pages (order 3 at most) can.
+ * verbose 2: an injected failure of an allocation without __GFP_NOWARN
+ * prints "FAULT_INJECTION: forcing a failure." and a stack, as the
+ * allocator's own "page allocation failure" splat would (lib/fault-inject.c
+ * skips both for __GFP_NOWARN).  0 or -errno.
  */
-static int fail_big_allocations(void)
+static int fail_big_allocations(const char *times)
 {
 	static const char *const attr[][2] = {
 		{ "task-filter", "Y" }, { "probability", "100" }, { "interval", "1" },
-		{ "times", "-1" }, { "space", "0" }, { "verbose", "0" },
-		{ "min-order", "4" }, { "ignore-gfp-wait", "N" },
-		{ "ignore-gfp-highmem", "N" },
+		{ "space", "0" }, { "verbose", "2" }, { "min-order", "4" },
+		{ "ignore-gfp-wait", "N" }, { "ignore-gfp-highmem", "N" },
 	};
 	char path[128];
 	unsigned int i;
@@ -745,7 +748,7 @@ static int fail_big_allocations(void)
 		if (r)
 			return r;
 	}
-	return 0;
+	return write_file(FAIL_PAGE_ALLOC "times", times);
 }
 
 /* The kernel log holds s (klogctl READ_ALL: the whole ring buffer). */
@@ -761,15 +764,47 @@ static int klog_has(const char *s)
 }
 
 /*
+ * A user with RLIMIT_MEMLOCK of exactly one 4096-record ring (96 KiB):
+ * its first ENABLE's ring cannot be allocated (one injected failure),
+ * ENOMEM, untraced, VmPin unchanged; the second, with nothing failing,
+ * gets the ring: the first charged nothing to the user's locked_vm that
+ * it kept.  make-it-fail is set by root before the uid changes (writing
+ * it needs CAP_SYS_RESOURCE).
+ */
+static void alloc_fail_uncharged(void)
+{
+	long base, en, pin, again;
+
+	if (fail_big_allocations("1") || write_file("/proc/self/make-it-fail", "1")) {
+		check(0, "alloc: fail_page_alloc set up for one failure", "%s", strerror(errno));
+		return;
+	}
+	become_user(96);
+	base = vmpin();
+	en = bts(PR_BTS_CRASH_ENABLE, 4096);
+	pin = vmpin();
+	check(en == -ENOMEM && get() == 0 && pin == base,
+	      "alloc: a user's ENABLE whose ring cannot be allocated is ENOMEM, untraced, VmPin unchanged",
+	      "ret %ld, GET %ld, VmPin %ld -> %ld kB", en, get(), base, pin);
+	again = bts(PR_BTS_CRASH_ENABLE, 4096);
+	check(again == 0 && get() == 4096 && vmpin() - base == 96,
+	      "alloc: then the same ring within the same 96 KiB RLIMIT_MEMLOCK: nothing was left charged",
+	      "ret %ld, GET %ld, VmPin %ld -> %ld kB", again, get(), base, vmpin());
+}
+
+/*
  * The ring's allocation fails (issue 26 §6): ENABLE is ENOMEM and leaves
  * the caller untraced; a fork whose inherited ring cannot be had runs
  * untraced (the rate-limited "child not traced" line) while the parent
- * keeps its ring; no allocation-failure splat either way (the ring is
- * asked for with __GFP_NOWARN | __GFP_NORETRY).  Root: no RLIMIT_MEMLOCK.
+ * keeps its ring; nothing stays charged (alloc_fail_uncharged()); no
+ * allocation-failure splat and no stack either way (the ring is asked for
+ * with __GFP_NOWARN | __GFP_NORETRY: without the first, fail_page_alloc's
+ * verbose 2 prints "FAULT_INJECTION" and a stack).  Root here: no
+ * RLIMIT_MEMLOCK.
  */
 static void alloc_fails_cleanly(void)
 {
-	int r = fail_big_allocations(), st = -1;
+	int r = fail_big_allocations("-1"), st = -1;
 	long en;
 	pid_t pid;
 
@@ -792,8 +827,14 @@ static void alloc_fails_cleanly(void)
 	      "ENABLE %ld, child status %d, GET %ld", en, st, get());
 	check(klog_has("child not traced: -12"), "alloc: the kernel says the child is not traced",
 	      "no \"child not traced: -12\" in the kernel log");
+	bts(PR_BTS_CRASH_DISABLE, 0);
+	st = in_child(alloc_fail_uncharged);
+	check(st == 0, "alloc: the unprivileged case ran", "child status %d", st);
 	check(!klog_has("page allocation failure"), "alloc: no allocation-failure splat",
 	      "\"page allocation failure\" in the kernel log");
+	check(!klog_has("FAULT_INJECTION: forcing a failure"),
+	      "alloc: no stack for the failures (the ring is asked for with __GFP_NOWARN)",
+	      "fail_page_alloc printed \"FAULT_INJECTION: forcing a failure\" and a stack: an allocation without __GFP_NOWARN");
 }
 
 int main(int argc, char **argv)

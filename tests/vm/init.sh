@@ -78,16 +78,19 @@ if grep -qw btscrash.hole /proc/cmdline; then
 	# tests/vm/oops-hole-test.sh: an oops in a traced program's syscall,
 	# while its ring holds BTS (the kernel ring's hole), then one in an
 	# untraced shell; each report says what its CPU recorded.
+	# btscrash.hole=KIND: the LKDTM trigger (default EXCEPTION)
+	kind=$(sed -n 's/.*btscrash\.hole=\([A-Z_]*\).*/\1/p' /proc/cmdline)
+	kind=${kind:-EXCEPTION}
 	mount -t debugfs debugfs /sys/kernel/debug
 	echo 0 > /proc/sys/kernel/panic_on_oops
 	if grep -qw btscrash.allocfail /proc/cmdline; then
-		# the debug kernel (fail_page_alloc): ring allocations failing
+		# the test kernel has fail_page_alloc: ring allocations failing
 		/bin/btsabi alloc-fail | sed 's/^/BTSCRASH-ALLOC /'
 	fi
 	echo "BTSCRASH-HOLE-TRACED"
-	/bin/btsrun 4096 /bin/sh -c 'echo EXCEPTION > /sys/kernel/debug/provoke-crash/DIRECT'
+	/bin/btsrun 4096 /bin/sh -c "echo $kind > /sys/kernel/debug/provoke-crash/DIRECT"
 	echo "BTSCRASH-HOLE-UNTRACED"
-	sh -c 'echo EXCEPTION > /sys/kernel/debug/provoke-crash/DIRECT'
+	sh -c "echo $kind > /sys/kernel/debug/provoke-crash/DIRECT"
 	echo "BTSCRASH-HOLE-DONE"
 	poweroff -f
 fi

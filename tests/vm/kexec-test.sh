@@ -15,11 +15,7 @@ out=$1
 src=$(cd "$(dirname "$0")/../.." && pwd)
 . "$src/tests/vm/vm-lib.sh"	# KERNEL, VM_*_CPU, vm_* (before the build)
 export BTSCRASH_BACKEND="${BTSCRASH_BACKEND:-hw}"
-obj=$("$src/scripts/kernel-build.sh" 2>"$out.kernel-build.log" | tail -n 1) ||
-	{ echo "Bail out! the kernel did not build (log: $out.kernel-build.log)"; exit 1; }
-[ -x "${QEMU:-}" ] || QEMU=$("$src/scripts/qemu-build.sh" 2>"$out.qemu-build.log" | tail -n 1) ||
-	{ echo "Bail out! the model (QEMU) did not build"; exit 1; }
-export QEMU
+vm_kernel_and_model "$out"
 vm_workdir
 root=$work/root
 vm_root "$root"

@@ -13,6 +13,10 @@
 # with 2 CPUs, where an oops hook run with IRQs on could be preempted and
 # migrate between its hold and its release (issue 26 §6); the untraced
 # oops printing its branches shows the first oops left no ring held.
+# Those oopses are LKDTM BUG: die() from the #UD handler runs with the
+# interrupted code's IRQs on (EXCEPTION's NULL write oopses from the page
+# fault handler with IRQs still off, under SMAP at once, where even hooks
+# outside oops_begin()'s IRQs-off section would not warn).
 # That run also fails a traced ring's allocation first (btsabi
 # alloc-fail, fail_page_alloc): ENOMEM to prctl, no splat.  TAP.
 # Env: BTSCRASH_BACKEND (hw or lbr-kernel), QEMU (else built),
@@ -24,22 +28,19 @@ src=$(cd "$(dirname "$0")/../.." && pwd)
 export BTSCRASH_BACKEND="${BTSCRASH_BACKEND:-hw}"
 mkdir -p "$out"
 preempt=${OOPS_HOLE_PREEMPT:-none}
-obj=$("$src/scripts/kernel-build.sh" 2>"$out.kernel-build.log" | tail -n 1) ||
-	{ echo "Bail out! the kernel did not build (log: $out.kernel-build.log)"; exit 1; }
-[ -x "${QEMU:-}" ] || QEMU=$("$src/scripts/qemu-build.sh" 2>"$out.qemu-build.log" | tail -n 1) ||
-	{ echo "Bail out! the model (QEMU) did not build"; exit 1; }
-export QEMU
 . "$src/tests/vm/vm-lib.sh"
+vm_kernel_and_model "$out"
 vm_workdir
 vm_root "$work/root"
 vm_pack "$work/root" "$work/initrd.gz"
 VM_ORACLE_LOG=0 vm_machine "$out"
-smp=1 extra=
+smp=1 extra= kind=EXCEPTION
 # no_timer_check: a loaded host's TCG is too slow for the IO-APIC timer
 # check with 2 CPUs, which then panics (as in pmu-vm.sh)
-[ "$preempt" = none ] || smp=2 extra="preempt=$preempt no_timer_check btscrash.allocfail"
+[ "$preempt" = none ] ||
+	smp=2 kind=BUG extra="preempt=$preempt no_timer_check btscrash.allocfail"
 vm_boot "$obj" "$work/initrd.gz" "$out" 'BTSCRASH-HOLE-DONE' 600 \
-	"pti=off $extra $vm_backend_args btscrash.hole" -m 512M -smp "$smp"
+	"pti=off $extra $vm_backend_args btscrash.hole=$kind" -m 512M -smp "$smp"
 log=$out/console.log
 sed -n '/BTSCRASH-HOLE-TRACED/,/BTSCRASH-HOLE-UNTRACED/p' "$log" > "$out/traced.log"
 sed -n '/BTSCRASH-HOLE-UNTRACED/,/BTSCRASH-HOLE-DONE/p' "$log" > "$out/untraced.log"
@@ -60,8 +61,8 @@ if [ "$preempt" != none ]; then
 		       [ \$(grep -c '^BTSCRASH-ALLOC ok - ' '$log') -ge 5 ] &&
 		       ! grep -q '^BTSCRASH-ALLOC not ok' '$log'"
 fi
-check "both oopses ran (LKDTM EXCEPTION, traced then untraced)" \
-	sh -c "grep -q 'lkdtm_EXCEPTION' '$out/traced.log' && grep -q 'lkdtm_EXCEPTION' '$out/untraced.log'"
+check "both oopses ran (LKDTM $kind, traced then untraced)" \
+	sh -c "grep -q 'lkdtm_$kind' '$out/traced.log' && grep -q 'lkdtm_$kind' '$out/untraced.log'"
 if [ "$BTSCRASH_BACKEND" = hw ]; then
 	check "traced: the report says the CPU was not recording kernel branches, and since when, for which task" \
 		has "bts_crash: CPU [0-9]* not recording kernel branches since [0-9.]* (task [0-9]*'s ring holds BTS)" "$out/traced.log"
@@ -76,10 +77,10 @@ fi
 check "untraced: the report prints the branches into the oops" \
 	sh -c "sed -n '/kernel branches on CPU/,\$p' '$out/untraced.log' | grep -q 'lkdtm' &&
 	       ! grep -q 'not recording kernel branches' '$out/untraced.log'"
-# bts_crash_oops_begin()/_end() warn when called with IRQs on (patch
+# bts_crash_oops_begin()/_end() say so when called with IRQs on (patch
 # 0010 runs them inside oops_begin()'s IRQs-off section, issue 26 §6)
-check "the oops hooks ran with IRQs off (no warning from bts_crash.c)" \
-	hasnt "WARNING:.*bts_crash" "$log"
+check "the oops hooks ran with IRQs off (bts_crash.c said nothing else)" \
+	hasnt "bts_crash: .*called with IRQs on" "$log"
 grep 'bts_crash:' "$log" | sed 's/^/# /'
 echo "1..$n"
 exit $bad

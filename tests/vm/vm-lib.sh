@@ -42,6 +42,19 @@ VM_ZEN5_CPU="max,vendor=AuthenticAMD,family=26,model=2,stepping=1,pmu=on,lbr=on"
 # LBR state with MSRs (no XSAVES under TCG).
 VM_ARCH_LBR_CPU="max,vendor=GenuineIntel,family=6,model=143,stepping=8,ds=on,dtes64=on,ds-cpl=on,lbr=on,lbr-fmt=0x3f,pmu=on"
 
+# vm_kernel_and_model LOGPREFIX: builds the test kernel (scripts/
+# kernel-build.sh; obj: its object directory) and, unless QEMU names it,
+# the models' QEMU (scripts/qemu-build.sh; QEMU, exported), their logs in
+# LOGPREFIX.kernel-build.log and LOGPREFIX.qemu-build.log; a TAP
+# bail-out and exit 1 when either fails.
+vm_kernel_and_model() {
+	obj=$("$src/scripts/kernel-build.sh" 2>"$1.kernel-build.log" | tail -n 1) ||
+		{ echo "Bail out! the kernel did not build (log: $1.kernel-build.log)"; exit 1; }
+	[ -x "${QEMU:-}" ] || QEMU=$("$src/scripts/qemu-build.sh" 2>"$1.qemu-build.log" | tail -n 1) ||
+		{ echo "Bail out! the model (QEMU) did not build"; exit 1; }
+	export QEMU
+}
+
 # vm_root DIR: a root with busybox, crasher, btsrun, btsabi, vmbench, /init.
 vm_root() {
 	mkdir -p "$1/bin" "$1/proc" "$1/sys" "$1/dev" "$1/tmp"

@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Checks of perf-oops-test.sh (the LBR as the kernel tail on the PMU
+model, real perf taking it and giving it back, issue 26 §3): an oops
+under two overlapping `perf record -j any,u` (LBR users) and one under
+the system-wide one alone print the kernel ring's gap marker as a gap (reason perf), never as
+a branch from its tag; the oops after both left prints its own kernel
+branches, a stretch of the model's kernel pushes on CPU 0 (lbr-oops3.log,
+the log's tail the test kept); every perf sample's branch stack holds
+user branches only, none of the recorder's (data.log).  TAP.
+Usage: check-perf-oops.py RESULTS_DIR"""
+
+import importlib
+import os
+import re
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+lbr = importlib.import_module("check-lbr")     # the LBR log's reader, check-vm's helpers
+cv, lbrlog = lbr.cv, lbr.lbrlog
+check = cv.check
+# a record as the oops report prints it: " [  n] TEXT"
+LINE = re.compile(r"^\s*\[\s*(\d+)\] (.*?)\s*$")
+SYM = re.compile(r"^(\w[\w.]*)\+0x([0-9a-f]+)/0x[0-9a-f]+$")
+
+
+def segment(console, first, last):
+    """The console between the init's marker lines first and last."""
+    m = re.search(rf"^{first}\r?$(.*?)^{last}\r?$", console, re.M | re.S)
+    return m.group(1) if m else ""
+
+
+def report(seg):
+    """The records the oops report printed after its header, oldest first."""
+    lines, on = [], False
+    for ln in seg.splitlines():
+        text = re.sub(r"^\[[ 0-9.]+\] ", "", ln)     # the printk time
+        if "kernel branches on CPU" in text:
+            lines, on = [], True
+        elif on:
+            m = LINE.match(text)
+            if not m:
+                on = False
+                continue
+            lines.append(m.group(2))
+    return lines
+
+
+def check_held(seg, n, what):
+    recs = report(seg)
+    check("lkdtm_EXCEPTION" in seg and len(recs) == 1 and
+          re.match(r"gap \(perf\), resumed at \d+\.\d{6}s after \d+ ns$", recs[0]),
+          f"oops {n} ({what}): the report prints the kernel ring's one record, "
+          "its gap marker (reason perf), as a gap", recs)
+
+
+def address(sym, syms):
+    m = SYM.match(sym)
+    return syms[m.group(1)] + int(m.group(2), 16) if m and m.group(1) in syms else None
+
+
+def log_pushes(path):
+    """CPU 0's pushes in the kept tail of the model's log: [(from, to)]."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError:
+        return []
+    size = lbrlog.ENTRY.size
+    data = data[len(data) % size:]      # the tail may start mid-entry
+    return [(frm, to) for frm, to, _i, cpu, *_ in lbrlog.ENTRY.iter_unpack(data) if cpu == 0]
+
+
+def check_own(res, seg):
+    """The third oops: the LBR is the recorder's again; its branches into
+    the oops are the model's last kernel pushes, one contiguous stretch."""
+    recs = report(seg)
+    syms = {}
+    for ln in cv.read(os.path.join(res, "vmlinux.syms")).splitlines():
+        p = ln.split()
+        if len(p) == 3:
+            syms.setdefault(p[2], int(p[0], 16))
+    pairs = [r.split(" -> ") for r in recs]
+    run = [(address(p[0], syms), address(p[1], syms)) for p in pairs if len(p) == 2]
+    check(len(recs) == 16 and len(run) == 16 and "exc_page_fault" in " ".join(recs) and
+          "oops_begin" in " ".join(recs[-6:]),
+          "oops 3 (perf gone): the recorder has the LBR back, the report prints "
+          "16 branches (print_records' default) from the fault into oops_begin", recs)
+    seq = log_pushes(os.path.join(res, "lbr-oops3.log"))
+    n = len(run)
+    found = n and all(a and b for a, b in run) and \
+        any(seq[i:i + n] == run for i in range(len(seq) - n, -1, -1))
+    check(found, "oops 3: its branches are a contiguous stretch of the model's "
+          "kernel pushes on CPU 0 (lbr-oops3.log)", [(hex(a or 0), hex(b or 0)) for a, b in run[-4:]])
+
+
+def check_perf(res):
+    """Both perf sessions kept their samples, each branch stack user
+    branches only (-j any,u): none of the recorder's kernel entries."""
+    data = cv.read(os.path.join(res, "data.log"))
+    for who, what in (("a", "system-wide"), ("b", "per task, over the oops")):
+        stacks = [re.findall(r"(0x[0-9a-f]+)/(0x[0-9a-f]+)/", ln)
+                  for ln in re.findall(rf"^BRSTACK-{who}: (.*)$", data, re.M)]
+        stacks = [s for s in stacks if s]
+        bad = [s for s in stacks if len(s) > lbrlog.DEPTH or
+               any(not lbr.user(int(a, 16)) for e in s for a in e)]
+        check(stacks and not bad, f"perf {who} ({what}): {len(stacks)} samples with "
+              f"branch stacks of at most {lbrlog.DEPTH} user branches, none of the recorder's",
+              bad[:2])
+
+
+def main():
+    res = sys.argv[1]
+    console = cv.read(os.path.join(res, "console.log"))
+    check("PERF-OOPS-DONE" in console, "the VM ran the three oopses and perf to the end",
+          console[-2000:])
+    check_held(segment(console, "PERF-OOPS-1", "PERF-OOPS-2"), 1,
+               "two overlapping perf users hold the LBR")
+    check_held(segment(console, "PERF-OOPS-2", "PERF-OOPS-3"), 2,
+               "the per-task one left, the system-wide one holds it")
+    check("0xb75c" not in console, "no marker printed as a branch (its tag 0xb75c...)",
+          [ln for ln in console.splitlines() if "0xb75c" in ln][:3])
+    check_own(res, segment(console, "PERF-OOPS-3", "PERF-OOPS-END"))
+    check_perf(res)
+    sys.exit(cv.tap.done())
+
+
+if __name__ == "__main__":
+    main()
