@@ -125,6 +125,8 @@ vm_pack() {
 #   emul  Debian's QEMU, -cpu max (no BTS), the kernel's ds.emulate=1;
 #   lbr, lbr-kernel  the LBR model (qemu/, $QEMU): bts_crash.source=
 #         lbr or lbr-kernel, every entry pushed logged to OUTDIR/lbr.log;
+#         Intel's model-specific LBR (32 entries), or with VM_LBR_CPU=amd
+#         the AMD model's LbrExtV2 ($VM_AMD_CPU, 16 entries);
 #   hw    the BTS model (qemu/, built by scripts/qemu-build.sh, path
 #         in $QEMU): an Intel CPU with DS/BTS, the hardware backend on by
 #         default, every record the CPU writes logged to OUTDIR/bts.log
@@ -150,11 +152,14 @@ vm_machine() {
 		;;
 	lbr|lbr-kernel)
 		[ -x "${QEMU:-}" ] || { echo "vm_machine: QEMU (the LBR model) not set" >&2; return 1; }
-		# Skylake-SP with the model's LBR (qemu/ L1-L9), every
-		# entry pushed logged to OUTDIR/lbr.log; no BTS
+		# Skylake-SP with the model's LBR (qemu/ L1-L9), or the AMD
+		# model's Zen with LbrExtV2 (A1-A8), every entry pushed logged
+		# to OUTDIR/lbr.log; no BTS
 		rm -f "$1/lbr.log"
+		vm_cpu="$VM_INTEL_CPU,lbr=on"
+		[ "${VM_LBR_CPU:-intel}" != amd ] || vm_cpu=$VM_AMD_CPU
 		vm_qemu="$QEMU -L /usr/share/seabios -L /usr/share/qemu -nic none
-			-accel tcg,thread=single -cpu $VM_INTEL_CPU,lbr=on$vm_log"
+			-accel tcg,thread=single -cpu $vm_cpu$vm_log"
 		# lbr: every task's user branches; lbr-kernel: each CPU's
 		# kernel branches for the per-CPU rings (oops, kdump), and
 		# traced tasks on the emulation
