@@ -156,6 +156,7 @@ vm_machine() {
 		# model's Zen with LbrExtV2 (A1-A8), every entry pushed logged
 		# to OUTDIR/lbr.log; no BTS
 		rm -f "$1/lbr.log"
+		vm_log_tail "$1"
 		vm_cpu="$VM_INTEL_CPU,lbr=on"
 		[ "${VM_LBR_CPU:-intel}" != amd ] || vm_cpu=$VM_AMD_CPU
 		vm_qemu="$QEMU -L /usr/share/seabios -L /usr/share/qemu -nic none
@@ -197,6 +198,30 @@ vm_machine() {
 	fi
 	vm_qemu="$vm_qemu ${VM_QEMU_EXTRA:-}"	# bench/vm-bench.sh: -icount
 	echo "${BTSCRASH_BACKEND:-emul}" > "$1/backend"
+}
+
+# vm_log_tail OUTDIR: with VM_LBR_LOG_TAIL=N (entries), the LBR model
+# logs into a FIFO and only its last N entries reach OUTDIR/lbr.log (GNU
+# tail keeps them in memory): a kernel-branch log grows by ~30 MB/s, ten
+# gigabytes and more for a kdump run, of which the checks read the end.
+# vm_log_done OUTDIR, once QEMU is gone, waits for lbr.log to be written.
+vm_log_tail() {
+	vm_log_tail_pid=
+	[ -n "${VM_LBR_LOG_TAIL:-}" ] && [ -n "$vm_log" ] || return 0
+	rm -f "$1/lbr.fifo" && mkfifo "$1/lbr.fifo"
+	tail -c $((40 * VM_LBR_LOG_TAIL)) < "$1/lbr.fifo" > "$1/lbr.log" &
+	vm_log_tail_pid=$!
+	vm_log=",lbr-log=$1/lbr.fifo"
+}
+
+vm_log_done() {
+	[ -n "${vm_log_tail_pid:-}" ] || return 0
+	# a QEMU that never opened the FIFO leaves tail waiting for a writer
+	kill -0 "$vm_log_tail_pid" 2>/dev/null &&
+		timeout 5 sh -c ': > "$1"' sh "$1/lbr.fifo" 2>/dev/null
+	wait "$vm_log_tail_pid" || true
+	rm -f "$1/lbr.fifo"
+	vm_log_tail_pid=
 }
 
 # vm_stock_kernel CACHE [META]: Debian's current kernel image of META
