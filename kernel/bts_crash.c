@@ -742,7 +742,7 @@ static size_t plan_note(struct bts_crash_task *bt, size_t used)
  */
 static char bts_crash_source[16] = "auto";
 module_param_string(source, bts_crash_source, sizeof(bts_crash_source), 0444);
-MODULE_PARM_DESC(source, "lbr: the last user branches of every dumping thread from the LBR stack (Intel, Skylake format); lbr-kernel: each CPU's last kernel branches from it, kept at oops and panic (the per-CPU kernel rings); bts: rings of traced tasks only; auto (default): lbr-kernel where the CPU has that LBR and cpu_records is not given, else bts");
+MODULE_PARM_DESC(source, "lbr: the last user branches of every dumping thread from the LBR stack (Intel's Skylake format, AMD's LbrExtV2); lbr-kernel: each CPU's last kernel branches from it, kept at oops and panic (the per-CPU kernel rings); bts: rings of traced tasks only; auto (default): lbr-kernel where the CPU has that LBR and cpu_records is not given, else bts");
 
 /*
  * -1: ds_kernel_default_records() (lbr-kernel: the LBR's depth; else off).

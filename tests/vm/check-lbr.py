@@ -4,7 +4,10 @@
 with bts_crash.source=lbr on the LBR model): programs nobody chose to trace
 crash, and each core carries its dumping thread's last user branches, read
 back by btsdump and compared entry for entry with the model's log of every
-entry it pushed (qemu/lbr-log.py, lbr.log).  TAP on stdout.
+entry it pushed (qemu/lbr-log.py, lbr.log).  VM_LBR_CPU=amd: the same on
+the AMD model's LbrExtV2 (16 entries, not 32), and where perf was in the
+VM (VM_PERF=1), perf record -b holding the stack at a crash.  TAP on
+stdout.
 Usage: check-lbr.py BTSDUMP RESULTS_DIR"""
 
 import collections
@@ -26,7 +29,10 @@ def load(name, path):
 cv = load("checkvm", os.path.join(HERE, "check-vm.py"))
 lbrlog = load("lbrlog", os.path.join(HERE, "..", "..", "qemu", "lbr-log.py"))
 check = cv.check
-SOURCE_LBR, DEPTH = 3, 32
+AMD = os.environ.get("VM_LBR_CPU") == "amd"
+SOURCE_LBR, DEPTH = 3, 16 if AMD else 32
+STACK = "LbrExtV2" if AMD else "model-specific LBR in the Skylake format"
+GAP_PERF = cv.MARKER_TAG | 1 << 16 | 3      # BTS_MARKER(BTS_MARK_GAP, BTS_GAP_PERF)
 HI_LO, HI_HI = 0x20000000, 0x30000000      # btsabi-hi's code (vm-lib.sh)
 
 
@@ -96,18 +102,53 @@ def check_daemon(tool, res, exe):
           [t["trace"] for t in stored["threads"]])
 
 
+def check_perf(res, log):
+    """perf record -b on a crasher (init.sh): perf's LBR user held the
+    stack at the fault, so the core's note is one gap marker (reason perf)
+    and no entry; perf's samples carry branch stacks that are the model's
+    pushes (the stack was perf's, and perf's filter, user only, worked)."""
+    try:
+        ns = lbr_notes(res, "lbr-perf.crasher")
+    except (OSError, ValueError) as e:
+        check(False, "lbr-perf: the crasher under perf record -b dumped core", repr(e))
+        return
+    check(len(ns) == 1 and [f for f, _ in ns[0][1]] == [GAP_PERF],
+          "lbr-perf: perf's LBR user held the stack at the fault: the note is "
+          "one gap marker (reason perf), no entry of perf's",
+          [(h, [(hex(f), hex(t)) for f, t in r]) for h, r in ns])
+    report = cv.read(os.path.join(res, "lbr-perf.report"))
+    stacks = cv.re.findall(r"branch stack: nr:(\d+)", report)
+    pairs = {(int(f, 16), int(t, 16)) for f, t in cv.re.findall(
+        r"^\.{5}\s+\d+: ([0-9a-f]{16}) -> ([0-9a-f]{16})", report, cv.re.M)}
+    pushed = set()
+    if os.path.exists(log):
+        data = open(log, "rb").read()
+        data = data[:len(data) - len(data) % lbrlog.ENTRY.size]
+        pushed = {(e[0], e[1]) for e in lbrlog.ENTRY.iter_unpack(data)}
+    bad = [(hex(f), hex(t)) for f, t in pairs
+           if (f, t) not in pushed or not user(f) or not user(t)]
+    check(stacks and max(map(int, stacks)) > 0 and pairs and not bad,
+          f"lbr-perf: perf's samples carry branch stacks ({len(stacks)} samples, "
+          f"{len(pairs)} branches), user branches the model pushed",
+          (stacks[:4], bad[:4], report[-400:]))
+
+
 def main():
     if len(sys.argv) != 3:
         sys.exit("usage: check-lbr.py BTSDUMP RESULTS_DIR")
     tool, res = sys.argv[1:]
     console = cv.read(os.path.join(res, "console.log"))
-    check("ds: LBR source on: 32 entries per CPU" in console,
-          "lbr: the kernel found the model's LBR (Skylake format, 32 entries)",
+    check(f"ds: LBR source on: {DEPTH} entries per CPU, user branches of every "
+          f"task ({STACK})" in console,
+          f"lbr: the kernel found the model's LBR ({STACK}, {DEPTH} entries)",
           "\n".join(line for line in console.splitlines() if "ds:" in line))
     cv.check_no_warnings(console)
     exe = os.path.join(res, "crasher")
     notes = {}
-    for name in ("lbr-null", "lbr-smash", "lbr-threads", "lbr-pingpong"):
+    perf = os.path.exists(os.path.join(res, "lbr-perf.out"))
+    names = ("lbr-null", "lbr-smash", "lbr-threads", "lbr-pingpong") + \
+        (("lbr-afterperf",) if perf else ())
+    for name in names:
         check(cv.status(res, name) == 139, f"{name}: crashed (SIGSEGV)",
               cv.status(res, name))
         try:
@@ -118,7 +159,7 @@ def main():
     for name, ns in notes.items():
         check(len(ns) == 1 and ns[0][0]["source"] == SOURCE_LBR and
               ns[0][0]["capacity"] == DEPTH and 0 < len(ns[0][1]) <= DEPTH,
-              f"{name}: one LBR thread note (the dumping thread's), at most 32 "
+              f"{name}: one LBR thread note (the dumping thread's), at most {DEPTH} "
               "records, though nobody traced the program",
               [(h, len(r)) for h, r in ns])
         kernel = [(hex(f), hex(t)) for h, r in ns for f, t in r
@@ -167,9 +208,9 @@ def main():
     # since the switch-in: the stack went round)
     log = os.path.join(res, "lbr.log")
     ends = {ns[0][1][-1] for ns in notes.values() if ns and ns[0][1]}
-    found = windows(log, ends) if os.path.exists(log) else {}
+    found = windows(log, ends, DEPTH) if os.path.exists(log) else {}
     check(found, "lbr: the model logged the entries it pushed (oracle)", log)
-    for name in ("lbr-null", "lbr-smash", "lbr-threads"):
+    for name in ("lbr-null", "lbr-smash", "lbr-threads") + names[4:]:
         if not notes[name]:
             continue
         hdr, recs = notes[name][0]
@@ -183,7 +224,7 @@ def main():
               (not hdr["flags"] & 1 or [e for e in w if user(e[0])] == recs)]
         check(ok, f"{name}: its {len(recs)} records are the model's newest pushes "
               "before the fault (user ones)" +
-              (", all 32 (wrapped)" if hdr["flags"] & 1 else ", since its switch-in"),
+              (f", all {DEPTH} (wrapped)" if hdr["flags"] & 1 else ", since its switch-in"),
               "no window of the log matches")
     # two processes alternating on CPU 0: only the dumping one's entries
     if notes["lbr-pingpong"]:
@@ -199,7 +240,9 @@ def main():
         held = [e for e in (w[-1] if w else []) if HI_LO <= e[0] < HI_HI]
         check(held, "lbr-pingpong: the CPU's stack did hold the partner's "
               "branches then (the model's log): the kernel left them out",
-              "no partner entry among the 32 before the fault")
+              f"no partner entry among the {DEPTH} before the fault")
+    if perf:
+        check_perf(res, log)
     sys.exit(cv.tap.done())
 
 

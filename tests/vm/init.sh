@@ -190,6 +190,21 @@ if grep -qE '(^| )bts_crash.source=lbr( |$)' /proc/cmdline; then
 	run lbr-threads /bin/crasher threads
 	# two processes alternating on CPU 0 (the other linked at 0x20000000)
 	run lbr-pingpong /bin/btsabi lbr-pingpong
+	if [ -x /usr/bin/perf ]; then
+		# perf's LBR user (perf record -b: amd_pmu_lbr_add(), or
+		# intel_pmu_lbr_add()) holds the stack while the crash happens:
+		# the note says so (a gap marker) and perf gets the entries;
+		# perf gone, the next crash's note is its own entries again.
+		# perf re-raises its workload's SIGSEGV: cores named by comm
+		echo "$R/lbr-perf.%e.core" > /proc/sys/kernel/core_pattern
+		echo "== lbr-perf: perf record -b ... /bin/crasher null"
+		perf record -b -e cycles:u -c 997 -o "$R/lbr-perf.data" \
+			-- /bin/crasher null > "$R/lbr-perf.out" 2>&1
+		cat "$R/lbr-perf.out"
+		perf report -D -i "$R/lbr-perf.data" > "$R/lbr-perf.report" 2>&1
+		rm -f "$R/lbr-perf.data"
+		run lbr-afterperf /bin/crasher null
+	fi
 	if [ -x /usr/libexec/btsdumpd ]; then
 		# btsdumpd as core_pattern handler: an untraced crash's LBR
 		# note in its store, report and journal summary

@@ -29,7 +29,8 @@ BTSCRASH_BACKEND=lbr-kernel: on the LBR model, bts_crash.source=lbr-kernel
 the oops or the crash path froze it, equal to the last 32 entries the
 model pushed on that vCPU (nothing after the freeze), the panicking CPU's
 ending in the freeze itself and reaching the LKDTM function; the oops
-report on the console prints the same branches.
+report on the console prints the same branches.  With VM_LBR_CPU=amd the
+same on the AMD model's LbrExtV2 (VM_AMD_CPU): 16 entries, not 32.
 """
 import fcntl
 import os
@@ -52,6 +53,8 @@ _spec.loader.exec_module(lbrlog)
 
 tap = Tap()
 check = tap.check
+# the LBR's depth (lbr-kernel): Intel's model-specific stack, or LbrExtV2
+LBR_DEPTH = 16 if os.environ.get("VM_LBR_CPU") == "amd" else 32
 LKDTM_FN = {"EXCEPTION": "lkdtm_EXCEPTION", "PANIC": "lkdtm_PANIC",
             "BUG": "lkdtm_BUG", "EXEC_NULL": "lkdtm_EXEC_NULL"}
 
@@ -261,16 +264,17 @@ def check_oracle(kind, out, rings):
 
 
 def check_lbr_oracle(kind, out, rings, panic_cpu):
-    """Each CPU's ring (lbr-kernel) is entries its vCPU's LBR pushed, 32 in
-    a row, in order, MISPRED as "not predicted": the last 32 it pushed
-    (nothing after the freeze: DEBUGCTL.LBR cleared) -- except for a BUG
-    on the panicking CPU, whose copy was taken at the trap, before
-    report_bug() (patch 0018): there the 32 are found further back.  The
+    """Each CPU's ring (lbr-kernel) is entries its vCPU's LBR pushed, 32
+    (LBR_DEPTH) in a row, in order, MISPRED as "not predicted": the last 32
+    it pushed (nothing after the freeze: DEBUGCTL.LBR, LbrExtV2's LBRV2EN,
+    cleared) -- except for a BUG on the panicking CPU, whose copy was taken
+    at the trap, before report_bug() (patch 0018): there the 32 are found
+    further back.  The
     log (a gigabyte or more of kernel branches) is read from its end,
     then removed."""
     path = os.path.join(out, "lbr.log")
     try:
-        last = lbrlog.tail(path, 1 << 18 if kind == "BUG" else 32, set(rings))
+        last = lbrlog.tail(path, 1 << 18 if kind == "BUG" else LBR_DEPTH, set(rings))
     except (OSError, lbrlog.FormatError) as e:
         check(False, f"{kind}: the LBR model's log", str(e))
         return
@@ -284,15 +288,16 @@ def check_lbr_oracle(kind, out, rings, panic_cpu):
         if kind == "BUG" and cpu == panic_cpu:
             at = [i for i in range(len(got) - len(recs), -1, -1)
                   if got[i:i + len(recs)] == recs]
-            check(len(recs) == 32 and at and at[0] + 32 < len(got),
+            d = LBR_DEPTH
+            check(len(recs) == d and at and at[0] + d < len(got),
                   f"{kind}: CPU {cpu}'s ring is its LBR as copied at the BUG trap: "
-                  f"32 entries the model pushed in a row, {len(got) - 32 - at[0] if at else '?'} "
+                  f"{d} entries the model pushed in a row, {len(got) - d - at[0] if at else '?'} "
                   "pushed after it (report_bug) before the oops froze it",
                   "ring %s" % [tuple(hex(x) for x in r) for r in recs[-3:]])
             continue
-        got = got[-32:]
-        check(len(recs) == 32 and recs == got,
-              f"{kind}: CPU {cpu}'s ring is its LBR as frozen: the last 32 entries "
+        got = got[-LBR_DEPTH:]
+        check(len(recs) == LBR_DEPTH and recs == got,
+              f"{kind}: CPU {cpu}'s ring is its LBR as frozen: the last {LBR_DEPTH} entries "
               "the model pushed there, in order, none after",
               "ring %s\nmodel %s" % ([tuple(hex(x) for x in r) for r in recs[-3:]],
                                      [tuple(hex(x) for x in r) for r in got[-3:]]))
@@ -627,7 +632,7 @@ def main():
     hits = [m.start() for m in re.finditer(re.escape(struct.pack("<IHHI", 0x52535442, 1, 72, 24)), data)]
     for h in hits:
         cap = struct.unpack_from("<Q", data, h + 24)[0]
-        if cap == (32 if lbr else 4096):
+        if cap == (LBR_DEPTH if lbr else 4096):
             struct.pack_into("<Q", data, h + 32, 1 << 40)
     open(bad, "wb").write(data)
     rc, text = crash(vmlinux, bad, bts_so, "bts", "bts -n 1 -c 0")
@@ -637,7 +642,8 @@ def main():
     shown = per_cpu(o)
     check(rc == 4 and "corrupt ring" in e and "crash note" in o and
           set(shown) == set(ring_crash) and
-          all(len(r) == 32 and r == ring_crash[c][-32:] for c, r in shown.items()),
+          all(len(r) == min(32, len(ring_crash[c])) and r == ring_crash[c][-32:]
+              for c, r in shown.items()),
           "bad index: btsdump says so and falls back to the CPU's crash note (exit 4)",
           f"exit {rc}: {e}\n{o[-600:]}")
     trunc = os.path.join(out, "vmcore.truncated")

@@ -45,6 +45,7 @@ qemu_pid=$!
 # The capture kernel's poweroff/reboot can hang: end QEMU on the marker.
 vm_wait "$qemu_pid" "$out/console.log" 'BTSCRASH-KDUMP-\(SAVED\|FAILED\)' 600
 qemu_pid=
+vm_log_done "$out"	# VM_LBR_LOG_TAIL: the log's end written
 sed -n 's/.*BTSCRASH-TRACED-PID \([0-9]*\).*/\1/p' "$out/console.log" | head -n 1 > "$out/traced.pid"
 grep 'bts-model:' "$out/console.log" >&2 && exit 1
 grep -q 'BTSCRASH-KDUMP-SAVED rc=0' "$out/console.log" || {

@@ -148,6 +148,8 @@ vm_pack() {
 #   emul  Debian's QEMU, -cpu max (no BTS), the kernel's ds.emulate=1;
 #   lbr, lbr-kernel  the LBR model (qemu/, $QEMU): bts_crash.source=
 #         lbr or lbr-kernel, every entry pushed logged to OUTDIR/lbr.log;
+#         Intel's model-specific LBR (32 entries), or with VM_LBR_CPU=amd
+#         the AMD model's LbrExtV2 ($VM_AMD_CPU, 16 entries);
 #   hw    the BTS model (qemu/, built by scripts/qemu-build.sh, path
 #         in $QEMU): an Intel CPU with DS/BTS, the hardware backend on by
 #         default, every record the CPU writes logged to OUTDIR/bts.log
@@ -173,14 +175,17 @@ vm_machine() {
 		;;
 	lbr|lbr-kernel)
 		[ -x "${QEMU:-}" ] || { echo "vm_machine: QEMU (the LBR model) not set" >&2; return 1; }
-		# Skylake-SP with the model's LBR (qemu/ L1-L9), every
+		# Skylake-SP with the model's LBR (qemu/ L1-L9), or the AMD
+		# model's Zen 4 with LbrExtV2 (A1-A8; VM_LBR_CPU=amd), every
 		# entry pushed logged to OUTDIR/lbr.log; no BTS.  LBR_MODEL_CPU:
-		# another CPU with an LBR model (bench/vm-bench-perf.sh: the
-		# AMD model, VM_AMD_CPU or VM_ZEN5_CPU)
-		: "${LBR_MODEL_CPU:=$VM_INTEL_CPU,lbr=on}"
+		# any other CPU with an LBR model (bench/vm-bench-perf.sh:
+		# VM_AMD_CPU or VM_ZEN5_CPU)
 		rm -f "$1/lbr.log"
+		vm_log_tail "$1"
+		vm_cpu="$VM_INTEL_CPU,lbr=on"
+		[ "${VM_LBR_CPU:-intel}" != amd ] || vm_cpu=$VM_AMD_CPU
 		vm_qemu="$QEMU -L /usr/share/seabios -L /usr/share/qemu -nic none
-			-accel tcg,thread=single -cpu $LBR_MODEL_CPU$vm_log"
+			-accel tcg,thread=single -cpu ${LBR_MODEL_CPU:-$vm_cpu}$vm_log"
 		# lbr: every task's user branches; lbr-kernel: each CPU's
 		# kernel branches for the per-CPU rings (oops, kdump), and
 		# traced tasks on the emulation
@@ -218,6 +223,30 @@ vm_machine() {
 	fi
 	vm_qemu="$vm_qemu ${VM_QEMU_EXTRA:-}"	# bench/vm-bench.sh: -icount
 	echo "${BTSCRASH_BACKEND:-emul}" > "$1/backend"
+}
+
+# vm_log_tail OUTDIR: with VM_LBR_LOG_TAIL=N (entries), the LBR model
+# logs into a FIFO and only its last N entries reach OUTDIR/lbr.log (GNU
+# tail keeps them in memory): a kernel-branch log grows by ~30 MB/s, ten
+# gigabytes and more for a kdump run, of which the checks read the end.
+# vm_log_done OUTDIR, once QEMU is gone, waits for lbr.log to be written.
+vm_log_tail() {
+	vm_log_tail_pid=
+	[ -n "${VM_LBR_LOG_TAIL:-}" ] && [ -n "$vm_log" ] || return 0
+	rm -f "$1/lbr.fifo" && mkfifo "$1/lbr.fifo"
+	tail -c $((40 * VM_LBR_LOG_TAIL)) < "$1/lbr.fifo" > "$1/lbr.log" &
+	vm_log_tail_pid=$!
+	vm_log=",lbr-log=$1/lbr.fifo"
+}
+
+vm_log_done() {
+	[ -n "${vm_log_tail_pid:-}" ] || return 0
+	# a QEMU that never opened the FIFO leaves tail waiting for a writer
+	kill -0 "$vm_log_tail_pid" 2>/dev/null &&
+		timeout 5 sh -c ': > "$1"' sh "$1/lbr.fifo" 2>/dev/null
+	wait "$vm_log_tail_pid" || true
+	rm -f "$1/lbr.fifo"
+	vm_log_tail_pid=
 }
 
 # vm_stock_kernel CACHE [META]: Debian's current kernel image of META

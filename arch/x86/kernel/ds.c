@@ -14,12 +14,13 @@
  *  - emulation (ds.emulate=1, any CPU): a traced task runs with EFLAGS.TF
  *    and the #DB notifier records each taken branch (IRQs off); kernel
  *    rings get function entries from ftrace.
- * Also the LBR source (bts_crash.source=lbr): each CPU's model-specific
- * Last Branch Record stack kept on, user-ending branches only, the TOS
- * noted at every switch-in so that a dumping task reads back only its own
- * entries (ds_lbr_*, below; Intel SDM "Last Branch Recording Overview",
- * "LBR Stack", "Filtering of Last Branch Records").
- * Runs on the BTS and LBR models of qemu/ in the VM suite.
+ * Also the LBR source (bts_crash.source=lbr): each CPU's Last Branch
+ * Record stack (Intel's model-specific one or AMD's LbrExtV2) kept on,
+ * user-ending branches only, where it stood noted at every switch-in so
+ * that a dumping task reads back only its own entries (ds_lbr_*, below;
+ * Intel SDM "Last Branch Recording Overview", "LBR Stack", "Filtering of
+ * Last Branch Records"; AMD APM Vol. 2 13.1.1 "Last Branch Stack").
+ * Runs on the BTS, LBR and AMD models of qemu/ in the VM suite.
  * SDM references are to Intel 64 and IA-32 SDM Vol. 3B, chapter "Debug,
  * Branch Profile, TSC, and Intel Resource Director Technology", section
  * "Branch Trace Store (BTS)" and its subsections, cited by title because
@@ -48,6 +49,7 @@
 #include <asm/insn.h>
 #include <asm/intel_ds.h>
 #include <asm/msr.h>
+#include <asm/perf_event.h>
 #include <asm/ptrace.h>
 #include <asm/tlbflush.h>
 
@@ -89,12 +91,15 @@ static int ds_lbr_kernel_start(struct ds_trace *(*trace_of)(unsigned int cpu));
  */
 struct ds_lbr_cpu {
 	struct task_struct *task;	/* DS_LBR_USER: current at the mark */
-	u64 from;			/* FROM_IP[tos] at the mark */
-	u8 tos;
+	u64 from;			/* FROM_IP[tos] (LbrExtV2: LBR_FROM0) at the mark */
+	union {
+		u8 tos;			/* Intel */
+		u64 to;			/* LbrExtV2: LBR_TO0 at the mark */
+	};
 	unsigned long perf;		/* BIT(enum ds_user) of its holders now */
 	bool frozen;			/* DS_LBR_KERNEL: stopped, entries copied */
 	bool absent;			/* no Skylake-format LBR on this CPU
-					 * (ds_lbr_cpu_has()): no LBR MSR of it
+					 * (ds_lbr_ops' on_this_cpu()): no LBR MSR of it
 					 * is touched, nothing is read back
 					 */
 	struct task_struct *bug;	/* DS_LBR_KERNEL: its BUG/WARN trap copied
@@ -105,6 +110,29 @@ struct ds_lbr_cpu {
 };
 
 static DEFINE_PER_CPU(struct ds_lbr_cpu, ds_lbr_cpu);
+
+/*
+ * The LBR hardware behind the source, chosen once by ds_lbr_probe():
+ * Intel's model-specific stack (a TOS ring) or AMD's LbrExtV2 (entry 0
+ * the newest, no TOS).  Both filter by the CPL a branch ends in with the
+ * same two LBR_SELECT bits.
+ */
+struct ds_lbr_ops {
+	const char *name;
+	u32 ctl;			/* the MSR whose ctl_on bit runs the stack */
+	u64 ctl_on;
+	u32 select;			/* LBR_SELECT */
+	/* note where the stack stands now (a switch-in, exec, a thaw) */
+	void (*mark)(struct ds_lbr_cpu *m);
+	/* entries pushed since the mark (<= depth); *top for entry() */
+	unsigned int (*since)(const struct ds_lbr_cpu *m, u64 *top, bool *wrapped);
+	/* the entry age pushes old (0: the newest); false: nothing to keep */
+	bool (*entry)(u64 top, unsigned int age, struct bts_record *rec);
+	bool (*on_this_cpu)(void);	/* this CPU has it (hotplug) */
+};
+
+static const struct ds_lbr_ops ds_lbr_intel;
+static const struct ds_lbr_ops *ds_lbr_hw __read_mostly = &ds_lbr_intel;
 
 void ds_ring_init(struct ds_ring *r, struct bts_record *base, u64 capacity)
 {
@@ -300,23 +328,25 @@ static __always_inline void ds_lbr_wrmsr(u32 msr, u64 v)
 }
 
 /*
- * First thing on the crash path: DEBUGCTL.LBR off ("freezes" the stack),
- * with the bare instructions (no MSR tracepoint call, no branch of its
- * own but the test), so that the stack keeps the branches before it.
+ * First thing on the crash path: DEBUGCTL.LBR (LbrExtV2: DBG_EXTN_CFG.
+ * LBRV2EN) off ("freezes" the stack), with the bare instructions (no MSR
+ * tracepoint call, no branch of its own but the test: the MSR and the bit
+ * are loaded, not chosen), so that the stack keeps the branches before it.
  */
 static __always_inline void ds_lbr_off_now(void)
 {
-	u64 dbg;
+	u32 msr = ds_lbr_hw->ctl;
+	u64 on = ds_lbr_hw->ctl_on, v;
 
 	if (IS_ENABLED(CONFIG_BTS_CRASH_KUNIT_TEST) && unlikely(ds_hw != &ds_native_ops)) {
-		dbg = ds_hw->read_msr(MSR_IA32_DEBUGCTLMSR);
-		if (dbg & DEBUGCTLMSR_LBR)
-			ds_hw->write_msr(MSR_IA32_DEBUGCTLMSR, dbg & ~DEBUGCTLMSR_LBR);
+		v = ds_hw->read_msr(msr);
+		if (v & on)
+			ds_hw->write_msr(msr, v & ~on);
 		return;
 	}
-	dbg = __rdmsr(MSR_IA32_DEBUGCTLMSR);
-	if (dbg & DEBUGCTLMSR_LBR)
-		__wrmsr(MSR_IA32_DEBUGCTLMSR, (u32)(dbg & ~DEBUGCTLMSR_LBR), (u32)(dbg >> 32));
+	v = __rdmsr(msr);
+	if (v & on)
+		__wrmsr(msr, (u32)(v & ~on), (u32)(v >> 32));
 }
 
 /*
@@ -630,6 +660,10 @@ void ds_cpu_init(void)
 		wrmsrl_safe(MSR_IA32_DEBUGCTLMSR, dbg & ~(DEBUGCTL_BTS_BITS | DEBUGCTLMSR_LBR));
 	if (boot_cpu_has(X86_FEATURE_DS))
 		wrmsrl_safe(MSR_IA32_DS_AREA, 0);
+	/* AMD's LbrExtV2 (APM Vol. 2 13.1.1): the same for its enable bit */
+	if (boot_cpu_has(X86_FEATURE_AMD_LBR_V2) &&
+	    !rdmsrl_safe(MSR_AMD_DBG_EXTN_CFG, &dbg) && (dbg & DBG_EXTN_CFG_LBRV2EN))
+		wrmsrl_safe(MSR_AMD_DBG_EXTN_CFG, dbg & ~DBG_EXTN_CFG_LBRV2EN);
 }
 
 /* This CPU records again (resume, online): its kernel ring, or a task's. */
@@ -1323,11 +1357,14 @@ late_initcall(ds_debugfs_init);
 /* ---- the LBR source ------------------------------------------------------ */
 
 /*
- * Model-specific LBR in the Skylake format (IA32_PERF_CAPABILITIES.LBR_FMT
- * = 5, LBR_FORMAT_INFO: 64-bit FROM_IP/TO_IP, flags in MSR_LBR_INFO_x), the
- * depth from the CPU model as perf's intel_pmu_lbr_init_skl() takes it (the
- * format does not enumerate it).  Architectural LBR (Alder Lake, Sapphire
- * Rapids) and AMD's LbrExtV2 are not supported: docs/kernel.md's table.
+ * Two kinds of stack (struct ds_lbr_ops): Intel's model-specific LBR in
+ * the Skylake format (IA32_PERF_CAPABILITIES.LBR_FMT = 5, LBR_FORMAT_INFO:
+ * 64-bit FROM_IP/TO_IP, flags in MSR_LBR_INFO_x), the depth from the CPU
+ * model as perf's intel_pmu_lbr_init_skl() takes it (the format does not
+ * enumerate it); AMD's LbrExtV2 (Zen 4, Zen 5: AMD APM Vol. 2 13.1.1
+ * "Last Branch Stack"), the depth from CPUID Fn8000_0022.  Architectural
+ * LBR (Alder Lake, Sapphire Rapids) is not supported: docs/kernel.md's
+ * table.
  *
  * One stack per CPU with one CPL filter, so one of two uses at a time
  * (bts_crash.source=):
@@ -1348,6 +1385,7 @@ late_initcall(ds_debugfs_init);
 #define DS_LBR_SEL_CPL_NEQ_0	BIT_ULL(1)	/* "... ending in ring >0" */
 #define DS_LBR_INFO_MISPRED	BIT_ULL(63)
 #define DS_LBR_INFO_CYC_CNT	0xffffULL	/* core cycles since the previous entry */
+#define DS_LBR_MAX_DEPTH	32		/* what a note and a CPU ring are sized for */
 
 /*
  * Sky Lake to Tiger Lake, family 6: LBR_INFO, 32 entries.  Model numbers,
@@ -1361,7 +1399,7 @@ static const u8 ds_lbr_models[] __initconst = {
 	0x6A, 0x6C, 0x7D, 0x7E, 0x8C, 0x8D,
 };
 
-static unsigned int __init ds_lbr_probe(void)
+static unsigned int __init ds_lbr_intel_probe(void)
 {
 	unsigned int i;
 	u64 caps;
@@ -1377,12 +1415,156 @@ static unsigned int __init ds_lbr_probe(void)
 	return 0;
 }
 
+/* Intel: the TOS and the FROM_IP at it (two MSR reads). */
+static void notrace ds_lbr_intel_mark(struct ds_lbr_cpu *m)
+{
+	m->tos = ds_lbr_rdmsr(MSR_LBR_TOS) % ds_lbr_depth;
+	m->from = ds_lbr_rdmsr(MSR_LBR_NHM_FROM + m->tos);
+}
+
+/*
+ * The entry at the marked TOS tells whether the stack went round since:
+ * when it still holds what it held then, only the entries after it count
+ * (a loop that wrote the same branch into that slot is undercounted,
+ * never overcounted).
+ */
+static unsigned int notrace ds_lbr_intel_since(const struct ds_lbr_cpu *m, u64 *top,
+					       bool *wrapped)
+{
+	unsigned int depth = ds_lbr_depth, tos = ds_lbr_rdmsr(MSR_LBR_TOS) % depth;
+
+	*top = tos;
+	if (ds_lbr_rdmsr(MSR_LBR_NHM_FROM + m->tos) != m->from) {
+		*wrapped = true;
+		return depth;
+	}
+	return (tos + depth - m->tos) % depth;
+}
+
+static u64 ds_lbr_flags(u64 info);
+
+static bool notrace ds_lbr_intel_entry(u64 top, unsigned int age, struct bts_record *rec)
+{
+	unsigned int idx = (top + ds_lbr_depth - age) % ds_lbr_depth;
+
+	rec->from = ds_lbr_rdmsr(MSR_LBR_NHM_FROM + idx);
+	rec->to = ds_lbr_rdmsr(MSR_LBR_NHM_TO + idx);
+	rec->flags = ds_lbr_flags(ds_lbr_rdmsr(MSR_LBR_INFO_0 + idx));
+	return true;
+}
+
+static bool ds_lbr_intel_cpu_has(void);
+
+static const struct ds_lbr_ops ds_lbr_intel = {
+	.name = "model-specific LBR in the Skylake format",
+	.ctl = MSR_IA32_DEBUGCTLMSR, .ctl_on = DEBUGCTLMSR_LBR, .select = MSR_LBR_SELECT,
+	.mark = ds_lbr_intel_mark, .since = ds_lbr_intel_since,
+	.entry = ds_lbr_intel_entry, .on_this_cpu = ds_lbr_intel_cpu_has,
+};
+
+/*
+ * AMD LbrExtV2 (APM Vol. 2 13.1.1; the PPR's LBR_FROM/LBR_TO): LBR_FROMn /
+ * LBR_TOn at 0xc0010300 + 2n / + 2n + 1; each push shifts entries 0..14
+ * down by one and writes entry 0, so entry 0 is always the newest and
+ * there is no TOS.  LBR_FROM: mispredict (63), the address (sign-extended
+ * from the linear-address width); LBR_TO: valid (63), spec (62), an
+ * erroneous entry (61, Erratum 1452), the address.
+ */
+#define DS_LBR_AMD_FROM(n)	(MSR_AMD_SAMP_BR_FROM + 2 * (n))
+#define DS_LBR_AMD_TO(n)	(MSR_AMD_SAMP_BR_FROM + 2 * (n) + 1)
+#define DS_LBR_AMD_MISPRED	BIT_ULL(63)
+#define DS_LBR_AMD_VALID	BIT_ULL(63)
+#define DS_LBR_AMD_ERR		BIT_ULL(61)
+
+static unsigned int __init ds_lbr_amd_probe(void)
+{
+	if (boot_cpu_data.x86_vendor != X86_VENDOR_AMD ||
+	    !boot_cpu_has(X86_FEATURE_PERFMON_V2) || !boot_cpu_has(X86_FEATURE_AMD_LBR_V2))
+		return 0;
+	/* Fn8000_0022 EBX[9:4] LbrV2StackSize, as perf's amd_pmu_lbr_init() */
+	return min_t(unsigned int, (cpuid_ebx(EXT_PERFMON_DEBUG_FEATURES) >> 4) & 0x3f,
+		     DS_LBR_MAX_DEPTH);
+}
+
+/*
+ * No TOS: the newest entry itself is the mark (two MSR reads, as Intel's).
+ * Entries pushed after it shift it down, so where it is found again says
+ * how many came since.
+ */
+static void notrace ds_lbr_amd_mark(struct ds_lbr_cpu *m)
+{
+	m->from = ds_lbr_rdmsr(DS_LBR_AMD_FROM(0));
+	m->to = ds_lbr_rdmsr(DS_LBR_AMD_TO(0));
+}
+
+/*
+ * Scanned from the newest: the entries before the first one equal to the
+ * mark are the task's.  Not found: at least depth pushes since, all its
+ * own (wrapped).  A later entry equal to the mark stops the scan early:
+ * undercounted, never another task's entries (Intel's guarantee).
+ */
+static unsigned int notrace ds_lbr_amd_since(const struct ds_lbr_cpu *m, u64 *top,
+					     bool *wrapped)
+{
+	unsigned int i;
+
+	*top = 0;
+	for (i = 0; i < ds_lbr_depth; i++)
+		if (ds_lbr_rdmsr(DS_LBR_AMD_FROM(i)) == m->from &&
+		    ds_lbr_rdmsr(DS_LBR_AMD_TO(i)) == m->to)
+			return i;
+	*wrapped = true;
+	return ds_lbr_depth;
+}
+
+/*
+ * An empty entry (valid and spec clear), a wrong-path one (valid clear:
+ * never retired) and an erroneous one are not kept.  The addresses are
+ * sign-extended as perf's sign_ext_branch_ip(); no cycle counts.
+ */
+static bool notrace ds_lbr_amd_entry(u64 top, unsigned int age, struct bts_record *rec)
+{
+	int sign = boot_cpu_data.x86_virt_bits - 1;
+	u64 from = ds_lbr_rdmsr(DS_LBR_AMD_FROM(age)), to = ds_lbr_rdmsr(DS_LBR_AMD_TO(age));
+
+	if (!(to & DS_LBR_AMD_VALID) || (to & DS_LBR_AMD_ERR))
+		return false;
+	rec->from = sign_extend64(from, sign);
+	rec->to = sign_extend64(to, sign);
+	rec->flags = from & DS_LBR_AMD_MISPRED ? 0 : BTS_REC_F_PREDICTED;
+	return true;
+}
+
+static bool ds_lbr_amd_cpu_has(void)
+{
+	return this_cpu_has(X86_FEATURE_AMD_LBR_V2);
+}
+
+static const struct ds_lbr_ops ds_lbr_amd = {
+	.name = "LbrExtV2",
+	.ctl = MSR_AMD_DBG_EXTN_CFG, .ctl_on = DBG_EXTN_CFG_LBRV2EN,
+	.select = MSR_AMD64_LBR_SELECT,
+	.mark = ds_lbr_amd_mark, .since = ds_lbr_amd_since,
+	.entry = ds_lbr_amd_entry, .on_this_cpu = ds_lbr_amd_cpu_has,
+};
+
+/* Which stack this CPU has (ds_lbr_hw) and its depth; 0: none usable. */
+static unsigned int __init ds_lbr_probe(void)
+{
+	unsigned int depth = ds_lbr_amd_probe();
+
+	if (depth) {
+		ds_lbr_hw = &ds_lbr_amd;
+		return depth;
+	}
+	return ds_lbr_intel_probe();
+}
+
 static void notrace ds_lbr_mark_now(struct ds_lbr_cpu *m, struct task_struct *task)
 {
 	if (m->absent)
 		return;
-	m->tos = ds_lbr_rdmsr(MSR_LBR_TOS) % ds_lbr_depth;
-	m->from = ds_lbr_rdmsr(MSR_LBR_NHM_FROM + m->tos);
+	ds_lbr_hw->mark(m);
 	m->task = task;
 	m->gap_len = 0;
 }
@@ -1449,18 +1631,15 @@ static struct bts_record ds_lbr_gap(u64 end, u64 len)
  * The entries pushed since the mark, oldest first, into out[depth];
  * *wrapped when older ones were overwritten.  The stack is per CPU: an
  * entry from before the mark is another task's, perf's, or from before
- * the CPU's last oops, and is never returned.  The entry at the marked
- * TOS tells whether the stack went round since: when it still holds what
- * it held then, only the entries after it count (a loop that wrote the
- * same branch into that slot is undercounted, never overcounted).  A
+ * the CPU's last oops, and is never returned (ds_lbr_ops' since()).  A
  * perf hold ending at the mark, or going on now, is a GAP marker first.
  */
 static unsigned int notrace ds_lbr_since_mark(struct ds_lbr_cpu *m,
 					      struct bts_record *out, unsigned int max,
 					      bool *wrapped)
 {
-	unsigned int n, i, k = 0, depth = ds_lbr_depth;
-	u64 tos;
+	unsigned int n, k = 0;
+	u64 top;
 
 	*wrapped = false;
 	if (!max || m->absent)
@@ -1471,22 +1650,12 @@ static unsigned int notrace ds_lbr_since_mark(struct ds_lbr_cpu *m,
 		out[0] = ds_lbr_gap(now, now - m->gap_since);
 		return 1;
 	}
-	tos = ds_lbr_rdmsr(MSR_LBR_TOS) % depth;
-	n = (tos + depth - m->tos) % depth;
-	if (ds_lbr_rdmsr(MSR_LBR_NHM_FROM + m->tos) != m->from) {
-		n = depth;
-		*wrapped = true;
-	}
+	n = ds_lbr_hw->since(m, &top, wrapped);
 	if (m->gap_len && n < max)
 		out[k++] = ds_lbr_gap(m->gap_end, m->gap_len);
 	n = min(n, max - k);
-	for (i = 0; i < n; i++, k++) {
-		unsigned int idx = (tos + depth - (n - 1 - i)) % depth;
-
-		out[k].from = ds_lbr_rdmsr(MSR_LBR_NHM_FROM + idx);
-		out[k].to = ds_lbr_rdmsr(MSR_LBR_NHM_TO + idx);
-		out[k].flags = ds_lbr_flags(ds_lbr_rdmsr(MSR_LBR_INFO_0 + idx));
-	}
+	while (n--)		/* the oldest first: age n - 1 down to 0 */
+		k += ds_lbr_hw->entry(top, n, &out[k]);
 	return k;
 }
 
@@ -1509,7 +1678,8 @@ unsigned int ds_lbr_read(struct bts_record *out, bool *wrapped)
 }
 
 /* Branches ending where this mode records, every type; then DEBUGCTL.LBR
- * (SDM "Filtering of Last Branch Records", "LBR Stack").
+ * (SDM "Filtering of Last Branch Records", "LBR Stack"), or LbrExtV2's
+ * LBRV2EN (APM Vol. 2 13.1.1: LBR_SELECT's bits 0 and 1 are Intel's).
  */
 static void ds_lbr_cpu_on(void)
 {
@@ -1518,11 +1688,11 @@ static void ds_lbr_cpu_on(void)
 
 	if (m->perf || m->frozen || m->absent)
 		return;
-	ds_lbr_wrmsr(MSR_LBR_SELECT, ds_lbr_mode == DS_LBR_KERNEL ?
+	ds_lbr_wrmsr(ds_lbr_hw->select, ds_lbr_mode == DS_LBR_KERNEL ?
 		     DS_LBR_SEL_CPL_NEQ_0 : DS_LBR_SEL_CPL_EQ_0);
-	dbg = ds_lbr_rdmsr(MSR_IA32_DEBUGCTLMSR);
-	if (!(dbg & DEBUGCTLMSR_LBR))
-		ds_lbr_wrmsr(MSR_IA32_DEBUGCTLMSR, dbg | DEBUGCTLMSR_LBR);
+	dbg = ds_lbr_rdmsr(ds_lbr_hw->ctl);
+	if (!(dbg & ds_lbr_hw->ctl_on))
+		ds_lbr_wrmsr(ds_lbr_hw->ctl, dbg | ds_lbr_hw->ctl_on);
 }
 
 /*
@@ -1636,7 +1806,7 @@ void ds_lbr_request(enum ds_user who)
 		return;
 	if (!m->frozen && !m->absent) {
 		ds_lbr_off_now();
-		ds_lbr_wrmsr(MSR_LBR_SELECT, 0);
+		ds_lbr_wrmsr(ds_lbr_hw->select, 0);
 	}
 	m->gap_since = local_clock();
 }
@@ -1681,7 +1851,7 @@ static void ds_lbr_cpu_start(void)
  * another format) on some CPUs, where its MSRs would #GP or mean
  * something else.  Such a CPU's kernel ring stays empty.
  */
-static bool ds_lbr_cpu_has(void)
+static bool ds_lbr_intel_cpu_has(void)
 {
 	u64 caps;
 
@@ -1692,10 +1862,10 @@ static bool ds_lbr_cpu_has(void)
 
 static int ds_lbr_cpu_online(unsigned int cpu)
 {
-	if (!ds_lbr_cpu_has()) {
+	if (!ds_lbr_hw->on_this_cpu()) {
 		this_cpu_write(ds_lbr_cpu.absent, true);
-		pr_warn("ds: CPU %u has no model-specific LBR in the Skylake format: the LBR source records nothing there\n",
-			cpu);
+		pr_warn("ds: CPU %u has no %s: the LBR source records nothing there\n",
+			cpu, ds_lbr_hw->name);
 		return 0;
 	}
 	ds_lbr_cpu_start();
@@ -1713,10 +1883,11 @@ static int ds_lbr_cpu_offline(unsigned int cpu)
  * A debug exception clears DEBUGCTL.LBR ("Monitoring Branches, Exceptions,
  * and Interrupts": the handler must set it again): a debugger's single
  * step or breakpoint would otherwise end recording on that CPU for good.
+ * Intel only: the APM says nothing of #DB clearing LbrExtV2's LBRV2EN.
  */
 static int ds_lbr_notify(struct notifier_block *nb, unsigned long val, void *data)
 {
-	if (val == DIE_DEBUG && ds_lbr_mode != DS_LBR_OFF)
+	if (val == DIE_DEBUG && ds_lbr_mode != DS_LBR_OFF && ds_lbr_hw == &ds_lbr_intel)
 		ds_lbr_cpu_on();
 	return NOTIFY_DONE;
 }
@@ -1761,7 +1932,7 @@ int __init ds_lbr_start(bool kernel)
 
 	ds_lbr_depth = ds_lbr_probe();
 	if (!ds_lbr_depth) {
-		pr_info("ds: no model-specific LBR in the Skylake format on this CPU: LBR source off\n");
+		pr_info("ds: no model-specific LBR in the Skylake format or LbrExtV2 on this CPU: LBR source off\n");
 		return -EOPNOTSUPP;
 	}
 	ds_lbr_mode = kernel ? DS_LBR_KERNEL : DS_LBR_USER;
@@ -1772,9 +1943,9 @@ int __init ds_lbr_start(bool kernel)
 		return ret;
 	}
 	ds_register_syscore(&ds_lbr_syscore_ops);
-	pr_info("ds: LBR source on: %u entries per CPU, %s\n", ds_lbr_depth,
+	pr_info("ds: LBR source on: %u entries per CPU, %s (%s)\n", ds_lbr_depth,
 		kernel ? "kernel branches, kept at oops and panic" :
-			 "user branches of every task");
+			 "user branches of every task", ds_lbr_hw->name);
 	return 0;
 }
 
