@@ -3,7 +3,10 @@
 # In the systemd VM (btscrash-sd-test.service), btscrash's packages
 # installed: crashes tests/crasher.c as uid 1000, then as root from a
 # mode-0700 directory, waits for btsdumpd's entries, reads them with
-# btsdumpctl and gdb, collects the store, the journal,
+# btsdumpctl and gdb; on a stock kernel on the PMU model (modes standalone,
+# companion-lbr), after the stock-kernel LBR collector armed; standalone:
+# purges btscrash-daemon, installs it again under this running systemd and
+# crashes once more (crasher2).  Collects the store, the journal,
 # the units' states and who can read the entry into a tar, sends it base64'd
 # between BTSCRASH-SD-BEGIN/END lines on ttyS1 and powers off.
 # check-systemd-vm.py reads the files.
@@ -24,6 +27,21 @@ ls -la /var/lib/btsdumpd/ >$R/store-before.txt
 # ring size 60-btscrash-trace.conf set at boot (absent on a stock kernel)
 cat /proc/sys/kernel/bts_crash_task_records >$R/task-records 2>&1
 dmesg | grep -E '(^|\] )(ds|bts_crash): ' >$R/dmesg-bts.txt
+mode=$(cat /etc/btscrash-sd-mode)
+
+# lbr_armed: waits (at most 300 s) for the LBR collector to arm or say why
+# it cannot; its state into $R/lbr-PHASE.txt
+lbr_armed() {
+	i=0
+	while [ $i -lt 300 ] && ! [ -e /run/btsdumpd-lbr/armed ] &&
+		systemctl -q is-active btsdumpd-lbr.service; do
+		sleep 1
+		i=$((i + 1))
+	done
+	{ echo "waited $i"; systemctl show -p ActiveState -p SubState btsdumpd-lbr.service
+	  cat /run/btsdumpd-lbr/status; } >$R/lbr-"$1".txt 2>&1
+}
+[ "$mode" = companion ] || lbr_armed boot
 
 # wait_entry COMM: the path of the store's entry for COMM (once it is
 # renamed into place), then waits for the instance to finish (its journal
@@ -88,7 +106,7 @@ journalctl -b -o short-monotonic --no-pager -u systemd-journal-upload.service >$
 # (btscrash-gdb), no -iex; a stock kernel's core has no trace, and bts
 # says so (an unloaded bts would be "Undefined command"); the patched
 # kernel's has the crash's last branches
-if [ "$(cat /etc/btscrash-sd-mode)" = companion ]; then
+if [ "$mode" != standalone ]; then
 	# the core is systemd-coredump's
 	coredumpctl dump crasher -o /tmp/crasher.core >$R/dump.txt 2>&1; echo "exit $?" >>$R/dump.txt
 	# and the operator's other way in: coredumpctl debug starts the same
@@ -147,6 +165,24 @@ for u in 1000 1001; do
 	echo "exit $?" >>$R/rootcrash-btsdumpctl-"$u".txt
 done
 [ -n "$rentry" ] && ls -la "$rentry" >$R/rootcrash-ls.txt
+if [ "$mode" = standalone ]; then
+	# purge hands core_pattern back (the kernel's default here: no
+	# systemd-coredump), the collector stops; a dpkg -i under this systemd
+	# takes core_pattern and arms the collector again, no reboot
+	dpkg --purge btscrash-gdb btscrash-daemon >$R/purge.txt 2>&1; echo "exit $?" >>$R/purge.txt
+	cat /proc/sys/kernel/core_pattern >$R/core_pattern-purged
+	systemctl is-active btsdumpd-lbr.service btsdumpd.socket >$R/units-purged 2>&1
+	rm -f /run/btsdumpd-lbr/armed
+	dpkg -i /var/tmp/btscrash-debs/btscrash-daemon_*.deb >$R/reinstall.txt 2>&1
+	echo "exit $?" >>$R/reinstall.txt
+	cat /proc/sys/kernel/core_pattern >$R/core_pattern-reinstalled
+	lbr_armed reinstall
+	cp /usr/local/bin/crasher /usr/local/bin/crasher2
+	sh -c 'ulimit -c unlimited; exec setpriv --reuid=1000 --regid=1000 --clear-groups /usr/local/bin/crasher2 null'
+	echo $? >$R/crasher2-status
+	e2=$(wait_entry crasher2)
+	[ -n "$e2" ] && mkdir -p $R/store2 && cp "$e2"/meta "$e2"/report.* $R/store2/
+fi
 btsdumpctl info rootcrash >$R/rootcrash-info.txt 2>&1; echo "exit $?" >>$R/rootcrash-info.txt
 for f in report.txt.zst report.json.zst meta core.zst; do
 	cat "$rentry/$f" >/dev/null 2>&1; echo "$f $?" >>$R/rootcrash-read-0.txt
