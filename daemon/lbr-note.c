@@ -2,7 +2,8 @@
 /*
  * The handler's side of the stock-kernel collector: the snapshot the
  * collector (lbr-collector.c) kept for the core's faulting thread, checked
- * against the core and written into the spooled core as an
+ * against the core (each `from` decoded as btsdump decodes a BTS record's:
+ * a branch instruction) and written into the spooled core as an
  * NT_BTSCRASH_THREAD note, source lbr (docs/btsdumpd.md "Stock kernels").
  * Process context, in the collection pipeline (collect.c).
  */
@@ -23,6 +24,7 @@
 #include "lbr-snapshot.h"
 
 #define SNAP_WAIT_MS	3000	/* the collector holds a snapshot until its CPU's check */
+#define INSN_MAX	15	/* the longest x86 instruction */
 #define SNAP_AGE_MAX_NS	(60ULL * 1000000000ULL)	/* older: another crash's */
 
 static uint64_t monotonic_ns(void)
@@ -74,6 +76,39 @@ static int exec_segment(Elf *elf, uint64_t addr)
 	return -1;
 }
 
+/* The code of the crashing process, to decode each entry's from: the
+ * core's bytes, else the process's files (the handler's descriptors of
+ * them, else the files the core names); either may be NULL. */
+struct lbr_code {
+	Elf *elf;
+	struct btsdec_sym *sym;
+	struct btsdec_classifier *cls;
+};
+
+/* Whether from lies in an executable mapping of the core and the
+ * instruction there is one a user LBR entry starts at (call, return,
+ * jump, conditional jump), classified as btsdump classifies a BTS
+ * record's from.  Code the core lacks and no file gives cannot be judged:
+ * the mapping suffices then. */
+static bool branch_at(const struct lbr_code *lc, uint64_t from)
+{
+	uint8_t code[INSN_MAX];
+	enum btsdec_kind k;
+	bool indirect;
+	size_t n;
+
+	if (exec_segment(lc->elf, from) < 0)
+		return false;
+	if (!lc->sym || !lc->cls)
+		return true;
+	n = btsdec_sym_read_code(lc->sym, from, code, sizeof(code));
+	if (!n)
+		return true;
+	k = btsdec_classify(lc->cls, code, n, from, &indirect);
+	return k == BTSDEC_K_CALL || k == BTSDEC_K_RETURN || k == BTSDEC_K_JUMP ||
+	       k == BTSDEC_K_COND;
+}
+
 /* Whether an entry is one of the thread's user branches: not an empty
  * slot (the LBR not filled since perf's reset at switch-in, or an entry
  * perf's filter discarded: from = 0) nor a return from the kernel to user
@@ -111,13 +146,14 @@ static int filled(const struct btsdumpd_lbr_snap *s, int n)
 }
 
 /* The snapshot's user entries, oldest first, kept back to the newest
- * break in the chain: each entry's from in an executable mapping of the
- * core; the code from one entry's to runs straight (forward, in one
- * mapping) to the next's from.  Returns how many were dropped before the
- * break. */
-static int lbr_validate(Elf *elf, const struct btsdumpd_lbr_snap *s,
+ * break in the chain: each entry's from a branch instruction in an
+ * executable mapping of the core (branch_at); the code from one entry's
+ * to runs straight (forward, in one mapping) to the next's from.  Returns
+ * how many were dropped before the break. */
+static int lbr_validate(const struct lbr_code *lc, const struct btsdumpd_lbr_snap *s,
 			struct btsdec_record *out, size_t *nr)
 {
+	Elf *elf = lc->elf;
 	int n = filled(s, slots(s)), i;
 	size_t k = 0, first = 0;
 
@@ -127,7 +163,7 @@ static int lbr_validate(Elf *elf, const struct btsdumpd_lbr_snap *s,
 		if (!user_branch(e))
 			continue;
 		out[k] = (struct btsdec_record){ e->from, e->to, 0 };
-		if (exec_segment(elf, e->from) < 0)
+		if (!branch_at(lc, e->from))
 			first = k + 1;
 		else if (k > first && (exec_segment(elf, out[k - 1].to) !=
 				       exec_segment(elf, e->from) ||
@@ -141,7 +177,8 @@ static int lbr_validate(Elf *elf, const struct btsdumpd_lbr_snap *s,
 }
 
 /* The note for t's thread from snapshot s, written into the core at path. */
-static int write_note(const char *path, Elf *elf, const struct btsdumpd_lbr_snap *s)
+static int write_note(const char *path, const struct lbr_code *lc,
+		      const struct btsdumpd_lbr_snap *s)
 {
 	struct btsdec_record recs[BTSDUMPD_LBR_MAX + 1];
 	struct btsdec_trace t = { .type = NT_BTSCRASH_THREAD, .id = s->tid,
@@ -149,7 +186,7 @@ static int write_note(const char *path, Elf *elf, const struct btsdumpd_lbr_snap
 				  .flags = BTS_NOTE_F_USER_ONLY,
 				  .source = BTS_SOURCE_LBR, .recs = recs + 1 };
 	struct btsdec_err err;
-	int dropped = lbr_validate(elf, s, recs + 1, &t.nr), ret;
+	int dropped = lbr_validate(lc, s, recs + 1, &t.nr), ret;
 
 	if (dropped) {		/* the gap where the chain broke */
 		recs[0] = (struct btsdec_record){ BTS_MARKER(BTS_MARK_GAP, BTS_GAP_UNKNOWN),
@@ -171,10 +208,31 @@ static int write_note(const char *path, Elf *elf, const struct btsdumpd_lbr_snap
 	return ret;
 }
 
+/* The snapshot s checked against core and written into it at path. */
+static int note_from(struct btsdec_core *core, const struct btsdumpd_mapped *mapped,
+		     const char *path, const struct btsdumpd_lbr_snap *s)
+{
+	struct btsdec_symopts so = { .elf_fds = mapped ? mapped->fd : NULL,
+				     .nr_elf_fds = mapped ? mapped->nr : 0 };
+	struct lbr_code lc = { .elf = btsdec_core_elf(core) };
+	struct btsdec_err err;
+	int ret;
+
+	/* without them, only the mapping is checked (branch_at) */
+	if (btsdec_sym_open_core(core, &so, &lc.sym, &err))
+		lc.sym = NULL;
+	if (btsdec_classifier_new(&lc.cls, &err))
+		lc.cls = NULL;
+	ret = write_note(path, &lc, s);
+	btsdec_classifier_free(lc.cls);
+	btsdec_sym_close(lc.sym);
+	return ret;
+}
+
 /* The collector's note into the spooled core at path (a file of the
  * entry): 0 when written, -EEXIST when the core already has a trace note
  * (a patched kernel's, never replaced), -ENOENT without a snapshot. */
-int btsdumpd_lbr_note(const char *dir, const char *path)
+int btsdumpd_lbr_note(const char *dir, const char *path, const struct btsdumpd_mapped *mapped)
 {
 	struct btsdumpd_lbr_snap s;
 	struct btsdec_core *core;
@@ -199,7 +257,7 @@ int btsdumpd_lbr_note(const char *dir, const char *path)
 	if (!ret && s.nr < 0)
 		ret = s.nr;
 	if (!ret)
-		ret = write_note(path, btsdec_core_elf(core), &s);
+		ret = note_from(core, mapped, path, &s);
 	btsdec_core_close(core);
 	return ret;
 }

@@ -7,8 +7,9 @@ from the fixture crasher's real branches (tests/fixtures/crasher-null.records,
 the addresses of crasher-notrace.core), piped with that core through
 btsdumpd --direct --lbr-dir.  Checks the note written (source lbr, oldest
 first, empty slots, perf's leftover copies and returns from the kernel left
-out), a chain broken by a backward step or a from outside executable
-code (older entries dropped behind a gap marker), a kernel-written note
+out), a chain broken by a backward step, a from outside executable
+code or a from that decodes to no branch instruction (older entries
+dropped behind a gap marker), a kernel-written note
 never replaced, and no note from a stale snapshot or without a collector.
 Usage: test-btsdumpd-lbr.py BTSDUMPD"""
 import importlib
@@ -125,6 +126,18 @@ rec = notes[0][1] if notes else []
 check(notes and rec[0][0] >> 48 == MARKER and rec[1:] == trail[5:],
       "a from outside the core's executable mappings: it and the older ones dropped",
       notes)
+
+# a from in the program's code, in the chain, but no branch: parse_request's
+# `mov %rax,%rdi` (crasher+0x123c) before its call to checksum (+0x123f),
+# decoded as btsdump decodes a BTS record's from
+mov = list(trail)
+mov[4] = (mov[4][0] - 3, mov[4][1])
+notes = run("not a branch", NOTRACE, snapshot(tid, reversed(mov)))
+rec = notes[0][1] if notes else []
+check(notes and rec[0][0] >> 48 == MARKER and rec[1:] == trail[5:] and
+      notes[0][0]["lost"] == 5,
+      "a from that decodes to no branch (a mov): it and the older ones dropped "
+      "behind a gap", notes)
 
 # a kernel-written note (the fixture's) is never replaced
 NULL = os.path.join(FIX, "crasher-null.core")
