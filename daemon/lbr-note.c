@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <syslog.h>
 #include <time.h>
 #include <unistd.h>
@@ -23,7 +24,11 @@
 #include "btsdumpd.h"
 #include "lbr-snapshot.h"
 
-#define SNAP_WAIT_MS	3000	/* the collector holds a snapshot until its CPU's check */
+/* The collector holds a snapshot until its CPU's checks vouch for it
+ * (about 500 ms); the handler waits until the collector's progress passes
+ * the crash (lbr-collector.c), at most this long (a collector stopped by
+ * SIGSTOP, or one starved of CPU for that long). */
+#define SNAP_WAIT_MS	30000
 #define INSN_MAX	15	/* the longest x86 instruction */
 #define SNAP_AGE_MAX_NS	(60ULL * 1000000000ULL)	/* older: another crash's */
 
@@ -35,29 +40,77 @@ static uint64_t monotonic_ns(void)
 	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-/* The collector's snapshot for tid, taken in the last minute: 0, or
- * -ENOENT once SNAP_WAIT_MS passed without one. */
-static int snapshot_read(const char *dir, pid_t tid, struct btsdumpd_lbr_snap *s)
+/* The collector's snapshot file for tid if it holds one taken in the
+ * last minute: 0, else -ENOENT. */
+static int snapshot_file(const char *path, pid_t tid, struct btsdumpd_lbr_snap *s)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	uint64_t now;
+	ssize_t n;
+
+	if (fd < 0)
+		return -ENOENT;
+	n = read(fd, s, sizeof(*s));
+	now = monotonic_ns();
+	close(fd);
+	return n == sizeof(*s) && s->magic == BTSDUMPD_LBR_MAGIC && s->tid == (__u32)tid &&
+	       s->time_ns <= now && now - s->time_ns < SNAP_AGE_MAX_NS ? 0 : -ENOENT;
+}
+
+/* The time before which the collector settled every snapshot (its
+ * DIR/progress), 0 when unknown. */
+static uint64_t collector_progress(const char *dir)
 {
 	char path[256];
-	int waited, fd;
+	uint64_t p = 0;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/progress", dir);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd >= 0) {
+		if (read(fd, &p, sizeof(p)) != sizeof(p))
+			p = 0;
+		close(fd);
+	}
+	return p;
+}
+
+/* The collector's snapshot for tid, whose signal was raised before
+ * bound: 0, or -ENOENT once the collector settled every snapshot up to
+ * bound without one for tid (a signal it does not take: sent by another
+ * process), or after SNAP_WAIT_MS. */
+static int snapshot_read(const char *dir, pid_t tid, uint64_t bound,
+			 struct btsdumpd_lbr_snap *s)
+{
+	char path[256];
+	int waited;
 
 	snprintf(path, sizeof(path), "%s/%d", dir, (int)tid);
 	for (waited = 0; waited <= SNAP_WAIT_MS; waited += 50) {
-		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-		if (fd >= 0) {
-			ssize_t n = read(fd, s, sizeof(*s));
-			uint64_t now = monotonic_ns();
-
-			close(fd);
-			if (n == sizeof(*s) && s->magic == BTSDUMPD_LBR_MAGIC &&
-			    s->tid == (__u32)tid && s->time_ns <= now &&
-			    now - s->time_ns < SNAP_AGE_MAX_NS)
-				return 0;
-		}
+		if (!snapshot_file(path, tid, s))
+			return 0;
+		if (collector_progress(dir) >= bound)	/* written just before? */
+			return snapshot_file(path, tid, s);
 		usleep(50 * 1000);
 	}
 	return -ENOENT;
+}
+
+/* Whether a collector runs: DIR/armed exists and is locked (by the
+ * collector for as long as it runs, killed or not). */
+static bool collector_alive(const char *dir)
+{
+	char path[256];
+	bool alive;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/armed", dir);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return false;
+	alive = flock(fd, LOCK_SH | LOCK_NB) && errno == EWOULDBLOCK;
+	close(fd);
+	return alive;
 }
 
 /* The executable PT_LOAD holding addr: its index, or -1. */
@@ -234,15 +287,14 @@ static int note_from(struct btsdec_core *core, const struct btsdumpd_mapped *map
  * (a patched kernel's, never replaced), -ENOENT without a snapshot. */
 int btsdumpd_lbr_note(const char *dir, const char *path, const struct btsdumpd_mapped *mapped)
 {
+	uint64_t bound = monotonic_ns();	/* the signal came before the handler */
 	struct btsdumpd_lbr_snap s;
 	struct btsdec_core *core;
 	struct btsdec_err err;
 	const struct btsdec_thread *th;
-	char armed[256];
 	int ret;
 
-	snprintf(armed, sizeof(armed), "%s/armed", dir);
-	if (access(armed, F_OK))
+	if (!collector_alive(dir))
 		return -ENOENT;	/* no collector runs: nothing to wait for */
 	ret = btsdec_core_open(path, &core, &err);
 	if (ret)
@@ -253,7 +305,7 @@ int btsdumpd_lbr_note(const char *dir, const char *path, const struct btsdumpd_m
 	else if (!th)
 		ret = -ESRCH;
 	else
-		ret = snapshot_read(dir, th->tid, &s);
+		ret = snapshot_read(dir, th->tid, bound, &s);
 	if (!ret && s.nr < 0)
 		ret = s.nr;
 	if (!ret)

@@ -7,7 +7,9 @@ from the fixture crasher's real branches (tests/fixtures/crasher-null.records,
 the addresses of crasher-notrace.core), piped with that core through
 btsdumpd --direct --lbr-dir.  Checks the note written (source lbr, oldest
 first, empty slots, perf's leftover copies and returns from the kernel left
-out), a chain broken by a backward step, a from outside executable
+out), a snapshot that comes late (the handler waits while the collector's
+progress is behind the crash; not for a killed collector, nor past the
+crash), a chain broken by a backward step, a from outside executable
 code or a from that decodes to no branch instruction (older entries
 dropped behind a gap marker), a kernel-written note
 never replaced, and no note from a stale snapshot or without a collector.
@@ -18,6 +20,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -37,15 +40,32 @@ def core_tid(core):
     return lbrsnap.core_tid(cv.elf_notes(core))
 
 
-def run(label, core, snap, armed=True):
+def write_late(lbr, name, snap, delay):
+    """As a collector starved of CPU: the snapshot, then the progress past
+    it, written delay seconds late."""
+    time.sleep(delay)
+    with open(os.path.join(lbr, name), "wb") as f:
+        f.write(snap)
+    lbrsnap.progress(lbr, time.clock_gettime_ns(time.CLOCK_MONOTONIC))
+
+
+def run(label, core, snap, armed=True, late=None):
     """The core through the handler with snap as its thread's snapshot;
-    (header, records) of each thread note of the stored core, or None."""
+    (header, records) of each thread note of the stored core, or None.
+    armed: a running collector (True), none (False), or "killed": its
+    armed file left, unlocked.  late: seconds after which the snapshot
+    and the collector's progress come."""
     d = tempfile.mkdtemp(prefix="lbr-", dir=tmp)
     lbr = os.path.join(d, "lbr")
     os.mkdir(lbr)
-    if armed:
+    lock = lbrsnap.arm(lbr, settled=late is None) if armed is True else None
+    if armed == "killed":
         open(os.path.join(lbr, "armed"), "w").close()
-    if snap is not None:
+    writer = None
+    if snap is not None and late is not None:
+        writer = threading.Thread(target=write_late, args=(lbr, str(core_tid(core)), snap, late))
+        writer.start()
+    elif snap is not None:
         with open(os.path.join(lbr, str(core_tid(core))), "wb") as f:
             f.write(snap)
     store = os.path.join(d, "store")
@@ -55,6 +75,10 @@ def run(label, core, snap, armed=True):
                         "--log", "stderr", "--lbr-dir", lbr, str(sleeper.pid),
                         str(os.getuid()), str(os.getgid()), "11", "1700000000", "crasher"],
                        input=data, capture_output=True, timeout=120)
+    if writer:
+        writer.join()
+    if lock:
+        lock.close()
     es = [e for e in os.listdir(store) if not e.startswith(".")] if os.path.isdir(store) else []
     if r.returncode or len(es) != 1:
         check(False, f"{label}: stored", r.stderr.decode())
@@ -152,6 +176,23 @@ t0 = time.monotonic()
 notes = run("no collector", NOTRACE, snapshot(tid, newest), armed=False)
 check(notes == [] and time.monotonic() - t0 < 30,
       "no collector armed: no note, no wait", notes)
+t0 = time.monotonic()
+notes = run("killed collector", NOTRACE, snapshot(tid, newest), armed="killed")
+check(notes == [] and time.monotonic() - t0 < 30,
+      "a killed collector (its armed file left, unlocked): no note, no wait", notes)
+t0 = time.monotonic()
+notes = run("not taken", NOTRACE, None)
+check(notes == [] and time.monotonic() - t0 < 30,
+      "no snapshot, the collector past the crash (a signal it does not take: sent by "
+      "another process): no note, no waiting for one", notes)
+# a collector starved of CPU (a crash storm under TCG): its snapshot and its
+# progress come 5 s after the handler began waiting; the handler waits for
+# them, as its progress is behind the crash
+notes = run("late", NOTRACE, snapshot(tid, newest), late=5)
+check(notes and len(notes) == 1 and notes[0][1] == trail[-len(notes[0][1]):] and
+      len(notes[0][1]) >= 16,
+      "a snapshot written 5 s late by a starved collector, its progress behind the "
+      "crash until then: the handler waited, the note is written", notes)
 notes = run("helper error", NOTRACE, snapshot(tid, newest, nr=-95))
 check(notes == [], "a snapshot the helper could not take (-EOPNOTSUPP): no note", notes)
 
