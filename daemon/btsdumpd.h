@@ -121,7 +121,8 @@ int btsdumpd_lbr_collector(const char *dir);
 /* lbr-note.c: the snapshot of the faulting thread of the core at path
  * into it as a thread note, source lbr: 0; -EEXIST when the core has a
  * trace note already (never replaced); -ENOENT without a collector or a
- * snapshot; else -errno.  mapped (may be NULL): the process's files, for
+ * snapshot; -ETIMEDOUT when the collector settled none within 30 s;
+ * else -errno.  mapped (may be NULL): the process's files, for
  * the code at each entry's from. */
 int btsdumpd_lbr_note(const char *dir, const char *path, const struct btsdumpd_mapped *mapped);
 

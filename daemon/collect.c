@@ -258,6 +258,11 @@ static void lbr_note(struct btsdumpd_ctx *c, int dirfd, int *spool_fd, struct sp
 	ret = btsdumpd_lbr_note(c->lbr_dir, path, &c->mapped);
 	if (ret == -ENOENT || ret == -EEXIST)
 		return;
+	if (ret == -ETIMEDOUT) {
+		btsdumpd_log(LOG_WARNING, "%s: no LBR note: the collector settled no snapshot "
+			     "of the crash within 30 s", c->id);
+		return;
+	}
 	if (ret) {
 		btsdumpd_log(LOG_WARNING, "%s: no LBR note: %s", c->id, strerror(-ret));
 		return;

@@ -78,7 +78,7 @@ static uint64_t collector_progress(const char *dir)
 /* The collector's snapshot for tid, whose signal was raised before
  * bound: 0, or -ENOENT once the collector settled every snapshot up to
  * bound without one for tid (a signal it does not take: sent by another
- * process), or after SNAP_WAIT_MS. */
+ * process), -ETIMEDOUT when it did not within SNAP_WAIT_MS. */
 static int snapshot_read(const char *dir, pid_t tid, uint64_t bound,
 			 struct btsdumpd_lbr_snap *s)
 {
@@ -93,7 +93,7 @@ static int snapshot_read(const char *dir, pid_t tid, uint64_t bound,
 			return snapshot_file(path, tid, s);
 		usleep(50 * 1000);
 	}
-	return -ENOENT;
+	return -ETIMEDOUT;
 }
 
 /* Whether a collector runs: DIR/armed exists and is locked (by the
