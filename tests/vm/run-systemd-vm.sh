@@ -30,19 +30,22 @@
 # OUTDIR/kernel.txt for the check.
 # Results come back base64'd on a second serial port (ttyS1), apart from
 # the console (ttyS0, OUTDIR/console.log).
-# MODE standalone: Debian's stock kernel on the PMU model (qemu/,
-# VM_PMU_CPU: the LBR and the architectural PMU), systemd-coredump purged
+# MODE standalone: Debian's stock kernel on Debian's QEMU (-cpu max, no
+# PMU: the LBR collector says it cannot work), systemd-coredump purged
 # from the root first: installing the packages alone makes btsdumpd
-# kernel.core_pattern's handler (50-btsdumpd.conf in /usr/lib/sysctl.d)
-# and arms the stock-kernel LBR collector (btsdumpd-lbr.service), so the
-# crashes' cores carry their last branches (source lbr); in the VM, the
-# test then purges btscrash-daemon (core_pattern back to "core"),
-# installs it again with dpkg -i under the running systemd (its postinst
-# applies core_pattern at once) and crashes once more.
-# MODE companion-lbr: the same stock kernel and model, systemd-coredump
-# kept: its 50-coredump.conf sorts after 50-btsdumpd.conf and stays the
-# handler, btsdumpd.service reports on its cores with the collector's
-# snapshot; no administrator's step either.
+# kernel.core_pattern's handler (50-btsdumpd.conf in /usr/lib/sysctl.d).
+# MODE lbr: the same on the PMU model (qemu/, VM_PMU_CPU: the LBR and the
+# architectural PMU): the stock-kernel LBR collector (btsdumpd-lbr.service)
+# arms, and the crash's core carries its last branches (source lbr); in
+# the VM the test then purges btscrash-daemon (core_pattern back to
+# "core"), installs it again with dpkg -i under the running systemd (its
+# postinst applies core_pattern at once) and crashes once more.  Lean: the
+# model's LBR makes every user branch slow under TCG, so no root crash, no
+# fleet, no ACL reads (standalone's).
+# MODE companion-lbr: the PMU model too, systemd-coredump kept: its
+# 50-coredump.conf sorts after 50-btsdumpd.conf and stays the handler,
+# btsdumpd.service reports on its cores with the collector's snapshot; no
+# administrator's step either.  Lean as lbr.
 # MODE companion: the patched kernel (scripts/kernel-build.sh: the VM
 # suite's kernel, whose config carries what systemd needs) on the BTS model (qemu/,
 # scripts/qemu-build.sh: an Intel CPU with BTS, the hardware backend);
@@ -50,11 +53,11 @@
 # cores it stores; the administrator's one step is linking
 # 60-btscrash-trace.conf into /etc/sysctl.d (README.Debian: every program
 # exec'd from boot on is traced).
-# Usage: run-systemd-vm.sh OUTDIR [standalone|companion|companion-lbr] (OUTDIR recreated)
+# Usage: run-systemd-vm.sh OUTDIR [standalone|companion|lbr|companion-lbr] (OUTDIR recreated)
 set -eu
-out=${1:?usage: run-systemd-vm.sh OUTDIR [standalone|companion|companion-lbr]}
+out=${1:?usage: run-systemd-vm.sh OUTDIR [standalone|companion|lbr|companion-lbr]}
 mode=${2:-standalone}
-case $mode in standalone|companion|companion-lbr) ;; *) echo "run-systemd-vm: bad mode $mode" >&2; exit 2;; esac
+case $mode in standalone|companion|lbr|companion-lbr) ;; *) echo "run-systemd-vm: bad mode $mode" >&2; exit 2;; esac
 src=$(cd "$(dirname "$0")/../.." && pwd)
 . "$src/tests/vm/vm-lib.sh"	# VM_BTS_CPU, VM_PMU_CPU: the models' CPUs
 cache=${BTSCRASH_CACHE:-$HOME/.cache/btscrash}
@@ -151,10 +154,14 @@ else
 	flock 8
 	vm_stock_kernel "$cache" "$meta"
 	flock -u 8
-	# the PMU model: the LBR the collector keeps on, perf's driver for it
-	qemu=${QEMU:-$("$src/scripts/qemu-build.sh")}
-	qemu_cpu="-L /usr/share/seabios -L /usr/share/qemu -L /usr/lib/ipxe/qemu
-		-cpu $VM_PMU_CPU"
+	qemu=qemu-system-x86_64
+	qemu_cpu="-cpu max"
+	if [ "$mode" != standalone ]; then
+		# the PMU model: the LBR the collector keeps on, perf's driver
+		qemu=${QEMU:-$("$src/scripts/qemu-build.sh")}
+		qemu_cpu="-L /usr/share/seabios -L /usr/share/qemu -L /usr/lib/ipxe/qemu
+			-cpu $VM_PMU_CPU"
+	fi
 	kargs=
 	nic=e1000
 fi
@@ -168,9 +175,9 @@ mkdir "$r"
 mkdir -p "$r/tmp/debs"
 cp "$work"/debs/btscrash-*_*.deb "$r/tmp/debs/"
 rm -f "$r"/tmp/debs/*-dbgsym_*.deb
-# standalone: a machine without systemd-coredump (its own prerm leaves
+# standalone, lbr: a machine without systemd-coredump (its own prerm leaves
 # core_pattern alone: no /proc in the chroot)
-if [ "$mode" = standalone ]; then
+if [ "$mode" = standalone ] || [ "$mode" = lbr ]; then
 	chroot "$r" dpkg --purge systemd-coredump >"$out/dpkg-purge-coredump.log" 2>&1 || {
 		cat "$out/dpkg-purge-coredump.log" >&2; log "dpkg --purge systemd-coredump failed"; exit 1; }
 fi
@@ -187,7 +194,7 @@ if [ "$mode" = companion ]; then
 	# the administrator's step on a patched kernel: trace every program
 	# from boot on (README.Debian)
 	ln -s /usr/share/btscrash/sysctl/60-btscrash-trace.conf "$r/etc/sysctl.d/60-btscrash-trace.conf"
-else
+elif [ "$mode" = lbr ]; then
 	# for the test's second install, under the running systemd
 	mkdir -p "$r/var/tmp/btscrash-debs"
 	cp "$work"/debs/btscrash-daemon_*.deb "$r/var/tmp/btscrash-debs/"
@@ -263,6 +270,8 @@ $qemu -accel tcg,thread=single $qemu_cpu -m 2G -smp 1 \
 	-append "console=ttyS0 rdinit=/lib/systemd/systemd systemd.unit=multi-user.target systemd.firstboot=off systemd.show_status=yes panic=-1 loglevel=4 $kargs" &
 qemu_pid=$!
 limit=${BTSCRASH_SD_TIMEOUT:-900}
+# the PMU model: every user branch through the LBR model under TCG
+case $mode in lbr|companion-lbr) limit=${BTSCRASH_SD_TIMEOUT:-1500} ;; esac
 ended=
 while kill -0 "$qemu_pid" 2>/dev/null; do
 	if grep -q '^BTSCRASH-SD-END' "$work/results.txt"; then
