@@ -27,6 +27,51 @@ echo "$case" > $R/case
 storm=$(sed -n 's/.*collector\.storm=\([01]\).*/\1/p' /proc/cmdline)
 uname -r > $R/uname
 cat /sys/devices/cpu/caps/branches > $R/lbr-depth 2>&1
+btsdumpd=/usr/libexec/btsdumpd
+
+# results_out: the results on ttyS1, then off
+results_out() {
+	echo COLLECTOR-BEGIN > /dev/ttyS1
+	tar -czf - -C $R . | base64 > /dev/ttyS1
+	echo COLLECTOR-END > /dev/ttyS1
+	poweroff -f
+}
+
+# collector.case=bench (bench/vm-bench-collector.sh, one vCPU under
+# -icount): context switches, core dumps (to a file: the kernel's side,
+# the BPF program and the collector's wake-up) and 10 s of idle, without
+# the collector, with it armed, and without it again once it stopped (the
+# first and the last agree: nothing else moved); the idle's guest
+# instructions from perf stat (system-wide), the MSR accesses from the
+# model's pmu-log.  The boot's own work settles first (sleep: no guest
+# instructions under sleep=off).
+if [ "$case" = bench ]; then
+	mkdir -p /bench && export VMBENCH_CORE_DIR=/bench
+	echo "/bench/core.%p" > /proc/sys/kernel/core_pattern
+	bench() {
+		vmbench pingpong "$1" 2000 7
+		vmbench coredump "$1" 48 5
+		vmbench idle "$1" 10 3
+		perf stat -a -x, -e instructions -- sleep 10 2>&1 >/dev/null |
+			sed -n "s/^\([0-9]*\),.*instructions.*/IDLE $1 \1/p"
+	}
+	sleep 30
+	{
+		bench without
+		$btsdumpd --log stderr --lbr-collector > $R/collector.log 2>&1 &
+		c=$!
+		n=0
+		while [ ! -e /run/btsdumpd-lbr/armed ] && [ $n -lt 120 ]; do
+			sleep 1; n=$((n + 1))
+		done
+		bench collector
+		kill $c; wait $c
+		sleep 5
+		bench after
+	} > $R/bench.out 2>&1
+	cat $R/bench.out $R/collector.log > /dev/console
+	results_out
+fi
 
 # wait_store N [SECONDS]: until N entries are committed (at most 120 s)
 wait_store() {
@@ -45,7 +90,6 @@ if [ "$case" != nopmu ]; then
 	rm -f /tmp/perf.data /tmp/core*
 fi
 
-btsdumpd=/usr/libexec/btsdumpd
 if [ "$case" = pmu ]; then
 	# where it cannot work: an unprivileged user (no CAP_PERFMON) at
 	# paranoid 2 (Debian's default 3 refuses even more; util-linux's
@@ -153,7 +197,4 @@ kill $collector 2>/dev/null
 wait $collector
 echo $? > $R/collector.status
 cp /run/btsdumpd-lbr/status $R/collector-status 2>/dev/null
-echo COLLECTOR-BEGIN > /dev/ttyS1
-tar -czf - -C $R . | base64 > /dev/ttyS1
-echo COLLECTOR-END > /dev/ttyS1
-poweroff -f
+results_out

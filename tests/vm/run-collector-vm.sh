@@ -9,11 +9,12 @@
 # traced.  CASE nopmu boots the model without its PMU: the collector
 # cannot work and says so.  CASE amd: the AMD model (VM_AMD_CPU: LbrExtV2
 # and PerfMonV2), on which 6.12 snapshots the 16-entry stack and 6.1
-# cannot (no bpf_get_branch_snapshot for AMD before 6.10).  The model logs every LBR entry it pushes
+# cannot (no bpf_get_branch_snapshot for AMD before 6.10).  CASE bench:
+# the collector's cost (bench/vm-bench-collector.sh).  The model logs every LBR entry it pushes
 # (OUTDIR/lbr.log, the oracle); results come back base64'd on ttyS1.
 # Checked by check-collector.py.  VM_COLLECTOR_STORM=1: the crash storm too.  VM_STOCK_KERNEL: the kernel's meta
 # package (default linux-image-amd64, 6.1; linux-image-6.12-amd64).
-# Usage: run-collector-vm.sh BTSDUMPD BTSDUMPCTL OUTDIR [pmu|nopmu|amd]
+# Usage: run-collector-vm.sh BTSDUMPD BTSDUMPCTL OUTDIR [pmu|nopmu|amd|bench]
 set -eu
 btsdumpd=$1 btsdumpctl=$2 out=$3 case=${4:-pmu}
 src=$(cd "$(dirname "$0")/../.." && pwd)
@@ -39,16 +40,20 @@ mv "$root$btsdumpctl" "$root/bin/btsdumpctl"
 cp "$src/tests/vm/collector-init.sh" "$root/init"
 cp "$root/bin/crasher" "$out/crasher"	# the exact binary, for symbols
 vm_pack "$root" "$work/initrd.gz"
+smp=2 icount=
 case $case in
 pmu) cpu="$VM_PMU_CPU,lbr-log=$out/lbr.log" ;;
+# bench/vm-bench-collector.sh: one vCPU under -icount (with it QEMU 7.2
+# hangs bringing up a second), every MSR access logged, no LBR log
+bench) cpu="$VM_PMU_CPU,pmu-log=$out/pmu.log" smp=1 icount="-icount shift=0,sleep=off" ;;
 nopmu) cpu=$VM_INTEL_CPU ;;	# the model's CPU, no PMU (no LBR driver)
 amd) cpu="$VM_AMD_CPU,lbr-log=$out/lbr.log" ;;
-*) echo "run-collector-vm: CASE is pmu, nopmu or amd" >&2; exit 2 ;;
+*) echo "run-collector-vm: CASE is pmu, nopmu, amd or bench" >&2; exit 2 ;;
 esac
 echo "$kpkg" > "$out/kernel"
 : > "$work/results.txt"
 timeout 3000 "$q" -L /usr/share/seabios -L /usr/share/qemu -nic none \
-	-accel tcg,thread=single -cpu "$cpu" -m 2G -smp 2 \
+	-accel tcg,thread=single -cpu "$cpu" -m 2G -smp $smp $icount \
 	-display none -monitor none -no-reboot \
 	-serial "file:$out/console.log" -serial "file:$work/results.txt" \
 	-kernel "$vmlinuz" -initrd "$work/initrd.gz" \
