@@ -24,7 +24,9 @@ case=$(sed -n 's/.*collector\.case=\([a-z]*\).*/\1/p' /proc/cmdline)
 echo "$case" > $R/case
 # collector.storm=1 (VM_COLLECTOR_STORM=1): the crash storm too; not in
 # the suite yet (its stored crashes came without notes on a loaded host)
-storm=$(sed -n 's/.*collector\.storm=\([01]\).*/\1/p' /proc/cmdline)
+# collector.storm=only: crasher null and the storm alone
+storm=$(sed -n 's/.*collector\.storm=\([01]\|only\).*/\1/p' /proc/cmdline)
+[ "$storm" = only ] && echo only > $R/storm-only
 uname -r > $R/uname
 cat /sys/devices/cpu/caps/branches > $R/lbr-depth 2>&1
 btsdumpd=/usr/libexec/btsdumpd
@@ -81,7 +83,7 @@ wait_store() {
 	done
 }
 
-if [ "$case" != nopmu ]; then
+if [ "$case" != nopmu ] && [ "$storm" != only ]; then
 	# perf's own LBR user: every sample's branch stack (check-collector.py
 	# finds each in the model's log)
 	(cd /tmp && perf record -j any,u -c 997 -e instructions:u -o /tmp/perf.data \
@@ -90,7 +92,7 @@ if [ "$case" != nopmu ]; then
 	rm -f /tmp/perf.data /tmp/core*
 fi
 
-if [ "$case" = pmu ]; then
+if [ "$case" = pmu ] && [ "$storm" != only ]; then
 	# where it cannot work: an unprivileged user (no CAP_PERFMON) at
 	# paranoid 2 (Debian's default 3 refuses even more; util-linux's
 	# setpriv, not busybox's); then a pinned system-wide LBR user with
@@ -139,6 +141,7 @@ i=0
 # hotplug: crasher null on CPU 1 after it went offline and online again
 for mode in null abort smash handler threads pingpong perfb hotplug; do
 	[ ! -e /run/btsdumpd-lbr/armed ] && [ $mode != null ] && continue
+	[ "$storm" = only ] && [ $mode != null ] && continue
 	# the AMD model: the first six (check-collector.py's AMD_MODES)
 	[ "$case" = amd ] && { [ $mode = perfb ] || [ $mode = hotplug ]; } && continue
 	case $mode in
@@ -167,7 +170,7 @@ for mode in null abort smash handler threads pingpong perfb hotplug; do
 done
 dmesg > $R/dmesg.txt
 cat $R/collector.log > /dev/console
-if [ "$case" = pmu ] && [ "$storm" = 1 ]; then
+if [ "$case" = pmu ] && { [ "$storm" = 1 ] || [ "$storm" = only ]; }; then
 	echo 1 > $R/storm-run
 	# a storm: 100 crashes in 10 s into a store of their own, against a
 	# burst of 12: each stored with its own thread's snapshot, or logged

@@ -12,7 +12,8 @@
 # cannot (no bpf_get_branch_snapshot for AMD before 6.10).  CASE bench:
 # the collector's cost (bench/vm-bench-collector.sh).  The model logs every LBR entry it pushes
 # (OUTDIR/lbr.log, the oracle); results come back base64'd on ttyS1.
-# Checked by check-collector.py.  VM_COLLECTOR_STORM=1: the crash storm too.  VM_STOCK_KERNEL: the kernel's meta
+# Checked by check-collector.py.  VM_COLLECTOR_STORM=1: the crash storm
+# too; only: crasher null and the storm alone.  VM_STOCK_KERNEL: the kernel's meta
 # package (default linux-image-amd64, 6.1; linux-image-6.12-amd64).
 # Usage: run-collector-vm.sh BTSDUMPD BTSDUMPCTL OUTDIR [pmu|nopmu|amd|bench]
 set -eu
