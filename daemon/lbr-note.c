@@ -30,31 +30,62 @@
  * SIGSTOP, or one starved of CPU for that long). */
 #define SNAP_WAIT_MS	30000
 #define INSN_MAX	15	/* the longest x86 instruction */
-#define SNAP_AGE_MAX_NS	(60ULL * 1000000000ULL)	/* older: another crash's */
+#define NSEC		1000000000ULL
+/* the signal came at most this long before the dump (the kernel's %t:
+ * whole seconds, and a multi-threaded process's other threads to stop) */
+#define SNAP_BEFORE_NS	(10 * NSEC)
+#define SNAP_AFTER_NS	(2 * NSEC)	/* %t's truncation, the clocks' reading */
+#define SNAP_AGE_MAX_NS	(60 * NSEC)	/* without the crash's time */
 
-static uint64_t monotonic_ns(void)
+static uint64_t clock_ns(clockid_t id)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+	clock_gettime(id, &ts);
+	return ts.tv_sec * NSEC + ts.tv_nsec;
 }
 
-/* The collector's snapshot file for tid if it holds one taken in the
- * last minute: 0, else -ENOENT. */
-static int snapshot_file(const char *path, pid_t tid, struct btsdumpd_lbr_snap *s)
+static uint64_t monotonic_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
+}
+
+/* When this crash's snapshot can have been taken (CLOCK_MONOTONIC). */
+struct snap_window {
+	uint64_t oldest, newest;
+};
+
+/* The window around crash_time (seconds since the epoch: when the dump
+ * began, the kernel's %t), however long ago that was (a handler starved
+ * in a crash storm comes minutes later); without a plausible crash_time,
+ * the last minute. */
+static struct snap_window snapshot_window(uint64_t crash_time)
+{
+	uint64_t now = monotonic_ns(), real = clock_ns(CLOCK_REALTIME);
+	uint64_t ago = real - crash_time * NSEC;	/* checked below */
+	struct snap_window w = { now > SNAP_AGE_MAX_NS ? now - SNAP_AGE_MAX_NS : 0, now };
+
+	if (!crash_time || crash_time * NSEC > real || ago > now)
+		return w;
+	w.oldest = now - ago > SNAP_BEFORE_NS ? now - ago - SNAP_BEFORE_NS : 0;
+	w.newest = now - ago + SNAP_AFTER_NS;
+	return w;
+}
+
+/* The collector's snapshot file for tid if it holds one taken within w:
+ * 0, else -ENOENT. */
+static int snapshot_file(const char *path, pid_t tid, const struct snap_window *w,
+			 struct btsdumpd_lbr_snap *s)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	uint64_t now;
 	ssize_t n;
 
 	if (fd < 0)
 		return -ENOENT;
 	n = read(fd, s, sizeof(*s));
-	now = monotonic_ns();
 	close(fd);
 	return n == sizeof(*s) && s->magic == BTSDUMPD_LBR_MAGIC && s->tid == (__u32)tid &&
-	       s->time_ns <= now && now - s->time_ns < SNAP_AGE_MAX_NS ? 0 : -ENOENT;
+	       s->time_ns >= w->oldest && s->time_ns <= w->newest ? 0 : -ENOENT;
 }
 
 /* The time before which the collector settled every snapshot (its
@@ -80,17 +111,17 @@ static uint64_t collector_progress(const char *dir)
  * bound without one for tid (a signal it does not take: sent by another
  * process), -ETIMEDOUT when it did not within SNAP_WAIT_MS. */
 static int snapshot_read(const char *dir, pid_t tid, uint64_t bound,
-			 struct btsdumpd_lbr_snap *s)
+			 const struct snap_window *w, struct btsdumpd_lbr_snap *s)
 {
 	char path[256];
 	int waited;
 
 	snprintf(path, sizeof(path), "%s/%d", dir, (int)tid);
 	for (waited = 0; waited <= SNAP_WAIT_MS; waited += 50) {
-		if (!snapshot_file(path, tid, s))
+		if (!snapshot_file(path, tid, w, s))
 			return 0;
 		if (collector_progress(dir) >= bound)	/* written just before? */
-			return snapshot_file(path, tid, s);
+			return snapshot_file(path, tid, w, s);
 		usleep(50 * 1000);
 	}
 	return -ETIMEDOUT;
@@ -285,9 +316,11 @@ static int note_from(struct btsdec_core *core, const struct btsdumpd_mapped *map
 /* The collector's note into the spooled core at path (a file of the
  * entry): 0 when written, -EEXIST when the core already has a trace note
  * (a patched kernel's, never replaced), -ENOENT without a snapshot. */
-int btsdumpd_lbr_note(const char *dir, const char *path, const struct btsdumpd_mapped *mapped)
+int btsdumpd_lbr_note(const char *dir, const char *path, uint64_t crash_time,
+		      const struct btsdumpd_mapped *mapped)
 {
 	uint64_t bound = monotonic_ns();	/* the signal came before the handler */
+	struct snap_window w = snapshot_window(crash_time);
 	struct btsdumpd_lbr_snap s;
 	struct btsdec_core *core;
 	struct btsdec_err err;
@@ -305,7 +338,7 @@ int btsdumpd_lbr_note(const char *dir, const char *path, const struct btsdumpd_m
 	else if (!th)
 		ret = -ESRCH;
 	else
-		ret = snapshot_read(dir, th->tid, bound, &s);
+		ret = snapshot_read(dir, th->tid, bound, &w, &s);
 	if (!ret && s.nr < 0)
 		ret = s.nr;
 	if (!ret)

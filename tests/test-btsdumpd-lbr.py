@@ -49,12 +49,13 @@ def write_late(lbr, name, snap, delay):
     lbrsnap.progress(lbr, time.clock_gettime_ns(time.CLOCK_MONOTONIC))
 
 
-def run(label, core, snap, armed=True, late=None):
+def run(label, core, snap, armed=True, late=None, ago=0):
     """The core through the handler with snap as its thread's snapshot;
     (header, records) of each thread note of the stored core, or None.
     armed: a running collector (True), none (False), or "killed": its
     armed file left, unlocked.  late: seconds after which the snapshot
-    and the collector's progress come."""
+    and the collector's progress come.  ago: the crash (the handler's %t)
+    was that many seconds ago."""
     d = tempfile.mkdtemp(prefix="lbr-", dir=tmp)
     lbr = os.path.join(d, "lbr")
     os.mkdir(lbr)
@@ -73,7 +74,8 @@ def run(label, core, snap, armed=True, late=None):
         data = f.read()
     r = subprocess.run([daemon, "--store", store, "--config", "/nonexistent", "--direct",
                         "--log", "stderr", "--lbr-dir", lbr, str(sleeper.pid),
-                        str(os.getuid()), str(os.getgid()), "11", "1700000000", "crasher"],
+                        str(os.getuid()), str(os.getgid()), "11",
+                        str(int(time.time()) - ago), "crasher"],
                        input=data, capture_output=True, timeout=120)
     if writer:
         writer.join()
@@ -171,7 +173,15 @@ check(notes is not None and len(notes) == len(orig) == 1 and notes[0][0]["source
       "a core with a kernel-written note keeps it, without the collector's", notes)
 
 notes = run("stale", NOTRACE, snapshot(tid, newest, age_ns=120 * 10**9))
-check(notes == [], "a snapshot older than a minute: no note", notes)
+check(notes == [], "a snapshot taken 2 minutes before the crash: no note", notes)
+# a handler starved of CPU in a crash storm reaches the note 90 s after the
+# crash: the snapshot taken at the crash is still its own
+notes = run("starved", NOTRACE, snapshot(tid, newest, age_ns=90 * 10**9), ago=90)
+check(notes and len(notes) == 1 and notes[0][1] == trail,
+      "a crash handled 90 s late: the snapshot taken at the crash gives the note", notes)
+notes = run("after", NOTRACE, snapshot(tid, newest), ago=90)
+check(notes == [], "a snapshot taken 90 s after the crash (a reused thread id's): no note",
+      notes)
 t0 = time.monotonic()
 notes = run("no collector", NOTRACE, snapshot(tid, newest), armed=False)
 check(notes == [] and time.monotonic() - t0 < 30,
