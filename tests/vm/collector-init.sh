@@ -22,8 +22,8 @@ S=$R/store
 mkdir -p $R $S
 case=$(sed -n 's/.*collector\.case=\([a-z]*\).*/\1/p' /proc/cmdline)
 echo "$case" > $R/case
-# collector.storm=1 (VM_COLLECTOR_STORM=1): the crash storm too; not in
-# the suite yet (its stored crashes came without notes on a loaded host)
+# collector.storm=1 (VM_COLLECTOR_STORM=1): the crash storm too (meson:
+# vm-collector-storm, with only)
 # collector.storm=only: crasher null and the storm alone
 storm=$(sed -n 's/.*collector\.storm=\([01]\|only\).*/\1/p' /proc/cmdline)
 [ "$storm" = only ] && echo only > $R/storm-only
