@@ -112,14 +112,22 @@ def json_lines(out, name):
 
 
 def check_ended(t, out, journal):
-    """No unit failed, none of btsdumpd's in the journal; a clean poweroff."""
+    """No unit failed, none of btsdumpd's in the journal; a clean poweroff.
+    On the PMU model (lbr, companion-lbr) a btsdumpd@ instance may start
+    later than the handler's 10 s: the handler then stores the crash itself
+    (once: the hand-off test of tests/test-btsdumpd.py), said, not failed."""
     failed = read(out, "failed.txt", None)
     t.check(failed is not None and not failed.strip(), "systemctl --failed: none",
             failed or "(not collected)")
-    t.check(not re.search(r"btsdumpd.*(failed|Failed)|Failed to .*btsdumpd", journal),
-            "no systemd failure about btsdumpd's units in the journal",
-            "\n".join(ln for ln in journal.splitlines()
-                      if "btsdumpd" in ln and "ailed" in ln))
+    slow = read(out, "mode").strip() in ("lbr", "companion-lbr")
+    bad = [ln for ln in journal.splitlines() if re.search(
+        r"btsdumpd.*(failed|Failed)|Failed to .*btsdumpd", ln) and not (
+        slow and re.search(r"hand-off to \S+ failed: Connection timed out; collecting here", ln))]
+    for ln in journal.splitlines():
+        if slow and "hand-off" in ln and "timed out" in ln:
+            print(f"# the PMU model: {ln.strip()}")
+    t.check(not bad, "no systemd failure about btsdumpd's units in the journal",
+            "\n".join(bad))
     console = read(out, "console.log")
     t.check("reboot: Power down" in console, "the VM powered off cleanly",
             "\n".join(console.splitlines()[-15:]))
@@ -174,7 +182,7 @@ def check_packages(t, out):
     mode = read(out, "mode").strip()
     if mode == "lbr":
         t.check("exit 0" in read(out, "dump.txt") and "Undefined command" not in gdb and
-                re.search(r"dispatch\+\d+", gdb) and re.search(r"parse_request\+\d+", gdb),
+                re.search(r"<parse_request\+\d+> *=> 0x[0-9a-f]+ <dispatch>", gdb),
                 "a plain gdb on the stored core has bts (gdbinit.d): the collector's note, "
                 "the crash's last branches through parse_request into dispatch",
                 read(out, "dump.txt") + gdb)
