@@ -184,13 +184,34 @@ static int send_fd(int sock, int fd)
 	return sendmsg(sock, &mh, MSG_NOSIGNAL) < 0 ? -errno : 0;
 }
 
+/* The service's "OK" once it holds the core: 0, else -errno (the caller
+ * collects itself).  After HANDOFF_TIMEOUT the handler takes the core
+ * back: shutting its receiving side makes a later "OK" fail in the
+ * service (EPIPE), which then leaves the core alone; one sent before the
+ * shutdown is still read here (the two exclude each other under the
+ * socket's lock), so exactly one of them stores the crash. */
+static int await_ack(int sock)
+{
+	char ack[8];
+	ssize_t n = recv(sock, ack, sizeof(ack), 0);
+
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+		if (shutdown(sock, SHUT_RD))
+			return -errno;
+		n = recv(sock, ack, sizeof(ack), MSG_DONTWAIT);
+		if (n <= 0)
+			return -ETIMEDOUT;
+	}
+	return n == 2 && !memcmp(ack, "OK", 2) ? 0 : n < 0 ? -errno : -EPROTO;
+}
+
 /* Hands the core pipe (fd 0) and the metadata to the service; 0 once the
  * service has acknowledged, else -errno (the caller collects itself). */
 static int handoff(struct btsdumpd_ctx *c)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct timeval tv = { HANDOFF_TIMEOUT, 0 };
-	char **fields = NULL, ack[8];
+	char **fields = NULL;
 	int sock, ret, n;
 	size_t i;
 
@@ -219,10 +240,8 @@ static int handoff(struct btsdumpd_ctx *c)
 		ret = btsdumpd_mapped_send(sock, &c->mapped);
 	if (!ret)
 		ret = send_fd(sock, STDIN_FILENO);
-	if (!ret) {
-		n = recv(sock, ack, sizeof(ack), 0);
-		ret = n == 2 && !memcmp(ack, "OK", 2) ? 0 : n < 0 ? -errno : -EPROTO;
-	}
+	if (!ret)
+		ret = await_ack(sock);
 	close(sock);
 	return ret;
 }
@@ -342,8 +361,15 @@ static int run_serve(struct btsdumpd_ctx *c)
 		close(fd);
 		return 1;
 	}
-	if (send(sock, "OK", 2, MSG_NOSIGNAL) != 2)
-		btsdumpd_log(LOG_WARNING, "hand-off: acknowledging: %m");
+	/* no acknowledgement, no core: the handler, past HANDOFF_TIMEOUT,
+	 * collects it itself (await_ack) */
+	if (send(sock, "OK", 2, MSG_NOSIGNAL) != 2) {
+		btsdumpd_log(LOG_WARNING, "hand-off: acknowledging: %m; the handler "
+			     "stores the crash itself");
+		close(fd);
+		close(sock);
+		return 1;
+	}
 	close(sock);
 	btsdumpd_load_config(c);
 	return btsdumpd_collect(c, fd) ? 2 : 0;

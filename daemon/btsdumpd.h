@@ -121,8 +121,12 @@ int btsdumpd_lbr_collector(const char *dir);
 /* lbr-note.c: the snapshot of the faulting thread of the core at path
  * into it as a thread note, source lbr: 0; -EEXIST when the core has a
  * trace note already (never replaced); -ENOENT without a collector or a
- * snapshot; else -errno. */
-int btsdumpd_lbr_note(const char *dir, const char *path);
+ * snapshot; -ETIMEDOUT when the collector settled none within 30 s;
+ * else -errno.  crash_time: the dump's start (%t, seconds since the
+ * epoch; 0 unknown): the snapshot must come from around it.  mapped (may
+ * be NULL): the process's files, for the code at each entry's from. */
+int btsdumpd_lbr_note(const char *dir, const char *path, uint64_t crash_time,
+		      const struct btsdumpd_mapped *mapped);
 
 /* mapped.c: the executable and map_files of pid, while the kernel holds
  * it (needs root's CAP_SYS_ADMIN); exe and the paths of a /proc/PID/maps

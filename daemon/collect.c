@@ -255,9 +255,14 @@ static void lbr_note(struct btsdumpd_ctx *c, int dirfd, int *spool_fd, struct sp
 	if (!c->lbr_dir || !s->keep || s->stopped || s->notes_only)
 		return;
 	snprintf(path, sizeof(path), "/proc/self/fd/%d/%s", dirfd, BTSDUMPD_SPOOL_FILE);
-	ret = btsdumpd_lbr_note(c->lbr_dir, path);
+	ret = btsdumpd_lbr_note(c->lbr_dir, path, c->crash.timestamp, &c->mapped);
 	if (ret == -ENOENT || ret == -EEXIST)
 		return;
+	if (ret == -ETIMEDOUT) {
+		btsdumpd_log(LOG_WARNING, "%s: no LBR note: the collector settled no snapshot "
+			     "of the crash within 30 s", c->id);
+		return;
+	}
 	if (ret) {
 		btsdumpd_log(LOG_WARNING, "%s: no LBR note: %s", c->id, strerror(-ret));
 		return;

@@ -8,9 +8,13 @@
  * program's probe first tells whether the kernel snapshots this CPU's LBR
  * at all (AMD's only since Linux 6.10).  Where it cannot work it says why
  * in one line and in DIR/status, and exits 0: crashes are stored as before.
+ * While armed it holds a lock on DIR/armed (alive) and keeps in
+ * DIR/progress the time before which every snapshot is settled, so a
+ * handler waits as long as its snapshot may still come, and no longer.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -34,7 +38,11 @@
 #define LBR_PERIOD	(1ULL << 40)
 #define CHECK_NS	250000000ULL	/* how often the CPUs' events are checked */
 #define HELD_MAX	128		/* snapshots waiting for their CPU's check */
-#define HELD_NS		3000000000ULL	/* then dropped */
+/* A held snapshot settles within two checks (written, or dropped when its
+ * CPU's event was re-armed after it); after this many it is dropped. */
+#define HELD_CHECKS	4
+/* the BPF program stamps a snapshot before it commits it to the ring */
+#define COMMIT_NS	10000000ULL
 /* perf's LBR depth for the core PMU (x86_pmu.lbr_nr) */
 #define LBR_DEPTH_PATH	"/sys/bus/event_source/devices/cpu/caps/branches"
 
@@ -48,14 +56,23 @@ struct cpu_event {
 	uint64_t alive_ns;	/* recording until then at least (proven) */
 };
 
+/* A snapshot waiting for its CPU's check, and how many checks it saw. */
+struct held_snap {
+	struct btsdumpd_lbr_snap s;
+	unsigned int checks;
+};
+
 struct collector {
 	const char *dir;
+	int armed_fd;		/* DIR/armed, locked while armed; -1 */
+	int progress_fd;	/* DIR/progress; -1 */
+	uint64_t lost;		/* the program's count of full-ring losses, logged */
 	struct cpu_event cpus[CPUS_MAX];
 	int nr_cpus;		/* possible CPUs (_SC_NPROCESSORS_CONF) */
 	unsigned int depth;	/* LBR_DEPTH_PATH's, 0 if unknown */
 	uint64_t checked_ns;	/* the last check */
 	/* snapshots not yet known to come from a recording LBR */
-	struct btsdumpd_lbr_snap held[HELD_MAX];
+	struct held_snap held[HELD_MAX];
 	int nr_held;
 	struct lbr_bpf *skel;
 	struct ring_buffer *rb;
@@ -276,16 +293,18 @@ static void snapshot_write(struct collector *co, const struct btsdumpd_lbr_snap 
  * after it), dropped when it was not (a CPU back online before its event
  * was armed again: stale entries, maybe another process's); -EAGAIN:
  * not known yet. */
-static int snapshot_settle(struct collector *co, const struct btsdumpd_lbr_snap *s,
-			   uint64_t now)
+static int snapshot_settle(struct collector *co, struct held_snap *h)
 {
+	const struct btsdumpd_lbr_snap *s = &h->s;
 	const struct cpu_event *e = &co->cpus[s->cpu];
 
 	if (e->fd >= 0 && s->time_ns >= e->armed_ns && s->time_ns <= e->alive_ns) {
 		snapshot_write(co, s);
 		return 0;
 	}
-	if (e->fd >= 0 && s->time_ns >= e->armed_ns && now - s->time_ns < HELD_NS)
+	/* counted in checks, not time: a collector starved of CPU (a crash
+	 * storm) checks late, and its snapshots are no less good */
+	if (e->fd >= 0 && s->time_ns >= e->armed_ns && ++h->checks < HELD_CHECKS)
 		return -EAGAIN;
 	btsdumpd_log(LOG_NOTICE, "LBR snapshot of thread %u dropped: CPU %u was not "
 		     "recording when it was taken", s->tid, s->cpu);
@@ -302,7 +321,7 @@ static void check(struct collector *co, uint64_t now)
 	co->checked_ns = now;
 	check_cpus(co, now);
 	for (i = 0; i < co->nr_held; i++)
-		if (snapshot_settle(co, &co->held[i], now) == -EAGAIN)
+		if (snapshot_settle(co, &co->held[i]) == -EAGAIN)
 			co->held[kept++] = co->held[i];
 	co->nr_held = kept;
 }
@@ -317,12 +336,33 @@ static int on_snapshot(void *ctx, void *data, size_t len)
 		return 0;
 	if (co->nr_held == HELD_MAX) {
 		btsdumpd_log(LOG_WARNING, "LBR snapshot of thread %u dropped: %d held",
-			     co->held[0].tid, HELD_MAX);
+			     co->held[0].s.tid, HELD_MAX);
 		memmove(co->held, co->held + 1, (HELD_MAX - 1) * sizeof(co->held[0]));
 		co->nr_held--;
 	}
-	co->held[co->nr_held++] = *s;
+	co->held[co->nr_held++] = (struct held_snap){ .s = *s };
 	return 0;
+}
+
+/* After a pass that began at start (the ring drained, the checks done):
+ * every snapshot taken before the time written to DIR/progress is
+ * settled, its file written or dropped; the handler waits for that
+ * (lbr-note.c).  Snapshots the ring had no room for are counted by the
+ * program and logged here. */
+static void progress(struct collector *co, uint64_t start)
+{
+	uint64_t p = start > COMMIT_NS ? start - COMMIT_NS : 0, lost = co->skel->bss->lost;
+	int i;
+
+	for (i = 0; i < co->nr_held; i++)
+		if (co->held[i].s.time_ns <= p)
+			p = co->held[i].s.time_ns - 1;
+	if (co->progress_fd >= 0 && pwrite(co->progress_fd, &p, sizeof(p), 0) != sizeof(p))
+		btsdumpd_log(LOG_WARNING, "LBR collector: %s/progress: %m", co->dir);
+	if (lost != co->lost)
+		btsdumpd_log(LOG_WARNING, "LBR collector: %llu snapshots lost: the ring "
+			     "buffer was full", (unsigned long long)(lost - co->lost));
+	co->lost = lost;
 }
 
 /* LBR_DEPTH_PATH's number, 0 when absent or odd. */
@@ -398,16 +438,38 @@ static void collector_free(struct collector *co)
 	snprintf(path, sizeof(path), "%s/armed", co->dir);
 	if (!unlink(path))
 		write_file(co->dir, "status", stopped, sizeof(stopped) - 1);
+	if (co->armed_fd >= 0)
+		close(co->armed_fd);	/* the lock with it */
+	if (co->progress_fd >= 0)
+		close(co->progress_fd);
 	ring_buffer__free(co->rb);
 	lbr_bpf__destroy(co->skel);
 	for (int cpu = 0; cpu < co->nr_cpus; cpu++)
 		cpu_disarm(co, cpu);
 }
 
+/* DIR/armed written and locked for as long as this process runs (a
+ * handler sees a killed collector by the lock's absence), DIR/progress
+ * opened; a failure of either only costs handlers waiting. */
+static void announce_armed(struct collector *co)
+{
+	char path[256];
+
+	snprintf(path, sizeof(path), "%s/progress", co->dir);
+	co->progress_fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	write_file(co->dir, "status", "armed\n", 6);
+	write_file(co->dir, "armed", "", 0);
+	snprintf(path, sizeof(path), "%s/armed", co->dir);
+	co->armed_fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (co->armed_fd < 0 || flock(co->armed_fd, LOCK_EX | LOCK_NB))
+		btsdumpd_log(LOG_WARNING, "LBR collector: locking %s: %m", path);
+}
+
 /* Runs until SIGTERM or SIGINT: 0, also when the collector cannot work. */
 int btsdumpd_lbr_collector(const char *dir)
 {
-	static struct collector co;
+	static struct collector co = { .armed_fd = -1, .progress_fd = -1 };
+	uint64_t start;
 	int ret;
 
 	co.dir = dir;
@@ -425,16 +487,17 @@ int btsdumpd_lbr_collector(const char *dir)
 	}
 	if (load_program(&co))
 		goto out;
-	write_file(dir, "status", "armed\n", 6);
-	write_file(dir, "armed", "", 0);
+	announce_armed(&co);
 	btsdumpd_log(LOG_INFO, "LBR collector armed on %d CPUs", armed_count(&co));
 	while (!stop) {
+		start = monotonic_ns();
 		ret = ring_buffer__poll(co.rb, CHECK_NS / 1000000);
 		if (ret < 0 && ret != -EINTR) {
 			btsdumpd_log(LOG_ERR, "LBR collector: ring buffer: %s", strerror(-ret));
 			break;
 		}
 		check(&co, monotonic_ns());
+		progress(&co, start);
 	}
 out:
 	collector_free(&co);

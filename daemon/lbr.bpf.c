@@ -16,10 +16,15 @@
 
 char LICENSE[] SEC("license") = "GPL";
 
+/* 256 KiB: about 300 snapshots (a crash storm while the collector is
+ * starved of CPU) */
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 64 * 1024);
+	__uint(max_entries, 256 * 1024);
 } snapshots SEC(".maps");
+
+/* snapshots the ring had no room for (read by the collector) */
+__u64 lost = 0;
 
 /* the signals whose default action dumps core (signal(7)) */
 #define CORE_SIGNALS	((1U << 3) | (1U << 4) | (1U << 5) | (1U << 6) | (1U << 7) | \
@@ -79,6 +84,7 @@ int btsdumpd_lbr_signal(__u64 *ctx)
 	s->time_ns = bpf_ktime_get_ns();
 	s->nr = n < 0 ? n : n / sizeof(s->e[0]);
 	s->cpu = bpf_get_smp_processor_id();
-	bpf_ringbuf_output(&snapshots, s, sizeof(*s), 0);
+	if (bpf_ringbuf_output(&snapshots, s, sizeof(*s), 0))
+		__sync_fetch_and_add(&lost, 1);
 	return 0;
 }

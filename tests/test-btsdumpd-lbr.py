@@ -7,8 +7,11 @@ from the fixture crasher's real branches (tests/fixtures/crasher-null.records,
 the addresses of crasher-notrace.core), piped with that core through
 btsdumpd --direct --lbr-dir.  Checks the note written (source lbr, oldest
 first, empty slots, perf's leftover copies and returns from the kernel left
-out), a chain broken by a backward step or a from outside executable
-code (older entries dropped behind a gap marker), a kernel-written note
+out), a snapshot that comes late (the handler waits while the collector's
+progress is behind the crash; not for a killed collector, nor past the
+crash), a chain broken by a backward step, a from outside executable
+code or a from that decodes to no branch instruction (older entries
+dropped behind a gap marker), a kernel-written note
 never replaced, and no note from a stale snapshot or without a collector.
 Usage: test-btsdumpd-lbr.py BTSDUMPD"""
 import importlib
@@ -17,6 +20,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -36,15 +40,33 @@ def core_tid(core):
     return lbrsnap.core_tid(cv.elf_notes(core))
 
 
-def run(label, core, snap, armed=True):
+def write_late(lbr, name, snap, delay):
+    """As a collector starved of CPU: the snapshot, then the progress past
+    it, written delay seconds late."""
+    time.sleep(delay)
+    with open(os.path.join(lbr, name), "wb") as f:
+        f.write(snap)
+    lbrsnap.progress(lbr, time.clock_gettime_ns(time.CLOCK_MONOTONIC))
+
+
+def run(label, core, snap, armed=True, late=None, ago=0):
     """The core through the handler with snap as its thread's snapshot;
-    (header, records) of each thread note of the stored core, or None."""
+    (header, records) of each thread note of the stored core, or None.
+    armed: a running collector (True), none (False), or "killed": its
+    armed file left, unlocked.  late: seconds after which the snapshot
+    and the collector's progress come.  ago: the crash (the handler's %t)
+    was that many seconds ago."""
     d = tempfile.mkdtemp(prefix="lbr-", dir=tmp)
     lbr = os.path.join(d, "lbr")
     os.mkdir(lbr)
-    if armed:
+    lock = lbrsnap.arm(lbr, settled=late is None) if armed is True else None
+    if armed == "killed":
         open(os.path.join(lbr, "armed"), "w").close()
-    if snap is not None:
+    writer = None
+    if snap is not None and late is not None:
+        writer = threading.Thread(target=write_late, args=(lbr, str(core_tid(core)), snap, late))
+        writer.start()
+    elif snap is not None:
         with open(os.path.join(lbr, str(core_tid(core))), "wb") as f:
             f.write(snap)
     store = os.path.join(d, "store")
@@ -52,8 +74,13 @@ def run(label, core, snap, armed=True):
         data = f.read()
     r = subprocess.run([daemon, "--store", store, "--config", "/nonexistent", "--direct",
                         "--log", "stderr", "--lbr-dir", lbr, str(sleeper.pid),
-                        str(os.getuid()), str(os.getgid()), "11", "1700000000", "crasher"],
+                        str(os.getuid()), str(os.getgid()), "11",
+                        str(int(time.time()) - ago), "crasher"],
                        input=data, capture_output=True, timeout=120)
+    if writer:
+        writer.join()
+    if lock:
+        lock.close()
     es = [e for e in os.listdir(store) if not e.startswith(".")] if os.path.isdir(store) else []
     if r.returncode or len(es) != 1:
         check(False, f"{label}: stored", r.stderr.decode())
@@ -126,6 +153,18 @@ check(notes and rec[0][0] >> 48 == MARKER and rec[1:] == trail[5:],
       "a from outside the core's executable mappings: it and the older ones dropped",
       notes)
 
+# a from in the program's code, in the chain, but no branch: parse_request's
+# `mov %rax,%rdi` (crasher+0x123c) before its call to checksum (+0x123f),
+# decoded as btsdump decodes a BTS record's from
+mov = list(trail)
+mov[4] = (mov[4][0] - 3, mov[4][1])
+notes = run("not a branch", NOTRACE, snapshot(tid, reversed(mov)))
+rec = notes[0][1] if notes else []
+check(notes and rec[0][0] >> 48 == MARKER and rec[1:] == trail[5:] and
+      notes[0][0]["lost"] == 5,
+      "a from that decodes to no branch (a mov): it and the older ones dropped "
+      "behind a gap", notes)
+
 # a kernel-written note (the fixture's) is never replaced
 NULL = os.path.join(FIX, "crasher-null.core")
 orig = [(t, d) for t, n, d in cv.elf_notes(NULL) if n == "BTSCRASH"]
@@ -134,11 +173,36 @@ check(notes is not None and len(notes) == len(orig) == 1 and notes[0][0]["source
       "a core with a kernel-written note keeps it, without the collector's", notes)
 
 notes = run("stale", NOTRACE, snapshot(tid, newest, age_ns=120 * 10**9))
-check(notes == [], "a snapshot older than a minute: no note", notes)
+check(notes == [], "a snapshot taken 2 minutes before the crash: no note", notes)
+# a handler starved of CPU in a crash storm reaches the note 90 s after the
+# crash: the snapshot taken at the crash is still its own
+notes = run("starved", NOTRACE, snapshot(tid, newest, age_ns=90 * 10**9), ago=90)
+check(notes and len(notes) == 1 and notes[0][1] == trail,
+      "a crash handled 90 s late: the snapshot taken at the crash gives the note", notes)
+notes = run("after", NOTRACE, snapshot(tid, newest), ago=90)
+check(notes == [], "a snapshot taken 90 s after the crash (a reused thread id's): no note",
+      notes)
 t0 = time.monotonic()
 notes = run("no collector", NOTRACE, snapshot(tid, newest), armed=False)
 check(notes == [] and time.monotonic() - t0 < 30,
       "no collector armed: no note, no wait", notes)
+t0 = time.monotonic()
+notes = run("killed collector", NOTRACE, snapshot(tid, newest), armed="killed")
+check(notes == [] and time.monotonic() - t0 < 30,
+      "a killed collector (its armed file left, unlocked): no note, no wait", notes)
+t0 = time.monotonic()
+notes = run("not taken", NOTRACE, None)
+check(notes == [] and time.monotonic() - t0 < 30,
+      "no snapshot, the collector past the crash (a signal it does not take: sent by "
+      "another process): no note, no waiting for one", notes)
+# a collector starved of CPU (a crash storm under TCG): its snapshot and its
+# progress come 5 s after the handler began waiting; the handler waits for
+# them, as its progress is behind the crash
+notes = run("late", NOTRACE, snapshot(tid, newest), late=5)
+check(notes and len(notes) == 1 and notes[0][1] == trail[-len(notes[0][1]):] and
+      len(notes[0][1]) >= 16,
+      "a snapshot written 5 s late by a starved collector, its progress behind the "
+      "crash until then: the handler waited, the note is written", notes)
 notes = run("helper error", NOTRACE, snapshot(tid, newest, nr=-95))
 check(notes == [], "a snapshot the helper could not take (-EOPNOTSUPP): no note", notes)
 

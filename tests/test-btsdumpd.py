@@ -782,6 +782,43 @@ check(r.returncode == 0 and len(es) == 1 and
       "service closes without acknowledging: the handler collects the whole core itself",
       r.stderr.decode())
 
+# a service instance that starts late (a loaded host): it acknowledges after
+# the handler's HANDOFF_TIMEOUT (10 s), when the handler has collected the
+# core itself; the crash is stored once, whole, by the handler alone
+if os.geteuid() == 0:	# the service takes hand-offs from root only
+    late = os.path.join(tmp, "late.socket")
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    srv.bind(late)
+    srv.listen(1)
+    late_svc = {}
+
+    def late_start():
+        conn, _ = srv.accept()
+        time.sleep(11)
+        late_svc["r"] = subprocess.run(
+            [daemon, "--serve", "--store", os.path.join(tmp, "late-service"), "--config", cfg,
+             "--log", "stderr"], stdin=conn, capture_output=True, timeout=60)
+        conn.close()
+
+    th = threading.Thread(target=late_start)
+    th.start()
+    r = subprocess.run([daemon, "--store", os.path.join(tmp, "late-handler"), "--config", cfg,
+                        "--socket", late, "--log", "stderr", str(pid), "1000", "1000", "11",
+                        str(TS), "crasher"], input=core, capture_output=True, timeout=60)
+    th.join()
+    srv.close()
+    es = entries(os.path.join(tmp, "late-handler"))
+    svc_es = entries(os.path.join(tmp, "late-service"))
+    sr = late_svc.get("r")
+    check(r.returncode == 0 and len(es) == 1 and not svc_es and
+          zstd_d(os.path.join(tmp, "late-handler", es[0], "core.zst")) == core,
+          "service acknowledging after the hand-off timeout: the crash stored once, whole, "
+          "by the handler; the late service leaves it alone",
+          f"handler: {es} {r.stderr.decode()}\nservice: {svc_es} "
+          f"{sr.stderr.decode() if sr else '(not run)'}")
+else:
+    tap.skip("hand-off acknowledged too late (the service takes root's hand-offs only)")
+
 # --- kdump harvest -------------------------------------------------------------
 crash = os.path.join(tmp, "var-crash")
 os.makedirs(os.path.join(crash, "202611230800"))

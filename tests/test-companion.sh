@@ -117,13 +117,13 @@ journalctl --sync -q 2>/dev/null || sleep 1
 # the stock-kernel LBR collector beside it (armed, a snapshot of the
 # crashing thread, tests/helpers/lbrsnap.py): a core without a trace note
 # gets the collector's, in the companion's entry
-mkdir "$tmp/lbr" && : > "$tmp/lbr/armed"
-python3 "$src/tests/helpers/lbrsnap.py" "$notrace" "$src/tests/fixtures/crasher-null.records" "$tmp/lbr"
+mkdir "$tmp/lbr"
 cp "$notrace" \$d/core.crasher.1000.b.4401.1700000004401000
 printf '4401 core.crasher.1000.b.4401.1700000004401000\n' |
 	python3 "$tmp/send.py" "$src/tests/fixtures/crasher" trusted
 journalctl --sync -q 2>/dev/null || sleep 1
-"$daemon" --companion --once --store "$tmp/store" --config "$tmp/conf" --log journal --lbr-dir "$tmp/lbr"
+python3 "$src/tests/helpers/lbrsnap.py" "$notrace" "$src/tests/fixtures/crasher-null.records" "$tmp/lbr" --arm \
+	"$daemon" --companion --once --store "$tmp/store" --config "$tmp/conf" --log journal --lbr-dir "$tmp/lbr"
 journalctl --sync -q 2>/dev/null || sleep 1
 journalctl -D /run/log/journal -o json --no-pager SYSLOG_IDENTIFIER=btsdumpd > "$tmp/journal.json"
 "$ctl" --store "$tmp/store" info 4202 > "$tmp/info.txt" 2>&1 || true

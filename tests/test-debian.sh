@@ -4,8 +4,10 @@
 # tree with scripts/build-debs.sh (dpkg-buildpackage -us -uc -b): lintian
 # is clean (no error, no warning), each package holds what it should where Debian's tools
 # look for it (crash's extension directory, gdb's system gdbinit
-# directory, the units, the store's tmpfiles.d), and btscrash-daemon puts
-# nothing in sysctl.d (kernel.core_pattern is not taken over).  Installing
+# directory, the units, the store's tmpfiles.d), btscrash-daemon ships
+# 50-btsdumpd.conf in /usr/lib/sysctl.d (kernel.core_pattern, unless
+# systemd-coredump's 50-coredump.conf sorts after it) with a postinst that
+# applies it and a postrm that gives it back.  Installing
 # them under a real systemd is the systemd-vm test's.  TAP.
 # Usage: test-debian.sh
 set -u
@@ -40,15 +42,16 @@ has() {	# package, path...: the package's files include each path
 tap_check "btscrash-tools: btsdump, btsdumpctl, their manual pages" has btscrash-tools \
 	/usr/bin/btsdump /usr/bin/btsdumpctl \
 	/usr/share/man/man1/btsdump.1.gz /usr/share/man/man1/btsdumpctl.1.gz
-tap_check "btscrash-daemon: the handler and its manual page, units, tmpfiles.d, configuration, the inactive sysctl files" \
+tap_check "btscrash-daemon: the handler and its manual page, units, tmpfiles.d, configuration, its sysctl.d file, the inactive tracing one" \
 	has btscrash-daemon /usr/libexec/btsdumpd /usr/share/man/man8/btsdumpd.8.gz \
 	/lib/systemd/system/btsdumpd.socket \
 	/lib/systemd/system/btsdumpd.service \
 	/lib/systemd/system/btsdumpd@.service /lib/systemd/system/btsdumpd-harvest.service \
 	/usr/lib/tmpfiles.d/btsdumpd.conf /etc/btsdumpd.conf \
-	/usr/share/btscrash/sysctl/50-btsdumpd.conf /usr/share/btscrash/sysctl/60-btscrash-trace.conf
-tap_check "btscrash-daemon puts nothing in sysctl.d" sh -c \
-	"! dpkg-deb -c '$work'/debs/btscrash-daemon_*.deb | grep -q sysctl.d"
+	/usr/lib/sysctl.d/50-btsdumpd.conf /usr/share/btscrash/sysctl/60-btscrash-trace.conf
+tap_check "btscrash-daemon's only sysctl.d file is 50-btsdumpd.conf (sorting before systemd-coredump's 50-coredump.conf)" sh -c \
+	"[ \"\$(dpkg-deb -c '$work'/debs/btscrash-daemon_*.deb | grep -c 'sysctl\.d/.')\" = 1 ] &&
+	 expr 50-btsdumpd.conf \< 50-coredump.conf >/dev/null"
 tap_check "btscrash-crash: bts.so in crash's extension directory" \
 	has btscrash-crash /usr/lib/crash/extensions/bts.so
 tap_check "btscrash-gdb: bts.py, and btscrash.gdb in gdb's system gdbinit directory" \
@@ -69,4 +72,7 @@ tap_check "btscrash-daemon's postinst enables the companion, the socket and the 
 	"grep -q \"enable 'btsdumpd.service'\" '$work/ctl/postinst' &&
 	 grep -q \"enable 'btsdumpd.socket'\" '$work/ctl/postinst' &&
 	 grep -q \"enable 'btsdumpd-harvest.service'\" '$work/ctl/postinst'"
+tap_check "its postinst applies core_pattern under systemd; its postrm gives back one naming btsdumpd" sh -c \
+	"grep -q 'systemd-sysctl --prefix=/kernel/core_pattern' '$work/ctl/postinst' &&
+	 grep -q 'echo core > ' '$work/ctl/postrm'"
 tap_done

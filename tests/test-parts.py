@@ -29,7 +29,8 @@ TESTS = {
     "fuzz-rsp": "clang libclang-rt-14-dev",
     "oracle": "", "vm-default": "", "vm-pti": "", "vm-hw": "", "vm-hw-pti": "", "vm-hw-defaults": "", "vm-lbr": "", "vm-lbr-amd": "linux-perf", "vm-pmu": "linux-perf", "vm-lbr-perf-arch": "linux-perf", "vm-lbr-perf-legacy": "linux-perf", "vm-collector": "linux-perf",
     "vm-collector-nopmu": "linux-perf", "vm-collector-6.12": "linux-perf",
-    "vm-collector-amd": "linux-perf", "vm-collector-amd-6.1": "linux-perf", "vm-collector-zen5": "linux-perf", "kexec-hw": "kexec-tools", "kexec-lbr": "kexec-tools",
+    "vm-collector-amd": "linux-perf", "vm-collector-amd-6.1": "linux-perf", "vm-collector-zen5": "linux-perf",
+    "vm-collector-storm": "linux-perf", "kexec-hw": "kexec-tools", "kexec-lbr": "kexec-tools",
     "oops-hole-hw": "", "oops-hole-lbr-kernel": "", "qemu-model": "", "kernel-patches": "",
     "oops-hole-hw-preempt": "", "oops-hole-lbr-kernel-preempt": "",
     "asym-hw": "", "asym-lbr-kernel": "", "perf-oops-lbr-kernel": "linux-perf",
@@ -45,7 +46,8 @@ TESTS = {
     "vm-6.1-default": "linux-source-6.1", "vm-6.1-hw": "linux-source-6.1",
     "vm-6.1-lbr": "linux-source-6.1", "kdump-6.1-EXCEPTION": "linux-source-6.1 crash",
     "kdump-6.1-crash806-EXCEPTION": "linux-source-6.1",
-    "systemd-vm": "debootstrap", "systemd-vm-companion": "debootstrap", "parts": "", "debian": "debhelper lintian",
+    "systemd-vm": "debootstrap", "systemd-vm-companion": "debootstrap",
+    "systemd-vm-lbr": "debootstrap", "systemd-vm-companion-lbr": "debootstrap", "parts": "", "debian": "debhelper lintian",
 }
 # built target -> package: parts that are a file, not (only) a test
 TARGETS = {

@@ -22,11 +22,58 @@ S=$R/store
 mkdir -p $R $S
 case=$(sed -n 's/.*collector\.case=\([a-z0-9]*\).*/\1/p' /proc/cmdline)
 echo "$case" > $R/case
-# collector.storm=1 (VM_COLLECTOR_STORM=1): the crash storm too; not in
-# the suite yet (its stored crashes came without notes on a loaded host)
-storm=$(sed -n 's/.*collector\.storm=\([01]\).*/\1/p' /proc/cmdline)
+# collector.storm=1 (VM_COLLECTOR_STORM=1): the crash storm too (meson:
+# vm-collector-storm, with only)
+# collector.storm=only: crasher null and the storm alone
+storm=$(sed -n 's/.*collector\.storm=\([01]\|only\).*/\1/p' /proc/cmdline)
+[ "$storm" = only ] && echo only > $R/storm-only
 uname -r > $R/uname
 cat /sys/devices/cpu/caps/branches > $R/lbr-depth 2>&1
+btsdumpd=/usr/libexec/btsdumpd
+
+# results_out: the results on ttyS1, then off
+results_out() {
+	echo COLLECTOR-BEGIN > /dev/ttyS1
+	tar -czf - -C $R . | base64 > /dev/ttyS1
+	echo COLLECTOR-END > /dev/ttyS1
+	poweroff -f
+}
+
+# collector.case=bench (bench/vm-bench-collector.sh, one vCPU under
+# -icount): context switches, core dumps (to a file: the kernel's side,
+# the BPF program and the collector's wake-up) and 10 s of idle, without
+# the collector, with it armed, and without it again once it stopped (the
+# first and the last agree: nothing else moved); the idle's guest
+# instructions from perf stat (system-wide), the MSR accesses from the
+# model's pmu-log.  The boot's own work settles first (sleep: no guest
+# instructions under sleep=off).
+if [ "$case" = bench ]; then
+	mkdir -p /bench && export VMBENCH_CORE_DIR=/bench
+	echo "/bench/core.%p" > /proc/sys/kernel/core_pattern
+	bench() {
+		vmbench pingpong "$1" 2000 7
+		vmbench coredump "$1" 48 5
+		vmbench idle "$1" 10 3
+		perf stat -a -x, -e instructions -- sleep 10 2>&1 >/dev/null |
+			sed -n "s/^\([0-9]*\),.*instructions.*/IDLE $1 \1/p"
+	}
+	sleep 30
+	{
+		bench without
+		$btsdumpd --log stderr --lbr-collector > $R/collector.log 2>&1 &
+		c=$!
+		n=0
+		while [ ! -e /run/btsdumpd-lbr/armed ] && [ $n -lt 120 ]; do
+			sleep 1; n=$((n + 1))
+		done
+		bench collector
+		kill $c; wait $c
+		sleep 5
+		bench after
+	} > $R/bench.out 2>&1
+	cat $R/bench.out $R/collector.log > /dev/console
+	results_out
+fi
 
 # wait_store N [SECONDS]: until N entries are committed (at most 120 s)
 wait_store() {
@@ -36,7 +83,7 @@ wait_store() {
 	done
 }
 
-if [ "$case" != nopmu ]; then
+if [ "$case" != nopmu ] && [ "$storm" != only ]; then
 	# perf's own LBR user: every sample's branch stack (check-collector.py
 	# finds each in the model's log)
 	(cd /tmp && perf record -j any,u -c 997 -e instructions:u -o /tmp/perf.data \
@@ -45,8 +92,7 @@ if [ "$case" != nopmu ]; then
 	rm -f /tmp/perf.data /tmp/core*
 fi
 
-btsdumpd=/usr/libexec/btsdumpd
-if [ "$case" = pmu ] || [ "$case" = arch ]; then
+if { [ "$case" = pmu ] || [ "$case" = arch ]; } && [ "$storm" != only ]; then
 	# where it cannot work: an unprivileged user (no CAP_PERFMON) at
 	# paranoid 2 (Debian's default 3 refuses even more; util-linux's
 	# setpriv, not busybox's); then a pinned system-wide LBR user with
@@ -95,6 +141,7 @@ i=0
 # hotplug: crasher null on CPU 1 after it went offline and online again
 for mode in null abort smash handler threads pingpong perfb hotplug; do
 	[ ! -e /run/btsdumpd-lbr/armed ] && [ $mode != null ] && continue
+	[ "$storm" = only ] && [ $mode != null ] && continue
 	# the AMD model: the first six (check-collector.py's AMD_MODES)
 	case $case in amd|zen5) [ $mode = perfb ] || [ $mode = hotplug ] && continue ;; esac
 	case $mode in
@@ -123,7 +170,7 @@ for mode in null abort smash handler threads pingpong perfb hotplug; do
 done
 dmesg > $R/dmesg.txt
 cat $R/collector.log > /dev/console
-if [ "$case" = pmu ] && [ "$storm" = 1 ]; then
+if [ "$case" = pmu ] && { [ "$storm" = 1 ] || [ "$storm" = only ]; }; then
 	echo 1 > $R/storm-run
 	# a storm: 100 crashes in 10 s into a store of their own, against a
 	# burst of 12: each stored with its own thread's snapshot, or logged
@@ -153,7 +200,4 @@ kill $collector 2>/dev/null
 wait $collector
 echo $? > $R/collector.status
 cp /run/btsdumpd-lbr/status $R/collector-status 2>/dev/null
-echo COLLECTOR-BEGIN > /dev/ttyS1
-tar -czf - -C $R . | base64 > /dev/ttyS1
-echo COLLECTOR-END > /dev/ttyS1
-poweroff -f
+results_out

@@ -11,11 +11,13 @@
 # and PerfMonV2), on which 6.12 snapshots the 16-entry stack and 6.1
 # cannot (no bpf_get_branch_snapshot for AMD before 6.10); CASE zen5: the
 # same model as a Zen 5 (VM_ZEN5_CPU).  CASE arch: the Architectural LBR
-# model (VM_ARCH_LBR_CPU), as pmu.  The model logs every LBR entry it pushes
+# model (VM_ARCH_LBR_CPU), as pmu.  CASE bench: the collector's cost
+# (bench/vm-bench-collector.sh).  The model logs every LBR entry it pushes
 # (OUTDIR/lbr.log, the oracle); results come back base64'd on ttyS1.
-# Checked by check-collector.py.  VM_COLLECTOR_STORM=1: the crash storm too.  VM_STOCK_KERNEL: the kernel's meta
+# Checked by check-collector.py.  VM_COLLECTOR_STORM=1: the crash storm
+# too; only: crasher null and the storm alone.  VM_STOCK_KERNEL: the kernel's meta
 # package (default linux-image-amd64, 6.1; linux-image-6.12-amd64).
-# Usage: run-collector-vm.sh BTSDUMPD BTSDUMPCTL OUTDIR [pmu|nopmu|amd|zen5|arch]
+# Usage: run-collector-vm.sh BTSDUMPD BTSDUMPCTL OUTDIR [pmu|nopmu|amd|zen5|arch|bench]
 set -eu
 btsdumpd=$1 btsdumpctl=$2 out=$3 case=${4:-pmu}
 src=$(cd "$(dirname "$0")/../.." && pwd)
@@ -41,18 +43,22 @@ mv "$root$btsdumpctl" "$root/bin/btsdumpctl"
 cp "$src/tests/vm/collector-init.sh" "$root/init"
 cp "$root/bin/crasher" "$out/crasher"	# the exact binary, for symbols
 vm_pack "$root" "$work/initrd.gz"
+smp=2 icount=
 case $case in
 pmu) cpu="$VM_PMU_CPU,lbr-log=$out/lbr.log" ;;
+# bench/vm-bench-collector.sh: one vCPU under -icount (with it QEMU 7.2
+# hangs bringing up a second), every MSR access logged, no LBR log
+bench) cpu="$VM_PMU_CPU,pmu-log=$out/pmu.log" smp=1 icount="-icount shift=0,sleep=off" ;;
 nopmu) cpu=$VM_INTEL_CPU ;;	# the model's CPU, no PMU (no LBR driver)
 amd) cpu="$VM_AMD_CPU,lbr-log=$out/lbr.log" ;;
 zen5) cpu="$VM_ZEN5_CPU,lbr-log=$out/lbr.log" ;;
 arch) cpu="$VM_ARCH_LBR_CPU,lbr-log=$out/lbr.log" ;;
-*) echo "run-collector-vm: CASE is pmu, nopmu, amd, zen5 or arch" >&2; exit 2 ;;
+*) echo "run-collector-vm: CASE is pmu, nopmu, amd, zen5, arch or bench" >&2; exit 2 ;;
 esac
 echo "$kpkg" > "$out/kernel"
 : > "$work/results.txt"
 timeout 3000 "$q" -L /usr/share/seabios -L /usr/share/qemu -nic none \
-	-accel tcg,thread=single -cpu "$cpu" -m 2G -smp 2 \
+	-accel tcg,thread=single -cpu "$cpu" -m 2G -smp $smp $icount \
 	-display none -monitor none -no-reboot \
 	-serial "file:$out/console.log" -serial "file:$work/results.txt" \
 	-kernel "$vmlinuz" -initrd "$work/initrd.gz" \

@@ -3,9 +3,9 @@
 # Boots a real systemd (Debian 12, debootstrap minbase) under QEMU TCG with
 # btscrash's Debian packages installed in it: built from this tree
 # (scripts/build-debs.sh) and installed into the root with `dpkg -i` (their
-# maintainer scripts enable the units, create the store), then the one
-# step an administrator takes, linking the shipped sysctl file into
-# /etc/sysctl.d (README.Debian); runs tests/vm/systemd/btscrash-sd-test.sh
+# maintainer scripts enable the units, create the store; on a patched
+# kernel, the administrator's one step, linking 60-btscrash-trace.conf
+# into /etc/sysctl.d, README.Debian); runs tests/vm/systemd/btscrash-sd-test.sh
 # in it (a crash as uid 1000, btsdumpctl, gdb with bts, a synthetic kdump
 # vmcore for the harvest unit) and extracts what it collected into OUTDIR
 # (checked by check-systemd-vm.py).
@@ -24,15 +24,28 @@
 # The whole root is the initramfs (rdinit=systemd), so the kernel boots it
 # without a disk driver.  Which kernel depends on MODE (below): Debian's
 # stock kernel (apt-get download, never installed: the host's /boot is
-# untouched; cores carry no btscrash trace note, entries say TRACE=absent),
+# untouched; on the PMU model, the LBR collector's notes in the cores),
 # or the patched kernel on the BTS model, where the crash is traced; of
 # the version KERNEL names (vm-lib.sh: 6.1 or 6.12), written to
 # OUTDIR/kernel.txt for the check.
 # Results come back base64'd on a second serial port (ttyS1), apart from
 # the console (ttyS0, OUTDIR/console.log).
-# MODE standalone: Debian's stock kernel; the administrator makes btsdumpd
-# kernel.core_pattern's handler (links 50-btsdumpd.conf into
-# /etc/sysctl.d, masks systemd-coredump's 50-coredump.conf, README.Debian).
+# MODE standalone: Debian's stock kernel on Debian's QEMU (-cpu max, no
+# PMU: the LBR collector says it cannot work), systemd-coredump purged
+# from the root first: installing the packages alone makes btsdumpd
+# kernel.core_pattern's handler (50-btsdumpd.conf in /usr/lib/sysctl.d).
+# MODE lbr: the same on the PMU model (qemu/, VM_PMU_CPU: the LBR and the
+# architectural PMU): the stock-kernel LBR collector (btsdumpd-lbr.service)
+# arms, and the crash's core carries its last branches (source lbr); in
+# the VM the test then purges btscrash-daemon (core_pattern back to
+# "core"), installs it again with dpkg -i under the running systemd (its
+# postinst applies core_pattern at once) and crashes once more.  Lean: the
+# model's LBR makes every user branch slow under TCG, so no root crash, no
+# fleet, no ACL reads (standalone's).
+# MODE companion-lbr: the PMU model too, systemd-coredump kept: its
+# 50-coredump.conf sorts after 50-btsdumpd.conf and stays the handler,
+# btsdumpd.service reports on its cores with the collector's snapshot; no
+# administrator's step either.  Lean as lbr.
 # MODE companion: the patched kernel (scripts/kernel-build.sh: the VM
 # suite's kernel, whose config carries what systemd needs) on the BTS model (qemu/,
 # scripts/qemu-build.sh: an Intel CPU with BTS, the hardware backend);
@@ -40,13 +53,13 @@
 # cores it stores; the administrator's one step is linking
 # 60-btscrash-trace.conf into /etc/sysctl.d (README.Debian: every program
 # exec'd from boot on is traced).
-# Usage: run-systemd-vm.sh OUTDIR [standalone|companion] (OUTDIR recreated)
+# Usage: run-systemd-vm.sh OUTDIR [standalone|companion|lbr|companion-lbr] (OUTDIR recreated)
 set -eu
-out=${1:?usage: run-systemd-vm.sh OUTDIR [standalone|companion]}
+out=${1:?usage: run-systemd-vm.sh OUTDIR [standalone|companion|lbr|companion-lbr]}
 mode=${2:-standalone}
-case $mode in standalone|companion) ;; *) echo "run-systemd-vm: bad mode $mode" >&2; exit 2;; esac
+case $mode in standalone|companion|lbr|companion-lbr) ;; *) echo "run-systemd-vm: bad mode $mode" >&2; exit 2;; esac
 src=$(cd "$(dirname "$0")/../.." && pwd)
-. "$src/tests/vm/vm-lib.sh"	# VM_BTS_CPU, the BTS model's CPU
+. "$src/tests/vm/vm-lib.sh"	# VM_BTS_CPU, VM_PMU_CPU: the models' CPUs
 cache=${BTSCRASH_CACHE:-$HOME/.cache/btscrash}
 # What the packages depend on (their Depends:, from dpkg-shlibdeps: there
 # is no network in the VM for apt to fetch them): libelf1 libdw1
@@ -143,6 +156,12 @@ else
 	flock -u 8
 	qemu=qemu-system-x86_64
 	qemu_cpu="-cpu max"
+	if [ "$mode" != standalone ]; then
+		# the PMU model: the LBR the collector keeps on, perf's driver
+		qemu=${QEMU:-$("$src/scripts/qemu-build.sh")}
+		qemu_cpu="-L /usr/share/seabios -L /usr/share/qemu -L /usr/lib/ipxe/qemu
+			-cpu $VM_PMU_CPU"
+	fi
 	kargs=
 	nic=e1000
 fi
@@ -156,23 +175,29 @@ mkdir "$r"
 mkdir -p "$r/tmp/debs"
 cp "$work"/debs/btscrash-*_*.deb "$r/tmp/debs/"
 rm -f "$r"/tmp/debs/*-dbgsym_*.deb
+# standalone, lbr: a machine without systemd-coredump (its own prerm leaves
+# core_pattern alone: no /proc in the chroot)
+if [ "$mode" = standalone ] || [ "$mode" = lbr ]; then
+	chroot "$r" dpkg --purge systemd-coredump >"$out/dpkg-purge-coredump.log" 2>&1 || {
+		cat "$out/dpkg-purge-coredump.log" >&2; log "dpkg --purge systemd-coredump failed"; exit 1; }
+fi
 # dpkg runs the maintainer scripts chrooted: units enabled
 # (deb-systemd-helper), the store created (systemd-tmpfiles); nothing is
-# started (no systemd runs in the chroot)
+# started and no sysctl applied (no systemd runs in the chroot: systemd-sysctl
+# applies 50-btsdumpd.conf at boot)
 chroot "$r" sh -c 'dpkg -i /tmp/debs/*.deb' >"$out/dpkg.log" 2>&1 || {
 	cat "$out/dpkg.log" >&2; log "dpkg -i failed"; exit 1; }
 chroot "$r" dpkg-query -W -f '${Package} ${Version} ${Status}\n' 'btscrash-*' >"$out/dpkg-status.txt"
-# what the package left in sysctl.d: nothing of btsdumpd's (checked)
+# what the package left in sysctl.d: 50-btsdumpd.conf (checked)
 ls "$r/etc/sysctl.d" "$r/usr/lib/sysctl.d" >"$out/sysctl-d-after-dpkg.txt" 2>&1 || true
-if [ "$mode" = standalone ]; then
-	# the administrator's step: btsdumpd handles core dumps, not
-	# systemd-coredump (README.Debian)
-	ln -s /usr/share/btscrash/sysctl/50-btsdumpd.conf "$r/etc/sysctl.d/50-btsdumpd.conf"
-	ln -s /dev/null "$r/etc/sysctl.d/50-coredump.conf"
-else
+if [ "$mode" = companion ]; then
 	# the administrator's step on a patched kernel: trace every program
 	# from boot on (README.Debian)
 	ln -s /usr/share/btscrash/sysctl/60-btscrash-trace.conf "$r/etc/sysctl.d/60-btscrash-trace.conf"
+elif [ "$mode" = lbr ]; then
+	# for the test's second install, under the running systemd
+	mkdir -p "$r/var/tmp/btscrash-debs"
+	cp "$work"/debs/btscrash-daemon_*.deb "$r/var/tmp/btscrash-debs/"
 fi
 echo "$mode" >"$r/etc/btscrash-sd-mode"
 rm -rf "$r/tmp/debs"
@@ -203,7 +228,7 @@ cp "$o/usr/local/bin/crasher" "$out/crasher"
 # index made here: the root has no kmod; the patched kernel has virtio-net
 # built in), and journal-upload pointed at the central host: this
 # machine, 10.0.2.2 on QEMU's user network.
-if [ "$mode" = standalone ]; then
+if [ "$mode" != companion ]; then
 	m=$(find "$kdir/x/lib/modules" -name "e1000.ko*" | head -n 1)
 	[ -n "$m" ] || { log "no e1000 module in $kpkg"; exit 1; }
 	install -D -m 0644 "$m" "$o/usr/lib/modules/$kver/${m#"$kdir/x/lib/modules/$kver/"}"
@@ -245,6 +270,10 @@ $qemu -accel tcg,thread=single $qemu_cpu -m 2G -smp 1 \
 	-append "console=ttyS0 rdinit=/lib/systemd/systemd systemd.unit=multi-user.target systemd.firstboot=off systemd.show_status=yes panic=-1 loglevel=4 $kargs" &
 qemu_pid=$!
 limit=${BTSCRASH_SD_TIMEOUT:-900}
+# the PMU model: every user branch through the LBR model under TCG
+# (on a loaded 2-core host, lbr's purge and reinstall took 480 s, the
+# whole run over 1500 s)
+case $mode in lbr|companion-lbr) limit=${BTSCRASH_SD_TIMEOUT:-3000} ;; esac
 ended=
 while kill -0 "$qemu_pid" 2>/dev/null; do
 	if grep -q '^BTSCRASH-SD-END' "$work/results.txt"; then
@@ -273,6 +302,8 @@ tr -d '\r' < "$work/results.txt" |
 
 # --- on the central host, the operator's btsdumpctl (this run's
 # btscrash-tools, unpacked) reads what journal-remote received ---
+# (the lean modes upload nothing)
+case $mode in lbr|companion-lbr) exit 0 ;; esac
 dpkg-deb -x "$(ls "$work"/debs/btscrash-tools_*.deb)" "$work/tools"
 ctl="$work/tools/usr/bin/btsdumpctl"
 "$ctl" -D "$out/central" list >"$out/central-list.txt" 2>&1; echo "exit $?" >>"$out/central-list.txt"

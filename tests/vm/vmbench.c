@@ -16,6 +16,10 @@
  *       core_pattern; with VMBENCH_CORE_DIR set, DIR/core.PID is removed.
  *   vmbench branches VARIANT N RUNS  a loop of N iterations, one taken
  *       branch each (its jump back), in a child ("traced": 4096 records).
+ *   vmbench idle VARIANT SECONDS RUNS  sleeps SECONDS between the marks:
+ *       what the rest of the system does meanwhile (the stock-kernel
+ *       collector's checks, bench/vm-bench-collector.sh: its MSR accesses;
+ *       the time says nothing under -icount's sleep=off).
  * Under QEMU's -icount shift=0 (bench/vm-bench.sh --icount) the guest's
  * clock advances one nanosecond per guest instruction: the times are then
  * guest instruction counts.
@@ -196,6 +200,18 @@ static long long branches_once(int traced, long n)
 	return t[1] - t[0];
 }
 
+static long long idle_once(long seconds)
+{
+	long long t0, t1;
+
+	pmu_mark(0);
+	t0 = now_ns();
+	sleep(seconds);
+	t1 = now_ns();
+	pmu_mark(1);
+	return t1 - t0;
+}
+
 int main(int argc, char **argv)
 {
 	long long t[64];
@@ -203,7 +219,7 @@ int main(int argc, char **argv)
 	long arg;
 
 	if (argc != 5) {
-		fprintf(stderr, "usage: vmbench pingpong|coredump|branches traced|untraced N RUNS\n");
+		fprintf(stderr, "usage: vmbench pingpong|coredump|branches|idle traced|untraced N RUNS\n");
 		return 2;
 	}
 	traced = !strcmp(argv[2], "traced");	/* any other label: untraced */
@@ -218,6 +234,8 @@ int main(int argc, char **argv)
 			t[i] = pingpong_once(traced, arg);
 		else if (!strcmp(argv[1], "branches"))
 			t[i] = branches_once(traced, arg);
+		else if (!strcmp(argv[1], "idle"))
+			t[i] = idle_once(arg);
 		else
 			t[i] = coredump_once(traced, arg);
 	}

@@ -3,7 +3,11 @@
 # In the systemd VM (btscrash-sd-test.service), btscrash's packages
 # installed: crashes tests/crasher.c as uid 1000, then as root from a
 # mode-0700 directory, waits for btsdumpd's entries, reads them with
-# btsdumpctl and gdb, collects the store, the journal,
+# btsdumpctl and gdb; on a stock kernel on the PMU model (modes lbr,
+# companion-lbr: lean, no root crash, fleet or ACL reads), after the
+# stock-kernel LBR collector armed; lbr: purges btscrash-daemon, installs
+# it again under this running systemd and crashes once more (crasher2).
+# Each step is said on the console (kmsg).  Collects the store, the journal,
 # the units' states and who can read the entry into a tar, sends it base64'd
 # between BTSCRASH-SD-BEGIN/END lines on ttyS1 and powers off.
 # check-systemd-vm.py reads the files.
@@ -24,6 +28,25 @@ ls -la /var/lib/btsdumpd/ >$R/store-before.txt
 # ring size 60-btscrash-trace.conf set at boot (absent on a stock kernel)
 cat /proc/sys/kernel/bts_crash_task_records >$R/task-records 2>&1
 dmesg | grep -E '(^|\] )(ds|bts_crash): ' >$R/dmesg-bts.txt
+mode=$(cat /etc/btscrash-sd-mode)
+case $mode in lbr|companion-lbr) lean=1 ;; *) lean= ;; esac
+step() { echo "<3>btscrash-sd-test: $*" >/dev/kmsg; }
+step "mode $mode"
+
+# lbr_armed: waits (at most 300 s) for the LBR collector to arm or say why
+# it cannot; its state into $R/lbr-PHASE.txt
+lbr_armed() {
+	i=0
+	while [ $i -lt 300 ] && ! [ -e /run/btsdumpd-lbr/armed ] &&
+		systemctl -q is-active btsdumpd-lbr.service; do
+		sleep 1
+		i=$((i + 1))
+	done
+	{ echo "waited $i"; systemctl show -p ActiveState -p SubState btsdumpd-lbr.service
+	  cat /run/btsdumpd-lbr/status; } >$R/lbr-"$1".txt 2>&1
+}
+[ -z "$lean" ] || lbr_armed boot
+step "collector: $(cat /run/btsdumpd-lbr/status 2>&1)"
 
 # wait_entry COMM: the path of the store's entry for COMM (once it is
 # renamed into place), then waits for the instance to finish (its journal
@@ -52,43 +75,46 @@ sh -c 'ulimit -c unlimited; exec setpriv --reuid=1000 --regid=1000 --clear-group
 echo $? >$R/crasher-status
 entry=$(wait_entry crasher)
 echo "$entry" >$R/entry-path
+step "crasher: $entry"
 
-# Root's crash of a program in a mode-0700 directory (a service's private
-# /opt/... or /root): the entry is root's alone, with the trail (and, on
-# the patched kernel, its symbols: the analysis must open the program).
-install -d -m 0700 /opt/private
-cp /usr/local/bin/crasher /opt/private/rootcrash
-sh -c 'ulimit -c unlimited; exec /opt/private/rootcrash null'
-echo $? >$R/rootcrash-status
-rentry=$(wait_entry rootcrash)
-echo "$rentry" >$R/rootcrash-entry
+if [ -z "$lean" ]; then
+	# Root's crash of a program in a mode-0700 directory (a service's private
+	# /opt/... or /root): the entry is root's alone, with the trail (and, on
+	# the patched kernel, its symbols: the analysis must open the program).
+	install -d -m 0700 /opt/private
+	cp /usr/local/bin/crasher /opt/private/rootcrash
+	sh -c 'ulimit -c unlimited; exec /opt/private/rootcrash null'
+	echo $? >$R/rootcrash-status
+	rentry=$(wait_entry rootcrash)
+	echo "$rentry" >$R/rootcrash-entry
 
-# The fleet: the journal, btsdumpd's entry in it, goes to the central host
-# (run-systemd-vm.sh's journal-remote, 10.0.2.2 on QEMU's user network)
-# through the stock systemd-journal-upload.service; done when the cursor
-# it saved is past every btsdumpd entry.
-ip link set lo up
-ip link set eth0 up && ip addr add 10.0.2.15/24 dev eth0
-ip -br addr >$R/net.txt 2>&1
-systemctl start systemd-journal-upload.service
-up=/var/lib/private/systemd/journal-upload/state
-i=0
-while [ $i -lt 120 ]; do
-	c=$(sed -n 's/^LAST_CURSOR=//p' $up 2>/dev/null)
-	[ -n "$c" ] && [ -n "$(journalctl -q --no-pager -n 1 MESSAGE_ID=6d2e1f0c4b9a4d0e8f3a7b5c2d1e0f9a)" ] &&
-		[ -z "$(journalctl -q --no-pager --after-cursor="$c" MESSAGE_ID=6d2e1f0c4b9a4d0e8f3a7b5c2d1e0f9a)" ] && break
-	sleep 1
-	i=$((i + 1))
-done
-echo $i >$R/upload-wait-s
-systemctl show -p ActiveState -p Result systemd-journal-upload.service >$R/upload-unit
-journalctl -b -o short-monotonic --no-pager -u systemd-journal-upload.service >$R/upload-journal.txt
+	# The fleet: the journal, btsdumpd's entry in it, goes to the central host
+	# (run-systemd-vm.sh's journal-remote, 10.0.2.2 on QEMU's user network)
+	# through the stock systemd-journal-upload.service; done when the cursor
+	# it saved is past every btsdumpd entry.
+	ip link set lo up
+	ip link set eth0 up && ip addr add 10.0.2.15/24 dev eth0
+	ip -br addr >$R/net.txt 2>&1
+	systemctl start systemd-journal-upload.service
+	up=/var/lib/private/systemd/journal-upload/state
+	i=0
+	while [ $i -lt 120 ]; do
+		c=$(sed -n 's/^LAST_CURSOR=//p' $up 2>/dev/null)
+		[ -n "$c" ] && [ -n "$(journalctl -q --no-pager -n 1 MESSAGE_ID=6d2e1f0c4b9a4d0e8f3a7b5c2d1e0f9a)" ] &&
+			[ -z "$(journalctl -q --no-pager --after-cursor="$c" MESSAGE_ID=6d2e1f0c4b9a4d0e8f3a7b5c2d1e0f9a)" ] && break
+		sleep 1
+		i=$((i + 1))
+	done
+	echo $i >$R/upload-wait-s
+	systemctl show -p ActiveState -p Result systemd-journal-upload.service >$R/upload-unit
+	journalctl -b -o short-monotonic --no-pager -u systemd-journal-upload.service >$R/upload-journal.txt
+fi
 
 # the operator's gdb: the bts commands come from /etc/gdb/gdbinit.d
 # (btscrash-gdb), no -iex; a stock kernel's core has no trace, and bts
 # says so (an unloaded bts would be "Undefined command"); the patched
 # kernel's has the crash's last branches
-if [ "$(cat /etc/btscrash-sd-mode)" = companion ]; then
+if [ "$mode" = companion ] || [ "$mode" = companion-lbr ]; then
 	# the core is systemd-coredump's
 	coredumpctl dump crasher -o /tmp/crasher.core >$R/dump.txt 2>&1; echo "exit $?" >>$R/dump.txt
 	# and the operator's other way in: coredumpctl debug starts the same
@@ -128,29 +154,53 @@ for e in /var/lib/btsdumpd/*; do
 done
 ls -la /var/lib/btsdumpd/ >$R/store-ls.txt
 [ -n "$entry" ] && ls -la "$entry" >$R/entry-ls.txt
-getfacl -R -p /var/lib/btsdumpd >$R/acl.txt 2>&1
-# who reads the entry: the crashing user, not another one
-for u in 1000 1001; do
-	for f in report.txt.zst report.json.zst meta core.zst; do
-		as "$u" cat "$entry/$f" >/dev/null 2>&1
-		echo "$f $?" >>$R/read-"$u".txt
+if [ -z "$lean" ]; then
+	getfacl -R -p /var/lib/btsdumpd >$R/acl.txt 2>&1
+	# who reads the entry: the crashing user, not another one
+	for u in 1000 1001; do
+		for f in report.txt.zst report.json.zst meta core.zst; do
+			as "$u" cat "$entry/$f" >/dev/null 2>&1
+			echo "$f $?" >>$R/read-"$u".txt
+		done
+		as "$u" ls "$entry" >/dev/null 2>&1; echo "dir $?" >>$R/read-"$u".txt
+		as "$u" btsdumpctl info crasher >$R/btsdumpctl-"$u".txt 2>&1; echo "exit $?" >>$R/btsdumpctl-"$u".txt
+		# root's entry: no one else reads any of it
+		for f in report.txt.zst report.json.zst meta core.zst; do
+			as "$u" cat "$rentry/$f" >/dev/null 2>&1
+			echo "$f $?" >>$R/rootcrash-read-"$u".txt
+		done
+		as "$u" ls "$rentry" >/dev/null 2>&1; echo "dir $?" >>$R/rootcrash-read-"$u".txt
+		as "$u" btsdumpctl info rootcrash >$R/rootcrash-btsdumpctl-"$u".txt 2>&1
+		echo "exit $?" >>$R/rootcrash-btsdumpctl-"$u".txt
 	done
-	as "$u" ls "$entry" >/dev/null 2>&1; echo "dir $?" >>$R/read-"$u".txt
-	as "$u" btsdumpctl info crasher >$R/btsdumpctl-"$u".txt 2>&1; echo "exit $?" >>$R/btsdumpctl-"$u".txt
-	# root's entry: no one else reads any of it
+	[ -n "$rentry" ] && ls -la "$rentry" >$R/rootcrash-ls.txt
+fi
+if [ "$mode" = lbr ]; then
+	step "purge and reinstall"
+	# purge hands core_pattern back (the kernel's default here: no
+	# systemd-coredump), the collector stops; a dpkg -i under this systemd
+	# takes core_pattern and arms the collector again, no reboot
+	dpkg --purge btscrash-gdb btscrash-daemon >$R/purge.txt 2>&1; echo "exit $?" >>$R/purge.txt
+	cat /proc/sys/kernel/core_pattern >$R/core_pattern-purged
+	systemctl is-active btsdumpd-lbr.service btsdumpd.socket >$R/units-purged 2>&1
+	rm -f /run/btsdumpd-lbr/armed
+	dpkg -i /var/tmp/btscrash-debs/btscrash-daemon_*.deb >$R/reinstall.txt 2>&1
+	echo "exit $?" >>$R/reinstall.txt
+	cat /proc/sys/kernel/core_pattern >$R/core_pattern-reinstalled
+	lbr_armed reinstall
+	cp /usr/local/bin/crasher /usr/local/bin/crasher2
+	sh -c 'ulimit -c unlimited; exec setpriv --reuid=1000 --regid=1000 --clear-groups /usr/local/bin/crasher2 null'
+	echo $? >$R/crasher2-status
+	e2=$(wait_entry crasher2)
+	[ -n "$e2" ] && mkdir -p $R/store2 && cp "$e2"/meta "$e2"/report.* $R/store2/
+fi
+if [ -z "$lean" ]; then
+	btsdumpctl info rootcrash >$R/rootcrash-info.txt 2>&1; echo "exit $?" >>$R/rootcrash-info.txt
 	for f in report.txt.zst report.json.zst meta core.zst; do
-		as "$u" cat "$rentry/$f" >/dev/null 2>&1
-		echo "$f $?" >>$R/rootcrash-read-"$u".txt
+		cat "$rentry/$f" >/dev/null 2>&1; echo "$f $?" >>$R/rootcrash-read-0.txt
 	done
-	as "$u" ls "$rentry" >/dev/null 2>&1; echo "dir $?" >>$R/rootcrash-read-"$u".txt
-	as "$u" btsdumpctl info rootcrash >$R/rootcrash-btsdumpctl-"$u".txt 2>&1
-	echo "exit $?" >>$R/rootcrash-btsdumpctl-"$u".txt
-done
-[ -n "$rentry" ] && ls -la "$rentry" >$R/rootcrash-ls.txt
-btsdumpctl info rootcrash >$R/rootcrash-info.txt 2>&1; echo "exit $?" >>$R/rootcrash-info.txt
-for f in report.txt.zst report.json.zst meta core.zst; do
-	cat "$rentry/$f" >/dev/null 2>&1; echo "$f $?" >>$R/rootcrash-read-0.txt
-done
+fi
+step "collecting"
 
 journalctl -b -o json --no-pager SYSLOG_IDENTIFIER=btsdumpd >$R/journal-btsdumpd.json
 journalctl -b -o short-monotonic --no-pager >$R/journal.txt
