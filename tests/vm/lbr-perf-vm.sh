@@ -43,7 +43,9 @@ cat > "$root/init" <<'INIT'
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev 2>/dev/null
-echo "LBRP-BRANCHES: $(cat /sys/devices/cpu/caps/branches 2>&1)"
+# on the data port: a kernel message on the console can cut into a line
+# (seen: "LBRP-BRANCHES: 3perf: Dynamic interrupt throttling disabled")
+echo "LBRP-BRANCHES: $(cat /sys/devices/cpu/caps/branches 2>&1)" > /dev/ttyS1
 cd /tmp
 # TCG makes each PMI look slow: without this the kernel lowers the
 # sample rate until perf keeps a handful of samples
