@@ -13,6 +13,10 @@
 /bin/busybox --install -s /bin
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
+# no throttling of slow PMIs (TCG makes each look slow): it lowers
+# perf_event_max_sample_rate under a running perf, and a perf record
+# that read the old rate then fails to open its default-rate event
+echo 0 > /proc/sys/kernel/perf_cpu_time_max_percent
 mount -t devtmpfs devtmpfs /dev 2>/dev/null
 mount -t tmpfs tmpfs /tmp
 mkdir -p /run

@@ -31,6 +31,11 @@ mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev 2>/dev/null
 mount -t debugfs debugfs /sys/kernel/debug
 echo 0 > /proc/sys/kernel/panic_on_oops
+# no throttling of slow PMIs (TCG makes each look slow): it lowers
+# perf_event_max_sample_rate under a running perf, and a perf that read
+# the old rate opens its default 4000 Hz event with EINVAL ("Invalid event
+# (cycles) in per-thread mode"; seen under host load)
+echo 0 > /proc/sys/kernel/perf_cpu_time_max_percent
 cd /tmp
 mkfifo /tmp/go
 oops='echo EXCEPTION > /sys/kernel/debug/provoke-crash/DIRECT'
