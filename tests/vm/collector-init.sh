@@ -13,10 +13,6 @@
 /bin/busybox --install -s /bin
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
-# no throttling of slow PMIs (TCG makes each look slow): it lowers
-# perf_event_max_sample_rate under a running perf, and a perf record
-# that read the old rate then fails to open its default-rate event
-echo 0 > /proc/sys/kernel/perf_cpu_time_max_percent
 mount -t devtmpfs devtmpfs /dev 2>/dev/null
 mount -t tmpfs tmpfs /tmp
 mkdir -p /run
@@ -32,6 +28,8 @@ echo "$case" > $R/case
 storm=$(sed -n 's/.*collector\.storm=\([01]\|only\).*/\1/p' /proc/cmdline)
 [ "$storm" = only ] && echo only > $R/storm-only
 uname -r > $R/uname
+# 0 from the kernel command line (vm-lib.sh VM_PERF_ARGS), checked
+cat /proc/sys/kernel/perf_cpu_time_max_percent > $R/perf-cpu-time-max-percent
 cat /sys/devices/cpu/caps/branches > $R/lbr-depth 2>&1
 btsdumpd=/usr/libexec/btsdumpd
 

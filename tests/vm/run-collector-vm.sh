@@ -62,7 +62,7 @@ timeout 3000 "$q" -L /usr/share/seabios -L /usr/share/qemu -nic none \
 	-display none -monitor none -no-reboot \
 	-serial "file:$out/console.log" -serial "file:$work/results.txt" \
 	-kernel "$vmlinuz" -initrd "$work/initrd.gz" \
-	-append "console=ttyS0 panic=-1 collector.case=$case collector.storm=${VM_COLLECTOR_STORM:-0}" || true
+	-append "console=ttyS0 panic=-1 $VM_PERF_ARGS collector.case=$case collector.storm=${VM_COLLECTOR_STORM:-0}" || true
 grep -q '^COLLECTOR-END' "$work/results.txt" ||
 	{ tail -40 "$out/console.log" >&2; echo "run-collector-vm: the VM did not finish" >&2; exit 1; }
 tr -d '\r' < "$work/results.txt" |
