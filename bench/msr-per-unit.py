@@ -26,7 +26,9 @@ _spec.loader.exec_module(pmu_log)
 EVENTSEL = set(range(0x186, 0x18a)) | set(range(0xc0010200, 0xc001020c, 2))
 MARK = {0x5100c4: "begin", 0x5200c4: "end"}
 # units per run, as vm-bench.sh: ping-pong rounds are 2 switches
-UNITS = {"pingpong": 2 * 2000, "branches": 200000, "coredump": 1, "idle": 1}
+# and signals 1000 SIGUSR1s (collector-init.sh)
+UNITS = {"pingpong": 2 * 2000, "branches": 200000, "coredump": 1, "idle": 1,
+         "signals": 1000}
 
 
 # names for the table, the LBR stack's 32 entries of each kind as one

@@ -67,16 +67,20 @@ int btsdumpd_lbr_signal(__u64 *ctx)
 	int sig;
 	long n;
 
-	s = bpf_map_lookup_elem(&scratch, &zero);
-	if (!s)
-		return 0;
-	/* first: with a user-only branch filter the kernel's path to here
-	 * is not recorded, and nothing of this program is */
-	n = bpf_get_branch_snapshot(s->e, sizeof(s->e), 0);
+	/* the signals kept are checked first: a snapshot costs an MSR read
+	 * per LBR entry (96 on a 32-deep Intel stack), and every signal in
+	 * the system comes here.  The LBR still holds the fault's user
+	 * branches: with the collector's user-only branch filter the
+	 * kernel's path to here and this program's own branches are not
+	 * recorded (vm-collector*: each note equal to the model's log) */
 	sig = (int)ctx[0];
 	if (sig <= 0 || sig > 31 || !(CORE_SIGNALS & (1U << sig)) ||
 	    ctx[2] != bpf_get_current_task())
 		return 0;
+	s = bpf_map_lookup_elem(&scratch, &zero);
+	if (!s)
+		return 0;
+	n = bpf_get_branch_snapshot(s->e, sizeof(s->e), 0);
 	s->magic = BTSDUMPD_LBR_MAGIC;
 	s->tid = (__u32)id;
 	s->tgid = id >> 32;

@@ -331,6 +331,14 @@ def check_amd_cpu(res, case):
     check(regs == ["6"], f"{case}: perf's AMD driver has six core counters", regs)
 
 
+def check_cpu_time(res):
+    """perf_cpu_time_max_percent 0 from the kernel command line
+    (vm-lib.sh VM_PERF_ARGS; check-collector-signals.py's too)."""
+    got = cv.read(os.path.join(res, "perf-cpu-time-max-percent")).strip()
+    check(got == "0", "perf_cpu_time_max_percent 0 from the kernel command "
+          "line (no PMI throttling)", got)
+
+
 def main():
     if len(sys.argv) != 4:
         sys.exit("usage: check-collector.py BTSDUMP BTSDUMPCTL RESULTS_DIR")
@@ -338,6 +346,7 @@ def main():
     case = cv.read(os.path.join(res, "case")).strip()
     check(cv.read(os.path.join(res, "uname")).strip().endswith("-amd64"),
           "Debian's stock kernel ran", cv.read(os.path.join(res, "uname")))
+    check_cpu_time(res)
     log = cv.read(os.path.join(res, "collector.log"))
     status = cv.read(os.path.join(res, "collector-status"))
     byentry = entries_by_mode(res)

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """Checks lbr-perf-vm.sh (perf's LBR users on an LBR model) as TAP: Linux's
 Intel PMU driver with its LBR (MODEL arch: "Architectural LBR", 32 deep;
-legacy: the model-specific 32-deep LBR), no kernel warning, the
+legacy: the model-specific 32-deep LBR), perf_cpu_time_max_percent 0
+from the kernel command line, no kernel warning, the
 recorder's LBR source saying it cannot use Arch LBR (arch), perf's two
 recordings exiting 0; every sample of `perf record -b` equal to the
 stack the model held at an NMI (lbr-log-nmi), in order, its entries
@@ -98,6 +99,9 @@ def main():
             line)
     t.check("LBRP-BRANCHES: 32\n" in data, "caps/branches 32",
             [ln for ln in data.splitlines() if "BRANCHES" in ln])
+    t.check("LBRP-CPU-TIME: 0\n" in data, "perf_cpu_time_max_percent 0 "
+            "from the kernel command line (no PMI throttling)",
+            [ln for ln in data.splitlines() if "CPU-TIME" in ln])
     bad = [ln for ln in console.splitlines()
            if re.search(r"WARNING: CPU|unchecked MSR|BUG:|Oops", ln)]
     t.check(not bad, "no kernel warning", "\n".join(bad[:10]))

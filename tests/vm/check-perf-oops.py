@@ -7,7 +7,8 @@ the system-wide one alone print the kernel ring's gap marker as a gap (reason pe
 a branch from its tag; the oops after both left prints its own kernel
 branches, a stretch of the model's kernel pushes on CPU 0 (lbr-oops3.log,
 the log's tail the test kept); every perf sample's branch stack holds
-user branches only, none of the recorder's (data.log).  TAP.
+user branches only, none of the recorder's (data.log);
+perf_cpu_time_max_percent 0 from the kernel command line.  TAP.
 Usage: check-perf-oops.py RESULTS_DIR"""
 
 import importlib
@@ -115,6 +116,9 @@ def main():
     console = cv.read(os.path.join(res, "console.log"))
     check("PERF-OOPS-DONE" in console, "the VM ran the three oopses and perf to the end",
           console[-2000:])
+    check(re.search(r"^PERF-OOPS-CPU-TIME: 0\r?$", console, re.M),
+          "perf_cpu_time_max_percent 0 from the kernel command line (no PMI throttling)",
+          [ln for ln in console.splitlines() if "CPU-TIME" in ln])
     check_held(segment(console, "PERF-OOPS-1", "PERF-OOPS-2"), 1,
                "two overlapping perf users hold the LBR")
     check_held(segment(console, "PERF-OOPS-2", "PERF-OOPS-3"), 2,

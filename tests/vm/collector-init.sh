@@ -7,16 +7,13 @@
 # processes alternated on a CPU, one under `perf record -b`, one on a CPU
 # taken offline and back online, a storm of 100) stored by btsdumpd as
 # the core_pattern handler; collector.case=nopmu: the model without a
-# PMU; amd: the AMD model as a Zen 4, zen5: as a Zen 5.  Without an armed collector only the first
-# crash runs.  Results as a base64'd tar on ttyS1 between COLLECTOR-BEGIN and
+# PMU; amd: the AMD model as a Zen 4, zen5: as a Zen 5; signals,
+# signals-amd: what the BPF program snapshots; bench: the collector's
+# cost.  Without an armed collector only the first crash runs.  Results as a base64'd tar on ttyS1 between COLLECTOR-BEGIN and
 # COLLECTOR-END.
 /bin/busybox --install -s /bin
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
-# no throttling of slow PMIs (TCG makes each look slow): it lowers
-# perf_event_max_sample_rate under a running perf, and a perf record
-# that read the old rate then fails to open its default-rate event
-echo 0 > /proc/sys/kernel/perf_cpu_time_max_percent
 mount -t devtmpfs devtmpfs /dev 2>/dev/null
 mount -t tmpfs tmpfs /tmp
 mkdir -p /run
@@ -24,7 +21,7 @@ mount -t tmpfs tmpfs /run
 R=/tmp/results
 S=$R/store
 mkdir -p $R $S
-case=$(sed -n 's/.*collector\.case=\([a-z0-9]*\).*/\1/p' /proc/cmdline)
+case=$(sed -n 's/.*collector\.case=\([a-z0-9-]*\).*/\1/p' /proc/cmdline)
 echo "$case" > $R/case
 # collector.storm=1 (VM_COLLECTOR_STORM=1): the crash storm too (meson:
 # vm-collector-storm, with only)
@@ -32,6 +29,8 @@ echo "$case" > $R/case
 storm=$(sed -n 's/.*collector\.storm=\([01]\|only\).*/\1/p' /proc/cmdline)
 [ "$storm" = only ] && echo only > $R/storm-only
 uname -r > $R/uname
+# 0 from the kernel command line (vm-lib.sh VM_PERF_ARGS), checked
+cat /proc/sys/kernel/perf_cpu_time_max_percent > $R/perf-cpu-time-max-percent
 cat /sys/devices/cpu/caps/branches > $R/lbr-depth 2>&1
 btsdumpd=/usr/libexec/btsdumpd
 
@@ -42,6 +41,34 @@ results_out() {
 	echo COLLECTOR-END > /dev/ttyS1
 	poweroff -f
 }
+
+# collector_start: btsdumpd --lbr-collector in the background (its pid
+# in $collector), until it armed (at most 120 s)
+collector_start() {
+	$btsdumpd --log stderr --lbr-collector > $R/collector.log 2>&1 &
+	collector=$!
+	n=0
+	while [ ! -e /run/btsdumpd-lbr/armed ] && kill -0 $collector 2>/dev/null && [ $n -lt 120 ]; do
+		sleep 1; n=$((n + 1))
+	done
+}
+
+# collector.case=signals, signals-amd (check-collector-signals.py): with
+# the collector armed, signals that are not crashes (vmbench signals:
+# SIGUSR1, handled) and core dumps (a SIGSEGV, the parent's SIGCHLD),
+# each run between two marks in the model's pmu-log: the LBR stack's
+# reads there are the BPF program's snapshots
+case $case in signals*)
+	mkdir -p /bench && export VMBENCH_CORE_DIR=/bench
+	echo "/bench/core.%p" > /proc/sys/kernel/core_pattern
+	collector_start
+	{
+		vmbench signals collector 1000 3
+		vmbench coredump collector 1 3
+	} > $R/bench.out 2>&1
+	kill $collector; wait $collector
+	results_out
+esac
 
 # collector.case=bench (bench/vm-bench-collector.sh, one vCPU under
 # -icount): context switches, core dumps (to a file: the kernel's side,
@@ -58,20 +85,16 @@ if [ "$case" = bench ]; then
 		vmbench pingpong "$1" 2000 7
 		vmbench coredump "$1" 48 5
 		vmbench idle "$1" 10 3
+		vmbench signals "$1" 1000 5
 		perf stat -a -x, -e instructions -- sleep 10 2>&1 >/dev/null |
 			sed -n "s/^\([0-9]*\),.*instructions.*/IDLE $1 \1/p"
 	}
 	sleep 30
 	{
 		bench without
-		$btsdumpd --log stderr --lbr-collector > $R/collector.log 2>&1 &
-		c=$!
-		n=0
-		while [ ! -e /run/btsdumpd-lbr/armed ] && [ $n -lt 120 ]; do
-			sleep 1; n=$((n + 1))
-		done
+		collector_start
 		bench collector
-		kill $c; wait $c
+		kill $collector; wait $collector
 		sleep 5
 		bench after
 	} > $R/bench.out 2>&1
@@ -123,12 +146,7 @@ if { [ "$case" = pmu ] || [ "$case" = arch ]; } && [ "$storm" != only ]; then
 	rm -f /tmp/pinned.data
 	cat $R/nocap.log $R/taken.log > /dev/console	# the console log tells too
 fi
-$btsdumpd --log stderr --lbr-collector > $R/collector.log 2>&1 &
-collector=$!
-n=0
-while [ ! -e /run/btsdumpd-lbr/armed ] && kill -0 $collector 2>/dev/null && [ $n -lt 120 ]; do
-	sleep 1; n=$((n + 1))
-done
+collector_start
 btsdumpctl status > $R/ctl-status.txt 2>&1
 echo "|$btsdumpd --direct --log kmsg --store $S --dump-mode=%d %P %u %g %s %t %e" \
 	> /proc/sys/kernel/core_pattern

@@ -4,8 +4,10 @@
 # vm-collector-nopmu, vm-collector-6.12, vm-collector-amd, -amd-6.1,
 # vm-collector-zen5; the arch case, on Architectural LBR, not in the suite):
 # run-collector-vm.sh, then check-collector.py (TAP) with this build's
-# btsdump and btsdumpctl reading the stored cores.
-# Usage: collector-test.sh BTSDUMPD BTSDUMPCTL BTSDUMP OUTDIR pmu|nopmu|amd|zen5|arch
+# btsdump and btsdumpctl reading the stored cores; vm-collector-signals,
+# -signals-amd: check-collector-signals.py on the model's MSR log.
+# Usage: collector-test.sh BTSDUMPD BTSDUMPCTL BTSDUMP OUTDIR
+#   pmu|nopmu|amd|zen5|arch|signals|signals-amd
 set -u
 here=$(dirname "$0")
 # the model's log's size when the storm begins (STORM-BEGIN on the
@@ -27,7 +29,10 @@ if ! "$here/run-collector-vm.sh" "$1" "$2" "$4" "$5" >&2; then
 	exit 1
 fi
 kill $watcher 2>/dev/null
-python3 "$here/check-collector.py" "$3" "$2" "$4"
+case $5 in
+signals*) python3 "$here/check-collector-signals.py" "$4" ;;
+*) python3 "$here/check-collector.py" "$3" "$2" "$4" ;;
+esac
 rc=$?
 # the storm's model log runs to gigabytes: not kept
 [ "${VM_COLLECTOR_STORM:-0}" = 0 ] || rm -f "$4/lbr.log"

@@ -47,9 +47,9 @@ mount -t devtmpfs devtmpfs /dev 2>/dev/null
 # (seen: "LBRP-BRANCHES: 3perf: Dynamic interrupt throttling disabled")
 echo "LBRP-BRANCHES: $(cat /sys/devices/cpu/caps/branches 2>&1)" > /dev/ttyS1
 cd /tmp
-# TCG makes each PMI look slow: without this the kernel lowers the
-# sample rate until perf keeps a handful of samples
-echo 0 > /proc/sys/kernel/perf_cpu_time_max_percent
+# 0 from the kernel command line (vm-lib.sh VM_PERF_ARGS): without it
+# the kernel lowers the sample rate until perf keeps a handful of samples
+echo "LBRP-CPU-TIME: $(cat /proc/sys/kernel/perf_cpu_time_max_percent)" > /dev/ttyS1
 echo 100000 > /proc/sys/kernel/perf_event_max_sample_rate
 # a sample every 12007 cycles (the model's cycles are instructions):
 # about 80 in lbrcalls' 10^6 instructions
@@ -76,7 +76,7 @@ vm_pack "$root" "$work/initrd.gz"
 # no_timer_check: as pmu-vm.sh (a loaded host and the IO-APIC timer check)
 vm_qemu=$q
 vm_boot "$obj" "$work/initrd.gz" "$out" LBRP-VM-DONE 900 \
-	"no_timer_check nmi_watchdog=0" \
+	"no_timer_check nmi_watchdog=0 $VM_PERF_ARGS" \
 	-L /usr/share/seabios -L /usr/share/qemu -nic none \
 	-accel tcg,thread=single -m 512 -smp 2 \
 	-cpu "$cpu,lbr-log=$out/lbr.log,lbr-log-cpl=3,lbr-log-nmi=on" \

@@ -31,11 +31,10 @@ mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev 2>/dev/null
 mount -t debugfs debugfs /sys/kernel/debug
 echo 0 > /proc/sys/kernel/panic_on_oops
-# no throttling of slow PMIs (TCG makes each look slow): it lowers
-# perf_event_max_sample_rate under a running perf, and a perf that read
-# the old rate opens its default 4000 Hz event with EINVAL ("Invalid event
-# (cycles) in per-thread mode"; seen under host load)
-echo 0 > /proc/sys/kernel/perf_cpu_time_max_percent
+# 0 from the kernel command line (vm-lib.sh VM_PERF_ARGS): else a perf
+# that read the old rate opens its default 4000 Hz event with EINVAL
+# ("Invalid event (cycles) in per-thread mode"; seen under host load)
+echo "PERF-OOPS-CPU-TIME: $(cat /proc/sys/kernel/perf_cpu_time_max_percent)"
 cd /tmp
 mkfifo /tmp/go
 oops='echo EXCEPTION > /sys/kernel/debug/provoke-crash/DIRECT'
@@ -90,7 +89,7 @@ watcher=$!
 # nokaslr: the checker reads the printed symbols' addresses from vmlinux;
 # no_timer_check, nosoftlockup: as in pmu-vm.sh (a loaded host's TCG)
 vm_boot "$obj" "$work/initrd.gz" "$out" 'PERF-OOPS-DONE' 900 \
-	"pti=off nokaslr no_timer_check nosoftlockup $vm_backend_args" -m 512M -smp 1 \
+	"pti=off nokaslr no_timer_check nosoftlockup $VM_PERF_ARGS $vm_backend_args" -m 512M -smp 1 \
 	-serial mon:stdio -serial "file:$out/data.log"
 kill "$watcher" 2>/dev/null || true
 rm -f "$out/lbr.log"

@@ -42,6 +42,15 @@ VM_ZEN5_CPU="max,vendor=AuthenticAMD,family=26,model=2,stepping=1,pmu=on,lbr=on"
 # LBR state with MSRs (no XSAVES under TCG).
 VM_ARCH_LBR_CPU="max,vendor=GenuineIntel,family=6,model=143,stepping=8,ds=on,dtes64=on,ds-cpl=on,lbr=on,lbr-fmt=0x3f,pmu=on"
 
+# The kernel command line of the VMs that run perf on the PMU models
+# (lbr-perf-vm.sh, perf-oops-test.sh, run-collector-vm.sh): no throttling
+# of slow PMIs (TCG makes each look slow): it lowers
+# perf_event_max_sample_rate under a running perf, and a perf that read
+# the old rate then fails to open its default-rate event.  Linux >= 5.8
+# applies sysctl.* parameters before init; each guest reads it back and
+# its check fails unless it is 0.
+VM_PERF_ARGS="sysctl.kernel.perf_cpu_time_max_percent=0"
+
 # vm_kernel_and_model LOGPREFIX: builds the test kernel (scripts/
 # kernel-build.sh; obj: its object directory) and, unless QEMU names it,
 # the models' QEMU (scripts/qemu-build.sh; QEMU, exported), their logs in

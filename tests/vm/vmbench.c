@@ -20,6 +20,10 @@
  *       what the rest of the system does meanwhile (the stock-kernel
  *       collector's checks, bench/vm-bench-collector.sh: its MSR accesses;
  *       the time says nothing under -icount's sleep=off).
+ *   vmbench signals VARIANT N RUNS  raises SIGUSR1 for itself N times
+ *       (kill(), a handler that returns): what every signal that is not a
+ *       crash pays (the stock-kernel collector's BPF program runs at each
+ *       one's generation, check-collector-signals.py).
  * Under QEMU's -icount shift=0 (bench/vm-bench.sh --icount) the guest's
  * clock advances one nanosecond per guest instruction: the times are then
  * guest instruction counts.
@@ -31,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/perf_event.h>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -212,6 +217,30 @@ static long long idle_once(long seconds)
 	return t1 - t0;
 }
 
+static void on_signal(int sig)
+{
+	(void)sig;
+}
+
+static long long signals_once(long n)
+{
+	struct sigaction sa;
+	long long t0, t1;
+	long i;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	if (sigaction(SIGUSR1, &sa, NULL))
+		exit(1);
+	pmu_mark(0);
+	t0 = now_ns();
+	for (i = 0; i < n; i++)
+		kill(getpid(), SIGUSR1);
+	t1 = now_ns();
+	pmu_mark(1);
+	return t1 - t0;
+}
+
 int main(int argc, char **argv)
 {
 	long long t[64];
@@ -219,7 +248,7 @@ int main(int argc, char **argv)
 	long arg;
 
 	if (argc != 5) {
-		fprintf(stderr, "usage: vmbench pingpong|coredump|branches|idle traced|untraced N RUNS\n");
+		fprintf(stderr, "usage: vmbench pingpong|coredump|branches|idle|signals traced|untraced N RUNS\n");
 		return 2;
 	}
 	traced = !strcmp(argv[2], "traced");	/* any other label: untraced */
@@ -236,6 +265,8 @@ int main(int argc, char **argv)
 			t[i] = branches_once(traced, arg);
 		else if (!strcmp(argv[1], "idle"))
 			t[i] = idle_once(arg);
+		else if (!strcmp(argv[1], "signals"))
+			t[i] = signals_once(arg);
 		else
 			t[i] = coredump_once(traced, arg);
 	}
