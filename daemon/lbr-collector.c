@@ -398,13 +398,45 @@ static int probe_snapshot(struct collector *co)
 	return 0;
 }
 
+/* The skeleton loaded with the signal program that reads how many of the
+ * snapshot's entries perf's read kept (lbr.bpf.c; the verifier needs
+ * cpu_hw_events in kallsyms: CONFIG_KALLSYMS_ALL), else with the one that
+ * does not: NULL with errno set when neither loads. */
+static struct lbr_bpf *open_and_load(void)
+{
+	struct bpf_program *unused;
+	struct lbr_bpf *skel;
+	int kept, ret = -ENOMEM;
+
+	for (kept = 1; kept >= 0; kept--) {
+		skel = lbr_bpf__open();
+		if (!skel)
+			return NULL;
+		unused = kept ? skel->progs.btsdumpd_lbr_signal_blind :
+				skel->progs.btsdumpd_lbr_signal;
+		bpf_program__set_autoload(unused, false);
+		bpf_program__set_autoattach(unused, false);
+		ret = lbr_bpf__load(skel);
+		if (!ret) {
+			if (!kept)
+				btsdumpd_log(LOG_NOTICE, "LBR collector: perf's count of "
+					     "kept entries unreadable (cpu_hw_events not in "
+					     "kallsyms): notes keep what they validate");
+			return skel;
+		}
+		lbr_bpf__destroy(skel);
+	}
+	errno = -ret;
+	return NULL;
+}
+
 static int load_program(struct collector *co)
 {
 	int ret;
 
 	if (access("/sys/kernel/btf/vmlinux", R_OK))
 		return cannot_work(co, "the kernel has no BTF", "no /sys/kernel/btf/vmlinux"), -ENOENT;
-	co->skel = lbr_bpf__open_and_load();
+	co->skel = open_and_load();
 	if (!co->skel)
 		return cannot_work(co, "loading the BPF program failed", strerror(errno)), -errno;
 	ret = probe_snapshot(co);

@@ -214,19 +214,39 @@ static int slots(const struct btsdumpd_lbr_snap *s)
 	return s->nr > depth(s) ? depth(s) : s->nr;
 }
 
-/* How many of the snapshot's n entries perf filled.  perf's filter
- * (intel_pmu_lbr_filter) drops the entries it rejects (returns from the
- * kernel, a branch to 0) by moving the newer ones down, and
- * bpf_get_branch_snapshot() copies all the CPU's slots (32 on Intel, 16 on
- * AMD, amd_pmu_lbr_read likewise): the oldest slots then
- * repeat the oldest entry kept.  Those copies go (the oldest iterations of
- * a loop that ended the stack can go with them). */
+/* How many of the snapshot's n slots perf's read filled.  The helper
+ * copies all the CPU's slots (cpu_hw_events.lbr_entries: 32 on Intel, 16
+ * on AMD), the read fills the first lbr_stack.nr of them (kept, which the
+ * BPF program reads): Architectural LBR's stops at the first empty entry
+ * (intel_pmu_store_lbr), and perf's filter (intel_pmu_lbr_filter) drops
+ * the entries it rejects (returns from the kernel, a branch to 0) by
+ * moving the newer ones down.  The slots beyond hold the copies that
+ * leaves, or what an older read left there, maybe another task's.
+ * Without kept, the copies at the oldest end go (the oldest iterations
+ * of a loop that ended the stack can go with them). */
 static int filled(const struct btsdumpd_lbr_snap *s, int n)
 {
+	if (s->kept >= 0)
+		return s->kept < n ? s->kept : n;
 	while (n > 1 && s->e[n - 1].from == s->e[n - 2].from &&
 	       s->e[n - 1].to == s->e[n - 2].to)
 		n--;
 	return n;
+}
+
+/* Whether no slot was left empty since the switch-in (older entries went
+ * round, docs/format.md, source 3): the last slot holds this read's entry,
+ * all kept or the oldest kept one's copy that perf's filter left there. */
+static bool wrapped(const struct btsdumpd_lbr_snap *s)
+{
+	const struct btsdumpd_lbr_entry *last = &s->e[depth(s) - 1];
+	int k = s->kept;
+
+	if (slots(s) < depth(s) || !last->from)
+		return false;
+	if (k < 0 || k >= depth(s))
+		return true;
+	return k > 0 && last->from == s->e[k - 1].from && last->to == s->e[k - 1].to;
 }
 
 /* The snapshot's user entries, oldest first, kept back to the newest
@@ -280,9 +300,7 @@ static int write_note(const char *path, const struct lbr_code *lc,
 		t.nr_gaps = 1;
 		t.lost = dropped;
 	}
-	/* no slot left empty since the switch-in: older entries went round
-	 * (docs/format.md, source 3) */
-	if (slots(s) == depth(s) && s->e[depth(s) - 1].from)
+	if (wrapped(s))
 		t.flags |= BTS_NOTE_F_WRAPPED;
 	if (!t.nr)
 		return -ENODATA;

@@ -29,7 +29,9 @@ struct btsdumpd_lbr_snap {
 	__u32 depth;		/* the CPU's LBR depth (perf's caps/branches: 32
 				 * Intel, 16 AMD), set by btsdumpd; 0: unknown */
 	__u32 cpu;		/* where it was taken (bpf_get_smp_processor_id) */
-	__u32 pad;		/* 0 */
+	__s32 kept;		/* how many of e[] perf's read kept
+				 * (cpu_hw_events.lbr_stack.nr): the slots
+				 * beyond hold older reads' entries; -1 unknown */
 	struct btsdumpd_lbr_entry e[BTSDUMPD_LBR_MAX];
 };
 

@@ -132,6 +132,27 @@ check(notes and len(notes) == 1 and notes[0][0]["capacity"] == 16 and
       "nothing from beyond slot 16",
       notes and [(h, len(r)) for h, r in notes])
 
+# Architectural LBR: perf's read stops at the first empty entry
+# (intel_pmu_store_lbr), the helper copies all 32 slots, and the ones past
+# the read's 10 (kept: cpu_hw_events.lbr_stack.nr) hold an older read's
+# entries, here ones that chain on (another thread at the same addresses):
+# the note is the 10, not wrapped
+stale = newest + [(0, 0)] * (DEPTH - len(newest))
+notes = run("arch", NOTRACE, snapshot(tid, stale, kept=10))
+check(notes and len(notes) == 1 and notes[0][1] == trail[-10:] and
+      not notes[0][0]["gaps"] and not notes[0][0]["flags"] & 1,
+      "an Architectural LBR snapshot: the 10 entries perf's read kept, none of "
+      "the older read's left in the slots beyond, not wrapped",
+      notes and [(h, len(r)) for h, r in notes])
+# a full LBR (AMD's 16) whose read dropped one entry (a return from the
+# kernel): perf's filter left a copy of the oldest kept in the last slot
+full = newest[:15] + [newest[14]] + [(0x1000, 0x2000)] * (DEPTH - 16)
+notes = run("full", NOTRACE, snapshot(tid, full, nr=16, depth=16, kept=15))
+check(notes and len(notes) == 1 and notes[0][1] == trail[-15:] and
+      notes[0][0]["flags"] & 1,
+      "a full LBR, one entry dropped by perf's filter: the 15 kept, wrapped",
+      notes and [(h, len(r)) for h, r in notes])
+
 # a backward step between two entries: the older ones go, a gap marks it
 broken = list(trail)
 broken[8] = (broken[8][0], broken[9][0] + 1)     # its target after the next from

@@ -30,6 +30,7 @@ TESTS = {
     "oracle": "", "vm-default": "", "vm-pti": "", "vm-hw": "", "vm-hw-pti": "", "vm-hw-defaults": "", "vm-lbr": "", "vm-lbr-amd": "linux-perf", "vm-pmu": "linux-perf", "vm-lbr-perf-arch": "linux-perf", "vm-lbr-perf-legacy": "linux-perf", "vm-collector": "linux-perf",
     "vm-collector-nopmu": "linux-perf", "vm-collector-6.12": "linux-perf",
     "vm-collector-amd": "linux-perf", "vm-collector-amd-6.1": "linux-perf", "vm-collector-zen5": "linux-perf",
+    "vm-collector-arch": "linux-perf", "vm-collector-arch-6.1": "linux-perf",
     "vm-collector-storm": "linux-perf", "vm-collector-signals": "linux-perf",
     "vm-collector-signals-amd": "linux-perf", "kexec-hw": "kexec-tools", "kexec-lbr": "kexec-tools",
     "oops-hole-hw": "", "oops-hole-lbr-kernel": "", "qemu-model": "", "kernel-patches": "",

@@ -33,12 +33,14 @@ def core_tid(notes):
                 if n == "CORE" and t == 1)
 
 
-def snapshot(tid, newest_first, age_ns=0, nr=DEPTH, depth=0, cpu=0):
+def snapshot(tid, newest_first, age_ns=0, nr=DEPTH, depth=0, cpu=0, kept=-1):
     """struct btsdumpd_lbr_snap: newest first, 32 slots, zeros after;
-    depth: the CPU's LBR depth the collector found (0: unknown)."""
+    depth: the CPU's LBR depth the collector found (0: unknown); kept:
+    how many slots perf's read filled (-1: unknown)."""
     ents = (list(newest_first) + [(0, 0)] * DEPTH)[:DEPTH]
     now = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
-    return struct.pack("<IIIIQiIII", MAGIC, tid, tid, 11, now - age_ns, nr, depth, cpu, 0) + \
+    return struct.pack("<IIIIQiIIi", MAGIC, tid, tid, 11, now - age_ns, nr, depth, cpu,
+                       kept) + \
         b"".join(struct.pack("<QQQ", f, t, 0) for f, t in ents)
 
 

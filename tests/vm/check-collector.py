@@ -57,18 +57,27 @@ def log_limit(res):
 def log_by_cpu(path, limit):
     """The model's pushes of user branches, per vCPU, oldest first: [(from,
     to)] (not the returns from the kernel, sysret or iret, which the LBR
-    holds and perf's filter and the collector leave out)."""
+    holds and perf's filter and the collector leave out).  Read in chunks,
+    one tuple per distinct branch (the log repeats loops' branches
+    millions of times: gigabytes as tuples of their own)."""
     seqs = collections.defaultdict(list)
+    same = {}
     size = os.path.getsize(path) if limit < 0 else limit
     if size > LOG_MAX:
         raise OSError(f"{path}: {size} bytes to read, over {LOG_MAX}: the run "
                       "pushed far more user branches than its crashes need")
+    size -= size % lbrlog.ENTRY.size        # a cut entry
+    chunk = lbrlog.ENTRY.size << 20
     with open(path, "rb") as f:
-        data = f.read(limit)
-    data = data[:len(data) - len(data) % lbrlog.ENTRY.size]
-    for frm, to, _info, cpu, *_ in lbrlog.ENTRY.iter_unpack(data):
-        if lbr.user(frm):
-            seqs[cpu].append((frm, to))
+        while size > 0:
+            data = f.read(min(chunk, size))
+            if not data:
+                break
+            size -= len(data)
+            for frm, to, _info, cpu, *_ in lbrlog.ENTRY.iter_unpack(data):
+                if lbr.user(frm):
+                    e = (frm, to)
+                    seqs[cpu].append(same.setdefault(e, e))
     return seqs
 
 
@@ -80,15 +89,17 @@ def contiguous_in(run, seqs, index):
     return False
 
 
-def index_of(seqs):
+def index_of(seqs, keys):
+    """Where on which CPU each of keys was pushed: {key: [(cpu, i)]}."""
     idx = collections.defaultdict(list)
     for cpu, seq in seqs.items():
         for i, e in enumerate(seq):
-            idx[e].append((cpu, i))
+            if e in keys:
+                idx[e].append((cpu, i))
     return idx
 
 
-def check_perf(res, seqs, index, depth):
+def check_perf(res, seqs, depth):
     """perf record -j any,u: each sample's stack (newest first) is, read
     backwards, a stretch of the model's pushes."""
     samples = []
@@ -96,6 +107,7 @@ def check_perf(res, seqs, index, depth):
         ents = re.findall(r"(0x[0-9a-f]+)/(0x[0-9a-f]+)/", line)
         if ents:
             samples.append([(int(f, 16), int(t, 16)) for f, t in reversed(ents)])
+    index = index_of(seqs, {s[0] for s in samples})
     bad = [s for s in samples if not contiguous_in(s, seqs, index)]
     check(samples and not bad and all(0 < len(s) <= depth for s in samples),
           f"perf: {len(samples)} samples of `perf record -j any,u`, each a stack of "
@@ -402,7 +414,7 @@ def main():
         check(False, "the model's LBR log is there and of a size to check", str(e))
         sys.exit(cv.tap.done())
     if not only:
-        check_perf(res, seqs, index_of(seqs), depth)
+        check_perf(res, seqs, depth)
     # perf record -b dies of its child's SIGSEGV too: its core is not the
     # crash's
     byentry["perfb"] = [e for e in byentry.get("perfb", [])

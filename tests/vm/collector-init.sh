@@ -7,9 +7,10 @@
 # processes alternated on a CPU, one under `perf record -b`, one on a CPU
 # taken offline and back online, a storm of 100) stored by btsdumpd as
 # the core_pattern handler; collector.case=nopmu: the model without a
-# PMU; amd: the AMD model as a Zen 4, zen5: as a Zen 5; signals,
-# signals-amd: what the BPF program snapshots; bench: the collector's
-# cost.  Without an armed collector only the first crash runs.  Results as a base64'd tar on ttyS1 between COLLECTOR-BEGIN and
+# PMU; amd: the AMD model as a Zen 4, zen5: as a Zen 5; arch: the
+# Architectural LBR model, as pmu; signals, signals-amd: what the BPF
+# program snapshots; bench: the collector's cost.  Without an armed
+# collector only the first crash runs.  Results as a base64'd tar on ttyS1 between COLLECTOR-BEGIN and
 # COLLECTOR-END.
 /bin/busybox --install -s /bin
 mount -t proc proc /proc

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # The stock-kernel LBR collector's VM test (meson: vm-collector,
 # vm-collector-nopmu, vm-collector-6.12, vm-collector-amd, -amd-6.1,
-# vm-collector-zen5; the arch case, on Architectural LBR, not in the suite):
+# vm-collector-zen5, vm-collector-arch and -arch-6.1 on Architectural LBR):
 # run-collector-vm.sh, then check-collector.py (TAP) with this build's
 # btsdump and btsdumpctl reading the stored cores; vm-collector-signals,
 # -signals-amd: check-collector-signals.py on the model's MSR log.
