@@ -27,7 +27,7 @@ TESTS = {
     "fuzz-meta": "clang libclang-rt-14-dev",
     "fuzz-escape": "clang libclang-rt-14-dev",
     "fuzz-rsp": "clang libclang-rt-14-dev",
-    "oracle": "", "vm-default": "", "vm-pti": "", "vm-hw": "", "vm-hw-pti": "", "vm-hw-defaults": "", "vm-lbr": "", "vm-lbr-amd": "linux-perf", "vm-pmu": "linux-perf", "vm-lbr-perf-arch": "linux-perf", "vm-lbr-perf-legacy": "linux-perf", "vm-collector": "linux-perf",
+    "oracle": "", "vm-default": "", "vm-pti": "", "vm-hw": "", "vm-hw-pti": "", "vm-hw-defaults": "", "vm-lbr": "", "vm-lbr-amd": "linux-perf", "vm-lbr-zen5": "", "vm-pmu": "linux-perf", "vm-lbr-perf-arch": "linux-perf", "vm-lbr-perf-legacy": "linux-perf", "vm-collector": "linux-perf",
     "vm-collector-nopmu": "linux-perf", "vm-collector-6.12": "linux-perf",
     "vm-collector-amd": "linux-perf", "vm-collector-amd-6.1": "linux-perf", "vm-collector-zen5": "linux-perf",
     "vm-collector-arch": "linux-perf", "vm-collector-arch-6.1": "linux-perf",
@@ -43,7 +43,8 @@ TESTS = {
     "kdump-EXEC_NULL": "", "kdump-notraces": "",
     "kdump-hw-EXCEPTION": "", "kdump-hw-PANIC": "",
     "kdump-lbr-EXCEPTION": "", "kdump-lbr-PANIC": "", "kdump-lbr-BUG": "",
-    "kdump-lbr-amd-PANIC": "", "kdump-lbr-amd-BUG": "",
+    "kdump-lbr-amd-PANIC": "", "kdump-lbr-amd-BUG": "", "kdump-lbr-amd-EXCEPTION": "",
+    "kdump-lbr-zen5-PANIC": "",
     # the 6.1 smoke set (tests/vm/meson.build's head)
     "vm-6.1-default": "linux-source-6.1", "vm-6.1-hw": "linux-source-6.1",
     "vm-6.1-lbr": "linux-source-6.1", "kdump-6.1-EXCEPTION": "linux-source-6.1 crash",

@@ -33,9 +33,7 @@ MODES = ("null", "abort", "smash", "handler", "threads", "pingpong", "perfb", "h
 # the AMD model's run: the first six (collector-init.sh; its LBR log grew
 # to 15 GB with perfb and hotplug too)
 AMD_MODES = MODES[:6]
-# the AMD model's CPUs (tests/vm/vm-lib.sh): what Linux's smpboot line says
-AMD_CPUS = {"amd": "family: 0x19, model: 0x11",        # VM_AMD_CPU, Zen 4
-            "zen5": "family: 0x1a, model: 0x2"}        # VM_ZEN5_CPU, Zen 5
+AMD_CPUS = lbr.AMD_CPUS    # the AMD model's CPUs, as Linux's smpboot line names them
 # more of the model's log than this the check does not read into memory
 # (a 24 GB machine): the run failed its purpose, say so
 LOG_MAX = 6 << 30

@@ -5,7 +5,8 @@ with bts_crash.source=lbr on the LBR model): programs nobody chose to trace
 crash, and each core carries its dumping thread's last user branches, read
 back by btsdump and compared entry for entry with the model's log of every
 entry it pushed (qemu/lbr-log.py, lbr.log).  VM_LBR_CPU=amd: the same on
-the AMD model's LbrExtV2 (16 entries, not 32), and where perf was in the
+the AMD model's LbrExtV2 (16 entries, not 32), as a Zen 4; zen5: the same
+model as a Zen 5 (Linux booted it as that CPU); and where perf was in the
 VM (VM_PERF=1), perf record -b holding the stack at a crash.  TAP on
 stdout.
 Usage: check-lbr.py BTSDUMP RESULTS_DIR"""
@@ -29,7 +30,11 @@ def load(name, path):
 cv = load("checkvm", os.path.join(HERE, "check-vm.py"))
 lbrlog = load("lbrlog", os.path.join(HERE, "..", "..", "qemu", "lbr-log.py"))
 check = cv.check
-AMD = os.environ.get("VM_LBR_CPU") == "amd"
+# the AMD model's CPUs (tests/vm/vm-lib.sh): what Linux's smpboot line says
+AMD_CPUS = {"amd": "family: 0x19, model: 0x11",        # VM_AMD_CPU, Zen 4
+            "zen5": "family: 0x1a, model: 0x2"}        # VM_ZEN5_CPU, Zen 5
+CPU = os.environ.get("VM_LBR_CPU", "intel")
+AMD = CPU in AMD_CPUS
 SOURCE_LBR, DEPTH = 3, 16 if AMD else 32
 STACK = "LbrExtV2" if AMD else "model-specific LBR in the Skylake format"
 GAP_PERF = cv.MARKER_TAG | 1 << 16 | 3      # BTS_MARKER(BTS_MARK_GAP, BTS_GAP_PERF)
@@ -142,6 +147,10 @@ def main():
           f"task ({STACK})" in console,
           f"lbr: the kernel found the model's LBR ({STACK}, {DEPTH} entries)",
           "\n".join(line for line in console.splitlines() if "ds:" in line))
+    if AMD:
+        cpu = [l for l in console.splitlines() if "smpboot: CPU0:" in l]
+        check(cpu and AMD_CPUS[CPU] in cpu[0],
+              f"lbr: Linux booted the model as {CPU} ({AMD_CPUS[CPU]})", cpu)
     cv.check_no_warnings(console)
     exe = os.path.join(res, "crasher")
     notes = {}

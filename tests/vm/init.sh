@@ -110,7 +110,7 @@ if [ -n "$kd" ]; then
 	# the crasher is a traced shell's child: its ring was made at fork
 	/bin/btsrun 4096 /bin/sh -c '/bin/crasher loop & echo $! > /tmp/traced.pid; wait' &
 	kexec -p /boot/bzImage --initrd=/boot/capture.gz \
-		--append="console=ttyS0 btscrash.capture nr_cpus=1 irqpoll reset_devices panic=-1" ||
+		--append="console=ttyS0 btscrash.capture nr_cpus=1 irqpoll reset_devices panic=-1 no_timer_check" ||
 		{ echo BTSCRASH-KDUMP-FAILED: kexec -p; reboot -f; }
 	# its pid before the panic, however long a loaded host makes the
 	# start (a fixed 2 s once missed it), then 2 s of its branches

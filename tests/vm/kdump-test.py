@@ -30,8 +30,14 @@ the oops or the crash path froze it, equal to the last 32 entries the
 model pushed on that vCPU (nothing after the freeze), the panicking CPU's
 ending in the freeze itself and reaching the LKDTM function; the oops
 report on the console prints the same branches.  With VM_LBR_CPU=amd the
-same on the AMD model's LbrExtV2 (VM_AMD_CPU): 16 entries, not 32.
+same on the AMD model's LbrExtV2 (VM_AMD_CPU; zen5: VM_ZEN5_CPU): 16
+entries, not 32.  There an EXCEPTION's 16 do not reach lkdtm_EXCEPTION
+(the fault entry path with SRSO's return thunks spends them): its trail
+must reach the page-fault handler's call into page_fault_oops, end in the
+freeze first thing in oops_begin(), and the model's log must show the
+fault in lkdtm_EXCEPTION as the entry that path started from.
 """
+import bisect
 import fcntl
 import os
 import re
@@ -50,13 +56,23 @@ _spec = importlib.util.spec_from_file_location(
     "lbrlog", os.path.join(SRC, "qemu", "lbr-log.py"))
 lbrlog = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(lbrlog)
+_spec = importlib.util.spec_from_file_location(     # its AMD_CPUS
+    "checklbr", os.path.join(SRC, "tests", "vm", "check-lbr.py"))
+checklbr = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(checklbr)
 
 tap = Tap()
 check = tap.check
 # the LBR's depth (lbr-kernel): Intel's model-specific stack, or LbrExtV2
-LBR_DEPTH = 16 if os.environ.get("VM_LBR_CPU") == "amd" else 32
+LBR_DEPTH = 16 if os.environ.get("VM_LBR_CPU") in ("amd", "zen5") else 32
 LKDTM_FN = {"EXCEPTION": "lkdtm_EXCEPTION", "PANIC": "lkdtm_PANIC",
             "BUG": "lkdtm_BUG", "EXEC_NULL": "lkdtm_EXEC_NULL"}
+# the source file of the function a trail must reach: LKDTM's, or for an
+# EXCEPTION on LbrExtV2 the page-fault handler's (main())
+FN_SOURCE = {"page_fault_oops": "fault"}
+# the panicking CPU's entries an EXCEPTION's check reads from the model's
+# log: the 16 of LbrExtV2's ring and the fault entry path before them
+FAULT_TRAIL = 256
 
 
 CRASH = os.environ.get("CRASH", "crash")
@@ -194,7 +210,8 @@ def check_decoded(kind, tool, vmcore, vmlinux, ring, fn, branches):
                if l[1] == "unknown" and not l[3].startswith("??")]
     check(not unknown, f"{kind}: every branch in vmlinux has its kind, read from "
           "vmlinux's code", unknown[:4])
-    hit = re.search(r"-> 0x[0-9a-f]+ %s\b.*-> (bugs|perms)\.c:\d+\]" % fn, o)
+    src = FN_SOURCE.get(fn, "(bugs|perms)")
+    hit = re.search(r"-> 0x[0-9a-f]+ %s\b.*-> %s\.c:\d+\]" % (fn, src), o)
     check(hit is not None, f"{kind}: the branch into {fn}, with its source "
           "line from vmlinux's DWARF", o[-800:])
     rc, o, e = btsdump(tool, "-j", "-n", "0", vmcore, vmlinux)
@@ -202,7 +219,7 @@ def check_decoded(kind, tool, vmcore, vmlinux, ring, fn, branches):
         cpus = __import__("json").loads(o)["cpus"]
         into = [b for c in cpus if c["panic"] for b in c["branches"]
                 if b.get("to_symbol") == fn]
-        ok = rc == 0 and into and re.match(r"(bugs|perms)\.c:\d+$", into[0]["to_line"] or "") \
+        ok = rc == 0 and into and re.match(r"%s\.c:\d+$" % src, into[0]["to_line"] or "") \
             and into[0]["to_module"] == "vmlinux" and "depth" in into[0]
     except (ValueError, KeyError, IndexError) as ex:
         ok, into = False, repr(ex)
@@ -271,13 +288,15 @@ def check_lbr_oracle(kind, out, rings, panic_cpu):
     at the trap, before report_bug() (patch 0018): there the 32 are found
     further back.  The
     log (a gigabyte or more of kernel branches) is read from its end,
-    then removed."""
+    then removed.  Returns the panicking CPU's entries read (for an
+    EXCEPTION, the last FAULT_TRAIL: check_fault_trail())."""
     path = os.path.join(out, "lbr.log")
+    depth = {"BUG": 1 << 18, "EXCEPTION": FAULT_TRAIL}.get(kind, LBR_DEPTH)
     try:
-        last = lbrlog.tail(path, 1 << 18 if kind == "BUG" else LBR_DEPTH, set(rings))
+        last = lbrlog.tail(path, depth, set(rings))
     except (OSError, lbrlog.FormatError) as e:
         check(False, f"{kind}: the LBR model's log", str(e))
-        return
+        return []
     finally:
         if os.path.exists(path):
             os.unlink(path)
@@ -301,6 +320,49 @@ def check_lbr_oracle(kind, out, rings, panic_cpu):
               "the model pushed there, in order, none after",
               "ring %s\nmodel %s" % ([tuple(hex(x) for x in r) for r in recs[-3:]],
                                      [tuple(hex(x) for x in r) for r in got[-3:]]))
+    return last.get(panic_cpu, [])
+
+
+def symbolizer(smap):
+    """name(address): the System.map symbol at or below an unrelocated
+    address (no offset)."""
+    syms = sorted((a, n) for n, addrs in smap.items() for a in addrs)
+    starts = [a for a, _ in syms]
+    return lambda a: syms[bisect.bisect_right(starts, a) - 1][1] if a >= starts[0] else "?"
+
+
+def check_fault_trail(entries, smap, slide):
+    """An EXCEPTION on LbrExtV2 (16 entries): the ring is the newest end of
+    the trail from the NULL write.  In the model's log of the panicking
+    CPU (ENTRIES, oldest first, the ring its last LBR_DEPTH), before the
+    ring: the call into lkdtm_EXCEPTION, then the fault's own entry
+    (lkdtm_EXCEPTION -> asm_exc_page_fault), then only the fault entry
+    path (no other exception or interrupt entry: no asm_* target but the
+    page fault's); and the ring's end is the freeze first thing in
+    oops_begin(): after the call into it, only its call to the hook and
+    the hook's own entries (bts_crash_*, ds_*)."""
+    name = symbolizer(smap)
+    trail = [(name(e.frm - slide), name(e.to - slide)) for e in entries]
+    ring0 = len(trail) - LBR_DEPTH
+    fault = next((i for i in range(ring0 - 1, 0, -1)
+                  if trail[i][0] == "lkdtm_EXCEPTION"), None)
+    path = trail[fault + 1:ring0] if fault is not None else []
+    ok = (fault is not None and trail[fault][1] == "asm_exc_page_fault" and
+          trail[fault - 1][1] == "lkdtm_EXCEPTION" and
+          all(t == "asm_exc_page_fault" or not t.startswith("asm_") for _, t in path))
+    need = len(trail) - fault + 1 if fault is not None else "?"
+    check(ok, f"EXCEPTION: the model's log: the ring ends a trail of {need} entries from "
+          f"the call into lkdtm_EXCEPTION and its fault, {len(path)} of the fault entry "
+          f"path older than the ring's {LBR_DEPTH}",
+          trail[max(0, (fault or ring0) - 2):ring0 + 1])
+    ring = trail[ring0:]
+    at = max((i for i, (_, t) in enumerate(ring) if t == "oops_begin"), default=None)
+    tail = ring[at + 1:] if at is not None else []
+    check(at is not None and len(tail) >= 2 and
+          tail[0] == ("oops_begin", "bts_crash_oops_begin") and
+          all(re.match(r"(bts_crash_|ds_)", n) for f, t in tail[1:] for n in (f, t)),
+          f"EXCEPTION: the ring ends in the freeze first thing in oops_begin() "
+          f"({len(tail)} entries from its call to the hook)", ring[-6:])
 
 
 def panic_ring_text(tool, vmcore, obj):
@@ -310,7 +372,7 @@ def panic_ring_text(tool, vmcore, obj):
     names at one address (__x86_indirect_thunk_array / _rax), and a static
     function's name can stand at several addresses, so reports are
     compared by address and the KASLR slide is taken from a name that
-    stands at one address only."""
+    stands at one address only.  Third, that slide (None: not found)."""
     smap = {}
     with open(os.path.join(obj, "System.map")) as f:
         for line in f:
@@ -320,7 +382,7 @@ def panic_ring_text(tool, vmcore, obj):
     try:
         cpu = [c for c in __import__("json").loads(o)["cpus"] if c["panic"]][0]
     except (ValueError, KeyError, IndexError):
-        return [], smap
+        return [], smap, None
     slide = None
     for b in cpu["branches"]:
         name, _, off = (b.get("to_symbol") or "?").partition("+")
@@ -328,9 +390,9 @@ def panic_ring_text(tool, vmcore, obj):
             slide = int(b["to"], 16) - (next(iter(smap[name])) + int(off or "0", 16))
             break
     if slide is None:
-        return [], smap
+        return [], smap, None
     return [(int(b["from"], 16) - slide, int(b["to"], 16) - slide)
-            for b in cpu["branches"]], smap
+            for b in cpu["branches"]], smap, slide
 
 
 def report_matches(printed, ring):
@@ -458,12 +520,24 @@ def main():
               f"exit {rc}: {e}")
         return tap.done()
 
-    fn = LKDTM_FN[kind]
+    # the function the panicking CPU's trail must reach: the LKDTM one, but
+    # on LbrExtV2 an EXCEPTION's 16 entries are the fault entry path's
+    # (SRSO's return thunks: three entries a return) and reach back to the
+    # page-fault handler's call into page_fault_oops; the model's log shows
+    # the fault in lkdtm_EXCEPTION before them (check_fault_trail())
+    short = lbr and LBR_DEPTH < 32 and kind == "EXCEPTION"
+    fn = "page_fault_oops" if short else LKDTM_FN[kind]
     cpus = re.findall(r"^CPU (\d+)( \(panic CPU\))?: (\d+) of (\d+) records", text, re.M)
     check(any(p for _, p, _, _ in cpus), f"{kind}: the panicking CPU is marked", text)
     check(cpus and all(int(n) > 0 for _, _, n, _ in cpus),
           f"{kind}: every CPU with a ring has records ({len(cpus)} CPUs)", text)
     console = open(os.path.join(out, "console.log"), errors="replace").read()
+    amd = os.environ.get("VM_LBR_CPU")
+    if lbr and amd in checklbr.AMD_CPUS:
+        boot = re.search(r"smpboot: CPU0: .*", console)
+        check(boot and checklbr.AMD_CPUS[amd] in boot.group(0),
+              f"{kind}: Linux booted the model as {amd} ({checklbr.AMD_CPUS[amd]})",
+              boot.group(0) if boot else "no smpboot line")
     up = re.search(r"smp: Brought up \d+ nodes?, (\d+) CPUs?", console)
     check(up and int(up.group(1)) == len(cpus) >= 2,
           f"{kind}: every online CPU has a ring ({up.group(1) if up else '?'} online, "
@@ -548,8 +622,11 @@ def main():
         check_oracle(kind, out, ring_crash)
     if lbr:
         panic_cpu = [int(c) for c, p, _, _ in cpus if p]
-        check_lbr_oracle(kind, out, ring_crash, panic_cpu[0] if panic_cpu else None)
-        check_oops_report(kind, console, *panic_ring_text(tool, vmcore, obj))
+        log = check_lbr_oracle(kind, out, ring_crash, panic_cpu[0] if panic_cpu else None)
+        ring, smap, slide = panic_ring_text(tool, vmcore, obj)
+        check_oops_report(kind, console, ring, smap)
+        if short:
+            check_fault_trail(log, smap, slide or 0)
         if kind == "EXCEPTION":
             # init.sh's first oops (BUG, not fatal): its report shows its
             # own trail, and LBR recorded again after it (the panic's

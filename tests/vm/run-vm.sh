@@ -33,8 +33,10 @@ cp "$root/bin/crasher32" "$out/crasher32"
 cp "$root/bin/btsabi" "$root/bin/btsabi-hi" "$out/"
 vm_pack "$root" "$work/initrd.gz"
 truncate -s 64M "$work/results.img"
+# 1500 s: at a load of 20-27 on the 2 cores, 600 s ended vm-lbr-zen5's boot
+# and two bench boots with perf mid-run (the vm tests' meson timeout: 1800)
 # shellcheck disable=SC2086
-timeout 600 $vm_qemu -m 512 -smp "${VM_SMP:-2}" \
+timeout 1500 $vm_qemu -m 512 -smp "${VM_SMP:-2}" \
 	-nographic -no-reboot -kernel "$obj/arch/x86/boot/bzImage" \
 	-initrd "$work/initrd.gz" \
 	-drive "file=$work/results.img,format=raw,if=virtio" \

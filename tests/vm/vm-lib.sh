@@ -158,7 +158,8 @@ vm_pack() {
 #   lbr, lbr-kernel  the LBR model (qemu/, $QEMU): bts_crash.source=
 #         lbr or lbr-kernel, every entry pushed logged to OUTDIR/lbr.log;
 #         Intel's model-specific LBR (32 entries), or with VM_LBR_CPU=amd
-#         the AMD model's LbrExtV2 ($VM_AMD_CPU, 16 entries);
+#         the AMD model's LbrExtV2 ($VM_AMD_CPU, 16 entries), =zen5 the
+#         same model as a Zen 5 ($VM_ZEN5_CPU);
 #   hw    the BTS model (qemu/, built by scripts/qemu-build.sh, path
 #         in $QEMU): an Intel CPU with DS/BTS, the hardware backend on by
 #         default, every record the CPU writes logged to OUTDIR/bts.log
@@ -185,14 +186,18 @@ vm_machine() {
 	lbr|lbr-kernel)
 		[ -x "${QEMU:-}" ] || { echo "vm_machine: QEMU (the LBR model) not set" >&2; return 1; }
 		# Skylake-SP with the model's LBR (qemu/ L1-L9), or the AMD
-		# model's Zen 4 with LbrExtV2 (A1-A8; VM_LBR_CPU=amd), every
-		# entry pushed logged to OUTDIR/lbr.log; no BTS.  LBR_MODEL_CPU:
+		# model's Zen 4 with LbrExtV2 (A1-A8; VM_LBR_CPU=amd) or Zen 5
+		# (VM_LBR_CPU=zen5), every entry pushed logged to
+		# OUTDIR/lbr.log; no BTS.  LBR_MODEL_CPU:
 		# any other CPU with an LBR model (bench/vm-bench-perf.sh:
 		# VM_AMD_CPU or VM_ZEN5_CPU)
 		rm -f "$1/lbr.log"
 		vm_log_tail "$1"
 		vm_cpu="$VM_INTEL_CPU,lbr=on"
-		[ "${VM_LBR_CPU:-intel}" != amd ] || vm_cpu=$VM_AMD_CPU
+		case ${VM_LBR_CPU:-intel} in
+		amd) vm_cpu=$VM_AMD_CPU ;;
+		zen5) vm_cpu=$VM_ZEN5_CPU ;;
+		esac
 		vm_qemu="$QEMU -L /usr/share/seabios -L /usr/share/qemu -nic none
 			-accel tcg,thread=single -cpu ${LBR_MODEL_CPU:-$vm_cpu}$vm_log"
 		# lbr: every task's user branches; lbr-kernel: each CPU's
