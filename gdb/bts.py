@@ -8,6 +8,8 @@
 # btsdumpd show; symbols, source lines and instructions are gdb's own (its
 # symbol tables, separate debuginfo, shared libraries, disassembler), and the
 # instructions between two branches are rebuilt from the code gdb reads.
+# A core without a trace gets the note btsdumpd's companion kept for it
+# (systemd-coredump's core, `coredumpctl debug`), found by its SHA-256.
 import atexit
 import hashlib
 import json
