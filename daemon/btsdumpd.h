@@ -93,6 +93,17 @@ int btsdumpd_harvest(struct btsdumpd_ctx *c, char *const *dirs, int n);
  * entries (journal_dir: a journal directory instead of the system's, for
  * tests); once: what is there now, then return.  0 or -errno. */
 int btsdumpd_companion(struct btsdumpd_ctx *c, const char *journal_dir, bool once);
+/* The SHA-256 of the file at fd, whole, in lowercase hex (libgcrypt): 0 or
+ * -errno. */
+#define BTSDUMPD_SHA256_HEX	64
+int btsdumpd_sha256_fd(int fd, char hex[BTSDUMPD_SHA256_HEX + 1]);
+struct btsdumpd_lbr_framed;
+/* The LBR note (framed) written into the spool of systemd-coredump's core
+ * whose digest (before the note) is hex: kept in the entry as
+ * BTSDUMPD_LBR_NOTE, the digest in its meta (COREDUMP_SHA256), for gdb on
+ * that core (gdb/bts.py, docs/btsdumpd.md "Companion mode"). */
+void btsdumpd_companion_keep_note(struct btsdumpd_ctx *c, int dirfd,
+				  const struct btsdumpd_lbr_framed *note, const char *hex);
 
 /* entry.c: an entry's transaction.  begin: a hidden .#ID directory (ID
  * from id_base, made unique) in c->id, *dirfd open on it; commit: modes
@@ -124,9 +135,14 @@ int btsdumpd_lbr_collector(const char *dir);
  * snapshot; -ETIMEDOUT when the collector settled none within 30 s;
  * else -errno.  crash_time: the dump's start (%t, seconds since the
  * epoch; 0 unknown): the snapshot must come from around it.  mapped (may
- * be NULL): the process's files, for the code at each entry's from. */
+ * be NULL): the process's files, for the code at each entry's from.  The
+ * note written, framed, into *note (malloc'ed; zeroed when none). */
+struct btsdumpd_lbr_framed {
+	void *data;	/* the note as in the core: Elf64_Nhdr, name, descriptor */
+	size_t len;
+};
 int btsdumpd_lbr_note(const char *dir, const char *path, uint64_t crash_time,
-		      const struct btsdumpd_mapped *mapped);
+		      const struct btsdumpd_mapped *mapped, struct btsdumpd_lbr_framed *note);
 
 /* mapped.c: the executable and map_files of pid, while the kernel holds
  * it (needs root's CAP_SYS_ADMIN); exe and the paths of a /proc/PID/maps

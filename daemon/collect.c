@@ -245,17 +245,26 @@ cut:
 /* ---- The stock-kernel collector's note ---------------------------------- */
 
 /* A whole spooled core without a trace note gets the LBR collector's
- * (lbr-note.c): the spool is rewritten, so reopened. */
+ * (lbr-note.c): the spool is rewritten, so reopened.  The companion keeps
+ * the note in its entry too, with the digest of systemd-coredump's core
+ * (taken before the note), for gdb on that core (companion.c). */
 static void lbr_note(struct btsdumpd_ctx *c, int dirfd, int *spool_fd, struct spool *s)
 {
-	char path[64];
+	struct btsdumpd_lbr_framed note = { 0 };
+	char path[64], digest[BTSDUMPD_SHA256_HEX + 1] = "";
 	struct stat st;
 	int ret, fd;
 
 	if (!c->lbr_dir || !s->keep || s->stopped || s->notes_only)
 		return;
+	if (c->crash.coredump_filename && !c->crash.core_truncated &&
+	    btsdumpd_sha256_fd(*spool_fd, digest))
+		digest[0] = '\0';
 	snprintf(path, sizeof(path), "/proc/self/fd/%d/%s", dirfd, BTSDUMPD_SPOOL_FILE);
-	ret = btsdumpd_lbr_note(c->lbr_dir, path, c->crash.timestamp, &c->mapped);
+	ret = btsdumpd_lbr_note(c->lbr_dir, path, c->crash.timestamp, &c->mapped, &note);
+	if (!ret && digest[0])
+		btsdumpd_companion_keep_note(c, dirfd, &note, digest);
+	free(note.data);
 	if (ret == -ENOENT || ret == -EEXIST)
 		return;
 	if (ret == -ETIMEDOUT) {

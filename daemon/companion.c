@@ -10,7 +10,9 @@
  * linked to the coredump entry by COREDUMP_PID and COREDUMP_TIMESTAMP.
  * Only entries journald attributes to systemd-coredump (its unit, or root)
  * are trusted (any process can log a field named COREDUMP_FILENAME).
- * Where it stopped is kept in STORE/.companion-cursor.  Process context.
+ * Where it stopped is kept in STORE/.companion-cursor.  An LBR note
+ * (collect.c) is kept in the entry with the digest of systemd-coredump's
+ * core, for gdb on that core.  Process context.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,17 +26,20 @@
 #include <syslog.h>
 #include <unistd.h>
 
+#include <gcrypt.h>
 #include <systemd/sd-journal.h>
 
 #include "btsdumpd.h"
 #include "util.h"
 #include "decompress.h"
+#include "entries.h"
 
 /* systemd-coredump's MESSAGE_ID (SD_MESSAGE_COREDUMP) and its store. */
 #define COREDUMP_MESSAGE	"MESSAGE_ID=fc2e22bc6ee647b6b90729ab34a250b1"
 #define COREDUMP_DIR		"/var/lib/systemd/coredump/"
 #define CURSOR_NAME		".companion-cursor"
 #define MAPS_MAX		(1024 * 1024)	/* of COREDUMP_PROC_MAPS read */
+#define DIGEST_CHUNK		(1024 * 1024)
 
 /* ---- the stored core, decompressed into a pipe ------------------------------ */
 
@@ -238,6 +243,54 @@ static void one_entry(struct btsdumpd_ctx *c, sd_journal *j)
 	if (c->crash.core_truncated && c->crash.coredump_filename)
 		btsdumpd_log(LOG_WARNING, "companion: %s: %s", file,
 			     c->crash.core_reason ? c->crash.core_reason : "the core is cut");
+}
+
+/* ---- the LBR note, for gdb on systemd-coredump's core ------------------------ */
+
+int btsdumpd_sha256_fd(int fd, char hex[BTSDUMPD_SHA256_HEX + 1])
+{
+	gcry_md_hd_t h;
+	const unsigned char *d;
+	char *buf = malloc(DIGEST_CHUNK);
+	uint64_t off = 0;
+	ssize_t n = -1;
+
+	if (!buf)
+		return -ENOMEM;
+	if (!gcry_check_version(GCRYPT_VERSION) || gcry_md_open(&h, GCRY_MD_SHA256, 0)) {
+		free(buf);
+		return -EIO;
+	}
+	while ((n = pread(fd, buf, DIGEST_CHUNK, off)) > 0 || (n < 0 && errno == EINTR))
+		if (n > 0) {
+			gcry_md_write(h, buf, n);
+			off += n;
+		}
+	d = n ? NULL : gcry_md_read(h, GCRY_MD_SHA256);
+	for (int i = 0; d && i < BTSDUMPD_SHA256_HEX / 2; i++)
+		snprintf(hex + 2 * i, 3, "%02x", d[i]);
+	gcry_md_close(h);
+	free(buf);
+	return n ? -errno : 0;
+}
+
+void btsdumpd_companion_keep_note(struct btsdumpd_ctx *c, int dirfd,
+				  const struct btsdumpd_lbr_framed *note, const char *hex)
+{
+	int fd = btsdumpd_entry_create_file(dirfd, BTSDUMPD_LBR_NOTE);
+	int ret = fd < 0 ? -errno : btsdumpd_write_all(fd, note->data, note->len);
+
+	if (!ret && fsync(fd))
+		ret = -errno;
+	if (fd >= 0)
+		close(fd);
+	if (!ret)
+		ret = btsdumpd_crash_set(&c->crash.coredump_sha256, hex) ? -ENOMEM : 0;
+	if (ret) {
+		unlinkat(dirfd, BTSDUMPD_LBR_NOTE, 0);
+		btsdumpd_log(LOG_WARNING, "%s: keeping the LBR note for gdb: %s", c->id,
+			     strerror(-ret));
+	}
 }
 
 /* ---- the journal ------------------------------------------------------------- */

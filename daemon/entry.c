@@ -81,7 +81,8 @@ static int protect(int fd, uid_t reader, bool dir)
 static int protect_files(int dirfd, uid_t reader)
 {
 	static const char *const files[] = { BTSDUMPD_CORE_FILE, BTSDUMPD_SPOOL_FILE,
-					      BTSDUMPD_REPORT_TXT, BTSDUMPD_REPORT_JSON };
+					      BTSDUMPD_REPORT_TXT, BTSDUMPD_REPORT_JSON,
+					      BTSDUMPD_LBR_NOTE };
 	int ret = 0, r, fd;
 	size_t i;
 
@@ -140,7 +141,7 @@ void btsdumpd_entry_remove(const char *name)
 	static const char *const files[] = { BTSDUMPD_META, BTSDUMPD_CORE_FILE,
 		BTSDUMPD_REPORT_TXT, BTSDUMPD_REPORT_JSON, BTSDUMPD_REPORT_TXT_PLAIN,
 		BTSDUMPD_REPORT_JSON_PLAIN, BTSDUMPD_SPOOL_FILE, "core.zst.tmp",
-		BTSDUMPD_ANALYSIS_FILE, "meta.tmp" };
+		BTSDUMPD_ANALYSIS_FILE, "meta.tmp", BTSDUMPD_LBR_NOTE };
 	int fd = openat(store_fd, name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
 	size_t i;
 

@@ -280,9 +280,10 @@ static int lbr_validate(const struct lbr_code *lc, const struct btsdumpd_lbr_sna
 	return (int)first;
 }
 
-/* The note for t's thread from snapshot s, written into the core at path. */
+/* The note for t's thread from snapshot s, framed, appended to the core at
+ * path; the framed note handed back in *note (the caller frees it). */
 static int write_note(const char *path, const struct lbr_code *lc,
-		      const struct btsdumpd_lbr_snap *s)
+		      const struct btsdumpd_lbr_snap *s, struct btsdumpd_lbr_framed *note)
 {
 	struct btsdec_record recs[BTSDUMPD_LBR_MAX + 1];
 	struct btsdec_trace t = { .type = NT_BTSCRASH_THREAD, .id = s->tid,
@@ -291,6 +292,7 @@ static int write_note(const char *path, const struct lbr_code *lc,
 				  .source = BTS_SOURCE_LBR, .recs = recs + 1 };
 	struct btsdec_err err;
 	int dropped = lbr_validate(lc, s, recs + 1, &t.nr), ret;
+	ssize_t w;
 
 	if (dropped) {		/* the gap where the chain broke */
 		recs[0] = (struct btsdec_record){ BTS_MARKER(BTS_MARK_GAP, BTS_GAP_UNKNOWN),
@@ -304,15 +306,26 @@ static int write_note(const char *path, const struct lbr_code *lc,
 		t.flags |= BTS_NOTE_F_WRAPPED;
 	if (!t.nr)
 		return -ENODATA;
-	ret = btsdec_core_add_notes(path, path, &t, 1, &err);
-	if (ret)
+	note->len = btsdec_note_size(t.nr);
+	note->data = note->len ? malloc(note->len) : NULL;
+	if (!note->data)
+		return -ENOMEM;
+	w = btsdec_note_write(note->data, note->len, &t, &err);
+	ret = w < 0 ? (int)w : btsdec_core_append_notes(path, path, note->data, w, &err);
+	if (ret) {
 		btsdumpd_log(LOG_WARNING, "LBR note: %s", err.msg);
+		free(note->data);
+		*note = (struct btsdumpd_lbr_framed){ 0 };
+	} else {
+		note->len = w;
+	}
 	return ret;
 }
 
 /* The snapshot s checked against core and written into it at path. */
 static int note_from(struct btsdec_core *core, const struct btsdumpd_mapped *mapped,
-		     const char *path, const struct btsdumpd_lbr_snap *s)
+		     const char *path, const struct btsdumpd_lbr_snap *s,
+		     struct btsdumpd_lbr_framed *note)
 {
 	struct btsdec_symopts so = { .elf_fds = mapped ? mapped->fd : NULL,
 				     .nr_elf_fds = mapped ? mapped->nr : 0 };
@@ -325,7 +338,7 @@ static int note_from(struct btsdec_core *core, const struct btsdumpd_mapped *map
 		lc.sym = NULL;
 	if (btsdec_classifier_new(&lc.cls, &err))
 		lc.cls = NULL;
-	ret = write_note(path, &lc, s);
+	ret = write_note(path, &lc, s, note);
 	btsdec_classifier_free(lc.cls);
 	btsdec_sym_close(lc.sym);
 	return ret;
@@ -333,9 +346,10 @@ static int note_from(struct btsdec_core *core, const struct btsdumpd_mapped *map
 
 /* The collector's note into the spooled core at path (a file of the
  * entry): 0 when written, -EEXIST when the core already has a trace note
- * (a patched kernel's, never replaced), -ENOENT without a snapshot. */
+ * (a patched kernel's, never replaced), -ENOENT without a snapshot; the
+ * note as written in *note (companion.c keeps it in its entry). */
 int btsdumpd_lbr_note(const char *dir, const char *path, uint64_t crash_time,
-		      const struct btsdumpd_mapped *mapped)
+		      const struct btsdumpd_mapped *mapped, struct btsdumpd_lbr_framed *note)
 {
 	uint64_t bound = monotonic_ns();	/* the signal came before the handler */
 	struct snap_window w = snapshot_window(crash_time);
@@ -360,7 +374,7 @@ int btsdumpd_lbr_note(const char *dir, const char *path, uint64_t crash_time,
 	if (!ret && s.nr < 0)
 		ret = s.nr;
 	if (!ret)
-		ret = note_from(core, mapped, path, &s);
+		ret = note_from(core, mapped, path, &s, note);
 	btsdec_core_close(core);
 	return ret;
 }

@@ -8,12 +8,17 @@
 # btsdumpd show; symbols, source lines and instructions are gdb's own (its
 # symbol tables, separate debuginfo, shared libraries, disassembler), and the
 # instructions between two branches are rebuilt from the code gdb reads.
+# A core without a trace gets the note btsdumpd's companion kept for it
+# (systemd-coredump's core, `coredumpctl debug`), found by its SHA-256.
+import atexit
+import hashlib
 import json
 import os
 import re
 import shlex
 import shutil
 import subprocess
+import tempfile
 
 import gdb
 
@@ -55,28 +60,33 @@ def _bts_core_path():
     return m.group(1) if m else None
 
 
-def _bts_find_btsdump():
-    """$BTSDUMP, then PREFIX/bin/btsdump when this script is installed as
-    PREFIX/share/btscrash/gdb/bts.py, then PATH."""
+def _bts_find_tool(name):
+    """$NAME (upper case), then PREFIX/bin/NAME when this script is installed
+    as PREFIX/share/btscrash/gdb/bts.py, then PATH."""
     tried = []
-    env = os.environ.get("BTSDUMP")
+    var = name.upper()
+    env = os.environ.get(var)
     if env:
         if os.access(env, os.X_OK) and not os.path.isdir(env):
             return env
-        tried.append("$BTSDUMP=" + env)
+        tried.append("$%s=%s" % (var, env))
     here = os.path.dirname(_bts_script)
     suffix = os.path.join("share", "btscrash", "gdb")
     if here.endswith(os.sep + suffix):
-        cand = os.path.join(here[:-len(suffix)], "bin", "btsdump")
+        cand = os.path.join(here[:-len(suffix)], "bin", name)
         if os.access(cand, os.X_OK):
             return cand
         tried.append(cand)
-    found = shutil.which("btsdump")
+    found = shutil.which(name)
     if found:
         return os.path.abspath(found)
-    tried.append("btsdump in PATH")
-    raise gdb.GdbError("bts: btsdump not found (tried %s); set BTSDUMP to its "
-                       "path" % ", ".join(tried))
+    tried.append(name + " in PATH")
+    raise gdb.GdbError("bts: %s not found (tried %s); set %s to its "
+                       "path" % (name, ", ".join(tried), var))
+
+
+def _bts_find_btsdump():
+    return _bts_find_tool("btsdump")
 
 
 class _BtsCache:
@@ -125,6 +135,92 @@ def _bts_run_btsdump(btsdump, core, exe):
     return data, None
 
 
+# ---- btsdumpd's companion: the LBR note kept for systemd-coredump's core -----
+# Beside systemd-coredump, btsdumpd keeps the stock-kernel LBR collector's
+# note in its own entry (lbr.note) with the SHA-256 of systemd-coredump's
+# core (COREDUMP_SHA256; docs/btsdumpd.md "Companion mode"): a core without
+# a trace whose digest an entry names gets that note, added to a copy.
+
+BTS_LBR_NOTE = "lbr.note"       # store/entries.h, BTSDUMPD_LBR_NOTE
+
+
+def _bts_sha256(path):
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _bts_companion_notes(core):
+    """{note bytes: entry id} of btsdumpd's entries kept for this core that
+    the user can read ({} without btsdumpctl or a store); the core is
+    digested only when some entry has a note."""
+    try:
+        ctl = _bts_find_tool("btsdumpctl")
+        p = subprocess.run([ctl, "--json", "--no-pager", "list"],
+                           capture_output=True, text=True, errors="replace")
+        entries = json.loads(p.stdout) if p.returncode == 0 else []
+    except (gdb.GdbError, OSError, ValueError):
+        return {}
+    notes = {}
+    kept = [e for e in (entries if isinstance(entries, list) else [])
+            if isinstance(e, dict) and isinstance(e.get("COREDUMP_SHA256"), str)
+            and isinstance(e.get("path"), str)]
+    digest = _bts_sha256(core) if kept else None
+    for e in kept:
+        if e["COREDUMP_SHA256"] == digest:
+            try:
+                with open(os.path.join(e["path"], BTS_LBR_NOTE), "rb") as f:
+                    notes.setdefault(f.read(), str(e.get("id")))
+            except OSError:
+                pass
+    return notes
+
+
+def _bts_companion_core(btsdump, core):
+    """(a copy of core with the note btsdumpd's companion kept for it, the
+    entry's id), or (None, why): why is None when no entry names this core."""
+    notes = _bts_companion_notes(core)
+    if len(notes) != 1:
+        return None, (None if not notes else
+                      "bts: %d of btsdumpd's entries (%s) name this core with "
+                      "different notes: none shown" % (len(notes),
+                                                       ", ".join(sorted(notes.values()))))
+    (note, entry), = notes.items()
+    tmp = tempfile.mkdtemp(prefix="bts-companion-")
+    atexit.register(shutil.rmtree, tmp, True)
+    with open(os.path.join(tmp, BTS_LBR_NOTE), "wb") as f:
+        f.write(note)
+    copy = os.path.join(tmp, "core")
+    p = subprocess.run([btsdump, "add-note", "--framed", "-o", copy, core,
+                        os.path.join(tmp, BTS_LBR_NOTE)],
+                       capture_output=True, text=True, errors="replace")
+    if p.returncode:
+        return None, "bts: btsdumpd's entry %s: %s" % (entry, p.stderr.strip())
+    return copy, entry
+
+
+def _bts_decode(btsdump, core, exe):
+    """btsdump's JSON of core, else of a copy with the companion's note;
+    data["_core"] is the core decoded."""
+    data, err = _bts_run_btsdump(btsdump, core, exe)
+    if err == BTS_NO_TRACE:
+        copy, entry = _bts_companion_core(btsdump, core)
+        if copy:
+            data, err = _bts_run_btsdump(btsdump, copy, exe)
+            core = copy
+            if data is not None:
+                gdb.write("bts: the last branches kept by btsdumpd's companion in "
+                          "its entry %s (LBR collector), for this core\n" % entry)
+        elif entry:
+            err = entry
+    if data is not None:
+        data["_btsdump"] = btsdump
+        data["_core"] = core
+    return data, err
+
+
 def _bts_load():
     """(core key, btsdump's JSON) for the current inferior's core."""
     core = _bts_core_path()
@@ -138,10 +234,7 @@ def _bts_load():
     exe = gdb.current_progspace().filename
     key = (os.path.realpath(core), st.st_mtime_ns, st.st_size, exe, btsdump)
     if key not in _BtsCache.entries:
-        data, err = _bts_run_btsdump(btsdump, core, exe)
-        if data is not None:
-            data["_btsdump"] = btsdump
-        _BtsCache.entries[key] = (data, err)
+        _BtsCache.entries[key] = _bts_decode(btsdump, core, exe)
     data, err = _BtsCache.entries[key]
     if err == BTS_NO_TRACE:
         raise _BtsNothing(err)
@@ -923,9 +1016,10 @@ is refused.
     def invoke(self, arg, from_tty):
         if arg.strip():
             raise gdb.GdbError("bts: \"bts target\" takes no arguments")
-        core = _bts_core_path()
-        if not core:
-            raise gdb.GdbError(BTS_NO_CORE)
+        try:    # the companion's copy, when it has the trace
+            core = _bts_load()[1]["_core"]
+        except _BtsNothing:
+            core = _bts_core_path()
         cmd = [_bts_find_btsdump(), "gdbserver", os.path.abspath(core)]
         exe = gdb.current_progspace().filename
         if exe:

@@ -16,7 +16,7 @@ libcapstone-dev elfutils binutils gdb python3 valgrind clang
 libclang-rt-14-dev time libzstd-dev zstd libsystemd-dev systemd libjson-c-dev
 libacl1-dev libcap-ng-dev liblzo2-dev libsnappy-dev liblzma-dev liblz4-dev lz4
 xz-utils dpkg-dev debhelper help2man lintian systemd-journal-remote libiberty-dev
-git cpio libbpf-dev bpftool"
+git cpio libbpf-dev bpftool libgcrypt20-dev"
 qemu_pkgs="dpkg-dev xz-utils patch ccache gcc libc6-dev make pkg-config
 ninja-build meson python3 python3-venv zlib1g-dev libfdt-dev libglib2.0-dev
 libpixman-1-dev libslirp-dev qemu-system-x86 qemu-system-data seabios ipxe-qemu"

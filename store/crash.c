@@ -34,6 +34,7 @@ void btsdumpd_crash_free(struct btsdumpd_crash *cr)
 {
 	char **s[] = { &cr->comm, &cr->exe, &cr->cmdline, &cr->cgroup, &cr->hostname,
 		       &cr->coredump_filename, &cr->coredump_timestamp, &cr->coredump_boot_id,
+		       &cr->coredump_sha256,
 		       &cr->vmcore, &cr->symbols, &cr->core_reason };
 
 	for (size_t i = 0; i < sizeof(s) / sizeof(s[0]); i++)
@@ -166,6 +167,7 @@ int btsdumpd_crash_to_meta(const struct btsdumpd_crash *cr, const char *id, cons
 	    put(m, "COREDUMP_FILENAME", cr->coredump_filename) ?:
 	    put(m, "COREDUMP_TIMESTAMP", cr->coredump_timestamp) ?:
 	    put(m, "COREDUMP_BOOT_ID", cr->coredump_boot_id) ?:
+	    put(m, "COREDUMP_SHA256", cr->coredump_sha256) ?:
 	    put(m, "VMCORE", cr->vmcore) ?:
 	    put(m, "SYMBOLS", cr->symbols) ?:
 	    put(m, "CORE", cr->core ? core_name[cr->core] : NULL) ?:

@@ -62,6 +62,7 @@ struct btsdumpd_crash {
 	char *comm, *exe, *cmdline, *cgroup, *hostname;
 	/* companion mode: systemd-coredump's entry */
 	char *coredump_filename, *coredump_timestamp, *coredump_boot_id;
+	char *coredump_sha256;		/* its core's, with an LBR note kept */
 	/* a kernel crash */
 	char *vmcore, *symbols;
 	/* the core */

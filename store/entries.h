@@ -18,6 +18,10 @@
 #define BTSDUMPD_LBR_DIR_DEFAULT	"/run/btsdumpd-lbr"
 #define BTSDUMPD_META		"meta"
 #define BTSDUMPD_CORE_FILE	"core.zst"
+/* companion mode: the LBR collector's note (framed, as in a core) for
+ * systemd-coredump's core whose SHA-256 is the meta's COREDUMP_SHA256
+ * (gdb/bts.py adds it to a copy of that core) */
+#define BTSDUMPD_LBR_NOTE	"lbr.note"
 /* The trace reports, zstd-compressed (entries before ReportSizeMax: plain,
  * the _PLAIN names); read them with btsdumpd_report_open(). */
 #define BTSDUMPD_REPORT_TXT	"report.txt.zst"

@@ -15,12 +15,16 @@
 # make an entry, which says the core is cut and why, and the companion goes
 # on; root's and a system user's programs in 0700 directories are read as
 # those users (COREDUMP_EXE, COREDUMP_PROC_MAPS), never beyond what that
-# user may read.  TAP.
-# Usage: test-companion.sh BTSDUMPD BTSDUMPCTL.  Exit 77 (skip) without
-# root or unshare.
+# user may read.  With the LBR collector (a snapshot file), the note goes
+# into the companion's entry and, for gdb on systemd-coredump's core (as
+# `coredumpctl debug` runs it), gdb/bts.py finds that entry by the core's
+# SHA-256 and shows the note; a core differing by one byte gets none.  TAP.
+# Usage: test-companion.sh BTSDUMPD BTSDUMPCTL BTSDUMP.  Exit 77 (skip)
+# without root or unshare.
 set -u
 daemon=$(realpath "$1")
 ctl=$(realpath "$2")
+btsdump=$(realpath "$3")
 src=$(cd "$(dirname "$0")/.." && pwd)
 . "$src/tests/helpers/journald-ns.sh"
 journald_ns_usable || { echo "skip: needs root, unshare and systemd-journald"; exit 77; }
@@ -131,11 +135,24 @@ journalctl -D /run/log/journal -o json --no-pager SYSLOG_IDENTIFIER=btsdumpd > "
 EOS
 journald_ns_run "$tmp/run.sh" /var/lib/systemd/coredump >"$tmp/run.log" 2>&1 || {
 	echo "not ok 1 - the companion ran in a private journald"; sed 's/^/# /' "$tmp/run.log"; echo "1..1"; exit 1; }
+# gdb on 4401's core as `coredumpctl debug` gives it (a decompressed copy),
+# the package's bts.py, btsdumpctl reading the test's store; and on a core
+# one byte apart (another crash: no entry names it)
+printf '#!/bin/sh\nexec "%s" --store "%s" "$@"\n' "$ctl" "$tmp/store" > "$tmp/btsdumpctl"
+chmod 0755 "$tmp/btsdumpctl"
+cp "$notrace" "$tmp/coredump-4401"
+python3 -c 'import sys; b = bytearray(open(sys.argv[1], "rb").read()); b[-1] ^= 1; open(sys.argv[2], "wb").write(b)' \
+	"$notrace" "$tmp/coredump-other"
+for c in 4401 other; do
+	BTSDUMP=$btsdump BTSDUMPCTL=$tmp/btsdumpctl timeout 120 gdb -nx -batch \
+		-iex "source $src/gdb/bts.py" -ex "bts list" -ex "info bts" \
+		"$src/tests/fixtures/crasher" "$tmp/coredump-$c" > "$tmp/gdb-$c.txt" 2>&1
+done
 SRC=$src exec python3 - "$tmp" <<'EOP'
 import os, sys
 sys.path.insert(0, os.path.join(os.environ["SRC"], "tests", "helpers"))
 from tap import Tap
-import json
+import hashlib, json, re
 tmp = sys.argv[1]
 entries = [json.loads(l) for l in open(os.path.join(tmp, "journal.json")) if l.strip()]
 mine = [e for e in entries if e.get("MESSAGE_ID") == "6d2e1f0c4b9a4d0e8f3a7b5c2d1e0f9a"]
@@ -212,5 +229,23 @@ check(meta.get("CORE") == "none" and "core.zst" not in os.listdir(os.path.join(s
       "the core stays systemd-coredump's: not stored again (CORE=none)", meta)
 info = open(os.path.join(tmp, "info.txt")).read()
 check("dispatch+0x33" in info, "btsdumpctl info PID shows the trail of the coredump's PID", info)
+lbr_ent = [x for x in ents if ".4401." in x]
+meta = dict(l.rstrip("\n").split("=", 1) for l in open(os.path.join(store, lbr_ent[0], "meta"))
+            if "=" in l) if lbr_ent else {}
+digest = hashlib.sha256(open(os.path.join(tmp, "coredump-4401"), "rb").read()).hexdigest()
+check(meta.get("COREDUMP_SHA256") == digest and
+      os.path.getsize(os.path.join(store, lbr_ent[0], "lbr.note")) > 0,
+      "the LBR note kept in the companion's entry (lbr.note) with the SHA-256 of "
+      "systemd-coredump's core (COREDUMP_SHA256)", (meta, digest))
+g = open(os.path.join(tmp, "gdb-4401.txt"), errors="replace").read()
+check(f"kept by btsdumpd's companion in its entry {lbr_ent[0] if lbr_ent else '?'}" in g and
+      re.search(r"call\s+0x\S+ <parse_request\+73> => 0x\S+ <dispatch>", g) and
+      re.search(r"call\*\s+0x\S+ <dispatch\+51>\s+=> 0x0+\n", g) and
+      re.search(r"\* 1\s+\d+\s+SIGSEGV\s+lbr\s+16\s+32", g),
+      "gdb with bts.py on systemd-coredump's core (coredumpctl debug's copy): the "
+      "companion's note, found by the core's SHA-256 (bts list, info bts: source lbr)", g)
+g = open(os.path.join(tmp, "gdb-other.txt"), errors="replace").read()
+check("this core has no branch trace" in g and "companion" not in g and "dispatch>" not in g,
+      "gdb on a core one byte apart: no entry names it, no branches shown", g)
 sys.exit(t.done())
 EOP

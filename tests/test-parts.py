@@ -50,7 +50,8 @@ TESTS = {
     "vm-6.1-lbr": "linux-source-6.1", "kdump-6.1-EXCEPTION": "linux-source-6.1 crash",
     "kdump-6.1-crash806-EXCEPTION": "linux-source-6.1",
     "systemd-vm": "debootstrap", "systemd-vm-companion": "debootstrap",
-    "systemd-vm-lbr": "debootstrap", "systemd-vm-companion-lbr": "debootstrap", "parts": "", "debian": "debhelper lintian",
+    "systemd-vm-lbr": "debootstrap", "systemd-vm-companion-lbr": "debootstrap",
+    "systemd-vm-6.1-lbr": "debootstrap", "systemd-vm-6.1-companion-lbr": "debootstrap", "parts": "", "debian": "debhelper lintian",
 }
 # built target -> package: parts that are a file, not (only) a test
 TARGETS = {

@@ -2,9 +2,11 @@
 /*
  * `btsdump add-note CORE RECORDS`: writes a thread trace note, made from a
  * text list of records, into an existing core (lib/writer.c) -- fixtures
- * and tools.  RECORDS or CORE (with --output) may be "-".
+ * and tools; with --framed, notes already framed (a companion entry's
+ * lbr.note: gdb/bts.py).  RECORDS or CORE (with --output) may be "-".
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -29,6 +31,10 @@ static void usage(void)
 	      "  -w, --wrapped             set the WRAPPED flag\n"
 	      "  -l, --lost N              records lost (exact)\n"
 	      "  -g, --gaps N              number of gaps (default: the GAP markers)\n"
+	      "      --framed              RECORDS holds whole trace notes, framed as in a\n"
+	      "                            core (btsdumpd's companion entry's lbr.note):\n"
+	      "                            each checked, then appended as it is (the\n"
+	      "                            options above do not apply)\n"
 	      "  -o, --output FILE         write here instead of replacing CORE\n"
 	      "                            (needed when CORE is \"-\")\n"
 	      "  -h, --help                this text\n"
@@ -132,10 +138,12 @@ static int faulting_tid(const char *core_path, uint64_t *tid)
 	return ret;
 }
 
+enum { OPT_FRAMED = BTS_CLI_VERSION + 1 };
+
 struct add_args {
 	struct btsdec_trace t;
 	const char *output;
-	bool have_tid, have_gaps;
+	bool have_tid, have_gaps, framed;
 };
 
 /* One option of add-note into a; 0, -1 after --help or --version (*status
@@ -174,6 +182,7 @@ static int add_option(int c, char **argv, struct add_args *a, int *status)
 		a->have_gaps = true;
 		return 0;
 	case 'o': a->output = optarg; return 0;
+	case OPT_FRAMED: a->framed = true; return 0;
 	case 'h': usage(); *status = 0; return -1;
 	case BTS_CLI_VERSION: *status = bts_cli_version("btsdump"); return -1;
 	default: return bts_cli_bad_option("btsdump", argv, c);
@@ -191,6 +200,7 @@ static int parse_add_args(int argc, char **argv, struct add_args *a, int *status
 		{ "lost", required_argument, NULL, 'l' },
 		{ "gaps", required_argument, NULL, 'g' },
 		{ "output", required_argument, NULL, 'o' },
+		{ "framed", no_argument, NULL, OPT_FRAMED },
 		{ "help", no_argument, NULL, 'h' },
 		BTS_CLI_OPTION_VERSION,
 		{ 0 }
@@ -237,6 +247,67 @@ static int add_note(struct add_args *a, const char *core)
 	return 0;
 }
 
+#define FRAMED_MAX	(64u << 20)	/* bytes of framed notes read */
+
+/* Every note of the len bytes at buf a btscrash trace note that parses
+ * (docs/format.md), at least one: 0, else -EINVAL (said). */
+static int framed_check(const char *path, const void *buf, size_t len)
+{
+	struct btsdec_elf_note n;
+	struct btsdec_trace t;
+	struct btsdec_err err;
+	size_t off = 0, count = 0;
+	int r;
+
+	while ((r = btsdec_elf_note_next(buf, len, &off, &n, &err)) == 1) {
+		if (!btsdec_elf_note_owner(&n, BTS_CRASH_NOTE_NAME, BTS_CRASH_NOTE_NAMESZ) ||
+		    btsdec_note_parse(n.type, n.desc, n.descsz, &t, &err)) {
+			say("%s: note %zu is no btscrash trace note%s%s", path, count,
+			    n.descsz ? ": " : "", n.descsz ? err.msg : "");
+			return -EINVAL;
+		}
+		btsdec_trace_free(&t);
+		count++;
+	}
+	if (r < 0 || off != len || !count) {
+		say("%s: %s", path, r < 0 ? err.msg : "not whole framed notes");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* --framed: the notes in path appended to core as they are; 0 or the
+ * exit status. */
+static int add_framed(const struct add_args *a, const char *path, const char *core)
+{
+	FILE *f = strcmp(path, "-") ? fopen(path, "re") : stdin;
+	char *buf = malloc(FRAMED_MAX + 1);
+	struct btsdec_err err;
+	size_t len = 0;
+	int ret = BTS_EXIT_USAGE;
+
+	if (!f || !buf) {
+		say("%s: %s", path, f ? strerror(ENOMEM) : strerror(errno));
+		goto out;
+	}
+	len = fread(buf, 1, FRAMED_MAX + 1, f);
+	if (ferror(f) || len > FRAMED_MAX) {
+		say("%s: %s", path, ferror(f) ? "read error" : "too large");
+		goto out;
+	}
+	if (framed_check(path, buf, len))
+		goto out;
+	ret = btsdec_core_append_notes(core, a->output ? a->output : core, buf, len, &err);
+	if (ret)
+		say("add-note: %s", err.msg);
+	ret = ret ? BTS_EXIT_READ : 0;
+out:
+	if (f && f != stdin)
+		fclose(f);
+	free(buf);
+	return ret;
+}
+
 int btsdump_addnote_main(int argc, char **argv)
 {
 	struct add_args a = { .t = { .type = NT_BTSCRASH_THREAD,
@@ -249,14 +320,14 @@ int btsdump_addnote_main(int argc, char **argv)
 	ret = parse_add_args(argc, argv, &a, &status);
 	if (ret)
 		return ret < 0 ? status : ret;
-	if (read_records(argv[optind + 1], &a.t))
+	if (!a.framed && read_records(argv[optind + 1], &a.t))
 		return BTS_EXIT_USAGE;
 	ret = bts_cli_input_path(argv[optind], buf, sizeof(buf), &core, &fd);
 	if (ret) {
 		say("%s: %s", argv[optind], strerror(-ret));
 		ret = BTS_EXIT_READ;
 	} else {
-		ret = add_note(&a, core);
+		ret = a.framed ? add_framed(&a, argv[optind + 1], core) : add_note(&a, core);
 	}
 	if (fd >= 0)
 		close(fd);

@@ -35,7 +35,9 @@ collector, and the next crash has its note.  In companion-lbr mode
 (lean): the same kernel and model beside systemd-coredump, no
 administrator's step: its 50-coredump.conf wins, btsdumpd.service reports
 on its core with the collector's snapshot (source lbr) in its entry and
-journal entry; systemd-coredump's core itself has no note (gdb says so).
+journal entry, and keeps the note for systemd-coredump's core: gdb with
+the package's gdbinit on that core, and `coredumpctl debug`, show the
+crash's last branches.
 
 Usage: check-systemd-vm.py [--run [MODE]] OUTDIR
 With --run, boots the VM first (run-systemd-vm.sh, its output on stderr).
@@ -187,11 +189,21 @@ def check_packages(t, out):
                 "the crash's last branches through parse_request into dispatch",
                 read(out, "dump.txt") + gdb)
     elif mode == "companion-lbr":
-        t.check("exit 0" in read(out, "dump.txt") and
-                "bts: this core has no branch trace" in gdb and "Undefined command" not in gdb,
-                "a plain gdb on systemd-coredump's core has bts (gdbinit.d); that core has "
-                "no note (the collector's is in btsdumpd's entry), and bts says so",
-                read(out, "dump.txt") + gdb)
+        # the collector's note is in btsdumpd's entry, found by the core's
+        # SHA-256 (COREDUMP_SHA256) by the package's bts.py
+        entry = os.path.basename(read(out, "entry-path").strip()) or "?"
+        kept = f"kept by btsdumpd's companion in its entry {entry} (LBR collector)"
+        chain = r"<parse_request\+\d+> *=> 0x[0-9a-f]+ <dispatch>"
+        t.check("exit 0" in read(out, "dump.txt") and "Undefined command" not in gdb and
+                kept in gdb and re.search(chain, gdb),
+                "a plain gdb on systemd-coredump's core (coredumpctl dump) has bts "
+                "(gdbinit.d): the collector's note from btsdumpd's entry, the crash's last "
+                "branches through parse_request into dispatch", read(out, "dump.txt") + gdb)
+        debug = read(out, "coredumpctl-debug.txt")
+        t.check("exit 0" in debug and "Undefined command" not in debug and
+                kept in debug and re.search(chain, debug),
+                "coredumpctl debug crasher: the gdb it starts shows the same last branches",
+                debug)
     elif mode == "companion":
         # the patched kernel: the call chain into NULL, symbolized
         t.check("exit 0" in read(out, "dump.txt") and "Undefined command" not in gdb and

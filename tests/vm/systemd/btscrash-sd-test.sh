@@ -113,7 +113,9 @@ fi
 # the operator's gdb: the bts commands come from /etc/gdb/gdbinit.d
 # (btscrash-gdb), no -iex; a stock kernel's core has no trace, and bts
 # says so (an unloaded bts would be "Undefined command"); the patched
-# kernel's has the crash's last branches
+# kernel's has the crash's last branches; beside the LBR collector
+# (companion-lbr), systemd-coredump's core gets the note btsdumpd's entry
+# keeps for it (gdb/bts.py: by the core's SHA-256)
 if [ "$mode" = companion ] || [ "$mode" = companion-lbr ]; then
 	# the core is systemd-coredump's
 	coredumpctl dump crasher -o /tmp/crasher.core >$R/dump.txt 2>&1; echo "exit $?" >>$R/dump.txt
