@@ -151,8 +151,7 @@ def check_ring(mode, seg, seq, syms):
 def check_perf(mode, data, perf):
     """perf's records (data.log) against the model's user records on CPU 0."""
     what = MODES[mode]
-    got = po_records([ln.split(None, 1)[1] for ln in
-                      re.findall(rf"^PBK-PERF: {mode} (.*)$", data, re.M)])
+    got = po_records(re.findall(rf"^PBK-PERF: {mode} (.*)$", data, re.M))
     got = [g for g in got if g != (0, 0)]       # padding perf stores
     want = perf
     if mode == "event":     # the BTS event drops kernel addresses

@@ -108,7 +108,7 @@ watcher=$!
 # nokaslr: the checker reads the printed symbols' addresses from vmlinux;
 # no_timer_check, nosoftlockup: as in pmu-vm.sh (a loaded host's TCG);
 # mitigations=off: no return thunks (fewer kernel branches to record)
-vm_boot "$obj" "$work/initrd" "$out" 'PBK-DONE' 900 \
+vm_boot "$obj" "$work/initrd" "$out" 'PBK-DONE' 3000 \
 	"pti=off nokaslr no_timer_check nosoftlockup mitigations=off bts_crash.cpu_records=8192" \
 	-m 512M -smp 2 -serial mon:stdio -serial "file:$out/data.log"
 kill "$watcher" 2>/dev/null || true
