@@ -36,6 +36,7 @@ TESTS = {
     "oops-hole-hw": "", "oops-hole-lbr-kernel": "", "qemu-model": "", "kernel-patches": "",
     "oops-hole-hw-preempt": "", "oops-hole-lbr-kernel-preempt": "",
     "asym-hw": "", "asym-lbr-kernel": "", "perf-oops-lbr-kernel": "linux-perf",
+    "perf-bts-kernel": "linux-perf",
     "kernel-series": "linux-source-6.1 linux-source-6.12 perl",
     # Linux 6.12 with crash 8.0.6 (scripts/crash-build.sh installs its
     # build-depends); Debian's crash for `extend bts.so` by name

@@ -104,6 +104,7 @@ def main():
     log = bts_log.read(sys.argv[2])
     check_bts(t, console, log, pmu)
     check_recorder(t, console, log, sys.argv[4])
+    check_lbr_users(t, console, phases(sys.argv[4]))
     return t.done()
 
 
@@ -141,12 +142,12 @@ def check_watchdog(t, console, pmu):
 
 
 def phases(syms_path):
-    """recloop's address -> phase ('a' to 'e', or None) by its
+    """recloop's address -> phase ('a' to 'g', or None) by its
     rl_X_start symbols (pmu-vm.sh wrote `nm recloop`)."""
     starts = []
     for line in open(syms_path):
         addr, _, name = line.split()
-        m = re.fullmatch(r"rl_([a-e])_(start|step)|rl_(crash|exit)", name)
+        m = re.fullmatch(r"rl_([a-g])_(start|step)|rl_(crash|exit)", name)
         if m:
             starts.append((int(addr, 16), m.group(1)))
     starts.sort()
@@ -173,17 +174,20 @@ def core_ring(t, console):
         return []
 
 
+OWN, PERF = "aceg", "bdf"      # recloop's phases: its ring's, perf's
+
+
 def check_gaps(t, ring, phase):
-    """Phases a, c, e in the ring, b and d (perf's) not; gap markers, all
-    of reason perf, exactly between a and c and between c and e."""
+    """Phases a, c, e, g in the ring, b, d and f (perf's) not; gap
+    markers, all of reason perf, exactly between each two of a, c, e, g."""
     marker = [r[0] >> 48 == 0xb75c for r in ring]
     seen = {phase(r[0]) for r, m in zip(ring, marker) if not m}
-    t.check({"a", "c", "e"} <= seen and not seen & {"b", "d"},
-            "the ring holds phases a, c and e, nothing of b and d (perf's)",
+    t.check(set(OWN) <= seen and not seen & set(PERF),
+            "the ring holds phases a, c, e and g, nothing of b, d and f (perf's)",
             sorted(map(str, seen)))
     gaps = [(r[0] & 0xffff, (r[0] >> 16) & 0xff)
             for r, m in zip(ring, marker) if m and r[0] & 0xffff == GAP]
-    t.check(len(gaps) >= 2 and all(g == (GAP, REASON_PERF) for g in gaps),
+    t.check(len(gaps) >= 3 and all(g == (GAP, REASON_PERF) for g in gaps),
             f"{len(gaps)} gap markers in the ring, each of reason perf", gaps)
     where = ["gap" if m else phase(r[0]) for r, m in zip(ring, marker)
              if not m or r[0] & 0xffff == GAP]
@@ -191,12 +195,13 @@ def check_gaps(t, ring, phase):
     def span(p):
         at = [i for i, q in enumerate(where) if q == p]
         return (at[0], at[-1]) if at else (None, None)
-    (_, a), (c0, c1), (e, _) = span("a"), span("c"), span("e")
+    spans = [span(p) for p in OWN]
     gap_at = [i for i, q in enumerate(where) if q == "gap"]
-    ok = None not in (a, c0, c1, e)
-    t.check(ok and all(a < i < c0 or c1 < i < e for i in gap_at) and
-            any(a < i < c0 for i in gap_at) and any(c1 < i < e for i in gap_at),
-            "gap markers between phase a's records and c's, and c's and e's",
+    ok = None not in sum(spans, ())
+    between = list(zip([s[1] for s in spans], [s[0] for s in spans[1:]]))
+    t.check(ok and all(any(lo < i < hi for lo, hi in between) for i in gap_at) and
+            all(any(lo < i < hi for i in gap_at) for lo, hi in between),
+            "gap markers between phase a's records and c's, c's and e's, e's and g's",
             "".join(str(q)[0] for q in where))
 
 
@@ -207,12 +212,17 @@ def check_recorder(t, console, log, syms_path):
     data each equal to the model's log."""
     phase = phases(syms_path)
     for what, tag in (("-e intel_bts//u", "PMU-REC-PERF"),
-                      ("-e branches:u -c 1 (the BTS event)", "PMU-REC-EVENT")):
+                      ("-e branches:u -c 1 (the BTS event) over d", "PMU-REC-EVENT"),
+                      ("-e branches:u -c 1 over f", "PMU-REC-EVENT-F")):
         t.check(tagged(console, tag + "-RC:") == ["0"],
                 f"perf record {what} -p on the traced task ran",
-                "\n".join(tagged(console, tag + "-SAID:")))
+                "\n".join(tagged(console, "PMU-REC-PERF-SAID:" if tag == "PMU-REC-PERF"
+                                  else "PMU-REC-EVENT-SAID:")))
+    t.check(sorted(tagged(console, "PMU-REC-LBR-RC:")) == ["d 0", "f 0"],
+            "perf record -j any,u (an LBR user) -p on the traced task ran over d and f",
+            tagged(console, "PMU-REC-LBR-RC:"))
     t.check(tagged(console, "PMU-REC-RC:") == ["139"],
-            "the traced recloop ran its five phases and died of SIGSEGV",
+            "the traced recloop ran its seven phases and died of SIGSEGV",
             tagged(console, "PMU-REC-RC:") + tagged(console, "PMU-REC-SAID:"))
     ring = core_ring(t, console)
     check_gaps(t, ring, phase)
@@ -228,7 +238,8 @@ def check_recorder(t, console, log, syms_path):
             diff(recs, mine[-len(recs):]))
     # intel_bts stores every record; the BTS event drops kernel addresses
     for p, tag, entries in (("b", "PMU-REC-PERF:", log),
-                            ("d", "PMU-REC-EVENT:", user)):
+                            ("d", "PMU-REC-EVENT:", user),
+                            ("f", "PMU-REC-EVENT-F:", user)):
         want = [(e.frm, e.to) for e in entries
                 if phase(e.frm) == p and base and e.base != base[-1]]
         got = [r for r in records(tagged(console, tag)) if r != (0, 0)]
@@ -236,6 +247,21 @@ def check_recorder(t, console, log, syms_path):
                 f"perf's {tag[:-1]} data: all {len(want)} records the model "
                 f"wrote for phase {p} outside the ring, in order",
                 diff(got, want))
+
+
+def check_lbr_users(t, console, phase):
+    """The LBR user beside the BTS event over d and f: samples whose
+    branch stacks' branches inside recloop are all of that phase (its
+    text: no LBR log in this test), so each half went to its own user."""
+    for p in "df":
+        stacks = [re.findall(r"0x([0-9a-f]+)/0x([0-9a-f]+)/", ln)
+                  for ln in tagged(console, f"PMU-REC-LBR-{p}:")]
+        inside = [phase(int(a, 16)) for s in stacks for e in s for a in e
+                  if phase(int(a, 16))]
+        t.check(inside and set(inside) == {p},
+                f"perf's LBR user over {p}: {len(stacks)} branch stacks, the "
+                f"branches in recloop all of phase {p}",
+                sorted(set(map(str, inside))))
 
 
 def check_bts(t, console, log, pmu):

@@ -7,8 +7,9 @@
 # intel_bts//u` on btsloop in full mode (BTS interrupts) and snapshot mode;
 # the NMI watchdog (perf's first user) runs through all of it;
 # then the recorder meets perf: a traced recloop's ring on CPU 0 while
-# perf's intel_bts on it holds BTS, its core and perf's records sent on a
-# second serial port (data.log: no kernel message can cut into it).  The
+# perf's intel_bts on it holds BTS, then twice the BTS event beside an
+# LBR user (-j any,u), released in both orders, its core and perf's
+# records sent on a second serial port (data.log: no kernel message can cut into it).  The
 # model logs every user-mode BTS record (bts-log, CPL 3)
 # and every MSR access and PMI (pmu-log).  check-pmu-vm.py checks (TAP):
 # Linux's Intel PMU driver found, cpu and intel_bts event sources, 32 LBR
@@ -100,11 +101,31 @@ echo "PMU-REC-PERF-RC: $?"
 sed "s/^/PMU-REC-PERF-SAID: /" /tmp/sys.out
 printf c >&3
 sleep 1
-perf record --per-thread -p $rec -e branches:u -c 1 -d -o /tmp/ev.data \
-	-- sh -c 'sleep 1; printf d >&3; sleep 2' > /tmp/ev.out 2>&1
-echo "PMU-REC-EVENT-RC: $?"
+# phases d and f: the BTS event beside an LBR user on the same task
+# (perf lets them coexist: both of x86_add_exclusive()'s LBR class), each
+# holding its half; over d the LBR user starts first and lets go last,
+# over f the BTS event does (both orders of release)
+# (a sample every 101 user cycles: phase d is 1200 instructions; no
+# throttling of PMIs that TCG makes look slow)
+echo 0 > /proc/sys/kernel/perf_cpu_time_max_percent
+ev='-e branches:u -c 1 -d' lbr='-e cycles:u -c 101 -j any,u'
+perf record --per-thread -p $rec $lbr -o /tmp/lbr-d.data -- sh -c "sleep 1;
+	perf record --per-thread -p $rec $ev -o /tmp/ev.data \
+		-- sh -c 'sleep 1; printf d >&3; sleep 2' > /tmp/ev.out 2>&1
+	echo \$? > /tmp/ev.rc; sleep 1" > /tmp/lbr-d.out 2>&1
+echo "PMU-REC-LBR-RC: d $?"
+echo "PMU-REC-EVENT-RC: $(cat /tmp/ev.rc)"
 sed "s/^/PMU-REC-EVENT-SAID: /" /tmp/ev.out
 printf e >&3
+sleep 1
+perf record --per-thread -p $rec $ev -o /tmp/ev-f.data -- sh -c "sleep 1;
+	perf record --per-thread -p $rec $lbr -o /tmp/lbr-f.data \
+		-- sh -c 'sleep 1; printf f >&3; sleep 2' > /tmp/lbr-f.out 2>&1
+	echo \$? > /tmp/lbr-f.rc; sleep 1" > /tmp/ev-f.out 2>&1
+echo "PMU-REC-EVENT-F-RC: $?"
+echo "PMU-REC-LBR-RC: f $(cat /tmp/lbr-f.rc)"
+sed "s/^/PMU-REC-EVENT-SAID: /" /tmp/ev-f.out /tmp/lbr-d.out /tmp/lbr-f.out
+printf g >&3
 wait $rec
 echo "PMU-REC-RC: $?"
 exec 3>&-
@@ -113,6 +134,12 @@ perf report -D -i /tmp/sys.data 2>/dev/null |
 	sed -n "s/^\.  *[0-9a-f]*: .* \([0-9a-f]*\) -> \([0-9a-f]*\) [a-z]*\$/PMU-REC-PERF: \1 \2/p" > /dev/ttyS1
 perf script -i /tmp/ev.data -F ip,addr 2>/dev/null |
 	sed -n "s/^ *\([0-9a-f]*\) *=> *\([0-9a-f]*\)\$/PMU-REC-EVENT: \1 \2/p" > /dev/ttyS1
+perf script -i /tmp/ev-f.data -F ip,addr 2>/dev/null |
+	sed -n "s/^ *\([0-9a-f]*\) *=> *\([0-9a-f]*\)\$/PMU-REC-EVENT-F: \1 \2/p" > /dev/ttyS1
+for p in d f; do
+	perf script -i /tmp/lbr-$p.data -F brstack 2>/dev/null |
+		sed "s/^/PMU-REC-LBR-$p: /" > /dev/ttyS1
+done
 base64 /tmp/rec.core | sed "s/^/PMU-REC-CORE: /" > /dev/ttyS1
 echo PMU-DATA-DONE > /dev/ttyS1
 sleep 1
@@ -129,7 +156,7 @@ vm_pack "$root" "$work/initrd.gz"
 # watchdog_thresh=1: the NMI watchdog's period down to 2.3 x 10^9 cycles;
 # nosoftlockup: its soft half (now 2 s) would take a host stall of the
 # VM for a lockup
-timeout 600 "$q" -L /usr/share/seabios -L /usr/share/qemu -nic none \
+timeout 1200 "$q" -L /usr/share/seabios -L /usr/share/qemu -nic none \
 	-accel tcg,thread=single -m 512 -smp 2 \
 	-cpu "$VM_PMU_CPU,bts-log=$out/bts.log,bts-log-cpl=3,pmu-log=$out/pmu.log" \
 	-nographic -serial mon:stdio -serial "file:$out/data.log" -no-reboot -kernel "$obj/arch/x86/boot/bzImage" \

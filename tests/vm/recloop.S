@@ -1,13 +1,13 @@
 /*
  * SPDX-License-Identifier: GPL-2.0-or-later
  * recloop: a static program without libc for the recorder meeting perf
- * (pmu-vm.sh): five phases, a to e, each its own copy of the code from
+ * (pmu-vm.sh): seven phases, a to g, each its own copy of the code from
  * its rl_X_start (and its rl_X_step), so that a record's address says its
  * phase.  Each makes 300 calls (CALL, RET, taken JNZ: 900 records), then
  * reads one byte from stdin, the test's go for the next phase (a reads
- * one first, too); after phase e it stores to address 0 and dies of
+ * one first, too); after phase g it stores to address 0 and dies of
  * SIGSEGV, dumping core with its ring.  The test runs phase b under
- * perf's intel_bts, d under perf's BTS event.
+ * perf's intel_bts, d and f under perf's BTS event beside an LBR user.
  */
 	.macro go label		/* read(0, rl_buf, 1) or exit(1) */
 	xor %eax, %eax
@@ -45,6 +45,12 @@ rl_d_start:
 	go rl_go_e
 rl_e_start:
 	calls e
+	go rl_go_f
+rl_f_start:
+	calls f
+	go rl_go_g
+rl_g_start:
+	calls g
 rl_crash:
 	movl $0, 0
 rl_exit:
@@ -60,6 +66,10 @@ rl_c_step:
 rl_d_step:
 	ret
 rl_e_step:
+	ret
+rl_f_step:
+	ret
+rl_g_step:
 	ret
 	.bss
 rl_buf:
