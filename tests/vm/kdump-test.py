@@ -45,6 +45,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "helpers"))
 from tap import Tap  # noqa: E402
 from oracle import Oracle, any_record, read_log  # noqa: E402
+from kwarn import kernel_warnings  # noqa: E402
 import importlib.util  # noqa: E402
 _spec = importlib.util.spec_from_file_location(
     "lbrlog", os.path.join(SRC, "qemu", "lbr-log.py"))
@@ -464,6 +465,8 @@ def main():
     check(cpus and all(int(n) > 0 for _, _, n, _ in cpus),
           f"{kind}: every CPU with a ring has records ({len(cpus)} CPUs)", text)
     console = open(os.path.join(out, "console.log"), errors="replace").read()
+    warns = kernel_warnings(console)
+    check(not warns, f"{kind}: neither kernel printed a WARNING", "\n".join(warns[:5]))
     up = re.search(r"smp: Brought up \d+ nodes?, (\d+) CPUs?", console)
     check(up and int(up.group(1)) == len(cpus) >= 2,
           f"{kind}: every online CPU has a ring ({up.group(1) if up else '?'} online, "
