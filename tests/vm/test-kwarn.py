@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-or-later
 """The VM checkers' kernel-warning detection (kwarn.py) on console text:
-a WARN_ON()'s report as the CONFIG_BUG test kernel printed it (recorded
-from a run of the 6.12 test kernel, LKDTM's WARNING) is found, by the
+a WARN_ON()'s report as a CONFIG_BUG kernel prints it (__warn() in
+kernel/panic.c, 6.1 and 6.12: LKDTM's WARNING) is found, by the
 function, by check-vm.py's check (which then fails) and by the command
 line the shell tests call (exit 1); a console without one (LKDTM's own
 "WARNING" line, an oops, crash's WARNING lines) passes.
@@ -22,8 +22,9 @@ from tap import Tap  # noqa: E402
 T = Tap()
 check = T.check
 
-# tests/vm/init.sh's serial console (CRLF) on the 6.12 test kernel with
-# CONFIG_BUG, `echo WARNING > /sys/kernel/debug/provoke-crash/DIRECT`
+# `echo WARNING > /sys/kernel/debug/provoke-crash/DIRECT` on the serial
+# console (CRLF): report_bug()'s cut line, then __warn()'s header with
+# the WARN_ON() in 6.12's drivers/misc/lkdtm/bugs.c (line 112)
 RECORDED = (
     "[   25.496318] lkdtm: Performing direct entry WARNING\r\n"
     "[   25.497020] ------------[ cut here ]------------\r\n"
