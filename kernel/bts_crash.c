@@ -1153,9 +1153,11 @@ void bts_crash_report(void)
 static DEFINE_PER_CPU(unsigned int, bts_oops_depth);
 
 /*
- * The hooks' rule, said in the log when broken: not WARN_ON_ONCE(), which
- * prints nothing on a kernel without CONFIG_BUG (tinyconfig's, the VM
- * tests' kernel), where the oops-hole tests could never see it.
+ * The hooks' rule, said in the log when broken: a line, not WARN_ON_ONCE(),
+ * which prints nothing on a kernel without CONFIG_BUG (tinyconfig's) and
+ * is a ud2 trap of its own, report_bug() and a second report, inside the
+ * oops's.  The VM test kernels have CONFIG_BUG; the oops-hole tests check
+ * for this line and for any WARNING (tests/vm/kwarn.py).
  */
 static void notrace bts_oops_irqs_off(const char *hook)
 {

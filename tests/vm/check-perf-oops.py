@@ -127,6 +127,7 @@ def main():
           [ln for ln in console.splitlines() if "0xb75c" in ln][:3])
     check_own(res, segment(console, "PERF-OOPS-3", "PERF-OOPS-END"))
     check_perf(res)
+    cv.check_no_warnings(console)
     sys.exit(cv.tap.done())
 
 

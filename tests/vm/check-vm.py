@@ -36,6 +36,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from tap import Tap  # noqa: E402
 
 from oracle import Oracle, read_log  # noqa: E402
+from kwarn import kernel_warnings  # noqa: E402
 
 tap = Tap()
 check = tap.check
@@ -154,7 +155,7 @@ def check_kunit(console):
 def check_no_warnings(console):
     """No kernel warning: the recorder's invariants are WARN_ON_ONCE (a
     ring loaded before its task publishes it, for one)."""
-    warns = [l for l in console.splitlines() if re.search(r"WARNING: CPU: \d+", l)]
+    warns = kernel_warnings(console)
     check(not warns, "the kernel printed no WARNING", "\n".join(warns[:5]))
 
 

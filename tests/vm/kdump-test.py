@@ -51,6 +51,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "helpers"))
 from tap import Tap  # noqa: E402
 from oracle import Oracle, any_record, read_log  # noqa: E402
+from kwarn import kernel_warnings  # noqa: E402
 import importlib.util  # noqa: E402
 _spec = importlib.util.spec_from_file_location(
     "lbrlog", os.path.join(SRC, "qemu", "lbr-log.py"))
@@ -538,6 +539,8 @@ def main():
         check(boot and checklbr.AMD_CPUS[amd] in boot.group(0),
               f"{kind}: Linux booted the model as {amd} ({checklbr.AMD_CPUS[amd]})",
               boot.group(0) if boot else "no smpboot line")
+    warns = kernel_warnings(console)
+    check(not warns, f"{kind}: neither kernel printed a WARNING", "\n".join(warns[:5]))
     up = re.search(r"smp: Brought up \d+ nodes?, (\d+) CPUs?", console)
     check(up and int(up.group(1)) == len(cpus) >= 2,
           f"{kind}: every online CPU has a ring ({up.group(1) if up else '?'} online, "

@@ -38,6 +38,7 @@ grep 'bts-model:' "$log" | sed 's/^/# /'
 tap_check "no CPU wrote a record through the old kernel's DS area (no bts-model: stop)" \
 	test -z "$(grep 'bts-model:' "$log")"
 tap_check "the second kernel booted to /init" grep -q 'BTSCRASH-KEXEC-BOOTED' "$log"
+tap_check "neither kernel printed a WARNING" python3 "$src/tests/vm/kwarn.py" "$log"
 if [ "$BTSCRASH_BACKEND" = lbr ]; then
 	tap_check "the first kernel's LBR recorded (the log has entries)" test -s "$out/lbr.log"
 	# btsabi-hi's text is at 0x20000000 (vm-lib.sh), run by the second

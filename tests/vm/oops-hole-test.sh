@@ -81,6 +81,7 @@ check "untraced: the report prints the branches into the oops" \
 # 0010 runs them inside oops_begin()'s IRQs-off section, issue 26 §6)
 check "the oops hooks ran with IRQs off (bts_crash.c said nothing else)" \
 	hasnt "bts_crash: .*called with IRQs on" "$log"
+check "the kernel printed no WARNING" python3 "$src/tests/vm/kwarn.py" "$log"
 grep 'bts_crash:' "$log" | sed 's/^/# /'
 echo "1..$n"
 exit $bad
