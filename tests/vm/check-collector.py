@@ -20,6 +20,7 @@ import collections
 import importlib
 import os
 import re
+import struct
 import subprocess
 import sys
 
@@ -211,17 +212,52 @@ def check_readers(tool, ctl, res, mode, entry, recs, to_pc, transfers):
         check(False, f"gdb stub {mode}: btsdump gdbserver serves the core", repr(e))
 
 
+def exec_ranges(core):
+    """[(start, end)] of a 64-bit core's executable PT_LOADs: the crashing
+    process's code (its own, its libraries', the vDSO)."""
+    with open(core, "rb") as f:
+        data = f.read()
+    phoff, = struct.unpack_from("<Q", data, 0x20)
+    phentsize, phnum = struct.unpack_from("<HH", data, 0x36)
+    out = []
+    for i in range(phnum):
+        t, flags, _, vaddr, _, _, memsz = struct.unpack_from(
+            "<IIQQQQQ", data, phoff + i * phentsize)
+        if t == 1 and flags & 1:
+            out.append((vaddr, vaddr + memsz))
+    return out
+
+
 def check_pingpong(res, entry, depth):
     """btsabi and btsabi-hi alternated on CPU 0, then btsabi crashed: its
     note holds none of btsabi-hi's branches (perf's reset at switch-in),
-    though the CPU's LBR held them shortly before (the model's log)."""
+    though the CPU's LBR held them shortly before (the model's log); and
+    no stale tail: the few entries since its switch-in, every one in
+    btsabi's own code, the note neither wrapped nor with a gap where the
+    chain check dropped older entries (before lbr.bpf.c read perf's
+    count, bpf_get_branch_snapshot's slots past it, another process's
+    branches of an older read, came along on AMD: a wrapped note with a
+    gap, >=12 dropped)."""
     notes = lbr.lbr_notes(res, "pingpong")
-    recs = notes[0][1] if notes else []
+    allrecs = [r for _h, rs in notes for r in rs]
+    markers = [r for r in allrecs if r[0] >> 48 == 0xb75c]
+    recs = [r for r in allrecs if r[0] >> 48 != 0xb75c]
     foreign = [(hex(f), hex(t)) for f, t in recs
                if lbr.HI_LO <= f < lbr.HI_HI or lbr.HI_LO <= t < lbr.HI_HI]
     check(recs and not foreign and not notes[0][0]["flags"] & 1,
           "pingpong: only its own branches since its switch-in, none of the "
           "partner's that ran on the CPU before it", (len(recs), foreign[:4]))
+    code = exec_ranges(os.path.join(res, "pingpong.core"))
+    # the call to 0 perf's filter drops: the last entry's to may be 0
+    outside = [(hex(f), hex(t)) for f, t in recs
+               if not any(a <= f < b for a, b in code) or
+               (t and not any(a <= t < b for a, b in code))]
+    check(len(notes) == 1 and recs and not outside and not markers and
+          len(recs) < depth and not notes[0][0]["flags"] & 1,
+          f"pingpong: no stale tail: fewer than {depth} entries, each in btsabi's "
+          "own code, not wrapped, no gap", (len(recs), outside[:4],
+                                            [hex(m[0]) for m in markers],
+                                            [h for h, _ in notes]))
     found = lbr.windows(os.path.join(res, "lbr.log"), {recs[-1]}, depth,
                         log_limit(res)) if recs else {}
     held = [e for cpu, w in found.get(recs[-1], [])[-1:] for e in w
