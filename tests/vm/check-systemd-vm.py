@@ -76,6 +76,19 @@ def read_report(out, name):
     return r.stdout.decode(errors="replace") if r.returncode == 0 else ""
 
 
+def store_list(out):
+    """The entries of the store copied from the VM (OUT/store), sorted."""
+    store = os.path.join(out, "store")
+    return sorted(os.listdir(store)) if os.path.isdir(store) else []
+
+
+def store_entry(out, suffix):
+    """The store's entries ending in SUFFIX, and the meta of the one such
+    entry ({} unless there is exactly one)."""
+    ents = [e for e in store_list(out) if e.endswith(suffix)]
+    return ents, parse_meta(read(out, f"store/{ents[0]}/meta")) if len(ents) == 1 else {}
+
+
 def parse_hashes(text):
     """{path: sha256} from "HASH PATH" lines (btscrash-sd-test.sh's patches.txt)."""
     return dict(reversed(line.split(" ", 1)) for line in text.splitlines()
@@ -238,10 +251,7 @@ def check_rootcrash(t, out, companion):
     t.check(read(out, "rootcrash-status").strip() == "139",
             "root's crasher in a 0700 directory died of SIGSEGV with a core",
             read(out, "rootcrash-status"))
-    store = os.path.join(out, "store")
-    ents = [e for e in (sorted(os.listdir(store)) if os.path.isdir(store) else [])
-            if e.endswith(".rootcrash")]
-    meta = parse_meta(read(out, f"store/{ents[0]}/meta")) if len(ents) == 1 else {}
+    ents, meta = store_entry(out, ".rootcrash")
     want = {"UID": "0", "EXE": "/opt/private/rootcrash", "SIGNAL_NAME": "SIGSEGV",
             "TRACE": "present" if companion else "absent", "ACL": "root",
             "CORE": "none" if companion else "stored"}
@@ -380,10 +390,7 @@ def check_lbr(t, out, journal):
     t.check(read(out, "core_pattern").strip() == PATTERN,
             "kernel.core_pattern is btsdumpd's (no administrator's step)",
             read(out, "core_pattern"))
-    store = os.path.join(out, "store")
-    procs = [e for e in (sorted(os.listdir(store)) if os.path.isdir(store) else [])
-             if e.endswith(".crasher")]
-    meta = parse_meta(read(out, f"store/{procs[0]}/meta")) if len(procs) == 1 else {}
+    procs, meta = store_entry(out, ".crasher")
     t.check(read(out, "crasher-status").strip() == "139" and meta.get("CORE") == "stored" and
             meta.get("TRACE") == "present" and meta.get("UID") == "1000",
             "the crash of uid 1000: one entry, its core stored with a trace",
@@ -429,10 +436,8 @@ def check_companion(t, out, journal):
             "systemd-coredump logged the crash and stored the core (zstd)",
             "\n".join(json.dumps(j)[:600] for j in cds) + read(out, "coredump-ls.txt"))
     cd = cd[0] if cd else {}
-    store = os.path.join(out, "store")
-    entries = sorted(os.listdir(store)) if os.path.isdir(store) else []
-    procs = [e for e in entries if e.endswith(".crasher")]
-    meta = parse_meta(read(out, f"store/{procs[0]}/meta")) if len(procs) == 1 else {}
+    entries = store_list(out)
+    procs, meta = store_entry(out, ".crasher")
     want = {"KIND": "process", "UID": "1000", "GID": "1000", "SIGNAL": "11",
             "SIGNAL_NAME": "SIGSEGV", "CORE": "none", "TRACE": "present",
             "EXE": "/usr/local/bin/crasher", "COMM": "crasher",

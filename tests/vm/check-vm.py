@@ -899,7 +899,7 @@ def main():
         except (OSError, ValueError, RuntimeError, KeyError, IndexError,
                 struct.error, json.JSONDecodeError) as e:
             check(False, "checker step raised", repr(e))
-    sys.exit(tap.done())
+    sys.exit(tap.done(prune=res))
 
 
 if __name__ == "__main__":

@@ -4,10 +4,8 @@
 # untraced one, RLIMIT_MEMLOCK too small, a kernel oops), keeps cores and
 # logs in /results,
 # writes them as a tar onto the virtio disk /dev/vda, prints the end marker.
-/bin/busybox --install -s /bin
-mount -t proc proc /proc
-mount -t sysfs sysfs /sys
-mount -t devtmpfs devtmpfs /dev 2>/dev/null
+# It runs after vm-lib.sh's vm_init preamble (busybox, /proc, /sys, /dev;
+# vm_init_file puts it there).
 mkdir -p /results && chmod 1777 /results
 ulimit -c unlimited
 R=/results
@@ -197,13 +195,23 @@ if grep -qE '(^| )bts_crash.source=lbr( |$)' /proc/cmdline; then
 		# perf gone, the next crash's note is its own entries again.
 		# perf re-raises its workload's SIGSEGV: cores named by comm
 		echo "$R/lbr-perf.%e.core" > /proc/sys/kernel/core_pattern
+		# perf's parse of /proc/kallsyms: hundreds of MB of user
+		# pushes in the model's log; user samples need no kernel
+		# symbol (as perf-bts-kernel.sh)
+		: > /tmp/nokallsyms
+		mount -o bind /tmp/nokallsyms /proc/kallsyms
 		echo "== lbr-perf: perf record -b ... /bin/crasher null"
 		perf record -b -e cycles:u -c 997 -o "$R/lbr-perf.data" \
 			-- /bin/crasher null > "$R/lbr-perf.out" 2>&1
 		cat "$R/lbr-perf.out"
 		perf report -D -i "$R/lbr-perf.data" > "$R/lbr-perf.report" 2>&1
 		rm -f "$R/lbr-perf.data"
-		run lbr-afterperf /bin/crasher null
+		umount /proc/kallsyms
+		# bpf_get_branch_snapshot() with no perf LBR user, on CPU 0:
+		# none, and the LBR source's stack left on there (the crash
+		# after perf, on CPU 0 too, has its own entries)
+		taskset 1 /bin/bpfsnap run > "$R/lbrsnap.out" 2>&1
+		run lbr-afterperf taskset 1 /bin/crasher null
 	fi
 	if [ -x /usr/libexec/btsdumpd ]; then
 		# btsdumpd as core_pattern handler: an untraced crash's LBR

@@ -7,13 +7,14 @@ Usage: kdump-test.py BTS_SO BTSDUMP OUTDIR LKDTM_TYPE|notraces
 Builds the kernel if needed, boots it with kdump loaded
 (tests/vm/run-kdump.sh) while a traced process runs, provokes LKDTM_TYPE,
 and checks the saved vmcore (kdump-compressed, makedumpfile -d 31) with
-`crash` and the `bts` extension in batch mode (TAP): the panicking CPU is
-marked and its trail reaches the LKDTM function; every CPU with a ring
-shows records; `bts -t PID` shows the traced process's user branches; the
-NT_BTSCRASH_CPU note in the dump equals the ring's newest records;
-`btsdump vmcore` without vmlinux reads the same records as crash; and bad
-input gives clear errors (a corrupted ring index) or at least no crash (a
-dump cut short, which crash itself refuses).
+`crash` and the `bts` extension (TAP; one crash for every check of the
+vmcore: CrashSession): the panicking CPU is marked and its trail reaches
+the LKDTM function; every CPU with a ring shows records; `bts -t PID`
+shows the traced process's user branches; the NT_BTSCRASH_CPU note in
+the dump equals the ring's newest records; `btsdump vmcore` without
+vmlinux reads the same records as crash; and bad input gives clear
+errors (a corrupted ring index) or at least no crash (a dump cut short,
+which crash itself refuses).
 CRASH: the crash binary (default: `crash`, Debian 12's 8.0.2); BTS_SO is
 the bts.so built against its defs.h (tests/vm/meson.build pairs them).
 A kernel from 6.9 on needs crash 8.0.6 or later: an older one fails the
@@ -41,10 +42,12 @@ import bisect
 import fcntl
 import os
 import re
+import select
 import shutil
 import struct
 import subprocess
 import sys
+import time
 
 SRC = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -70,7 +73,7 @@ LKDTM_FN = {"EXCEPTION": "lkdtm_EXCEPTION", "PANIC": "lkdtm_PANIC",
             "BUG": "lkdtm_BUG", "EXEC_NULL": "lkdtm_EXEC_NULL"}
 # the source file of the function a trail must reach: LKDTM's, or for an
 # EXCEPTION on LbrExtV2 the page-fault handler's (main())
-FN_SOURCE = {"page_fault_oops": "fault"}
+FN_SOURCE = {"page_fault_oops": "fault", "panic": "panic"}
 # the panicking CPU's entries an EXCEPTION's check reads from the model's
 # log: the 16 of LbrExtV2's ring and the fault entry path before them
 FAULT_TRAIL = 256
@@ -105,13 +108,94 @@ def readable(release, version):
     return release < (6, 9) or (version or (0,)) >= (8, 0, 6)
 
 
+def crash_argv(prog, vmlinux, vmcore):
+    return [prog or CRASH, "-s", "--kaslr", "auto", *CRASH_OPTS, vmlinux, vmcore]
+
+
+def without_warnings(text):
+    return "\n".join(l for l in text.splitlines() if not l.startswith("WARNING"))
+
+
 def crash(vmlinux, vmcore, bts_so, *cmds, prog=None):
+    """One crash process for CMDS alone: (its exit status, its output)."""
     script = ("extend %s\n" % bts_so if bts_so else "") + "\n".join(cmds) + "\nquit\n"
-    p = subprocess.run([prog or CRASH, "-s", "--kaslr", "auto", *CRASH_OPTS, vmlinux, vmcore],
+    p = subprocess.run(crash_argv(prog, vmlinux, vmcore),
                        input=script, capture_output=True, text=True, timeout=300)
-    out = "\n".join(l for l in (p.stdout + p.stderr).splitlines()
-                    if not l.startswith("WARNING"))
-    return p.returncode, out
+    return p.returncode, without_warnings(p.stdout + p.stderr)
+
+
+class CrashSession:
+    """One crash process for every check that reads the same vmlinux,
+    vmcore and bts.so: each loads vmlinux's debug information once (5 s of
+    CPU on 6.12), not once per check.  run(CMDS) sends CMDS and `echo` of
+    a marker line and returns (rc, output): the output between the
+    previous marker and this one (an error message of a command is its
+    check's), after the start's own output (crash's, and extend's); rc 0
+    if crash came back to the marker, else its exit status (a signal:
+    negative; -9 after TIMEOUT s, killed).  A crash that died is started
+    again for the next run(), as a check had its own crash before."""
+    TIMEOUT = 300
+
+    def __init__(self, vmlinux, vmcore, bts_so):
+        self.vmlinux, self.vmcore, self.bts_so = vmlinux, vmcore, bts_so
+        self.argv, self.p, self.n = crash_argv(None, vmlinux, vmcore), None, 0
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def _start(self):
+        self.p = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT)
+        rc, self.head = self._send(["extend %s" % self.bts_so] if self.bts_so else [])
+        return rc
+
+    def _send(self, cmds):
+        """CMDS, then the marker: (rc, the output before the marker)."""
+        self.n += 1
+        mark = b"kdump-test.py %d mark %d" % (os.getpid(), self.n)
+        out, deadline = b"", time.monotonic() + self.TIMEOUT
+        try:
+            self.p.stdin.write(("\n".join(cmds + ["echo %s\n" % mark.decode()])).encode())
+            self.p.stdin.flush()
+        except OSError:
+            pass                                # it died: its status below
+        fd, at = self.p.stdout.fileno(), re.compile(rb"(^|\n)%s\n" % re.escape(mark))
+        while not at.search(out):
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([fd], [], [], left)[0]:
+                self.p.kill()
+                out += b"\n(kdump-test.py: no answer in %d s, crash killed)" % self.TIMEOUT
+                break
+            chunk = os.read(fd, 1 << 16)
+            if not chunk:
+                break
+            out += chunk
+        m = at.search(out)
+        if m:
+            return 0, out[:m.start()].decode(errors="replace")
+        rc, self.p = self.p.wait(), None
+        return rc, out.decode(errors="replace")
+
+    def run(self, *cmds):
+        rc = self._start() if self.p is None else 0
+        if self.p is not None:
+            rc, text = self._send(list(cmds))
+        else:
+            text = ""
+        return rc, without_warnings("\n".join(t for t in (self.head, text) if t))
+
+    def close(self):
+        if self.p is None:
+            return
+        try:
+            self.p.communicate(b"quit\n", timeout=60)
+        except (OSError, subprocess.TimeoutExpired):
+            self.p.kill()
+            self.p.wait()
+        self.p = None
 
 
 def crash_by_name(vmlinux, vmcore, bts_so, *cmds):
@@ -180,6 +264,12 @@ def per_cpu(text):
     return out
 
 
+def goes_into(symbol, fn):
+    """Whether a branch's target (btsdump's to_symbol) is FN's entry, or
+    for panic anywhere in it (a trail can start inside it: check_vmcore())."""
+    return symbol == fn or fn == "panic" and (symbol or "").startswith("panic+")
+
+
 def check_decoded(kind, tool, vmcore, vmlinux, ring, fn, branches):
     """With vmlinux, btsdump decodes each CPU's ring as a core's thread
     (lib/decode.c, report.c): the same records under the same numbers, each
@@ -219,9 +309,9 @@ def check_decoded(kind, tool, vmcore, vmlinux, ring, fn, branches):
     try:
         cpus = __import__("json").loads(o)["cpus"]
         into = [b for c in cpus if c["panic"] for b in c["branches"]
-                if b.get("to_symbol") == fn]
-        ok = rc == 0 and into and re.match(r"%s\.c:\d+$" % src, into[0]["to_line"] or "") \
-            and into[0]["to_module"] == "vmlinux" and "depth" in into[0]
+                if goes_into(b.get("to_symbol"), fn)]
+        ok = rc == 0 and any(re.match(r"%s\.c:\d+$" % src, b["to_line"] or "") and
+                             b["to_module"] == "vmlinux" and "depth" in b for b in into)
     except (ValueError, KeyError, IndexError) as ex:
         ok, into = False, repr(ex)
     check(ok, f"{kind}: btsdump vmcore --json with vmlinux: the branch into {fn} "
@@ -243,19 +333,18 @@ def btsdump(tool, *args):
     return p.returncode, p.stdout, p.stderr
 
 
-def check_ring_id(vmlinux, vmcore, pid, kind):
+def check_ring_id(session, pid, kind):
     """The ring descriptor of a forked child names the child (desc.id),
     not the parent that forked it: read with crash's own debuginfo.  The
     task is found on the task list: crash 8.0.2 does not read 6.1's PID
     IDR ("not found in PID hash"), so `task PID` finds only tasks running
     on a CPU at the panic, which the traced child need not be."""
-    rc, text = crash(vmlinux, vmcore, None,
-                     "list task_struct.tasks -s task_struct.pid,bts_crash -h init_task")
+    rc, text = session.run("list task_struct.tasks -s task_struct.pid,bts_crash -h init_task")
     m = re.search(r"pid = %s,\s*bts_crash = (0x[0-9a-f]+)" % pid, text)
     check(m is not None, f"{kind}: task_struct.bts_crash of the traced child", text)
     if not m:
         return
-    rc, text = crash(vmlinux, vmcore, None, f"struct bts_crash_ring.id {m.group(1)}")
+    rc, text = session.run(f"struct bts_crash_ring.id {m.group(1)}")
     ids = re.findall(r"id = (\d+)", text)
     check(ids == [pid], f"{kind}: the child's ring descriptor carries its own TID {pid}", text)
 
@@ -403,31 +492,55 @@ def report_matches(printed, ring):
         f in pf and t in pt for (pf, pt), (f, t) in zip(printed, ring[len(ring) - len(printed):]))
 
 
+def report_lines(console):
+    """The crashed kernel's last LBR report on the console: (the count its
+    header announced, its record lines oldest first, the other lines
+    found among them).  Another CPU's printk can land between two of
+    the report's lines (each record is a printk of its own, and until
+    the crash kernel stops them the other CPUs run): such lines are set
+    aside, and the records are those indexed count down to 1, each once.
+    (None, [], []): no report."""
+    # the crashed kernel's last report (not init.sh's first oops), before
+    # the capture kernel boots; the serial console ends lines with \r\n
+    console = console.replace("\r", "").rsplit("\nLinux version", 1)[0]
+    lines = console.split("\n")
+    head = [i for i, line in enumerate(lines) if re.match(
+        r"bts_crash: last \d+ kernel branches on CPU \d+ \(LBR\), oldest first:$", line)]
+    if not head:
+        return None, [], []
+    count = int(re.match(r"bts_crash: last (\d+)", lines[head[-1]]).group(1))
+    records, other = [], []
+    for line in lines[head[-1] + 1:]:
+        m = re.match(r" \[ *(\d+)\] ", line)
+        if m and int(m.group(1)) == count - len(records):
+            records.append(line)
+            if len(records) == count:
+                break
+        elif line.strip():
+            other.append(line)
+    return count, records, other
+
+
 def check_oops_report(kind, console, ring, smap):
     """The oops or panic report on the console prints the panicking CPU's
     newest ring entries, oldest first: the same addresses."""
-    # the crashed kernel's last report (not init.sh's first oops), before
-    # the capture kernel boots; the serial console ends lines with \r\n
-    console = console.replace("\r", "").rsplit("\nLinux version", 1)[0] + "\n"
-    m = None
-    for m in re.finditer(r"bts_crash: last (\d+) kernel branches on CPU (\d+) \(LBR\), "
-                         r"oldest first:\n((?: \[ *\d+\] .*\n)+)", console):
-        pass
+    count, lines, other = report_lines(console)
     printed, unknown = [], []
-    if m:
-        for line in m.group(3).splitlines():
-            f = re.match(r" \[ *\d+\] (\S+)\+(0x[0-9a-f]+)/0x[0-9a-f]+ -> "
-                         r"(\S+)\+(0x[0-9a-f]+)/", line)
-            if f and f.group(1) in smap and f.group(3) in smap:
-                printed.append(({a + int(f.group(2), 16) for a in smap[f.group(1)]},
-                                {a + int(f.group(4), 16) for a in smap[f.group(3)]}))
-            else:
-                unknown.append(line)
+    for line in lines:
+        f = re.match(r" \[ *\d+\] (\S+)\+(0x[0-9a-f]+)/0x[0-9a-f]+ -> "
+                     r"(\S+)\+(0x[0-9a-f]+)/", line)
+        if f and f.group(1) in smap and f.group(3) in smap:
+            printed.append(({a + int(f.group(2), 16) for a in smap[f.group(1)]},
+                            {a + int(f.group(4), 16) for a in smap[f.group(3)]}))
+        else:
+            unknown.append(line)
     n = len(printed)
-    check(m and not unknown and n == int(m.group(1)) > 0 and report_matches(printed, ring),
+    check(count and not unknown and n == count and report_matches(printed, ring),
           f"{kind}: the {'panic' if kind == 'PANIC' else 'oops'} report printed the "
           f"panicking CPU's last {n} LBR branches",
-          f"not in System.map: {unknown[:3]}\n"
+          f"header: {count} records; found {len(lines)}\n"
+          f"not a branch in System.map: {unknown[:3]}\n"
+          f"other lines among them: {other[:3]}\n"
           f"printed {[(sorted(map(hex, a)), sorted(map(hex, b))) for a, b in printed[-3:]]}\n"
           f"ring {[tuple(map(hex, p)) for p in ring[-3:]]}")
 
@@ -437,7 +550,7 @@ def main():
         sys.exit("usage: kdump-test.py BTS_SO BTSDUMP OUTDIR LKDTM_TYPE|notraces")
     bts_so, tool, out, kind = sys.argv[1:]
     if os.environ.get("NINJA_TARGETS"):
-        # crash 8.0.6 and its bts.so: built here, not by default (13 min CPU
+        # crash 8.0.6 and its bts.so: built here, not by default (9 min CPU
         # cold).  VM tests run two at a time and ninja takes no lock of its
         # own on a build directory (.ninja_log, .ninja_deps): one at a time.
         root = os.environ["NINJA_ROOT"]
@@ -497,10 +610,17 @@ def main():
                  run.stderr):
         return 1
     vmcore = os.path.join(out, "vmcore")
+    with CrashSession(vmlinux, vmcore, bts_so) as session:
+        return check_vmcore(session, kind, out, tool, obj, bts_so, have, hw, lbr)
 
+
+def check_vmcore(session, kind, out, tool, obj, bts_so, have, hw, lbr):
+    """The checks of the saved vmcore: every one that reads it with this
+    crash, vmlinux and bts.so in SESSION (CrashSession: one crash)."""
+    vmlinux, vmcore = session.vmlinux, session.vmcore
     # the whole ring: EXEC_NULL prints a line before it jumps, and printing
     # to the serial console is ~300 function entries
-    rc, text = crash(vmlinux, vmcore, bts_so, "bts -n 0", "bt")
+    rc, text = session.run("bts -n 0", "bt")
     if kind == "notraces":
         # per-CPU rings off, per-task rings on: VMCOREINFO still says where
         # a task's ring is (task_struct.bts_crash), no table
@@ -513,7 +633,7 @@ def main():
               "notraces: VMCOREINFO has BTS_CRASH=1 and the task offset, no table",
               "\n".join(l for l in info.splitlines() if "BTS" in l or "bts" in l))
         pid = open(os.path.join(out, "traced.pid")).read().strip()
-        rc, text = crash(vmlinux, vmcore, bts_so, f"bts -t {pid} -n 8")
+        rc, text = session.run(f"bts -t {pid} -n 8")
         check(re.search(r"PID %s \(crasher\) user branches: \d+ of \d+" % pid, text),
               "notraces: bts -t finds the traced process's ring", text)
         rc, o, e = btsdump(tool, vmcore)
@@ -529,6 +649,17 @@ def main():
     short = lbr and LBR_DEPTH < 32 and kind == "EXCEPTION"
     fn = "page_fault_oops" if short else LKDTM_FN[kind]
     cpus = re.findall(r"^CPU (\d+)( \(panic CPU\))?: (\d+) of (\d+) records", text, re.M)
+    panic_block = text.split("(panic CPU)", 1)[-1].split("\nCPU ", 1)[0]
+    # and a PANIC's 16 can start inside panic(): an interrupt taken there
+    # before panic() masks them (its first statements) spends them on its
+    # entry and exit (SRSO's return thunks, a softirq run), its iret back
+    # into panic() the oldest of the crash path, lkdtm_PANIC's call before
+    # it pushed out (seen on zen5 under a loaded host; the ring is the
+    # model's pushes all the same: check_lbr_oracle())
+    if lbr and LBR_DEPTH < 32 and kind == "PANIC" and \
+            re.search(r"^ +\d+ +iret .*-> 0x[0-9a-f]{16} panic\+", panic_block, re.M) and \
+            not re.search(r"-> 0x[0-9a-f]{16} lkdtm_PANIC\b", panic_block):
+        fn = "panic"
     check(any(p for _, p, _, _ in cpus), f"{kind}: the panicking CPU is marked", text)
     check(cpus and all(int(n) > 0 for _, _, n, _ in cpus),
           f"{kind}: every CPU with a ring has records ({len(cpus)} CPUs)", text)
@@ -545,7 +676,6 @@ def main():
     check(up and int(up.group(1)) == len(cpus) >= 2,
           f"{kind}: every online CPU has a ring ({up.group(1) if up else '?'} online, "
           f"{len(cpus)} rings)", up.group(0) if up else "no 'Brought up' line")
-    panic_block = text.split("(panic CPU)", 1)[-1].split("\nCPU ", 1)[0]
     check(re.search(r"-> 0x[0-9a-f]{16} %s\b" % fn, panic_block) is not None,
           f"{kind}: the panicking CPU's trail reaches {fn}", panic_block)
     names = re.findall(r"-> 0x[0-9a-f]{16} (\S+)", panic_block)
@@ -571,13 +701,13 @@ def main():
           panic_block[-1500:])
 
     pid = open(os.path.join(out, "traced.pid")).read().strip()
-    rc, text = crash(vmlinux, vmcore, bts_so, f"bts -t {pid} -n 8")
+    rc, text = session.run(f"bts -t {pid} -n 8")
     check(re.search(r"PID %s \(crasher\) user branches: \d+ of \d+" % pid, text) and
           re.search(r"\] 00000000004[0-9a-f]{5} \(crasher\) +-> 00000000004[0-9a-f]{5} "
                     r"\(crasher\)", text),
           f"{kind}: bts -t shows the traced process's user branches in its executable",
           text)
-    check_ring_id(vmlinux, vmcore, pid, kind)
+    check_ring_id(session, pid, kind)
     system = shutil.which("crash")
     if kind == "EXCEPTION" and system and crash_version(system) not in (have, None) \
             and readable(kernel_release(obj), crash_version(system)):
@@ -602,7 +732,7 @@ def main():
                   "directory (where btscrash-crash installs it)", named)
 
     # Each CPU's vmcore note is the tail of its full ring (raw words).
-    rc, text = crash(vmlinux, vmcore, bts_so, "bts -r -n 32")
+    rc, text = session.run("bts -r -n 32")
     raw = per_cpu(text)
     notes = {}
     for t, n, d in kdump_notes(vmcore):
@@ -619,7 +749,7 @@ def main():
                     for c in notes))
 
     # btsdump, without vmlinux, reads the same rings as crash's extension.
-    rc, text = crash(vmlinux, vmcore, bts_so, "bts -r -n 0")
+    rc, text = session.run("bts -r -n 0")
     ring_crash = per_cpu(text)
     if hw:
         check_oracle(kind, out, ring_crash)
@@ -649,7 +779,8 @@ def main():
           f"exit {rc}: {e}\n{o[-800:]}")
     # ... and prints them in the same lines: crash decodes with its vmlinux
     # as btsdump vmcore does with it (lib/decode.c, report.c in both)
-    rc, text = crash(vmlinux, vmcore, bts_so, "bts -n 0")
+    rc, text = session.run("bts -n 0")
+    session.close()                     # its last command: the other dumps' crash next
     rc2, o, e = btsdump(tool, "-n", "0", vmcore, vmlinux)
     lines = lambda t: [l for l in t.splitlines() if re.match(r"CPU \d|\s+\d+  \S", l)]
     diff = [(a, b) for a, b in zip(lines(text), lines(o)) if a != b]
@@ -689,7 +820,7 @@ def main():
     try:
         cpus = __import__("json").loads(o)["cpus"]
         panic = [c for c in cpus if c["panic"]][0]
-        ok = rc == 0 and any(b.get("to_symbol") == fn for b in panic["branches"])
+        ok = rc == 0 and any(goes_into(b.get("to_symbol"), fn) for b in panic["branches"])
     except (ValueError, KeyError, IndexError) as ex:
         ok, panic = False, repr(ex)
     check(ok, f"{kind}: btsdump --json with System.map: the panic CPU reaches {fn}",

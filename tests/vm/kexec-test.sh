@@ -15,12 +15,9 @@ out=$1
 src=$(cd "$(dirname "$0")/../.." && pwd)
 . "$src/tests/vm/vm-lib.sh"	# KERNEL, VM_*_CPU, vm_* (before the build)
 export BTSCRASH_BACKEND="${BTSCRASH_BACKEND:-hw}"
-vm_kernel_and_model "$out"
-vm_workdir
+vm_guest "$out" /usr/sbin/kexec
 root=$work/root
-vm_root "$root"
-vm_add_dynamic "$root" /usr/sbin/kexec
-mkdir -p "$root/boot" "$out"
+mkdir -p "$root/boot"
 cp "$obj/arch/x86/boot/bzImage" "$root/boot/"
 vm_pack "$root" "$work/initrd.gz"
 cp "$work/initrd.gz" "$root/boot/initrd.gz"	# the second kernel's: the same

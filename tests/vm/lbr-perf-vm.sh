@@ -26,23 +26,15 @@ legacy) cpu=$VM_PMU_CPU ;;
 esac
 mkdir -p "$out"
 rm -f "$out/lbr.log" "$out/data.log"	# the model appends
-obj=$("$src/scripts/kernel-build.sh" 2>"$out/kernel-build.log") ||
-	{ tail -20 "$out/kernel-build.log" >&2; echo "lbr-perf-vm: no kernel" >&2; exit 1; }
-q=${3:-$("$src/scripts/qemu-build.sh" 2>"$out/qemu-build.log" | tail -n 1)}
-[ -x "$q" ] || { tail -20 "$out/qemu-build.log" >&2; echo "lbr-perf-vm: no QEMU model" >&2; exit 1; }
-vm_workdir
-root=$work/root
-mkdir -p "$root/bin" "$root/proc" "$root/sys" "$root/dev" "$root/tmp"
-cp /bin/busybox "$root/bin/busybox"
+QEMU=${3:-${QEMU:-}}
+vm_setup "$out"
+q=$QEMU
+vm_busybox "$root"
 gcc -static -nostdlib -o "$root/bin/lbrcalls" "$src/tests/vm/lbrcalls.S"
 nm "$root/bin/lbrcalls" > "$out/lbrcalls.syms"
 vm_add_dynamic "$root" /usr/bin/perf
-cat > "$root/init" <<'INIT'
-#!/bin/busybox sh
-/bin/busybox --install -s /bin
-mount -t proc proc /proc
-mount -t sysfs sysfs /sys
-mount -t devtmpfs devtmpfs /dev 2>/dev/null
+vm_init "$root/init"
+cat >> "$root/init" <<'INIT'
 # on the data port: a kernel message on the console can cut into a line
 # (seen: "LBRP-BRANCHES: 3perf: Dynamic interrupt throttling disabled")
 echo "LBRP-BRANCHES: $(cat /sys/devices/cpu/caps/branches 2>&1)" > /dev/ttyS1
@@ -70,7 +62,6 @@ sleep 1
 echo LBRP-VM-DONE
 poweroff -f
 INIT
-chmod +x "$root/init"
 vm_pack "$root" "$work/initrd.gz"
 # nmi_watchdog=0: perf's samples the only PMIs (the check tolerates others);
 # no_timer_check: as pmu-vm.sh (a loaded host and the IO-APIC timer check)
@@ -81,5 +72,5 @@ vm_boot "$obj" "$work/initrd.gz" "$out" LBRP-VM-DONE 900 \
 	-accel tcg,thread=single -m 512 -smp 2 \
 	-cpu "$cpu,lbr-log=$out/lbr.log,lbr-log-cpl=3,lbr-log-nmi=on" \
 	-serial mon:stdio -serial "file:$out/data.log"
-exec python3 "$src/tests/vm/check-lbr-perf.py" "$model" "$out/console.log" \
+python3 "$src/tests/vm/check-lbr-perf.py" "$model" "$out/console.log" \
 	"$out/data.log" "$out/lbr.log" "$out/lbrcalls.syms"

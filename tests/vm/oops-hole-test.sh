@@ -26,12 +26,9 @@ set -eu
 out=$1
 src=$(cd "$(dirname "$0")/../.." && pwd)
 export BTSCRASH_BACKEND="${BTSCRASH_BACKEND:-hw}"
-mkdir -p "$out"
 preempt=${OOPS_HOLE_PREEMPT:-none}
 . "$src/tests/vm/vm-lib.sh"
-vm_kernel_and_model "$out"
-vm_workdir
-vm_root "$work/root"
+vm_guest "$out"
 vm_pack "$work/root" "$work/initrd.gz"
 VM_ORACLE_LOG=0 vm_machine "$out"
 smp=1 extra= kind=EXCEPTION

@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""The BTS model's log as an oracle for the VM tests: which ring of the
-guest a trace (a core's thread note, a vmcore's CPU ring) came from, and
-whether it holds exactly the newest records the model wrote there.
-Used by check-vm.py and kdump-test.py.  The log's entry layout is read from
-qemu/bts-log.py, its one reader; a log is gigabytes when the kernel
+"""The models' logs as oracles for the VM tests.  The BTS model's: which
+ring of the guest a trace (a core's thread note, a vmcore's CPU ring) came
+from, and whether it holds exactly the newest records the model wrote
+there (check-vm.py, kdump-test.py); a log is gigabytes when the kernel
 rings record every kernel branch, so it is mapped, not parsed: entries are
-found with bytes searches and walked by offset, never made into objects."""
+found with bytes searches and walked by offset, never made into objects.
+The LBR model's, read in chunks (lbr_entries: check-lbr.py,
+check-collector.py).  Entry layouts come from qemu/bts-log.py and
+lbr-log.py, their one reader each; load() imports those (and the checks'
+other dashed modules) by path, diff() says where two lists first differ."""
 import importlib.util
 import mmap
 import os
@@ -14,11 +17,20 @@ import struct
 
 TASK_SIZE_MAX = (1 << 47) - 4096          # x86-64, 4-level paging
 MARKER_TAG, MARKER_MASK = 0xb75c << 48, 0xffff << 48
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 
-_spec = importlib.util.spec_from_file_location("bts_log", os.path.join(
-    os.path.dirname(os.path.abspath(__file__)), "..", "..", "qemu", "bts-log.py"))
-bts_log = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(bts_log)
+
+def load(name, *path):
+    """The Python file at PATH (parts under the repository's root: "qemu",
+    "bts-log.py") as module NAME: the files with a dash in their name."""
+    spec = importlib.util.spec_from_file_location(name, os.path.join(ROOT, *path))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+bts_log = load("bts_log", "qemu", "bts-log.py")
+lbr_log = load("lbr_log", "qemu", "lbr-log.py")
 SIZE = bts_log.ENTRY_SIZE
 WORDS = SIZE // 8           # from, to, flags, linear, phys, base, cpu|kind
 RECORD = bts_log.RECORD_SIZE
@@ -149,3 +161,32 @@ class Oracle:
                 return ring, last, self._later(ring, capacity, last, keep)
             last = self.log.find_last(*want[0], before=last)
         return None
+
+
+def lbr_entries(path, limit=-1, chunk=1 << 20, entry=lbr_log.ENTRY):
+    """The LBR model's log at PATH, oldest first, each entry a tuple of
+    ENTRY's fields (lbr_log.ENTRY: from, to, info, cpu, ...; lbr_log.BRANCH
+    and BRANCH_FMT unpack fewer, for the scans of gigabytes), of its first
+    LIMIT bytes (-1: all), a cut last entry left out.  Read CHUNK entries
+    at a time: a log of gigabytes is never in memory at once."""
+    size = os.path.getsize(path)
+    size = size if limit < 0 else min(size, limit)
+    with open(path, "rb") as f:
+        size -= size % entry.size
+        while size > 0:
+            data = f.read(min(chunk * entry.size, size))
+            data = data[:len(data) - len(data) % entry.size]
+            if not data:
+                break
+            size -= len(data)
+            yield from entry.iter_unpack(data)
+
+
+def diff(got, want, show=lambda r: r):
+    """Where two lists of records first differ, for a failure's detail;
+    SHOW formats a record."""
+    i = next((i for i, (a, b) in enumerate(zip(got, want)) if a != b),
+             min(len(got), len(want)))
+    return (f"{len(got)} got, {len(want)} wanted; first difference at {i}: "
+            f"got {show(got[i]) if i < len(got) else None}, "
+            f"wanted {show(want[i]) if i < len(want) else None}")

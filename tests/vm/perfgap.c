@@ -4,7 +4,9 @@
  * -D -1 --control=fifo:CTL,ACK` it turns perf's events on itself, runs a
  * known loop (perf's records), turns them off, and at once oopses through
  * LKDTM (an fd opened before), so that its CPU's kernel ring still holds
- * perf's gap marker when the oops report prints it.
+ * perf's gap marker when the oops report prints it.  A getppid() after the
+ * loop, perf's events still on, is where lbrsnap's BPF program takes its
+ * branch snapshot (mode lbr).
  * Usage: perfgap CTL ACK LOOPS (waits for one byte on stdin first)
  */
 #include <fcntl.h>
@@ -52,6 +54,7 @@ int main(int argc, char **argv)
 		return 3;
 	for (i = 0; i < loops; i++)
 		__asm__ volatile("" : : "r"(i) : "memory");	/* a taken JNE each */
+	getppid();
 	if (perf_cmd(ctl, ack, "disable\n"))
 		return 4;
 	write(direct, "EXCEPTION", 9);		/* oopses: does not return */

@@ -8,30 +8,32 @@
 # the NMI watchdog (perf's first user) runs through all of it;
 # then the recorder meets perf: a traced recloop's ring on CPU 0 while
 # perf's intel_bts on it holds BTS, then twice the BTS event beside an
-# LBR user (-j any,u), released in both orders, its core and perf's
+# LBR user (-j any,u), released in both orders, then intel_bts in
+# snapshot mode, then bpf_get_branch_snapshot() (bpfsnap) at its SIGSEGV
+# while its ring records, then a traced task moving between CPU 0 and 1
+# with and without perf holding its BTS (pmu-mig.sh), then perf's
+# intel_bts attaching to a traced task while it runs, never blocking,
+# and detaching (pmu-attach.sh); the cores and perf's
 # records sent on a second serial port (data.log: no kernel message can cut into it).  The
-# model logs every user-mode BTS record (bts-log, CPL 3)
-# and every MSR access and PMI (pmu-log).  check-pmu-vm.py checks (TAP):
+# model logs every user-mode BTS record (bts-log, CPL 3), every LBR push
+# (lbr-log) and every MSR access and PMI (pmu-log).  check-pmu-vm.py checks (TAP):
 # Linux's Intel PMU driver found, cpu and intel_bts event sources, 32 LBR
 # entries, the NMI watchdog on with its NMIs arriving, perf's counts
 # equal to pmuloop's, perf's BTS data and the
-# recorder's ring (with its gap marker, reason perf) equal to the logs.
+# recorder's rings (with gap markers, reason perf) equal to the logs, on
+# both CPUs for the migrating task and for the running one perf attached
+# to, and the BPF program's LBR snapshot equal to the LBR log.
 # Usage: pmu-vm.sh OUTDIR [QEMU]
 set -eu
 out=$1
 src=$(cd "$(dirname "$0")/../.." && pwd)
 . "$src/tests/vm/vm-lib.sh"	# KERNEL, VM_*_CPU, vm_* (before the build)
 mkdir -p "$out"
-rm -f "$out/bts.log" "$out/pmu.log" "$out/data.log"	# the model appends
-obj=$("$src/scripts/kernel-build.sh" 2>"$out/kernel-build.log") ||
-	{ tail -20 "$out/kernel-build.log" >&2; echo "pmu-vm: no kernel" >&2; exit 1; }
-q=${2:-$("$src/scripts/qemu-build.sh" 2>"$out/qemu-build.log" | tail -n 1)}
-[ -x "$q" ] || { tail -20 "$out/qemu-build.log" >&2; echo "pmu-vm: no QEMU model" >&2; exit 1; }
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-root=$work/root
-mkdir -p "$root/bin" "$root/proc" "$root/sys" "$root/dev" "$root/tmp"
-cp /bin/busybox "$root/bin/busybox"
+rm -f "$out/bts.log" "$out/pmu.log" "$out/lbr.log" "$out/data.log"	# the model appends
+QEMU=${2:-${QEMU:-}}
+vm_setup "$out"
+q=$QEMU
+vm_busybox "$root"
 gcc -static -nostdlib -o "$root/bin/pmuloop" "$src/tests/vm/pmuloop.S"
 gcc -static -nostdlib -Wl,-Ttext=0xa00000 -o "$root/bin/recloop" \
 	"$src/tests/vm/recloop.S"
@@ -42,16 +44,22 @@ gcc -static -nostdlib -Wl,-Ttext=0x600000 -o "$root/bin/btsloop-full" \
 gcc -static -nostdlib -Wl,-Ttext=0x800000 -o "$root/bin/btsloop-snap" \
 	"$src/tests/vm/btsloop.S"
 vm_add_dynamic "$root" /usr/bin/perf
-for prog in btsrun vmbench; do
-	gcc -static -O2 -I"$src/include/uapi/linux" -o "$root/bin/$prog" \
-		"$src/tests/vm/$prog.c"
+# the migration phase (pmu-mig.sh): migloop and its witness, one program
+# at two addresses
+for p in migloop:0xc00000 migwit:0xe00000; do
+	gcc -static -nostdlib -Wl,-Ttext=${p#*:} -o "$root/bin/${p%:*}" \
+		"$src/tests/vm/migloop.S"
+	nm "$root/bin/${p%:*}" > "$out/${p%:*}.syms"
 done
-cat > "$root/init" <<'INIT'
-#!/bin/busybox sh
-/bin/busybox --install -s /bin
-mount -t proc proc /proc
-mount -t sysfs sysfs /sys
-mount -t devtmpfs devtmpfs /dev 2>/dev/null
+cp "$src/tests/vm/pmu-mig.sh" "$root/bin/pmu-mig.sh"
+# the attach phase (pmu-attach.sh): spinloop, never blocking
+gcc -static -nostdlib -Wl,-Ttext=0x1000000 -o "$root/bin/spinloop" \
+	"$src/tests/vm/spinloop.S"
+nm "$root/bin/spinloop" > "$out/spinloop.syms"
+cp "$src/tests/vm/pmu-attach.sh" "$root/bin/pmu-attach.sh"
+vm_prog "$root" btsrun vmbench bpfsnap
+vm_init "$root/init"
+cat >> "$root/init" <<'INIT'
 echo "PMU-DEVICES: $(ls /sys/bus/event_source/devices | tr '\n' ' ')"
 echo "PMU-BRANCHES: $(cat /sys/devices/cpu/caps/branches 2>&1)"
 perf stat -x, -e instructions:u,branches:u,cycles:u /bin/pmuloop 2>&1 |
@@ -82,15 +90,16 @@ for mode in full snap; do
 	echo "PMU-BTS-TRUNCATED: $mode $(perf report -D -i /tmp/$mode.data 2>/dev/null |
 		grep -c 'PERF_RECORD_AUX .*\[[A-Z]*T')"
 done
-# the recorder meets perf: recloop traced (a BTS ring of 4096 records) on
+# the recorder meets perf: recloop traced (a BTS ring of 8192 records:
+# its five phases a, c, e, g, i of 900 each) on
 # CPU 0; its phase b runs while perf's intel_bts on it (per thread: 6.1's
 # intel_bts has no per-CPU mode) takes BTS whenever it runs, its phase d
 # under perf's BTS event (branches -c 1); phases a, c and e around them
-# (each go one byte: recloop reads one per phase)
+# (each go one byte: recloop reads one per phase; f to i below)
 ulimit -c unlimited
 echo /tmp/rec.core > /proc/sys/kernel/core_pattern
 mkfifo /tmp/go
-taskset 1 btsrun 4096 /bin/recloop < /tmp/go > /tmp/rec.out 2>&1 &
+taskset 1 btsrun 8192 /bin/recloop < /tmp/go > /tmp/rec.out 2>&1 &
 rec=$!
 exec 3> /tmp/go
 printf a >&3
@@ -126,12 +135,33 @@ echo "PMU-REC-EVENT-F-RC: $?"
 echo "PMU-REC-LBR-RC: f $(cat /tmp/lbr-f.rc)"
 sed "s/^/PMU-REC-EVENT-SAID: /" /tmp/ev-f.out /tmp/lbr-d.out /tmp/lbr-f.out
 printf g >&3
+sleep 1
+# phase h under intel_bts in snapshot mode (-Se: the AUX buffer circular,
+# taken at perf's exit; 4 pages hold 682 records of h's 900)
+perf record --per-thread -p $rec -Se -e intel_bts//u -m ,4 -o /tmp/snap-h.data \
+	-- sh -c 'sleep 1; printf h >&3; sleep 2' > /tmp/snap-h.out 2>&1
+echo "PMU-REC-SNAP-RC: $?"
+sed "s/^/PMU-REC-SNAP-SAID: /" /tmp/snap-h.out
+sleep 1
+# phase i while perf's LBR users (bpfsnap's per-CPU events) record: its
+# BPF program takes bpf_get_branch_snapshot() at recloop's SIGSEGV
+taskset 2 bpfsnap signal 300 > /tmp/bpf.out 2> /tmp/bpf.err &
+bpf=$!
+while ! grep -q armed /tmp/bpf.out && kill -0 $bpf 2> /dev/null; do sleep 1; done
+printf i >&3
 wait $rec
 echo "PMU-REC-RC: $?"
+wait $bpf
+echo "PMU-BPF-RC: $?"
+echo "PMU-REC-PID: $rec"
+sed "s/^/PMU-BPF-SAID: /" /tmp/bpf.err
 exec 3>&-
 sed "s/^/PMU-REC-SAID: /" /tmp/rec.out
 perf report -D -i /tmp/sys.data 2>/dev/null |
 	sed -n "s/^\.  *[0-9a-f]*: .* \([0-9a-f]*\) -> \([0-9a-f]*\) [a-z]*\$/PMU-REC-PERF: \1 \2/p" > /dev/ttyS1
+perf report -D -i /tmp/snap-h.data 2>/dev/null |
+	sed -n "s/^\.  *[0-9a-f]*: .* \([0-9a-f]*\) -> \([0-9a-f]*\) [a-z]*\$/PMU-REC-SNAP: \1 \2/p" > /dev/ttyS1
+sed "s/^/PMU-BPF: /" /tmp/bpf.out > /dev/ttyS1
 perf script -i /tmp/ev.data -F ip,addr 2>/dev/null |
 	sed -n "s/^ *\([0-9a-f]*\) *=> *\([0-9a-f]*\)\$/PMU-REC-EVENT: \1 \2/p" > /dev/ttyS1
 perf script -i /tmp/ev-f.data -F ip,addr 2>/dev/null |
@@ -141,12 +171,15 @@ for p in d f; do
 		sed "s/^/PMU-REC-LBR-$p: /" > /dev/ttyS1
 done
 base64 /tmp/rec.core | sed "s/^/PMU-REC-CORE: /" > /dev/ttyS1
+# a traced task migrating while perf holds its BTS, and without perf
+/bin/pmu-mig.sh
+# perf attaching to a traced task while it runs on CPU 1, and detaching
+taskset 1 /bin/pmu-attach.sh
 echo PMU-DATA-DONE > /dev/ttyS1
 sleep 1
 echo PMU-VM-DONE
 poweroff -f
 INIT
-chmod +x "$root/init"
 vm_pack "$root" "$work/initrd.gz"
 # pti=off: Linux 6.1 registers intel_bts only without page-table isolation
 # (arch/x86/events/intel/bts.c bts_init(): BTS writes through the kernel
@@ -156,11 +189,15 @@ vm_pack "$root" "$work/initrd.gz"
 # watchdog_thresh=1: the NMI watchdog's period down to 2.3 x 10^9 cycles;
 # nosoftlockup: its soft half (now 2 s) would take a host stall of the
 # VM for a lockup
-timeout 1200 "$q" -L /usr/share/seabios -L /usr/share/qemu -nic none \
+# timeout: 172 QEMU CPU seconds unloaded-equivalent before the migration
+# phase (phases h and i: +20; migration: about +36; the attach phase
+# not measured, about a minute of wall time loaded), 21 minutes of wall
+# time seen under a load of 25 on 2 cores
+timeout 1800 "$q" -L /usr/share/seabios -L /usr/share/qemu -nic none \
 	-accel tcg,thread=single -m 512 -smp 2 \
-	-cpu "$VM_PMU_CPU,bts-log=$out/bts.log,bts-log-cpl=3,pmu-log=$out/pmu.log" \
+	-cpu "$VM_PMU_CPU,bts-log=$out/bts.log,bts-log-cpl=3,pmu-log=$out/pmu.log,lbr-log=$out/lbr.log,lbr-log-cpl=3" \
 	-nographic -serial mon:stdio -serial "file:$out/data.log" -no-reboot -kernel "$obj/arch/x86/boot/bzImage" \
 	-initrd "$work/initrd.gz" -append "console=ttyS0 panic=-1 pti=off no_timer_check watchdog_thresh=1 nosoftlockup" \
 	> "$out/console.log" 2>&1 || true
-exec python3 "$src/tests/vm/check-pmu-vm.py" "$out/console.log" "$out/bts.log" \
-	"$out/pmu.log" "$out/recloop.syms" "$out/data.log"
+python3 "$src/tests/vm/check-pmu-vm.py" "$out/console.log" "$out/bts.log" \
+	"$out/pmu.log" "$out/recloop.syms" "$out/data.log" "$out/lbr.log"

@@ -1,13 +1,15 @@
 /*
  * SPDX-License-Identifier: GPL-2.0-or-later
  * recloop: a static program without libc for the recorder meeting perf
- * (pmu-vm.sh): seven phases, a to g, each its own copy of the code from
+ * (pmu-vm.sh): nine phases, a to i, each its own copy of the code from
  * its rl_X_start (and its rl_X_step), so that a record's address says its
  * phase.  Each makes 300 calls (CALL, RET, taken JNZ: 900 records), then
  * reads one byte from stdin, the test's go for the next phase (a reads
- * one first, too); after phase g it stores to address 0 and dies of
+ * one first, too); after phase i it stores to address 0 and dies of
  * SIGSEGV, dumping core with its ring.  The test runs phase b under
- * perf's intel_bts, d and f under perf's BTS event beside an LBR user.
+ * perf's intel_bts, d and f under perf's BTS event beside an LBR user,
+ * h under intel_bts in snapshot mode, i with perf's LBR on for a
+ * bpf_get_branch_snapshot() at the SIGSEGV.
  */
 	.macro go label		/* read(0, rl_buf, 1) or exit(1) */
 	xor %eax, %eax
@@ -51,6 +53,12 @@ rl_f_start:
 	go rl_go_g
 rl_g_start:
 	calls g
+	go rl_go_h
+rl_h_start:
+	calls h
+	go rl_go_i
+rl_i_start:
+	calls i
 rl_crash:
 	movl $0, 0
 rl_exit:
@@ -70,6 +78,10 @@ rl_e_step:
 rl_f_step:
 	ret
 rl_g_step:
+	ret
+rl_h_step:
+	ret
+rl_i_step:
 	ret
 	.bss
 rl_buf:

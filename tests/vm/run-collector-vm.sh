@@ -43,7 +43,7 @@ vm_add_dynamic "$root" /usr/bin/perf /usr/bin/setpriv "$btsdumpd" "$btsdumpctl"
 mkdir -p "$root/usr/libexec"
 mv "$root$btsdumpd" "$root/usr/libexec/btsdumpd"
 mv "$root$btsdumpctl" "$root/bin/btsdumpctl"
-cp "$src/tests/vm/collector-init.sh" "$root/init"
+vm_init_file "$root/init" "$src/tests/vm/collector-init.sh"
 cp "$root/bin/crasher" "$out/crasher"	# the exact binary, for symbols
 vm_pack "$root" "$work/initrd.gz"
 smp=2 icount=

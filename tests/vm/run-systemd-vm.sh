@@ -19,7 +19,7 @@
 # The root is built once and cached as a compressed cpio in
 # ${BTSCRASH_CACHE:-~/.cache/btscrash} (rebuilt when $root_pkgs or
 # $root_rev change); each run unpacks it, installs the packages with
-# `dpkg --root` and packs it again, and appends a second cpio with the test
+# `dpkg --root` and packs it again (uncompressed), and appends a second cpio with the test
 # (the kernel unpacks concatenated archives in order).
 # The whole root is the initramfs (rdinit=systemd), so the kernel boots it
 # without a disk driver.  Which kernel depends on MODE (below): Debian's
@@ -201,7 +201,10 @@ elif [ "$mode" = lbr ]; then
 fi
 echo "$mode" >"$r/etc/btscrash-sd-mode"
 rm -rf "$r/tmp/debs"
-(cd "$r" && find . | cpio -o -H newc -R 0:0 --quiet | zstd -q -1 -T0) >"$work/root.cpio.zst"
+# not compressed: the guest's kernel inflated the zstd'd root (87 MB,
+# 220 MB unpacked) in 40 s of TCG time, every systemd test; an
+# uncompressed newc archive is copied out
+(cd "$r" && find . | cpio -o -H newc -R 0:0 --quiet) >"$work/root.cpio"
 rm -rf "$r"
 
 # --- this run's overlay: the test ---
@@ -247,7 +250,8 @@ mkdir -p "$o/var/crash/202611230800"
 python3 "$src/tests/make-vmcore.py" elf "$o/var/crash/202611230800/dump.202611230800"
 chmod 0600 "$o/var/crash/202611230800/dump.202611230800"
 (cd "$o" && find . | cpio -o -H newc -R 0:0 --quiet | zstd -q -3) > "$work/overlay.cpio.zst"
-cat "$work/root.cpio.zst" "$work/overlay.cpio.zst" > "$work/initrd"
+cat "$work/root.cpio" "$work/overlay.cpio.zst" > "$work/initrd"
+rm -f "$work/root.cpio"
 
 # --- the central host: journal-remote here takes what the VM uploads ---
 mkdir "$out/central"

@@ -14,9 +14,14 @@ old ring's newest slot; an oracle that guessed rings from page alignment
 took them for records the core had missed (vm-hw-pti, once in CI).
 Also the two log readers' shared module (qemu/modellog.py): the LBR
 log's per-vCPU tail read from the end against the whole log, both readers'
-format check and their command line's filters.
+format check and their command line's filters; oracle.lbr_entries (the
+LBR log in chunks, a limit, a cut last entry) against the whole log, and
+oracle.diff's detail.  And check-lbr-perf's reading of an NMI's stack as
+Linux's -b sample: an OTHER_BRANCH entry (an interrupt's) may be missing,
+Linux's filter having dropped it; no other entry may (a cold CI run's
+vm-lbr-perf-arch, sample 7).  And kdump-test's reading of the panic
+report on the console (report_lines).
 Usage: test-oracle.py"""
-import importlib.util
 import os
 import subprocess
 import sys
@@ -25,13 +30,10 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "helpers"))
 from oracle import Log, Oracle, bts_log, MARKER_TAG, any_record  # noqa: E402
+from oracle import diff, lbr_entries, lbr_log as lbrlog, load  # noqa: E402
 from tap import Tap  # noqa: E402
 
 QEMU_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "qemu")
-_spec = importlib.util.spec_from_file_location(
-    "lbrlog", os.path.join(QEMU_DIR, "lbr-log.py"))
-lbrlog = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(lbrlog)
 
 T = Tap()
 check = T.check
@@ -162,11 +164,89 @@ def readers(d):
           "bts-log.py on a malformed log: exit 1, says why", p.stderr)
 
 
+def chunks(d):
+    """oracle.lbr_entries: the whole log's entries across chunk borders, of
+    its first LIMIT bytes, a cut last entry left out; diff's detail."""
+    lbr = os.path.join(d, "lbr.log")
+    whole = [(e.frm, e.to, e.info, e.cpu) for e in lbrlog.read(lbr)]
+    with open(lbr, "ab") as f:
+        f.write(bytes(17))          # a cut entry, as QEMU's buffer leaves one
+    got = [e[:4] for e in lbr_entries(lbr, chunk=7)]
+    check(got == whole, "lbr_entries in chunks of 7: every entry, in order, "
+          "the cut last one left out", diff(got, whole))
+    got = [e[:4] for e in lbr_entries(lbr, limit=40 * 123 + 5, chunk=10)]
+    check(got == whole[:123], "lbr_entries of the first 123.1 entries' bytes: "
+          "123 entries", diff(got, whole[:123]))
+    got = [e[:4] for e in lbr_entries(lbr, limit=0)] + \
+        [e[:4] for e in lbr_entries(lbr, limit=1 << 40)]
+    check(got == whole, "lbr_entries of 0 bytes: none; of more than the log: "
+          "all of it", len(got))
+    check(diff([(1, 2), (3, 4)], [(1, 2), (3, 5), (6, 7)]) ==
+          "2 got, 3 wanted; first difference at 1: got (3, 4), wanted (3, 5)" and
+          diff([(1, 2)], [(1, 2), (26, 27)], lambda r: [hex(x) for x in r]) ==
+          "1 got, 2 wanted; first difference at 1: got None, wanted ['0x1a', '0x1b']",
+          "diff: the first difference, records shown as they are or by SHOW")
+
+
+def samples():
+    """check-lbr-perf.read_as_sample on a stack with one interrupt entry
+    (LBR_INFO.BR_TYPE 8, OTHER_BRANCH) between conditional branches."""
+    clp = load("check_lbr_perf", "tests", "vm", "check-lbr-perf.py")
+    other = 8 << 56
+    stack = [(0x10, 0x20, 0), (0x1c, 0x30, other), (0x0c, 0x1c, 0), (0x04, 0x08, 0)]
+    pairs = [(f, t) for f, t, _ in stack]
+    check(clp.read_as_sample(stack, pairs) and
+          clp.read_as_sample(stack, pairs[:1] + pairs[2:]),
+          "an NMI's stack read as a -b sample: whole, or less its interrupt entry")
+    check(not clp.read_as_sample(stack, pairs[:2] + pairs[3:]) and
+          not clp.read_as_sample(stack, pairs[:-1]),
+          "...but never less a branch's entry, nor cut short")
+    check(clp.read_as_sample(stack + [(0, 0, 0)] * 2, pairs) and
+          not clp.read_as_sample(stack + [(0x40, 0x44, 0)], pairs),
+          "...up to the depth or an empty entry")
+    last = stack[:3] + [(0x40, 0x48, other)]
+    check(clp.read_as_sample(last, pairs[:1] + pairs[2:3]) and
+          not clp.read_as_sample(last, pairs[:1]),
+          "...an interrupt entry dropped at its end, too (not a branch's)")
+    # Skylake's format: an entry with no source (seen in vm-lbr-perf-legacy)
+    # is read like any other
+    hole = [(0x10, 0x20, 0), (0, 0x30, 0), (0x0c, 0x1c, 0)]
+    check(clp.read_as_sample(hole, [(f, t) for f, t, _ in hole]),
+          "...an entry with no source inside it read as any other")
+
+
+def reports():
+    """kdump-test's reading of the panic report on the console: another
+    CPU's line inside it is set aside (CI, kdump-lbr-PANIC: 15 of 16
+    records read), a lost record is not made up."""
+    kt = load("kdump_test", "tests", "vm", "kdump-test.py")
+    recs = [f" [{i:3}] panic+0x{i:x}/0x2fb -> panic+0x{i + 1:x}/0x2fb" for i in range(4, 0, -1)]
+    head = "bts_crash: last 4 kernel branches on CPU 1 (LBR), oldest first:"
+    first = "bts_crash: last 2 kernel branches on CPU 0 (LBR), oldest first:\n" + \
+        "\n".join(recs[2:]) + "\nok\n"
+    tail = "\nCPU: 1 UID: 0 PID: 1 Comm: init\nLinux version 6.12\n" + head + "\n"
+    whole = first + head + "\n" + "\n".join(recs) + tail
+    check(kt.report_lines(whole.replace("\n", "\r\n")) == (4, recs, []),
+          "the panic report: its header's count, the records after the last header "
+          "before the capture kernel's boot")
+    mixed = first + head + "\n" + "\n".join(recs[:3]) + \
+        "\nclocksource: timekeeping watchdog on CPU0\n" + recs[3] + tail
+    got = kt.report_lines(mixed)
+    check(got[:2] == (4, recs) and got[2][0].startswith("clocksource"),
+          "...another CPU's line among its records set aside", got)
+    lost = first + head + "\n" + "\n".join(recs[:2] + recs[3:]) + tail
+    check(kt.report_lines(lost)[1] == recs[:2] and kt.report_lines("no report")[0] is None,
+          "...a lost record not made up: the records stop before it", kt.report_lines(lost))
+
+
 def main():
+    samples()
+    reports()
     with tempfile.TemporaryDirectory() as d:
         for pti in (False, True):
             run(pti, d)
         readers(d)
+        chunks(d)
     return T.done()
 
 

@@ -55,19 +55,91 @@ VM_PERF_ARGS="sysctl.kernel.perf_cpu_time_max_percent=0"
 # kernel-build.sh; obj: its object directory) and, unless QEMU names it,
 # the models' QEMU (scripts/qemu-build.sh; QEMU, exported), their logs in
 # LOGPREFIX.kernel-build.log and LOGPREFIX.qemu-build.log; a TAP
-# bail-out and exit 1 when either fails.
+# bail-out and exit 1 when either fails.  VM_KERNEL_OBJ: a kernel object
+# directory to boot instead of building one (how asym-test.sh checked a
+# tree without its fix).
 vm_kernel_and_model() {
-	obj=$("$src/scripts/kernel-build.sh" 2>"$1.kernel-build.log" | tail -n 1) ||
+	obj=${VM_KERNEL_OBJ:-}
+	[ -n "$obj" ] || obj=$("$src/scripts/kernel-build.sh" 2>"$1.kernel-build.log" | tail -n 1) ||
 		{ echo "Bail out! the kernel did not build (log: $1.kernel-build.log)"; exit 1; }
 	[ -x "${QEMU:-}" ] || QEMU=$("$src/scripts/qemu-build.sh" 2>"$1.qemu-build.log" | tail -n 1) ||
 		{ echo "Bail out! the model (QEMU) did not build"; exit 1; }
 	export QEMU
 }
 
-# vm_root DIR: a root with busybox, crasher, btsrun, btsabi, vmbench, /init.
-vm_root() {
+# vm_setup OUTDIR: what a VM test with its own /init does first: OUTDIR,
+# the kernel and the model (vm_kernel_and_model OUTDIR), the scratch
+# directory (vm_workdir); root: where its root goes, $work/root.
+vm_setup() {
+	mkdir -p "$1"
+	vm_kernel_and_model "$1"
+	vm_workdir
+	root=$work/root
+}
+
+# vm_guest OUTDIR [BINARY...]: vm_setup, and in $root vm_root's root
+# with the dynamic BINARYs (vm_add_dynamic).
+vm_guest() {
+	vm_setup "$1"
+	vm_root "$root"
+	shift
+	[ $# = 0 ] || vm_add_dynamic "$root" "$@"
+}
+
+# vm_busybox DIR: the least root, busybox and the mount points vm_init's
+# preamble mounts.
+vm_busybox() {
 	mkdir -p "$1/bin" "$1/proc" "$1/sys" "$1/dev" "$1/tmp"
 	cp /bin/busybox "$1/bin/busybox"
+}
+
+# vm_init INIT [debugfs] [nopanic]: writes the start of a guest's /init
+# (busybox sh) to INIT, executable: busybox's applets installed in /bin,
+# /proc, /sys and /dev mounted; debugfs: /sys/kernel/debug too (LKDTM's
+# provoke-crash); nopanic: an oops does not panic (panic_on_oops 0).  The
+# caller appends the rest (cat >> INIT).
+vm_init() {
+	vm_i_file=$1
+	shift
+	cat > "$vm_i_file" <<'PREAMBLE'
+#!/bin/busybox sh
+/bin/busybox --install -s /bin
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev 2>/dev/null
+PREAMBLE
+	for vm_i_opt in "$@"; do
+		case $vm_i_opt in
+		debugfs) echo 'mount -t debugfs debugfs /sys/kernel/debug' ;;
+		nopanic) echo 'echo 0 > /proc/sys/kernel/panic_on_oops' ;;
+		*) echo "vm_init: $vm_i_opt is debugfs or nopanic" >&2; return 1 ;;
+		esac
+	done >> "$vm_i_file"
+	chmod +x "$vm_i_file"
+}
+
+# vm_init_file INIT FILE: vm_init's preamble, then the guest script FILE
+# (tests/vm/init.sh, collector-init.sh) without its #! line.
+vm_init_file() {
+	vm_init "$1"
+	sed 1d "$2" >> "$1"
+}
+
+# vm_prog ROOT PROG...: tests/vm/PROG.c as the static ROOT/bin/PROG.
+vm_prog() {
+	root=$1
+	shift
+	for prog in "$@"; do
+		gcc -static -O2 -Wall -pthread -I"$src/include/uapi/linux" \
+			-o "$root/bin/$prog" "$src/tests/vm/$prog.c"
+	done
+}
+
+# vm_root DIR: a root with busybox, crasher, btsrun, btsabi, vmbench,
+# bpfsnap, /init
+# (tests/vm/init.sh).
+vm_root() {
+	vm_busybox "$1"
 	# -O0 and frame pointers: the trails are the source's call chain
 	gcc -static -g -O0 -fno-omit-frame-pointer -fno-stack-protector \
 		-fcf-protection=none -pthread -o "$1/bin/crasher" "$src/tests/crasher.c"
@@ -75,10 +147,7 @@ vm_root() {
 	# emulation decodes it in its mode (smash's 64-bit pattern truncates)
 	gcc -m32 -static -g -O0 -fno-omit-frame-pointer -fno-stack-protector \
 		-fcf-protection=none -Wno-overflow -o "$1/bin/crasher32" "$src/tests/crasher.c"
-	for prog in btsrun btsabi vmbench; do
-		gcc -static -O2 -Wall -pthread -I"$src/include/uapi/linux" \
-			-o "$1/bin/$prog" "$src/tests/vm/$prog.c"
-	done
+	vm_prog "$1" btsrun btsabi vmbench bpfsnap
 	# btsabi linked elsewhere: its branches are told from btsabi's by
 	# address (the LBR source's two processes on one CPU)
 	gcc -static -O2 -Wall -pthread -I"$src/include/uapi/linux" \
@@ -88,8 +157,7 @@ vm_root() {
 	set -- "$1" $(readelf -lW "$1/bin/crasher" | awk '$1 == "LOAD" && ($7 ~ /E/ || $8 ~ /E/) { print $2, $3; exit }') \
 		"0x$(nm "$1/bin/crasher" | awk '$3 == "checksum" { print $1 }')"
 	printf '0x%x\n' $(($4 - $3 + $2)) > "$1/etc/uprobe-offset"
-	cp "$src/tests/vm/init.sh" "$1/init"
-	chmod +x "$1/init"
+	vm_init_file "$1/init" "$src/tests/vm/init.sh"
 }
 
 # vm_add_dynamic ROOT BINARY...: the binaries and every library they load.
@@ -147,9 +215,12 @@ vm_boot() {
 	qemu_pid=
 }
 
-# vm_pack ROOT OUT.gz: a newc cpio archive, gzip'd (RD_GZIP).
+# vm_pack ROOT OUT: a newc cpio archive, not compressed: the guest's
+# kernel inflated a gzip'd one under TCG on every boot (and the capture
+# kernel's again), about 1.5 s of host CPU a boot; an uncompressed archive
+# is copied out.  (The names still say .gz: a cpio needs none.)
 vm_pack() {
-	(cd "$1" && find . | cpio -o -H newc --quiet | gzip -1) > "$2"
+	(cd "$1" && find . | cpio -o -H newc --quiet) > "$2"
 }
 
 # vm_machine OUTDIR [CPL]: which CPU the VM gets and which backend records, from
