@@ -12,10 +12,8 @@
 # program snapshots; bench: the collector's cost.  Without an armed
 # collector only the first crash runs.  Results as a base64'd tar on ttyS1 between COLLECTOR-BEGIN and
 # COLLECTOR-END.
-/bin/busybox --install -s /bin
-mount -t proc proc /proc
-mount -t sysfs sysfs /sys
-mount -t devtmpfs devtmpfs /dev 2>/dev/null
+# It runs after vm-lib.sh's vm_init preamble (busybox, /proc, /sys, /dev;
+# vm_init_file puts it there).
 mount -t tmpfs tmpfs /tmp
 mkdir -p /run
 mount -t tmpfs tmpfs /run
@@ -103,6 +101,38 @@ if [ "$case" = bench ]; then
 	results_out
 fi
 
+# perf_running PID: until perf record PID started its workload (a sleep;
+# perf record -a enables its events before it starts it), at most 120 s
+perf_running() {
+	n=0
+	while [ $n -lt 120 ]; do
+		for s in /proc/[0-9]*/status; do
+			grep -q "^PPid:[[:space:]]*$1\$" "$s" 2>/dev/null &&
+				grep -q "^Name:[[:space:]]*sleep\$" "$s" 2>/dev/null && return 0
+		done
+		sleep 1; n=$((n + 1))
+	done
+}
+
+# collector_try NAME: btsdumpd's LBR collector (lbr dir /tmp/lbr-NAME) until
+# it ends by itself (the LBR taken) or has armed, then stopped (SIGTERM, its
+# exit 0); $R/NAME.log, NAME.status, NAME-status.  Arming is waited for, at
+# most 300 s, not timed: under CI's load loading its BPF program took over
+# 20 s once, and a fixed timeout then killed it before it armed.
+collector_try() {
+	$btsdumpd --log stderr --lbr-collector --lbr-dir /tmp/lbr-$1 > $R/$1.log 2>&1 &
+	cpid=$!
+	n=0
+	while kill -0 $cpid 2>/dev/null && ! grep -q "LBR collector armed" $R/$1.log &&
+		[ $n -lt 300 ]; do
+		sleep 1; n=$((n + 1))
+	done
+	kill -TERM $cpid 2>/dev/null
+	wait $cpid
+	echo $? > $R/$1.status
+	cp /tmp/lbr-$1/status $R/$1-status 2>/dev/null
+}
+
 # wait_store N [SECONDS]: until N entries are committed (at most 120 s)
 wait_store() {
 	n=0
@@ -123,9 +153,14 @@ fi
 if { [ "$case" = pmu ] || [ "$case" = arch ]; } && [ "$storm" != only ]; then
 	# where it cannot work: an unprivileged user (no CAP_PERFMON) at
 	# paranoid 2 (Debian's default 3 refuses even more; util-linux's
-	# setpriv, not busybox's); then a pinned system-wide LBR user with
-	# another filter (perf's cycles:D, -b: any branch, user and kernel)
-	# first: perf schedules the collector's events beside it (shared)
+	# setpriv, not busybox's); a pinned system-wide LBR user with another
+	# filter (perf's cycles:D, -b: any branch, user and kernel) recording
+	# first: one LBR_SELECT, so perf cannot schedule the collector's
+	# pinned events ("taken"); then one with the collector's own filter
+	# (-j any,u, cycles:uD) first: perf schedules both, the LBR shared.
+	# Which came first used to be a race (a sleep 3) that a slower model
+	# gave to the collector, perf's then recording nothing: perf_running
+	# waits until perf's events are on.
 	cat /proc/sys/kernel/perf_event_paranoid > $R/paranoid-default
 	echo 2 > /proc/sys/kernel/perf_event_paranoid
 	mkdir -m 0777 /tmp/lbr-nobody
@@ -134,18 +169,23 @@ if { [ "$case" = pmu ] || [ "$case" = arch ]; } && [ "$storm" != only ]; then
 		> $R/nocap.log 2>&1
 	echo $? > $R/nocap.status
 	cp /tmp/lbr-nobody/status $R/nocap-status 2>/dev/null
-	perf record -a -b -e cycles:D -o /tmp/pinned.data -- sleep 30 \
+	perf record -a -b -e cycles:D -o /tmp/busy.data -- sleep 600 \
+		> $R/busy-perf.out 2>&1 &
+	perfpid=$!
+	perf_running $perfpid
+	collector_try busy
+	kill -INT $perfpid 2>/dev/null
+	wait $perfpid
+	rm -f /tmp/busy.data
+	perf record -a -j any,u -e cycles:uD -o /tmp/pinned.data -- sleep 600 \
 		> $R/pinned-perf.out 2>&1 &
 	perfpid=$!
-	sleep 3
-	timeout 60 $btsdumpd --log stderr --lbr-collector --lbr-dir /tmp/lbr-taken \
-		> $R/taken.log 2>&1
-	echo $? > $R/taken.status
-	cp /tmp/lbr-taken/status $R/taken-status 2>/dev/null
+	perf_running $perfpid
+	collector_try taken
 	kill -INT $perfpid 2>/dev/null
 	wait $perfpid
 	rm -f /tmp/pinned.data
-	cat $R/nocap.log $R/taken.log > /dev/console	# the console log tells too
+	cat $R/nocap.log $R/busy.log $R/taken.log > /dev/console	# the console log tells too
 fi
 collector_start
 btsdumpctl status > $R/ctl-status.txt 2>&1
