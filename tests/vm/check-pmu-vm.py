@@ -43,6 +43,12 @@ lbr_log = oracle.lbr_log
 TEXT = {"full": (0x600000, 0x601000), "snap": (0x800000, 0x801000)}
 TASK_SIZE_MAX = check_vm.TASK_SIZE_MAX
 
+
+def user_mode(e):
+    """A record of a branch in user mode (from and to below TASK_SIZE_MAX):
+    what a thread note holds, and perf's BTS event keeps."""
+    return e.frm < TASK_SIZE_MAX and e.to < TASK_SIZE_MAX
+
 PMULOOP_N = 1000000     # pmuloop.S
 # branches: the JNZs and the SYSCALL (a far branch, P3 in qemu/README)
 EXPECTED = {"instructions:u": 2 * PMULOOP_N + 4,
@@ -228,7 +234,7 @@ def check_recorder(t, console, log, syms_path):
             tagged(console, "PMU-REC-RC:") + tagged(console, "PMU-REC-SAID:"))
     ring = core_ring(t, console)
     check_gaps(t, ring, phase)
-    user = [e for e in log if e.frm < TASK_SIZE_MAX and e.to < TASK_SIZE_MAX]
+    user = [e for e in log if user_mode(e)]
     base = check_ring_log(t, ring, log, "the ring's")
     # intel_bts stores every record; the BTS event drops kernel addresses
     for p, tag, entries in (("b", "PMU-REC-PERF:", log),
@@ -254,7 +260,7 @@ def check_ring_log(t, ring, log, who):
     thread note holds user-mode branches only.  WHO names the ring.  Returns that buffer's base, None if
     none."""
     log = list(log)
-    user = [i for i, e in enumerate(log) if e.frm < TASK_SIZE_MAX and e.to < TASK_SIZE_MAX]
+    user = [i for i, e in enumerate(log) if user_mode(e)]
     recs = [r[:2] for r in ring if r[0] >> 48 != 0xb75c]
     at = [i for i in user if recs and (log[i].frm, log[i].to) == recs[-1]]
     base = log[at[-1]].base if at else None
@@ -265,8 +271,7 @@ def check_ring_log(t, ring, log, who):
     # first record after them must start a new ring
     rest = [e for e in log[at[-1] + 1:] if e.base == base] if at else []
     nxt = log[at[-1]].slot() + 1 if at else 0
-    while rest and rest[0].slot() == nxt and not (rest[0].frm < TASK_SIZE_MAX and
-                                                  rest[0].to < TASK_SIZE_MAX):
+    while rest and rest[0].slot() == nxt and not user_mode(rest[0]):
         rest, nxt = rest[1:], nxt + 1
     later = [rest[0].slot()] if rest else []
     t.check(recs and recs == mine[-len(recs):] and later in ([], [0]),
@@ -362,7 +367,7 @@ def check_migration(t, console, log):
     t.check(tagged(console, "PMU-MIG-RC:") == ["migloop 139", "migwit 139"],
             "migloop and migwit ran their phases and died of SIGSEGV",
             tagged(console, "PMU-MIG-RC:") + tagged(console, "PMU-MIG-SAID:"))
-    user = [e for e in log if e.frm < TASK_SIZE_MAX and e.to < TASK_SIZE_MAX]
+    user = [e for e in log if user_mode(e)]
     base = {}
     for name in MIG_CPU:
         phase = phases(os.path.join(out, name + ".syms"), "ml")
@@ -478,7 +483,7 @@ def check_attach(t, console, log):
             "buffer from within phase a to within phase b, then to its ring",
             re.sub(r"(.)\1+", r"\1", where) + " " + "".join(sorted(set(held))))
     mine = [(e.frm, e.to) for e in spin if base and e.base == base[-1] and
-            e.frm < TASK_SIZE_MAX and e.to < TASK_SIZE_MAX]
+            user_mode(e)]
     t.check(recs and recs == mine,
             f"spinloop's ring: its {len(recs)} records all the user-mode "
             "ones the model wrote into it for spinloop, in order",

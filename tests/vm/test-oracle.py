@@ -20,7 +20,9 @@ oracle.diff's detail.  And check-lbr-perf's reading of an NMI's stack as
 Linux's -b sample: an OTHER_BRANCH entry (an interrupt's) may be missing,
 Linux's filter having dropped it; no other entry may (a cold CI run's
 vm-lbr-perf-arch, sample 7).  And kdump-test's reading of the panic
-report on the console (report_lines).
+report on the console (report_lines).  And check-pmu-vm's ring rule
+(check_ring_log): a task's ring against the model's log of its buffer,
+which a later task's ring may reuse (a cold CI run's vm-pmu check 29).
 Usage: test-oracle.py"""
 import os
 import subprocess
@@ -239,9 +241,57 @@ def reports():
           "...a lost record not made up: the records stop before it", kt.report_lines(lost))
 
 
+class Checks:
+    """A Tap's check() that keeps each result, for a checker's own rules."""
+
+    def __init__(self):
+        self.results = []
+
+    def check(self, ok, name, detail=""):
+        self.results.append(bool(ok))
+
+
+def rings():
+    """check-pmu-vm.check_ring_log: the ring (user records at slots 0-3 of
+    a buffer) equal to the model's log; past it the task's own kernel-bound
+    continuation (its fault, slot 4), then the buffer reused by a later
+    task's ring whose slot 0 is an interrupt's (kernel-bound), slot 1 a
+    user record.  The rule before the cold run's fix looked at the next
+    user record only (slot 1) and failed this ring."""
+    cpv = load("check_pmu_vm", "tests", "vm", "check-pmu-vm.py")
+    base, kern = 0x7f0000000000, 0xffffffff81000000
+
+    def entry(slot, frm, to, at=base):
+        return bts_log.Entry(frm, to, 0, at + 24 * slot, 0x1000 + 24 * slot, at, 0, 0)
+
+    mine = [entry(i, 0x401000 + 16 * i, 0x402000 + 16 * i) for i in range(4)]
+    fault = entry(4, 0x401100, kern)
+    reused = [entry(0, kern + 8, kern + 0x40), entry(1, 0x501000, 0x502000)]
+    ring = [(e.frm, e.to, 0) for e in mine] + [(0xb75c << 48 | 1, 0, 0)]
+
+    def verdict(log, ring=ring):
+        c = Checks()
+        got = cpv.check_ring_log(c, ring, log, "test")
+        return c.results == [True], got
+
+    check(verdict(mine + [fault] + reused) == (True, base),
+          "check_ring_log: the ring equal to its buffer's log, the task's fault "
+          "continuing it, then a later ring's slot 0 (kernel-bound) and 1")
+    check(verdict(mine + [fault, entry(6, 0x401200, 0x401300)])[0] is False,
+          "...a record past a skipped slot after the fault: the ring missed records")
+    check(verdict(mine[:3] + [fault])[0] is False and
+          verdict(mine, ring[1:])[0] is True and verdict(mine, ring[:2])[0] is False,
+          "...a record the log lacks, or a ring that stops short of the log's "
+          "newest: not equal; an older record overwritten: equal")
+    check(verdict([entry(i, 0x401000 + 16 * i, 0x402000 + 16 * i, base + 0x10000)
+                   for i in range(4)])[0] is True and verdict([], ring)[0] is False,
+          "...the same records in another buffer found there; an empty log: no ring")
+
+
 def main():
     samples()
     reports()
+    rings()
     with tempfile.TemporaryDirectory() as d:
         for pti in (False, True):
             run(pti, d)
