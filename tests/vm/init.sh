@@ -65,11 +65,13 @@ if grep -qw btscrash.asym /proc/cmdline; then
 			'i=0; while [ $i -lt 50 ]; do i=$((i + 1)); done' &&
 			echo "BTSCRASH-ASYM-TRACED mask $mask: ok"
 	done
+	# the markers that split the reports through printk, in order with
+	# them (as btscrash.hole's below)
 	for cpu in 1 0; do
-		echo "BTSCRASH-ASYM-OOPS-CPU$cpu"
+		echo "BTSCRASH-ASYM-OOPS-CPU$cpu" > /dev/kmsg
 		taskset $((cpu + 1)) sh -c 'echo EXCEPTION > /sys/kernel/debug/provoke-crash/DIRECT'
 	done
-	echo "BTSCRASH-ASYM-DONE"
+	echo "BTSCRASH-ASYM-DONE" > /dev/kmsg
 	poweroff -f
 fi
 if grep -qw btscrash.hole /proc/cmdline; then
@@ -85,11 +87,15 @@ if grep -qw btscrash.hole /proc/cmdline; then
 		# the test kernel has fail_page_alloc: ring allocations failing
 		/bin/btsabi alloc-fail | sed 's/^/BTSCRASH-ALLOC /'
 	fi
-	echo "BTSCRASH-HOLE-TRACED"
+	# the markers through printk (/dev/kmsg), in order with the oops
+	# reports: echoed to the tty, a marker waited in its output buffer
+	# while the next oops printed (a cold CI run, preempt=full on 2 CPUs:
+	# UNTRACED after the second report, which then read as traced)
+	echo "BTSCRASH-HOLE-TRACED" > /dev/kmsg
 	/bin/btsrun 4096 /bin/sh -c "echo $kind > /sys/kernel/debug/provoke-crash/DIRECT"
-	echo "BTSCRASH-HOLE-UNTRACED"
+	echo "BTSCRASH-HOLE-UNTRACED" > /dev/kmsg
 	sh -c "echo $kind > /sys/kernel/debug/provoke-crash/DIRECT"
-	echo "BTSCRASH-HOLE-DONE"
+	echo "BTSCRASH-HOLE-DONE" > /dev/kmsg
 	poweroff -f
 fi
 kd=$(sed -n 's/.*btscrash\.kdump=\([A-Z_]*\).*/\1/p' /proc/cmdline)
