@@ -545,10 +545,11 @@ def check_oops_report(kind, console, ring, smap):
           f"ring {[tuple(map(hex, p)) for p in ring[-3:]]}")
 
 
-def main():
-    if len(sys.argv) != 5:
-        sys.exit("usage: kdump-test.py BTS_SO BTSDUMP OUTDIR LKDTM_TYPE|notraces")
-    bts_so, tool, out, kind = sys.argv[1:]
+def build_parts(bts_so, tool):
+    """crash and bts.so (NINJA_TARGETS), the kernel (vm-lib.sh's KERNEL),
+    the model for a hardware backend: a missing part fails, naming what
+    brings it (never a skip).  Returns crash's version, the kernel's
+    object directory and the environment for run-kdump.sh."""
     if os.environ.get("NINJA_TARGETS"):
         # crash 8.0.6 and its bts.so: built here, not by default (9 min CPU
         # cold).  VM tests run two at a time and ninja takes no lock of its
@@ -586,15 +587,23 @@ def main():
         CRASH_OPTS.append("--no_kmem_cache")
     print(f"# crash {'.'.join(map(str, have or ()))} ({CRASH} {' '.join(CRASH_OPTS)}), {bts_so}")
     env = dict(os.environ, BTSDUMP=os.path.abspath(tool))
-    hw = os.environ.get("BTSCRASH_BACKEND") == "hw"
-    lbr = os.environ.get("BTSCRASH_BACKEND") == "lbr-kernel"
-    if hw or lbr:
+    if os.environ.get("BTSCRASH_BACKEND") in ("hw", "lbr-kernel"):
         qb = subprocess.run([os.path.join(SRC, "scripts/qemu-build.sh")],
                             capture_output=True, text=True)
         if qb.returncode:
             print(qb.stderr[-3000:])
             sys.exit("the BTS/LBR model (QEMU) did not build")
         env["QEMU"] = qb.stdout.strip().splitlines()[-1]
+    return have, obj, env
+
+
+def main():
+    if len(sys.argv) != 5:
+        sys.exit("usage: kdump-test.py BTS_SO BTSDUMP OUTDIR LKDTM_TYPE|notraces")
+    bts_so, tool, out, kind = sys.argv[1:]
+    have, obj, env = build_parts(bts_so, tool)
+    hw = os.environ.get("BTSCRASH_BACKEND") == "hw"
+    lbr = os.environ.get("BTSCRASH_BACKEND") == "lbr-kernel"
     vmlinux = os.path.join(obj, "vmlinux")
     lkdtm = "EXCEPTION" if kind == "notraces" else kind
     extra = ["bts_crash.cpu_records=0"] if kind == "notraces" else []
@@ -614,174 +623,239 @@ def main():
         return check_vmcore(session, kind, out, tool, obj, bts_so, have, hw, lbr)
 
 
+class Dump:
+    """One saved vmcore and what its checks share: the crash SESSION
+    (CrashSession), the test's KIND, OUT, btsdump TOOL, kernel object
+    directory OBJ, BTS_SO, crash's version HAVE, the backend (HW, LBR);
+    then what the panic trail's checks found (fn, cpus, short) and the
+    rings crash read (ring_crash)."""
+
+    def __init__(self, session, kind, out, tool, obj, bts_so, have, hw, lbr):
+        self.session, self.kind, self.out, self.tool, self.obj = session, kind, out, tool, obj
+        self.bts_so, self.have, self.hw, self.lbr = bts_so, have, hw, lbr
+        self.vmlinux, self.vmcore = session.vmlinux, session.vmcore
+        self.console = open(os.path.join(out, "console.log"), errors="replace").read()
+        self.pid = open(os.path.join(out, "traced.pid")).read().strip()
+        self.fn, self.cpus, self.short, self.ring_crash = None, [], False, {}
+
+
 def check_vmcore(session, kind, out, tool, obj, bts_so, have, hw, lbr):
     """The checks of the saved vmcore: every one that reads it with this
     crash, vmlinux and bts.so in SESSION (CrashSession: one crash)."""
-    vmlinux, vmcore = session.vmlinux, session.vmcore
+    d = Dump(session, kind, out, tool, obj, bts_so, have, hw, lbr)
     # the whole ring: EXEC_NULL prints a line before it jumps, and printing
     # to the serial console is ~300 function entries
     rc, text = session.run("bts -n 0", "bt")
     if kind == "notraces":
-        # per-CPU rings off, per-task rings on: VMCOREINFO still says where
-        # a task's ring is (task_struct.bts_crash), no table
-        check("per-CPU rings were off" in text,
-              "notraces: bts says the per-CPU rings were off", text)
-        check(rc == 0, "notraces: crash exits normally", text)
-        info = vmcoreinfo_text(vmcore)
-        check("BTS_CRASH=1" in info and "OFFSET(task_struct.bts_crash)=" in info and
-              "BTS_CRASH_TABLE_PA" not in info,
-              "notraces: VMCOREINFO has BTS_CRASH=1 and the task offset, no table",
-              "\n".join(l for l in info.splitlines() if "BTS" in l or "bts" in l))
-        pid = open(os.path.join(out, "traced.pid")).read().strip()
-        rc, text = session.run(f"bts -t {pid} -n 8")
-        check(re.search(r"PID %s \(crasher\) user branches: \d+ of \d+" % pid, text),
-              "notraces: bts -t finds the traced process's ring", text)
-        rc, o, e = btsdump(tool, vmcore)
-        check(rc == 3 and "per-CPU rings were off" in e, "notraces: btsdump says so, exit 3",
-              f"exit {rc}: {e}")
+        check_notraces(d, rc, text)
         return tap.done()
+    check_panic_trail(d, text)
+    check_task_ring(d)
+    check_notes(d)
+    check_rings(d)
+    check_readers(d)
+    if kind == "EXCEPTION":
+        check_makedumpfile(d)
+    check_capture_report(d)
+    check_bad_input(d)
+    return tap.done()
 
-    # the function the panicking CPU's trail must reach: the LKDTM one, but
-    # on LbrExtV2 an EXCEPTION's 16 entries are the fault entry path's
-    # (SRSO's return thunks: three entries a return) and reach back to the
-    # page-fault handler's call into page_fault_oops; the model's log shows
-    # the fault in lkdtm_EXCEPTION before them (check_fault_trail())
-    short = lbr and LBR_DEPTH < 32 and kind == "EXCEPTION"
-    fn = "page_fault_oops" if short else LKDTM_FN[kind]
-    cpus = re.findall(r"^CPU (\d+)( \(panic CPU\))?: (\d+) of (\d+) records", text, re.M)
-    panic_block = text.split("(panic CPU)", 1)[-1].split("\nCPU ", 1)[0]
-    # and a PANIC's 16 can start inside panic(): an interrupt taken there
-    # before panic() masks them (its first statements) spends them on its
-    # entry and exit (SRSO's return thunks, a softirq run), its iret back
-    # into panic() the oldest of the crash path, lkdtm_PANIC's call before
-    # it pushed out (seen on zen5 under a loaded host; the ring is the
-    # model's pushes all the same: check_lbr_oracle())
-    if lbr and LBR_DEPTH < 32 and kind == "PANIC" and \
+
+def check_notraces(d, rc, text):
+    """Per-CPU rings off, per-task rings on: VMCOREINFO still says where
+    a task's ring is (task_struct.bts_crash), no table."""
+    check("per-CPU rings were off" in text,
+          "notraces: bts says the per-CPU rings were off", text)
+    check(rc == 0, "notraces: crash exits normally", text)
+    info = vmcoreinfo_text(d.vmcore)
+    check("BTS_CRASH=1" in info and "OFFSET(task_struct.bts_crash)=" in info and
+          "BTS_CRASH_TABLE_PA" not in info,
+          "notraces: VMCOREINFO has BTS_CRASH=1 and the task offset, no table",
+          "\n".join(l for l in info.splitlines() if "BTS" in l or "bts" in l))
+    rc, text = d.session.run(f"bts -t {d.pid} -n 8")
+    check(re.search(r"PID %s \(crasher\) user branches: \d+ of \d+" % d.pid, text),
+          "notraces: bts -t finds the traced process's ring", text)
+    rc, o, e = btsdump(d.tool, d.vmcore)
+    check(rc == 3 and "per-CPU rings were off" in e, "notraces: btsdump says so, exit 3",
+          f"exit {rc}: {e}")
+
+
+def trail_function(d, panic_block):
+    """The function the panicking CPU's trail must reach: the LKDTM one,
+    but on LbrExtV2 an EXCEPTION's 16 entries are the fault entry path's
+    (SRSO's return thunks: three entries a return) and reach back to the
+    page-fault handler's call into page_fault_oops; the model's log shows
+    the fault in lkdtm_EXCEPTION before them (check_fault_trail()).  And
+    a PANIC's 16 can start inside panic(): an interrupt taken there
+    before panic() masks them (its first statements) spends them on its
+    entry and exit (SRSO's return thunks, a softirq run), its iret back
+    into panic() the oldest of the crash path, lkdtm_PANIC's call before
+    it pushed out (seen on zen5 under a loaded host; the ring is the
+    model's pushes all the same: check_lbr_oracle())."""
+    d.short = d.lbr and LBR_DEPTH < 32 and d.kind == "EXCEPTION"
+    fn = "page_fault_oops" if d.short else LKDTM_FN[d.kind]
+    if d.lbr and LBR_DEPTH < 32 and d.kind == "PANIC" and \
             re.search(r"^ +\d+ +iret .*-> 0x[0-9a-f]{16} panic\+", panic_block, re.M) and \
             not re.search(r"-> 0x[0-9a-f]{16} lkdtm_PANIC\b", panic_block):
         fn = "panic"
+    return fn
+
+
+def check_panic_trail(d, text):
+    """crash> bts: every online CPU's ring, the panicking CPU's marked and
+    reaching the crash's function, ending where the crash path froze it;
+    no WARNING on either kernel's console."""
+    kind = d.kind
+    cpus = re.findall(r"^CPU (\d+)( \(panic CPU\))?: (\d+) of (\d+) records", text, re.M)
+    panic_block = text.split("(panic CPU)", 1)[-1].split("\nCPU ", 1)[0]
+    d.cpus, d.fn = cpus, trail_function(d, panic_block)
     check(any(p for _, p, _, _ in cpus), f"{kind}: the panicking CPU is marked", text)
     check(cpus and all(int(n) > 0 for _, _, n, _ in cpus),
           f"{kind}: every CPU with a ring has records ({len(cpus)} CPUs)", text)
-    console = open(os.path.join(out, "console.log"), errors="replace").read()
     amd = os.environ.get("VM_LBR_CPU")
-    if lbr and amd in checklbr.AMD_CPUS:
-        boot = re.search(r"smpboot: CPU0: .*", console)
+    if d.lbr and amd in checklbr.AMD_CPUS:
+        boot = re.search(r"smpboot: CPU0: .*", d.console)
         check(boot and checklbr.AMD_CPUS[amd] in boot.group(0),
               f"{kind}: Linux booted the model as {amd} ({checklbr.AMD_CPUS[amd]})",
               boot.group(0) if boot else "no smpboot line")
-    warns = kernel_warnings(console)
+    warns = kernel_warnings(d.console)
     check(not warns, f"{kind}: neither kernel printed a WARNING", "\n".join(warns[:5]))
-    up = re.search(r"smp: Brought up \d+ nodes?, (\d+) CPUs?", console)
+    up = re.search(r"smp: Brought up \d+ nodes?, (\d+) CPUs?", d.console)
     check(up and int(up.group(1)) == len(cpus) >= 2,
           f"{kind}: every online CPU has a ring ({up.group(1) if up else '?'} online, "
           f"{len(cpus)} rings)", up.group(0) if up else "no 'Brought up' line")
-    check(re.search(r"-> 0x[0-9a-f]{16} %s\b" % fn, panic_block) is not None,
-          f"{kind}: the panicking CPU's trail reaches {fn}", panic_block)
+    check(re.search(r"-> 0x[0-9a-f]{16} %s\b" % d.fn, panic_block) is not None,
+          f"{kind}: the panicking CPU's trail reaches {d.fn}", panic_block)
     names = re.findall(r"-> 0x[0-9a-f]{16} (\S+)", panic_block)
-    last = names[-1:]
-    # emulation: the last function entered; hardware: the last branch
-    # before the CPU stopped, inside the freeze (ds.c, bts_crash.c)
-    crash_fns = ("oops_begin", "panic", "__crash_kexec")
-    ends = last and (last[0] in crash_fns or
-                     (hw or lbr) and
-                     re.match(r"(ds_|bts_crash_|wrmsrl$|native_(read|write)_msr$)", last[0]))
-    if not ends and not (hw or lbr) and any(n in crash_fns for n in names):
-        # emulation: an interrupt can come between the crash function's
-        # ftrace entry and its first statement (the freeze; IRQs are still
-        # on): then that interrupt's entries follow it, and nothing else
-        # (a softirq run on the interrupt's exit can be long: seen 81)
-        i = max(j for j, n in enumerate(names) if n in crash_fns)
-        tail = names[i + 1:]
-        ends = any(re.match(r"(__)?sysvec_|irq(entry)?_enter|common_interrupt|asm_", n)
-                   for n in tail[:4]) and not any(
-            re.match(r"_?printk|vprintk|console_|bust_spinlocks|__crash_kexec|"
-                     r"crash_kexec|kmsg_dump|smp_send_stop|panic", n) for n in tail)
-    check(ends, f"{kind}: the trail ends where the crash path froze it ({last})",
+    check(trail_ends(names, d.hw or d.lbr),
+          f"{kind}: the trail ends where the crash path froze it ({names[-1:]})",
           panic_block[-1500:])
 
-    pid = open(os.path.join(out, "traced.pid")).read().strip()
-    rc, text = session.run(f"bts -t {pid} -n 8")
-    check(re.search(r"PID %s \(crasher\) user branches: \d+ of \d+" % pid, text) and
+
+def trail_ends(names, hardware):
+    """Whether the trail's functions NAMES end where the crash path froze
+    it: emulation, the last function entered; HARDWARE, the last branch
+    before the CPU stopped, inside the freeze (ds.c, bts_crash.c)."""
+    crash_fns = ("oops_begin", "panic", "__crash_kexec")
+    last = names[-1:]
+    if last and (last[0] in crash_fns or hardware and
+                 re.match(r"(ds_|bts_crash_|wrmsrl$|native_(read|write)_msr$)", last[0])):
+        return True
+    if hardware or not any(n in crash_fns for n in names):
+        return False
+    # emulation: an interrupt can come between the crash function's ftrace
+    # entry and its first statement (the freeze; IRQs are still on): then
+    # that interrupt's entries follow it, and nothing else (a softirq run
+    # on the interrupt's exit can be long: seen 81)
+    i = max(j for j, n in enumerate(names) if n in crash_fns)
+    tail = names[i + 1:]
+    return any(re.match(r"(__)?sysvec_|irq(entry)?_enter|common_interrupt|asm_", n)
+               for n in tail[:4]) and not any(
+        re.match(r"_?printk|vprintk|console_|bust_spinlocks|__crash_kexec|"
+                 r"crash_kexec|kmsg_dump|smp_send_stop|panic", n) for n in tail)
+
+
+def check_task_ring(d):
+    """crash> bts -t: the traced process's user branches; and on an
+    EXCEPTION dump, this bts.so in another crash release, and by name."""
+    kind = d.kind
+    rc, text = d.session.run(f"bts -t {d.pid} -n 8")
+    check(re.search(r"PID %s \(crasher\) user branches: \d+ of \d+" % d.pid, text) and
           re.search(r"\] 00000000004[0-9a-f]{5} \(crasher\) +-> 00000000004[0-9a-f]{5} "
                     r"\(crasher\)", text),
           f"{kind}: bts -t shows the traced process's user branches in its executable",
           text)
-    check_ring_id(session, pid, kind)
+    check_ring_id(d.session, d.pid, kind)
+    if kind != "EXCEPTION":
+        return
     system = shutil.which("crash")
-    if kind == "EXCEPTION" and system and crash_version(system) not in (have, None) \
-            and readable(kernel_release(obj), crash_version(system)):
+    if system and crash_version(system) not in (d.have, None) \
+            and readable(kernel_release(d.obj), crash_version(system)):
         # this bts.so in a crash of another release: refused (its defs.h
         # structures would be misread), not loaded.  Only where that crash
         # reads the kernel's vmcores: Debian 12's 8.0.2 on a 6.12 vmcore
         # dies before its prompt, now and then of heap corruption
-        rc, text = crash(vmlinux, vmcore, bts_so, "bts -n 4", prog=system)
+        rc, text = crash(d.vmlinux, d.vmcore, d.bts_so, "bts -n 4", prog=system)
         want = "bts.so was built for crash %s, this is crash %s" % (
-            ".".join(map(str, have)), ".".join(map(str, crash_version(system))))
+            ".".join(map(str, d.have)), ".".join(map(str, crash_version(system))))
         check(want in text and "no commands registered" in text and "(panic CPU)" not in text,
               f"{kind}: this bts.so refuses the system's crash (another release)", text)
-    if kind == "EXCEPTION" and not (hw or lbr):
-        if os.geteuid() != 0 or not os.path.isdir("/usr/lib/crash/extensions"):
-            tap.skip("extend bts.so by name: needs root and /usr/lib/crash/extensions "
-                     "(Debian's crash)")
-        else:
-            rc, named = crash_by_name(vmlinux, vmcore, bts_so, "bts -n 4")
-            check(rc == 0 and "/usr/lib/crash/extensions/bts.so: shared object loaded" in named
-                  and "(panic CPU): 4 of" in named,
-                  "`extend bts.so` without a path loads the module from crash's extension "
-                  "directory (where btscrash-crash installs it)", named)
+    if d.hw or d.lbr:
+        return
+    if os.geteuid() != 0 or not os.path.isdir("/usr/lib/crash/extensions"):
+        tap.skip("extend bts.so by name: needs root and /usr/lib/crash/extensions "
+                 "(Debian's crash)")
+        return
+    rc, named = crash_by_name(d.vmlinux, d.vmcore, d.bts_so, "bts -n 4")
+    check(rc == 0 and "/usr/lib/crash/extensions/bts.so: shared object loaded" in named
+          and "(panic CPU): 4 of" in named,
+          "`extend bts.so` without a path loads the module from crash's extension "
+          "directory (where btscrash-crash installs it)", named)
 
-    # Each CPU's vmcore note is the tail of its full ring (raw words).
-    rc, text = session.run("bts -r -n 32")
+
+def check_notes(d):
+    """Each CPU's vmcore note is the tail of its full ring (raw words)."""
+    rc, text = d.session.run("bts -r -n 32")
     raw = per_cpu(text)
     notes = {}
-    for t, n, d in kdump_notes(vmcore):
+    for t, n, data in kdump_notes(d.vmcore):
         if n != "BTSCRASH" or t != 0x42540002:
             continue
-        hs, nr = struct.unpack_from("<H", d, 6)[0], struct.unpack_from("<Q", d, 32)[0]
-        notes[struct.unpack_from("<Q", d, 16)[0]] = \
-            [struct.unpack_from("<QQQ", d, hs + i * 24) for i in range(nr)]
+        hs, nr = struct.unpack_from("<H", data, 6)[0], struct.unpack_from("<Q", data, 32)[0]
+        notes[struct.unpack_from("<Q", data, 16)[0]] = \
+            [struct.unpack_from("<QQQ", data, hs + i * 24) for i in range(nr)]
     check(notes and set(notes) == set(raw) and
           all(recs and recs == raw[c][-len(recs):] for c, recs in notes.items()),
-          f"{kind}: each CPU's vmcore note ({len(notes)} CPUs) equals the newest "
+          f"{d.kind}: each CPU's vmcore note ({len(notes)} CPUs) equals the newest "
           "records of its ring",
           "\n".join(f"CPU {c}: note {notes[c][-2:]} ring {raw.get(c, [])[-2:]}"
                     for c in notes))
 
-    # btsdump, without vmlinux, reads the same rings as crash's extension.
-    rc, text = session.run("bts -r -n 0")
-    ring_crash = per_cpu(text)
-    if hw:
-        check_oracle(kind, out, ring_crash)
-    if lbr:
-        panic_cpu = [int(c) for c, p, _, _ in cpus if p]
-        log = check_lbr_oracle(kind, out, ring_crash, panic_cpu[0] if panic_cpu else None)
-        ring, smap, slide = panic_ring_text(tool, vmcore, obj)
-        check_oops_report(kind, console, ring, smap)
-        if short:
-            check_fault_trail(log, smap, slide or 0)
-        if kind == "EXCEPTION":
-            # init.sh's first oops (BUG, not fatal): its report shows its
-            # own trail, and LBR recorded again after it (the panic's
-            # ring reaches lkdtm_EXCEPTION, checked above)
-            first = console.replace("\r", "").split("lkdtm: Performing direct entry BUG", 1)[-1]
-            first = first.split("lkdtm: Performing direct entry", 1)[0]
-            check(re.search(r"kernel branches on CPU \d+ \(LBR\)", first) and
-                  re.search(r"^ \[ *\d+\] lkdtm_BUG\+0x[0-9a-f]+/0x[0-9a-f]+ -> "
-                            r"asm_exc_invalid_op\+0x0/", first, re.M),
-                  f"{kind}: a first, non-fatal oops (BUG) printed its own LBR trail, "
-                  "from the trap in lkdtm_BUG", first[-1500:])
+
+def check_rings(d):
+    """The rings crash reads against the model's logs (BTS, LBR), and on
+    LBR the oops reports' trails."""
+    kind = d.kind
+    rc, text = d.session.run("bts -r -n 0")
+    d.ring_crash = per_cpu(text)
+    if d.hw:
+        check_oracle(kind, d.out, d.ring_crash)
+    if not d.lbr:
+        return
+    panic_cpu = [int(c) for c, p, _, _ in d.cpus if p]
+    log = check_lbr_oracle(kind, d.out, d.ring_crash, panic_cpu[0] if panic_cpu else None)
+    ring, smap, slide = panic_ring_text(d.tool, d.vmcore, d.obj)
+    check_oops_report(kind, d.console, ring, smap)
+    if d.short:
+        check_fault_trail(log, smap, slide or 0)
+    if kind == "EXCEPTION":
+        # init.sh's first oops (BUG, not fatal): its report shows its
+        # own trail, and LBR recorded again after it (the panic's
+        # ring reaches lkdtm_EXCEPTION, checked above)
+        first = d.console.replace("\r", "").split("lkdtm: Performing direct entry BUG", 1)[-1]
+        first = first.split("lkdtm: Performing direct entry", 1)[0]
+        check(re.search(r"kernel branches on CPU \d+ \(LBR\)", first) and
+              re.search(r"^ \[ *\d+\] lkdtm_BUG\+0x[0-9a-f]+/0x[0-9a-f]+ -> "
+                        r"asm_exc_invalid_op\+0x0/", first, re.M),
+              f"{kind}: a first, non-fatal oops (BUG) printed its own LBR trail, "
+              "from the trap in lkdtm_BUG", first[-1500:])
+
+
+def check_readers(d):
+    """btsdump, without vmlinux, reads the same rings as crash's
+    extension, and prints them in the same lines: crash decodes with its
+    vmlinux as btsdump vmcore does with it (lib/decode.c, report.c in
+    both); with System.map the same records; --json reaches the function."""
+    kind, tool, vmcore, ring_crash = d.kind, d.tool, d.vmcore, d.ring_crash
     rc, o, e = btsdump(tool, "-r", "-n", "0", vmcore)
     ring_tool = per_cpu(o)
     check(rc == 0 and ring_tool and ring_tool == ring_crash,
           f"{kind}: btsdump vmcore (no vmlinux) reads the same records as crash> bts "
           f"({sum(len(r) for r in ring_tool.values())} on {len(ring_tool)} CPUs)",
           f"exit {rc}: {e}\n{o[-800:]}")
-    # ... and prints them in the same lines: crash decodes with its vmlinux
-    # as btsdump vmcore does with it (lib/decode.c, report.c in both)
-    rc, text = session.run("bts -n 0")
-    session.close()                     # its last command: the other dumps' crash next
-    rc2, o, e = btsdump(tool, "-n", "0", vmcore, vmlinux)
+    rc, text = d.session.run("bts -n 0")
+    d.session.close()                     # its last command: the other dumps' crash next
+    rc2, o, e = btsdump(tool, "-n", "0", vmcore, d.vmlinux)
     lines = lambda t: [l for l in t.splitlines() if re.match(r"CPU \d|\s+\d+  \S", l)]
     diff = [(a, b) for a, b in zip(lines(text), lines(o)) if a != b]
     check(rc2 == 0 and lines(o) and len(lines(o)) == len(lines(text)) and not diff,
@@ -790,88 +864,92 @@ def check_vmcore(session, kind, out, tool, obj, bts_so, have, hw, lbr):
           f"exit {rc2}: {e}\n{len(lines(text))} vs {len(lines(o))} lines; first "
           f"differences: {diff[:4]}")
     # without vmlinux, the same records in ringtext.c's lines (System.map)
-    rc2, o, e = btsdump(tool, "-n", "0", vmcore, os.path.join(obj, "System.map"))
+    smap = os.path.join(d.obj, "System.map")
+    rc2, o, e = btsdump(tool, "-n", "0", vmcore, smap)
     nums = lambda ls: [re.match(r"(CPU \d+)|\s*\[?\s*(\d+)", l).group(1, 2) for l in ls]
     check(rc2 == 0 and nums(lines(text)) ==
           nums(l for l in o.splitlines() if re.match(r"CPU \d|  \[", l)),
           f"{kind}: btsdump vmcore with System.map numbers the same records",
           f"exit {rc2}: {e}\n{o[:400]}")
-    check_decoded(kind, tool, vmcore, vmlinux, ring_crash, fn, hw or lbr)
-    if kind == "EXCEPTION":
-        # the same dump refiltered by makedumpfile with lzo pages (-l; Debian's
-        # makedumpfile has no snappy or zstd: those are test-vmcore.py's)
-        lzo = os.path.join(out, "vmcore.lzo")
-        mk = subprocess.run(["makedumpfile", "-l", "-d", "31", vmcore, lzo],
-                            capture_output=True, text=True)
-        rc, o, e = btsdump(tool, "-r", "-n", "0", lzo)
-        check(mk.returncode == 0 and rc == 0 and per_cpu(o) == ring_crash,
-              f"{kind}: makedumpfile -l (lzo pages): btsdump vmcore reads the same rings",
-              f"makedumpfile {mk.returncode}: {mk.stderr[-300:]}\nexit {rc}: {e}\n{o[-400:]}")
-        # and flattened (-F, as a capture kernel sends it through a pipe)
-        flat = os.path.join(out, "vmcore.flat")
-        with open(flat, "wb") as f:
-            mk = subprocess.run(["makedumpfile", "-F", "-l", "-d", "31", vmcore],
-                                stdout=f, stderr=subprocess.PIPE, text=True)
-        rc, o, e = btsdump(tool, "-r", "-n", "0", flat)
-        check(mk.returncode == 0 and rc == 0 and per_cpu(o) == ring_crash,
-              f"{kind}: makedumpfile -F -l (flattened): btsdump vmcore reads the same rings",
-              f"makedumpfile {mk.returncode}: {mk.stderr[-300:]}\nexit {rc}: {e}\n{o[-400:]}")
-    rc, o, e = btsdump(tool, "-j", "-n", "0", vmcore, os.path.join(obj, "System.map"))
+    check_decoded(kind, tool, vmcore, d.vmlinux, ring_crash, d.fn, d.hw or d.lbr)
+    rc, o, e = btsdump(tool, "-j", "-n", "0", vmcore, smap)
     try:
         cpus = __import__("json").loads(o)["cpus"]
         panic = [c for c in cpus if c["panic"]][0]
-        ok = rc == 0 and any(goes_into(b.get("to_symbol"), fn) for b in panic["branches"])
+        ok = rc == 0 and any(goes_into(b.get("to_symbol"), d.fn) for b in panic["branches"])
     except (ValueError, KeyError, IndexError) as ex:
         ok, panic = False, repr(ex)
-    check(ok, f"{kind}: btsdump --json with System.map: the panic CPU reaches {fn}",
+    check(ok, f"{kind}: btsdump --json with System.map: the panic CPU reaches {d.fn}",
           f"exit {rc}: {e}\n{str(panic)[:800]}")
 
-    # The capture kernel's own report: btsdump on /proc/vmcore (ELF form).
-    console = open(os.path.join(out, "console.log"), errors="replace").read()
-    rep = console.split("BTSCRASH-REPORT-BEGIN", 1)[-1].split("BTSCRASH-REPORT-END", 1)
+
+def check_makedumpfile(d):
+    """The same dump refiltered by makedumpfile with lzo pages (-l;
+    Debian's makedumpfile has no snappy or zstd: those are
+    test-vmcore.py's), and flattened (-F, as a capture kernel sends it
+    through a pipe): btsdump reads the same rings."""
+    lzo = os.path.join(d.out, "vmcore.lzo")
+    flat = os.path.join(d.out, "vmcore.flat")
+    with open(flat, "wb") as f:
+        made = [("makedumpfile -l (lzo pages)", lzo,
+                 subprocess.run(["makedumpfile", "-l", "-d", "31", d.vmcore, lzo],
+                                capture_output=True, text=True)),
+                ("makedumpfile -F -l (flattened)", flat,
+                 subprocess.run(["makedumpfile", "-F", "-l", "-d", "31", d.vmcore],
+                                stdout=f, stderr=subprocess.PIPE, text=True))]
+    for what, path, mk in made:
+        rc, o, e = btsdump(d.tool, "-r", "-n", "0", path)
+        check(mk.returncode == 0 and rc == 0 and per_cpu(o) == d.ring_crash,
+              f"{d.kind}: {what}: btsdump vmcore reads the same rings",
+              f"makedumpfile {mk.returncode}: {mk.stderr[-300:]}\nexit {rc}: {e}\n{o[-400:]}")
+
+
+def check_capture_report(d):
+    """The capture kernel's own report: btsdump on /proc/vmcore (ELF form)."""
+    rep = d.console.split("BTSCRASH-REPORT-BEGIN", 1)[-1].split("BTSCRASH-REPORT-END", 1)
     in_vm = per_cpu(rep[0])
     check(len(rep) == 2 and "(ELF)" in rep[0] and "rc=0" in rep[1][:10] and
-          in_vm and set(in_vm) == set(ring_crash) and
-          all(len(r) == min(64, len(ring_crash[c])) and r == ring_crash[c][-64:]
+          in_vm and set(in_vm) == set(d.ring_crash) and
+          all(len(r) == min(64, len(d.ring_crash[c])) and r == d.ring_crash[c][-64:]
               for c, r in in_vm.items()),
-          f"{kind}: in the capture kernel, btsdump read /proc/vmcore (ELF): "
+          f"{d.kind}: in the capture kernel, btsdump read /proc/vmcore (ELF): "
           "the same newest 64 records", rep[0][-1500:])
 
-    # Bad input: a corrupted ring index, then a truncated dump.
-    bad = os.path.join(out, "vmcore.bad-index")
-    data = bytearray(open(vmcore, "rb").read())
+
+def check_bad_input(d):
+    """Bad input: a corrupted ring index, then a truncated dump."""
+    bad = os.path.join(d.out, "vmcore.bad-index")
+    data = bytearray(open(d.vmcore, "rb").read())
     hits = [m.start() for m in re.finditer(re.escape(struct.pack("<IHHI", 0x52535442, 1, 72, 24)), data)]
     for h in hits:
         cap = struct.unpack_from("<Q", data, h + 24)[0]
-        if cap == (LBR_DEPTH if lbr else 4096):
+        if cap == (LBR_DEPTH if d.lbr else 4096):
             struct.pack_into("<Q", data, h + 32, 1 << 40)
     open(bad, "wb").write(data)
-    rc, text = crash(vmlinux, bad, bts_so, "bts", "bts -n 1 -c 0")
+    rc, text = crash(d.vmlinux, bad, d.bts_so, "bts", "bts -n 1 -c 0")
     check(hits and "corrupt ring" in text and "index 1099511627776" in text and rc == 0,
           "bad index: a clear error, crash goes on", text)
-    rc, o, e = btsdump(tool, "-r", "-n", "0", bad)
+    rc, o, e = btsdump(d.tool, "-r", "-n", "0", bad)
     shown = per_cpu(o)
     check(rc == 4 and "corrupt ring" in e and "crash note" in o and
-          set(shown) == set(ring_crash) and
-          all(len(r) == min(32, len(ring_crash[c])) and r == ring_crash[c][-32:]
+          set(shown) == set(d.ring_crash) and
+          all(len(r) == min(32, len(d.ring_crash[c])) and r == d.ring_crash[c][-32:]
               for c, r in shown.items()),
           "bad index: btsdump says so and falls back to the CPU's crash note (exit 4)",
           f"exit {rc}: {e}\n{o[-600:]}")
-    trunc = os.path.join(out, "vmcore.truncated")
-    with open(vmcore, "rb") as f, open(trunc, "wb") as g:
-        g.write(f.read(os.path.getsize(vmcore) * 2 // 5))
-    rc, text = crash(vmlinux, trunc, bts_so, "bts")
+    trunc = os.path.join(d.out, "vmcore.truncated")
+    with open(d.vmcore, "rb") as f, open(trunc, "wb") as g:
+        g.write(f.read(os.path.getsize(d.vmcore) * 2 // 5))
+    rc, text = crash(d.vmlinux, trunc, d.bts_so, "bts")
     # crash 8.0.2 itself gives up on a kdump file cut short (exit 1, before
     # any extension runs); what matters here is that nothing dies of a signal
     check(rc >= 0 and "Segmentation" not in text,
           "truncated dump: crash refuses it or bts reports it, nothing crashes",
           f"exit {rc}\n{text[-1500:]}")
-    rc, o, e = btsdump(tool, trunc)
+    rc, o, e = btsdump(d.tool, trunc)
     check(rc in (0, 2, 3, 4) and (rc == 0 or e.strip()),
           "truncated dump: btsdump reads what is there or says what is missing",
           f"exit {rc}: {e}")
-    return tap.done()
-
 
 if __name__ == "__main__":
     sys.exit(main())
