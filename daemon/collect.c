@@ -272,6 +272,11 @@ static void lbr_note(struct btsdumpd_ctx *c, int dirfd, int *spool_fd, struct sp
 			     "of the crash within 30 s", c->id);
 		return;
 	}
+	if (ret == -ENODATA) {
+		btsdumpd_log(LOG_WARNING, "%s: no LBR note: the LBR held no branch of the "
+			     "crashing thread", c->id);
+		return;
+	}
 	if (ret) {
 		btsdumpd_log(LOG_WARNING, "%s: no LBR note: %s", c->id, strerror(-ret));
 		return;

@@ -280,6 +280,22 @@ static int lbr_validate(const struct lbr_code *lc, const struct btsdumpd_lbr_sna
 	return (int)first;
 }
 
+/* What a snapshot with none of the thread's branches held, for the
+ * journal: its slots, perf's kept count, the user entries among them
+ * (none: perf reset the LBR at a switch-in after the thread's last
+ * branch, or its event was not on; some: none of them in the core's
+ * code, another task's). */
+static void no_branches(const struct btsdumpd_lbr_snap *s)
+{
+	int n = filled(s, slots(s)), i, user = 0;
+
+	for (i = 0; i < n; i++)
+		user += user_branch(&s->e[i]);
+	btsdumpd_log(LOG_INFO, "LBR snapshot of thread %u on CPU %u: %d slots, perf's read "
+		     "kept %d, %d user entries, none a branch of the core's code",
+		     s->tid, s->cpu, slots(s), s->kept, user);
+}
+
 /* The note for t's thread from snapshot s, framed, appended to the core at
  * path; the framed note handed back in *note (the caller frees it). */
 static int write_note(const char *path, const struct lbr_code *lc,
@@ -304,8 +320,10 @@ static int write_note(const char *path, const struct lbr_code *lc,
 	}
 	if (wrapped(s))
 		t.flags |= BTS_NOTE_F_WRAPPED;
-	if (!t.nr)
+	if (!t.nr) {
+		no_branches(s);
 		return -ENODATA;
+	}
 	note->len = btsdec_note_size(t.nr);
 	note->data = note->len ? malloc(note->len) : NULL;
 	if (!note->data)
