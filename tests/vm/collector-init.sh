@@ -133,6 +133,22 @@ collector_try() {
 	cp /tmp/lbr-$1/status $R/$1-status 2>/dev/null
 }
 
+# beside_perf NAME PERF-OUT PERF-ARGS...: a system-wide perf record with
+# PERF-ARGS, its events on (perf_running), then collector_try NAME beside
+# it; perf stopped after it (SIGINT: perf writes its data and says how
+# many samples, in $R/PERF-OUT)
+beside_perf() {
+	name=$1 pout=$2
+	shift 2
+	perf record -a "$@" -o /tmp/$name.data -- sleep 600 > $R/$pout 2>&1 &
+	perfpid=$!
+	perf_running $perfpid
+	collector_try $name
+	kill -INT $perfpid 2>/dev/null
+	wait $perfpid
+	rm -f /tmp/$name.data
+}
+
 # wait_store N [SECONDS]: until N entries are committed (at most 120 s)
 wait_store() {
 	n=0
@@ -169,22 +185,8 @@ if { [ "$case" = pmu ] || [ "$case" = arch ]; } && [ "$storm" != only ]; then
 		> $R/nocap.log 2>&1
 	echo $? > $R/nocap.status
 	cp /tmp/lbr-nobody/status $R/nocap-status 2>/dev/null
-	perf record -a -b -e cycles:D -o /tmp/busy.data -- sleep 600 \
-		> $R/busy-perf.out 2>&1 &
-	perfpid=$!
-	perf_running $perfpid
-	collector_try busy
-	kill -INT $perfpid 2>/dev/null
-	wait $perfpid
-	rm -f /tmp/busy.data
-	perf record -a -j any,u -e cycles:uD -o /tmp/pinned.data -- sleep 600 \
-		> $R/pinned-perf.out 2>&1 &
-	perfpid=$!
-	perf_running $perfpid
-	collector_try taken
-	kill -INT $perfpid 2>/dev/null
-	wait $perfpid
-	rm -f /tmp/pinned.data
+	beside_perf busy busy-perf.out -b -e cycles:D
+	beside_perf taken pinned-perf.out -j any,u -e cycles:uD
 	cat $R/nocap.log $R/busy.log $R/taken.log > /dev/console	# the console log tells too
 fi
 collector_start
