@@ -335,11 +335,15 @@ cat /proc/cmdline > "$R/cmdline"
 dmesg > "$R/dmesg"
 tar -cf /dev/vda -C "$R" .
 sync
-echo BTSCRASH-VM-DONE
 # Last, with the results saved: an oops with panic_on_oops and no kdump.
 # The panic report (console.log) must show the oops's last branches;
-# panic=-1 reboots and QEMU (-no-reboot) exits.
+# panic=-1 reboots and QEMU (-no-reboot) exits.  The two marker lines
+# through printk (/dev/kmsg): echoed to the tty, they can still wait in
+# the serial driver's buffer when the panic stops the machine, and are
+# lost (a cold CI run's vm-6.1-hw: "the VM did not finish", its console
+# going from the first oops straight to the panic's)
+echo BTSCRASH-VM-DONE > /dev/kmsg
 echo 1 > /proc/sys/kernel/panic_on_oops
-echo BTSCRASH-PANIC-ON-OOPS
+echo BTSCRASH-PANIC-ON-OOPS > /dev/kmsg
 sh -c 'echo EXCEPTION > /sys/kernel/debug/provoke-crash/DIRECT'
 reboot -f	# with -no-reboot QEMU exits (no ACPI here to power off)

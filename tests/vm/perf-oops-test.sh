@@ -41,9 +41,12 @@ cd /tmp
 mkfifo /tmp/go
 oops='echo EXCEPTION > /sys/kernel/debug/provoke-crash/DIRECT'
 # mark M: the console line M, then time for the host's log watcher
-# (a second's poll, late on a loaded host)
+# (a second's poll, late on a loaded host).  Every line that splits the
+# oops reports goes through printk (/dev/kmsg), in order with them: one
+# echoed to the tty waits in the serial driver's buffer, and an oops
+# right after it can print first (as oops-hole's once did)
 mark() {
-	echo "$1"
+	echo "$1" > /dev/kmsg
 	sleep 5
 }
 # on FILE: waits until FILE exists (a perf's workload wrote it: the
@@ -66,7 +69,7 @@ mark PERF-OOPS-SNAP	# the host keeps the log (lbr-snap.log)
 # B: per task, over A, on the shell that oopses
 perf record -j any,u -o /tmp/b.data -- taskset 1 sh -c "$oops" > /tmp/b.out 2>&1
 echo "PERF-OOPS-B-RC: $?"
-echo PERF-OOPS-2
+echo PERF-OOPS-2 > /dev/kmsg
 taskset 1 sh -c "$oops"
 kill -0 $a 2>/dev/null && echo x > /tmp/go	# (a perf that failed reads no fifo)
 wait $a
@@ -91,7 +94,7 @@ sleep 2		# D's shell spins on CPU 0
 kill -0 $c 2>/dev/null && echo x > /tmp/go
 wait $c
 echo "PERF-OOPS-C-RC: $?"
-echo PERF-OOPS-4
+echo PERF-OOPS-4 > /dev/kmsg
 touch /tmp/c-gone
 wait $d
 echo "PERF-OOPS-D-RC: $?"
