@@ -252,13 +252,16 @@ def check_recorder(t, console, log, syms_path):
 
 def check_ring_log(t, ring, log, who):
     """The ring's records (markers aside) equal to the newest of the
-    model's log of its buffer up to its newest record, and the buffer's
-    next record, if any, past the task's own kernel-bound last ones, the
-    first of a new ring (slot 0: the buffer, freed at the task's exit,
-    may hold a later task's ring, whose first record may be an
-    interrupt's, into the kernel: a cold CI run's vm-pmu check 29); a
-    thread note holds user-mode branches only.  WHO names the ring.  Returns that buffer's base, None if
-    none."""
+    model's log of its buffer up to its newest record (a thread note
+    holds user-mode branches only), and no user-mode record the model
+    wrote after them continuing the ring: one the core missed.  Past the
+    ring's newest, the task's own kernel-bound records (its fault, an
+    interrupt: not in a user core) continue its slots.  A later task's
+    ring in the same memory (freed at the task's exit) starts anywhere:
+    slot 0 (a cold CI run's vm-pmu check 29: an interrupt's record
+    there), or after markers the kernel wrote (not in the model's log;
+    another cold run: slot 2).  WHO names the ring.  Returns that
+    buffer's base, None if none."""
     log = list(log)
     user = [i for i, e in enumerate(log) if user_mode(e)]
     recs = [r[:2] for r in ring if r[0] >> 48 != 0xb75c]
@@ -266,18 +269,16 @@ def check_ring_log(t, ring, log, who):
     base = log[at[-1]].base if at else None
     mine = [(log[i].frm, log[i].to) for i in user
             if i <= at[-1] and log[i].base == base] if at else []
-    # the task's own last records are kernel-bound (its fault, an
-    # interrupt: not in a user core) and continue the ring's slots; the
-    # first record after them must start a new ring
     rest = [e for e in log[at[-1] + 1:] if e.base == base] if at else []
     nxt = log[at[-1]].slot() + 1 if at else 0
     while rest and rest[0].slot() == nxt and not user_mode(rest[0]):
         rest, nxt = rest[1:], nxt + 1
-    later = [rest[0].slot()] if rest else []
-    t.check(recs and recs == mine[-len(recs):] and later in ([], [0]),
+    missed = [str(rest[0])] if rest and rest[0].slot() == nxt else []
+    t.check(recs and recs == mine[-len(recs):] and not missed,
             f"{who} {len(recs)} records equal the model's log of its "
             "buffer's user-mode records, the newest last",
-            diff(recs, mine[-len(recs):]) + f"; the buffer's next record: slot {later}")
+            diff(recs, mine[-len(recs):]) + f"; a record after them continuing "
+            f"the ring: {missed}; the buffer's next: {[str(e) for e in rest[:2]]}")
     return base
 
 

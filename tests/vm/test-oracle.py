@@ -257,7 +257,10 @@ def rings():
     continuation (its fault, slot 4), then the buffer reused by a later
     task's ring whose slot 0 is an interrupt's (kernel-bound), slot 1 a
     user record.  The rule before the cold run's fix looked at the next
-    user record only (slot 1) and failed this ring."""
+    user record only (slot 1) and failed this ring.  A later ring whose
+    first logged record is at slot 2 (two markers the kernel wrote before
+    it, not logged: another cold run) is another ring too; the rule that
+    wanted slot 0 failed it."""
     cpv = load("check_pmu_vm", "tests", "vm", "check-pmu-vm.py")
     base, kern = 0x7f0000000000, 0xffffffff81000000
 
@@ -277,8 +280,13 @@ def rings():
     check(verdict(mine + [fault] + reused) == (True, base),
           "check_ring_log: the ring equal to its buffer's log, the task's fault "
           "continuing it, then a later ring's slot 0 (kernel-bound) and 1")
-    check(verdict(mine + [fault, entry(6, 0x401200, 0x401300)])[0] is False,
-          "...a record past a skipped slot after the fault: the ring missed records")
+    check(verdict(mine + [fault, entry(2, 0x43af19, 0x40162c), entry(0, kern + 8, kern + 0x40)])
+          == (True, base),
+          "...a later ring whose first logged record is at slot 2 (markers before it)")
+    check(verdict(mine + [entry(4, 0x401200, 0x401300)])[0] is False and
+          verdict(mine + [fault, entry(5, 0x401200, 0x401300)])[0] is False,
+          "...a user record continuing the ring, at once or after the fault: "
+          "one the core missed")
     check(verdict(mine[:3] + [fault])[0] is False and
           verdict(mine, ring[1:])[0] is True and verdict(mine, ring[:2])[0] is False,
           "...a record the log lacks, or a ring that stops short of the log's "
