@@ -135,7 +135,10 @@ fi
 config="--target-list=x86_64-softmmu --without-default-features --disable-docs
 --disable-werror --disable-user --enable-tcg --enable-fdt=system --enable-slirp
 --disable-install-blobs --disable-debug-info"
-config_id=$(echo "$config $upstream" | sha1sum | cut -c1-12)
+# The tree's path too: meson's build directory names it, and a cache moved
+# elsewhere (another HOME) made ninja's regeneration fail ("Neither
+# directory contains a build file") instead of building again.
+config_id=$(echo "$config $upstream $tree" | sha1sum | cut -c1-12)
 if [ "$(cat "$build/.btscrash-config" 2>/dev/null)" != "$config_id" ]; then
 	log "configuring"
 	rm -rf "$build" && mkdir -p "$build"
