@@ -627,8 +627,8 @@ class Dump:
     """One saved vmcore and what its checks share: the crash SESSION
     (CrashSession), the test's KIND, OUT, btsdump TOOL, kernel object
     directory OBJ, BTS_SO, crash's version HAVE, the backend (HW, LBR);
-    then what the panic trail's checks found (fn, cpus, short) and the
-    rings crash read (ring_crash)."""
+    whether its trail is short (short); then what the panic trail's
+    checks found (fn, cpus) and the rings crash read (ring_crash)."""
 
     def __init__(self, session, kind, out, tool, obj, bts_so, have, hw, lbr):
         self.session, self.kind, self.out, self.tool, self.obj = session, kind, out, tool, obj
@@ -636,7 +636,10 @@ class Dump:
         self.vmlinux, self.vmcore = session.vmlinux, session.vmcore
         self.console = open(os.path.join(out, "console.log"), errors="replace").read()
         self.pid = open(os.path.join(out, "traced.pid")).read().strip()
-        self.fn, self.cpus, self.short, self.ring_crash = None, [], False, {}
+        # an EXCEPTION's 16 LbrExtV2 entries are its fault entry path's
+        # (trail_function())
+        self.short = lbr and LBR_DEPTH < 32 and kind == "EXCEPTION"
+        self.fn, self.cpus, self.ring_crash = None, [], {}
 
 
 def check_vmcore(session, kind, out, tool, obj, bts_so, have, hw, lbr):
@@ -692,7 +695,6 @@ def trail_function(d, panic_block):
     into panic() the oldest of the crash path, lkdtm_PANIC's call before
     it pushed out (seen on zen5 under a loaded host; the ring is the
     model's pushes all the same: check_lbr_oracle())."""
-    d.short = d.lbr and LBR_DEPTH < 32 and d.kind == "EXCEPTION"
     fn = "page_fault_oops" if d.short else LKDTM_FN[d.kind]
     if d.lbr and LBR_DEPTH < 32 and d.kind == "PANIC" and \
             re.search(r"^ +\d+ +iret .*-> 0x[0-9a-f]{16} panic\+", panic_block, re.M) and \
