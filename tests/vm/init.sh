@@ -65,13 +65,11 @@ if grep -qw btscrash.asym /proc/cmdline; then
 			'i=0; while [ $i -lt 50 ]; do i=$((i + 1)); done' &&
 			echo "BTSCRASH-ASYM-TRACED mask $mask: ok"
 	done
-	# the markers that split the reports through printk, in order with
-	# them (as btscrash.hole's below)
-	for cpu in 1 0; do
-		echo "BTSCRASH-ASYM-OOPS-CPU$cpu" > /dev/kmsg
+	for cpu in 1 0; do	# kmark: the markers that split the reports
+		kmark "BTSCRASH-ASYM-OOPS-CPU$cpu"
 		taskset $((cpu + 1)) sh -c 'echo EXCEPTION > /sys/kernel/debug/provoke-crash/DIRECT'
 	done
-	echo "BTSCRASH-ASYM-DONE" > /dev/kmsg
+	kmark "BTSCRASH-ASYM-DONE"
 	poweroff -f
 fi
 if grep -qw btscrash.hole /proc/cmdline; then
@@ -87,15 +85,13 @@ if grep -qw btscrash.hole /proc/cmdline; then
 		# the test kernel has fail_page_alloc: ring allocations failing
 		/bin/btsabi alloc-fail | sed 's/^/BTSCRASH-ALLOC /'
 	fi
-	# the markers through printk (/dev/kmsg), in order with the oops
-	# reports: echoed to the tty, a marker waited in its output buffer
-	# while the next oops printed (a cold CI run, preempt=full on 2 CPUs:
-	# UNTRACED after the second report, which then read as traced)
-	echo "BTSCRASH-HOLE-TRACED" > /dev/kmsg
+	# kmark: a marker echoed to the tty once came after the next oops's
+	# report (a cold CI run, preempt=full on 2 CPUs)
+	kmark "BTSCRASH-HOLE-TRACED"
 	/bin/btsrun 4096 /bin/sh -c "echo $kind > /sys/kernel/debug/provoke-crash/DIRECT"
-	echo "BTSCRASH-HOLE-UNTRACED" > /dev/kmsg
+	kmark "BTSCRASH-HOLE-UNTRACED"
 	sh -c "echo $kind > /sys/kernel/debug/provoke-crash/DIRECT"
-	echo "BTSCRASH-HOLE-DONE" > /dev/kmsg
+	kmark "BTSCRASH-HOLE-DONE"
 	poweroff -f
 fi
 kd=$(sed -n 's/.*btscrash\.kdump=\([A-Z_]*\).*/\1/p' /proc/cmdline)
@@ -337,13 +333,11 @@ tar -cf /dev/vda -C "$R" .
 sync
 # Last, with the results saved: an oops with panic_on_oops and no kdump.
 # The panic report (console.log) must show the oops's last branches;
-# panic=-1 reboots and QEMU (-no-reboot) exits.  The two marker lines
-# through printk (/dev/kmsg): echoed to the tty, they can still wait in
-# the serial driver's buffer when the panic stops the machine, and are
-# lost (a cold CI run's vm-6.1-hw: "the VM did not finish", its console
-# going from the first oops straight to the panic's)
-echo BTSCRASH-VM-DONE > /dev/kmsg
+# panic=-1 reboots and QEMU (-no-reboot) exits.  kmark: echoed to the tty,
+# the end marker was lost to the panic once (a cold run's vm-6.1-hw: "the
+# VM did not finish")
+kmark BTSCRASH-VM-DONE
 echo 1 > /proc/sys/kernel/panic_on_oops
-echo BTSCRASH-PANIC-ON-OOPS > /dev/kmsg
+kmark BTSCRASH-PANIC-ON-OOPS
 sh -c 'echo EXCEPTION > /sys/kernel/debug/provoke-crash/DIRECT'
 reboot -f	# with -no-reboot QEMU exits (no ACPI here to power off)

@@ -42,11 +42,9 @@ mkfifo /tmp/go
 oops='echo EXCEPTION > /sys/kernel/debug/provoke-crash/DIRECT'
 # mark M: the console line M, then time for the host's log watcher
 # (a second's poll, late on a loaded host).  Every line that splits the
-# oops reports goes through printk (/dev/kmsg), in order with them: one
-# echoed to the tty waits in the serial driver's buffer, and an oops
-# right after it can print first (as oops-hole's once did)
+# oops reports is a kmark (vm-lib.sh): in order with them
 mark() {
-	echo "$1" > /dev/kmsg
+	kmark "$1"
 	sleep 5
 }
 # on FILE: waits until FILE exists (a perf's workload wrote it: the
@@ -69,7 +67,7 @@ mark PERF-OOPS-SNAP	# the host keeps the log (lbr-snap.log)
 # B: per task, over A, on the shell that oopses
 perf record -j any,u -o /tmp/b.data -- taskset 1 sh -c "$oops" > /tmp/b.out 2>&1
 echo "PERF-OOPS-B-RC: $?"
-echo PERF-OOPS-2 > /dev/kmsg
+kmark PERF-OOPS-2
 taskset 1 sh -c "$oops"
 kill -0 $a 2>/dev/null && echo x > /tmp/go	# (a perf that failed reads no fifo)
 wait $a
@@ -94,7 +92,7 @@ sleep 2		# D's shell spins on CPU 0
 kill -0 $c 2>/dev/null && echo x > /tmp/go
 wait $c
 echo "PERF-OOPS-C-RC: $?"
-echo PERF-OOPS-4 > /dev/kmsg
+kmark PERF-OOPS-4
 touch /tmp/c-gone
 wait $d
 echo "PERF-OOPS-D-RC: $?"

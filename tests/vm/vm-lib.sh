@@ -95,7 +95,8 @@ vm_busybox() {
 
 # vm_init INIT [debugfs] [nopanic]: writes the start of a guest's /init
 # (busybox sh) to INIT, executable: busybox's applets installed in /bin,
-# /proc, /sys and /dev mounted; debugfs: /sys/kernel/debug too (LKDTM's
+# /proc, /sys and /dev mounted, kmark() for the console's marker lines
+# that an oops or a panic follows; debugfs: /sys/kernel/debug too (LKDTM's
 # provoke-crash); nopanic: an oops does not panic (panic_on_oops 0).  The
 # caller appends the rest (cat >> INIT).
 vm_init() {
@@ -107,6 +108,11 @@ vm_init() {
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev 2>/dev/null
+# kmark LINE: LINE on the console through printk (/dev/kmsg), in order
+# with the kernel's messages.  Echoed to the tty it waits in the serial
+# driver's buffer: an oops right after it prints first, and a panic loses
+# it (oops-hole's reports split wrongly, vm-6.1-hw's end marker lost)
+kmark() { echo "$1" > /dev/kmsg; }
 PREAMBLE
 	for vm_i_opt in "$@"; do
 		case $vm_i_opt in
