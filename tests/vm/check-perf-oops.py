@@ -14,7 +14,8 @@ user returns 32 entries equal to the model's newest user pushes on CPU 0
 (lbr-snap.log), and without a perf LBR user none (-ENOENT), the
 recorder's LBR left on (the third oops); every perf sample's branch
 stack holds user branches only, none of the recorder's (data.log);
-perf_cpu_time_max_percent 0 from the kernel command line.  TAP.
+perf_cpu_time_max_percent 0 from the kernel command line; vm-lib.sh's
+kmark markers are lines of their own after the tty's whole lines.  TAP.
 Usage: check-perf-oops.py RESULTS_DIR"""
 
 import importlib
@@ -164,6 +165,17 @@ def check_perf(data):
               bad[:2])
 
 
+def check_kmark(console):
+    """vm-lib.sh's kmark sends the tty's output first: each of the init's
+    long tty lines is whole, and its marker a line of its own after it."""
+    bad = [i for i in range(1, 9) if not re.search(
+        rf"^KMARK-LINE-{i} x{{3000}}\r?\nKMARK-{i}\r?$", console, re.M)]
+    lines = [f"{ln[:16]}...{ln[-24:]}" if len(ln) > 40 else ln
+             for ln in console.splitlines() if "KMARK" in ln]
+    check(not bad, "kmark: 8 markers each a line of its own, after the whole tty "
+          "line before it (CPU 0 busy)", (bad, lines[:12]))
+
+
 def main():
     res = sys.argv[1]
     console = cv.read(os.path.join(res, "console.log"))
@@ -172,6 +184,7 @@ def main():
     check(re.search(r"^PERF-OOPS-CPU-TIME: 0\r?$", console, re.M),
           "perf_cpu_time_max_percent 0 from the kernel command line (no PMI throttling)",
           [ln for ln in console.splitlines() if "CPU-TIME" in ln])
+    check_kmark(console)
     check_held(segment(console, "PERF-OOPS-SNAP", "PERF-OOPS-2"), 1,
                "two overlapping perf users hold the LBR")
     check_held(segment(console, "PERF-OOPS-2", "PERF-OOPS-3"), 2,

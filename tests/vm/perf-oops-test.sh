@@ -16,8 +16,9 @@
 # perf's samples hold user branches only, none of the recorder's.
 # bpf_get_branch_snapshot() (bpfsnap.c, run) on CPU 0 under A returns the
 # model's newest pushes; without a perf LBR user (before the oops after
-# A and B) nothing, the recorder's LBR left on (check-perf-oops.py,
-# TAP).  Env: QEMU (else built).  Usage: perf-oops-test.sh OUTDIR
+# A and B) nothing, the recorder's LBR left on; first, kmark's markers
+# (vm-lib.sh) each a line of its own after the tty's lines, CPU 0 busy
+# (check-perf-oops.py, TAP).  Env: QEMU (else built).  Usage: perf-oops-test.sh OUTDIR
 set -eu
 out=$1
 src=$(cd "$(dirname "$0")/../.." && pwd)
@@ -32,6 +33,16 @@ cat >> "$work/root/init" <<'INIT'
 echo "PERF-OOPS-CPU-TIME: $(cat /proc/sys/kernel/perf_cpu_time_max_percent)"
 # this shell and perf on CPU 1; what oopses or snapshots on CPU 0
 taskset -p 2 $$ > /dev/null
+# kmark (vm-lib.sh) sends the tty's output first: long tty lines, each
+# followed by a marker, CPU 0 (the UART's interrupt) kept busy meanwhile
+taskset 1 sh -c 'while :; do :; done' &
+spin=$!
+long=$(head -c 3000 /dev/zero | tr '\0' x)
+for i in 1 2 3 4 5 6 7 8; do
+	echo "KMARK-LINE-$i $long"
+	kmark "KMARK-$i"
+done
+kill $spin
 # perf's parse of /proc/kallsyms: minutes of TCG per perf start, every
 # kernel branch of it recorded (as perf-bts-kernel.sh); user branch
 # stacks need no kernel symbol

@@ -111,8 +111,15 @@ mount -t devtmpfs devtmpfs /dev 2>/dev/null
 # kmark LINE: LINE on the console through printk (/dev/kmsg), in order
 # with the kernel's messages.  Echoed to the tty it waits in the serial
 # driver's buffer: an oops right after it prints first, and a panic loses
-# it (oops-hole's reports split wrongly, vm-6.1-hw's end marker lost)
-kmark() { echo "$1" > /dev/kmsg; }
+# it (oops-hole's reports split wrongly, vm-6.1-hw's end marker lost).
+# The tty's own output is sent first (stty setting the same modes:
+# tcsetattr(TCSADRAIN) waits until the UART sent it): else the record,
+# written to the UART whole, lands inside a tty line still going out (a
+# CI run's perf-oops: "PERF-OOPS-C-RC: PERF-OOPS-4", its marker not found)
+kmark() {
+	stty "$(stty -g < /dev/console)" < /dev/console
+	echo "$1" > /dev/kmsg
+}
 PREAMBLE
 	for vm_i_opt in "$@"; do
 		case $vm_i_opt in
