@@ -31,7 +31,8 @@ armed, the crash's stored core carries its last branches (source lbr) in
 report, journal entry, btsdumpctl info and gdb; purging btscrash-daemon
 hands core_pattern back to "core" and stops the collector, and dpkg -i
 under the running systemd takes core_pattern again at once, arms the
-collector, and the next crash has its note.  In companion-lbr mode
+collector, and the next crash has its note (or, when the journal says
+it met perf's LBR reset at a switch-in, the one after it).  In companion-lbr mode
 (lean): the same kernel and model beside systemd-coredump, no
 administrator's step: its 50-coredump.conf wins, btsdumpd.service reports
 on its core with the collector's snapshot (source lbr) in its entry and
@@ -377,10 +378,30 @@ def check_reinstall(t, out):
             read(out, "core_pattern-reinstalled"))
     check_lbr_armed(t, out, "reinstall", "after dpkg -i")
     meta = parse_meta(read(out, "store2/meta"))
-    t.check(read(out, "crasher2-status").strip() == "139" and
-            meta.get("TRACE") == "present" and meta.get("CORE") == "stored",
-            "the next crash: stored with a trace", read(out, "crasher2-status") + str(meta))
-    check_lbr_report(t, read_report(out, "store2/report.txt"), "the next crash")
+    store, what = "store2", "the next crash"
+    if meta.get("TRACE") != "present" and perf_reset(out, read(out, "store2/id").strip()):
+        store, what = "store3", "the next crash (crasher2 met perf's reset, crasher3)"
+        meta = parse_meta(read(out, "store3/meta"))
+    status = read(out, f"crasher{store[-1]}-status")
+    t.check(status.strip() == "139" and meta.get("TRACE") == "present" and
+            meta.get("CORE") == "stored", f"{what}: stored with a trace", status + str(meta))
+    check_lbr_report(t, read_report(out, f"{store}/report.txt"), what)
+
+
+def perf_reset(out, entry):
+    """Entry ENTRY was stored without the collector's note because perf
+    reset the LBR at a switch-in after the thread's last branch (a crash
+    preempted in its fault; docs/btsdumpd.md): its handler said so, and
+    that the snapshot held no user entry.  Said as a TAP comment."""
+    journal = json_lines(out, "journal-btsdumpd.json")
+    warn = [j for j in journal if entry and j.get("MESSAGE") ==
+            f"{entry}: no LBR note: the LBR held no branch of the crashing thread"]
+    info = [j for j in journal if warn and j.get("_PID") == warn[0].get("_PID") and
+            re.search(r"^LBR snapshot of thread \d+ on CPU \d+: \d+ slots, perf's read "
+                      r"kept \d+, 0 user entries", j.get("MESSAGE", ""))]
+    if info:
+        print(f"# {entry}: {info[0]['MESSAGE']}: perf's reset, one crash more", flush=True)
+    return bool(info)
 
 
 def check_lbr(t, out, journal):

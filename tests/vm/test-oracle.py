@@ -23,7 +23,10 @@ vm-lbr-perf-arch, sample 7).  And kdump-test's reading of the panic
 report on the console (report_lines).  And check-pmu-vm's ring rule
 (check_ring_log): a task's ring against the model's log of its buffer,
 which a later task's ring may reuse (a cold CI run's vm-pmu check 29).
+And check-systemd-vm's reading of a crash stored without the LBR note
+as perf's reset at a switch-in (perf_reset).
 Usage: test-oracle.py"""
+import json
 import os
 import subprocess
 import sys
@@ -296,6 +299,33 @@ def rings():
           "...the same records in another buffer found there; an empty log: no ring")
 
 
+def resets(d):
+    """check-systemd-vm.perf_reset: a crash stored without the collector's
+    note is taken for perf's LBR reset at a switch-in (and one crash more
+    checked instead) only when its own handler said so and that the
+    snapshot held no user entry; not for another entry's line, nor for
+    a snapshot that held another task's user entries."""
+    csv = load("check_systemd_vm", "tests", "vm", "check-systemd-vm.py")
+    warn = "E2: no LBR note: the LBR held no branch of the crashing thread"
+
+    def said(*lines):
+        with open(os.path.join(d, "journal-btsdumpd.json"), "w") as f:
+            for pid, msg in lines:
+                f.write(json.dumps({"_PID": pid, "MESSAGE": msg}) + "\n")
+        return csv.perf_reset(d, "E2")
+
+    def snap(user):
+        return f"LBR snapshot of thread 77 on CPU 0: 32 slots, perf's read kept 0, " \
+            f"{user} user entries, none a branch of the core's code"
+    check(said((9, snap(0)), (9, warn)) is True,
+          "perf_reset: the entry's handler said no branch, its snapshot no user entry")
+    check(said((9, snap(3)), (9, warn)) is False and said((8, snap(0)), (9, warn)) is False
+          and said((9, snap(0)), (9, warn.replace("E2", "E1"))) is False and
+          said((9, snap(0))) is False,
+          "...not with user entries, another handler's snapshot, another entry's "
+          "line, or no line")
+
+
 def main():
     samples()
     reports()
@@ -305,6 +335,7 @@ def main():
             run(pti, d)
         readers(d)
         chunks(d)
+        resets(d)
     return T.done()
 
 
