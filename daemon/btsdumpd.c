@@ -68,6 +68,9 @@ static void usage(void)
 	      "  --lbr-collector  keep every CPU's LBR on (perf) and take it at a\n"
 	      "                   fatal user fault (BPF) for the handler: stock kernels\n"
 	      "  --lbr-dir DIR    the collector's snapshots (default " BTSDUMPD_LBR_DIR_DEFAULT ")\n"
+	      "  --lbr-no-kept    with --lbr-collector: the BPF program that does not read\n"
+	      "                   perf's count of kept entries, as where it cannot\n"
+	      "                   (no CONFIG_KALLSYMS_ALL); for tests and diagnosis\n"
 	      "  -h, --help       this text\n"
 	      "  --version        the version\n"
 	      "\n"
@@ -395,6 +398,7 @@ struct args {
 	enum mode mode;
 	const char *journal_dir;
 	bool once;
+	bool lbr_no_kept;
 };
 
 /* One option into c and a: 0, -1 after --help or --version (*status
@@ -425,6 +429,7 @@ static int option(int opt, char **argv, struct btsdumpd_ctx *c, struct args *a,
 	case 'J': a->journal_dir = optarg; return 0;
 	case 'L': a->mode = MODE_LBR_COLLECTOR; return 0;
 	case 'B': c->lbr_dir = optarg; return 0;
+	case 'K': a->lbr_no_kept = true; return 0;
 	case 'h': usage(); *status = 0; return -1;
 	case BTS_CLI_VERSION: *status = bts_cli_version("btsdumpd"); return -1;
 	default: return bts_cli_bad_option("btsdumpd", argv, opt);
@@ -444,6 +449,7 @@ static int parse_args(int argc, char **argv, struct btsdumpd_ctx *c, struct args
 		{ "journal-dir", required_argument, NULL, 'J' },
 		{ "lbr-collector", no_argument, NULL, 'L' },
 		{ "lbr-dir", required_argument, NULL, 'B' },
+		{ "lbr-no-kept", no_argument, NULL, 'K' },
 		{ "help", no_argument, NULL, 'h' }, BTS_CLI_OPTION_VERSION, { NULL, 0, NULL, 0 },
 	};
 	int opt, r;
@@ -492,7 +498,7 @@ int main(int argc, char **argv)
 		ret = btsdumpd_vacuum(&c, NULL) ? 2 : 0;
 		break;
 	case MODE_LBR_COLLECTOR:
-		ret = btsdumpd_lbr_collector(c.lbr_dir) ? 2 : 0;
+		ret = btsdumpd_lbr_collector(c.lbr_dir, a.lbr_no_kept) ? 2 : 0;
 		break;
 	case MODE_COMPANION:
 		ret = btsdumpd_companion(&c, a.journal_dir, a.once) ? 2 : 0;

@@ -128,7 +128,7 @@ void btsdumpd_analyze(struct btsdumpd_ctx *c, int dirfd, int spool_fd, uint64_t 
  * directory BTSDUMPD_LBR_DIR_DEFAULT (entries.h).  lbr-collector.c: runs
  * until SIGTERM; 0, also when it cannot work (one line logged, DIR/status
  * says why). */
-int btsdumpd_lbr_collector(const char *dir);
+int btsdumpd_lbr_collector(const char *dir, bool no_kept);
 /* lbr-note.c: the snapshot of the faulting thread of the core at path
  * into it as a thread note, source lbr: 0; -EEXIST when the core has a
  * trace note already (never replaced); -ENOENT without a collector or a

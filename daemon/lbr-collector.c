@@ -76,6 +76,7 @@ struct collector {
 	int nr_held;
 	struct lbr_bpf *skel;
 	struct ring_buffer *rb;
+	bool no_kept;		/* --lbr-no-kept: the _blind program */
 };
 
 static volatile sig_atomic_t stop;
@@ -401,14 +402,15 @@ static int probe_snapshot(struct collector *co)
 /* The skeleton loaded with the signal program that reads how many of the
  * snapshot's entries perf's read kept (lbr.bpf.c; the verifier needs
  * cpu_hw_events in kallsyms: CONFIG_KALLSYMS_ALL), else with the one that
- * does not: NULL with errno set when neither loads. */
-static struct lbr_bpf *open_and_load(void)
+ * does not (at once with no_kept: --lbr-no-kept): NULL with errno set when
+ * neither loads. */
+static struct lbr_bpf *open_and_load(bool no_kept)
 {
 	struct bpf_program *unused;
 	struct lbr_bpf *skel;
 	int kept, ret = -ENOMEM;
 
-	for (kept = 1; kept >= 0; kept--) {
+	for (kept = !no_kept; kept >= 0; kept--) {
 		skel = lbr_bpf__open();
 		if (!skel)
 			return NULL;
@@ -420,8 +422,9 @@ static struct lbr_bpf *open_and_load(void)
 		if (!ret) {
 			if (!kept)
 				btsdumpd_log(LOG_NOTICE, "LBR collector: perf's count of "
-					     "kept entries unreadable (cpu_hw_events not in "
-					     "kallsyms): notes keep what they validate");
+					     "kept entries unread (%s): notes keep what "
+					     "they validate", no_kept ? "--lbr-no-kept" :
+					     "cpu_hw_events not in kallsyms");
 			return skel;
 		}
 		lbr_bpf__destroy(skel);
@@ -436,7 +439,7 @@ static int load_program(struct collector *co)
 
 	if (access("/sys/kernel/btf/vmlinux", R_OK))
 		return cannot_work(co, "the kernel has no BTF", "no /sys/kernel/btf/vmlinux"), -ENOENT;
-	co->skel = open_and_load();
+	co->skel = open_and_load(co->no_kept);
 	if (!co->skel)
 		return cannot_work(co, "loading the BPF program failed", strerror(errno)), -errno;
 	ret = probe_snapshot(co);
@@ -498,13 +501,14 @@ static void announce_armed(struct collector *co)
 }
 
 /* Runs until SIGTERM or SIGINT: 0, also when the collector cannot work. */
-int btsdumpd_lbr_collector(const char *dir)
+int btsdumpd_lbr_collector(const char *dir, bool no_kept)
 {
 	static struct collector co = { .armed_fd = -1, .progress_fd = -1 };
 	uint64_t start;
 	int ret;
 
 	co.dir = dir;
+	co.no_kept = no_kept;
 	if (mkdir(dir, 0700) && errno != EEXIST) {
 		btsdumpd_log(LOG_ERR, "no LBR collector: %s: %m", dir);
 		return -errno;

@@ -410,6 +410,13 @@ def main():
           cv.read(os.path.join(res, "ctl-status.txt")).strip() == "LBR collector: armed",
           "pmu: the collector armed every CPU's LBR and its BPF program (btsdumpctl "
           "status), and says when it stopped", log + status)
+    only = os.path.exists(os.path.join(res, "storm-only"))    # crasher null + the storm
+    blind = re.findall(r"perf's count of kept entries unread \((.*?)\)", log)
+    check(blind == (["--lbr-no-kept"] if only else []),
+          "the BPF program: " + ("without perf's kept count (--lbr-no-kept, as where "
+                                 "the kernel lacks CONFIG_KALLSYMS_ALL)" if only else
+                                 "with perf's kept count (the kernel's BTF and kallsyms)"),
+          blind)
     depth = 16 if amd else lbr.DEPTH
     check(cv.read(os.path.join(res, "lbr-depth")).strip() == str(depth),
           f"perf's cpu PMU: caps/branches {depth}",
@@ -421,7 +428,6 @@ def main():
                 if "Performance Events:" in l]
         check(perf and "Architectural LBR" in perf[0] and "32-deep LBR" in perf[0],
               "arch: Linux found Architectural LBR, 32 deep", perf)
-    only = os.path.exists(os.path.join(res, "storm-only"))    # crasher null + the storm
     if case in ("pmu", "arch") and not only:
         check_cannot(res, "nocap", "not allowed to use perf's branch stack",
                      "no CAP_PERFMON, perf_event_paranoid 2")

@@ -42,9 +42,14 @@ results_out() {
 }
 
 # collector_start: btsdumpd --lbr-collector in the background (its pid
-# in $collector), until it armed (at most 120 s)
+# in $collector), until it armed (at most 120 s).  collector.storm=only:
+# with --lbr-no-kept, the BPF program a kernel without
+# CONFIG_KALLSYMS_ALL gets (the others run the one that reads perf's kept
+# count)
 collector_start() {
-	$btsdumpd --log stderr --lbr-collector > $R/collector.log 2>&1 &
+	nokept=
+	[ "$storm" = only ] && nokept=--lbr-no-kept
+	$btsdumpd --log stderr --lbr-collector $nokept > $R/collector.log 2>&1 &
 	collector=$!
 	n=0
 	while [ ! -e /run/btsdumpd-lbr/armed ] && kill -0 $collector 2>/dev/null && [ $n -lt 120 ]; do
