@@ -5,7 +5,8 @@ perf, issues 25 §3 and 26 §3), TAP, for each of perf's BTS users
 (intel_bts full, intel_bts snapshot, the BTS event): perf's data equal
 to the model's log of the user records written on CPU 0 (all of them,
 the newest for the snapshot); the oops report's records of CPU 0's
-kernel ring a contiguous stretch of the model's kernel records there,
+kernel ring a contiguous stretch of the model's kernel records there
+(a whole ring or more into the log the watcher kept),
 with a suspend and a gap marker (reason perf) exactly where perf's
 records are, recording again from perf's release up to the oops; no
 WARNING.  For perf's LBR user (`-j any,u`) with `bpfsnap hold`'s
@@ -141,7 +142,7 @@ def check_ring(mode, seg, seq, syms):
           "perf), then branches only, up to oops_begin",
           [r for r in recs if "(perf)" in r] + recs[-3:] +
           [recs[i] for i, r in enumerate(got) if r is None][:3])
-    end = find_holds(seq, got, last_gap)
+    start, end = find_holds(seq, got, last_gap)
     check(got and end >= 0 and end < len(seq),
           f"{what}: the report's {len(got)} records are a contiguous stretch of "
           "the model's kernel records on CPU 0, suspend+gap exactly where perf's "
@@ -149,6 +150,16 @@ def check_ring(mode, seg, seq, syms):
           "kernel branch from perf's release to the oops",
           f"{len(seq)} expected; printed around the last gap: "
           f"{recs[max(0, last_gap - 2):last_gap + 3]}")
+    refilled(what, start, len(got))
+
+
+def refilled(what, start, ring):
+    """The ring's oldest record a whole ring or more into the kept log:
+    CPU 0 refilled it after the watcher emptied the log (perf-bts-kernel.sh's
+    dd), so no record of it can be older than the log.  A CI run's
+    stretches began 2084 and 1510 records in, and one before the log."""
+    check(start >= ring, f"{what}: the ring's oldest record is {ring} or more "
+          "records into the kept log (refilled after the log was emptied)", start)
 
 
 def find_holds(seq, got, last_gap):
@@ -158,7 +169,7 @@ def find_holds(seq, got, last_gap):
     loaded host, switched in under perf's event and out again before it
     ran: seen in a cold CI run), a hold the model's log cannot show; the
     log's records must then go on across it unbroken.  Where in SEQ the
-    match ends; -1."""
+    match starts and ends; -1, -1."""
     for i in range(len(seq) - 1, -1, -1):
         if not got or not same(seq[i], got[0]):
             continue
@@ -172,8 +183,8 @@ def find_holds(seq, got, last_gap):
             else:
                 break
         if r == len(got):
-            return j
-    return -1
+            return i, j
+    return -1, -1
 
 
 def entered(rec, name, syms):
@@ -201,10 +212,11 @@ def check_ring_lbr(seg, seq, syms, samples):
           f"{what}: the ring's {len(got)} records are branches only, no "
           "suspend or gap marker, up to oops_begin",
           [r for r in recs if "(perf)" in r][:4] + recs[-3:])
-    end = find_holds(seq, got, -1)     # no marker to stand alone
+    start, end = find_holds(seq, got, -1)     # no marker to stand alone
     check(got and end >= 0 and end < len(seq),
           f"{what}: the report's {len(got)} records are a contiguous stretch "
           "of the model's kernel records on CPU 0", f"{len(seq)} expected")
+    refilled(what, start, len(got))
     # 6.12: __intel_pmu_snapshot_branch_stack (6.1: without the __)
     snap = [i for i, r in enumerate(recs) if "intel_pmu_snapshot_branch_stack+" in r]
     rel = [i for i, r in enumerate(recs) if "intel_pmu_lbr_del+" in r]
