@@ -6,7 +6,8 @@
 # btsdumpctl and gdb; on a stock kernel on the PMU model (modes lbr,
 # companion-lbr: lean, no root crash, fleet or ACL reads), after the
 # stock-kernel LBR collector armed; lbr: purges btscrash-daemon, installs
-# it again under this running systemd and crashes once more (crasher2).
+# it again under this running systemd and crashes once more (crasher2;
+# then crasher3 when crasher2 was stored without a trace).
 # Each step is said on the console (kmsg).  Collects the store, the journal,
 # the units' states and who can read the entry into a tar, sends it base64'd
 # between BTSCRASH-SD-BEGIN/END lines on ttyS1 and powers off.
@@ -70,10 +71,21 @@ wait_entry() {
 	echo "$e"
 }
 
-# The crash: uid 1000, a fresh exec (so dumpable), SIGSEGV.
-sh -c 'ulimit -c unlimited; exec setpriv --reuid=1000 --regid=1000 --clear-groups /usr/local/bin/crasher null'
-echo $? >$R/crasher-status
-entry=$(wait_entry crasher)
+# crash COMM: /usr/local/bin/COMM null as uid 1000, a fresh exec (so
+# dumpable), SIGSEGV; its exit status in $R/COMM-status, its store
+# entry's path printed (wait_entry; the crasher's output to stderr)
+crash() {
+	sh -c "ulimit -c unlimited; exec setpriv --reuid=1000 --regid=1000 --clear-groups /usr/local/bin/$1 null" >&2
+	echo $? >$R/"$1"-status
+	wait_entry "$1"
+}
+
+# keep_entry ENTRY DIR: ENTRY's meta and reports copied to $R/DIR
+keep_entry() {
+	[ -n "$1" ] && mkdir -p $R/"$2" && cp "$1"/meta "$1"/report.* $R/"$2"/
+}
+
+entry=$(crash crasher)
 echo "$entry" >$R/entry-path
 step "crasher: $entry"
 
@@ -191,11 +203,8 @@ if [ "$mode" = lbr ]; then
 	cat /proc/sys/kernel/core_pattern >$R/core_pattern-reinstalled
 	lbr_armed reinstall
 	cp /usr/local/bin/crasher /usr/local/bin/crasher2
-	sh -c 'ulimit -c unlimited; exec setpriv --reuid=1000 --regid=1000 --clear-groups /usr/local/bin/crasher2 null'
-	echo $? >$R/crasher2-status
-	e2=$(wait_entry crasher2)
-	[ -n "$e2" ] && mkdir -p $R/store2 && cp "$e2"/meta "$e2"/report.* $R/store2/ &&
-		basename "$e2" >$R/store2/id
+	e2=$(crash crasher2)
+	keep_entry "$e2" store2 && basename "$e2" >$R/store2/id
 	# perf resets the LBR at a switch-in: a crash preempted after its
 	# last branch (a busy CPU right after the reinstall) leaves no branch
 	# of the thread, stored without a note and said in the journal
@@ -203,10 +212,7 @@ if [ "$mode" = lbr ]; then
 	# note; the checker accepts crasher2's only with that journal line
 	if [ -n "$e2" ] && ! grep -qx 'TRACE=present' "$e2"/meta; then
 		cp /usr/local/bin/crasher /usr/local/bin/crasher3
-		sh -c 'ulimit -c unlimited; exec setpriv --reuid=1000 --regid=1000 --clear-groups /usr/local/bin/crasher3 null'
-		echo $? >$R/crasher3-status
-		e3=$(wait_entry crasher3)
-		[ -n "$e3" ] && mkdir -p $R/store3 && cp "$e3"/meta "$e3"/report.* $R/store3/
+		keep_entry "$(crash crasher3)" store3
 	fi
 fi
 if [ -z "$lean" ]; then
