@@ -694,10 +694,13 @@ def trail_function(d, panic_block):
     entry and exit (SRSO's return thunks, a softirq run), its iret back
     into panic() the oldest of the crash path, lkdtm_PANIC's call before
     it pushed out (seen on zen5 under a loaded host; the ring is the
-    model's pushes all the same: check_lbr_oracle())."""
+    model's pushes all the same: check_lbr_oracle()).  The iret's target
+    can be panic() itself, printed without an offset: the interrupt taken
+    at its first instruction (a CI run's kdump-lbr-zen5-PANIC)."""
     fn = "page_fault_oops" if d.short else LKDTM_FN[d.kind]
     if d.lbr and LBR_DEPTH < 32 and d.kind == "PANIC" and \
-            re.search(r"^ +\d+ +iret .*-> 0x[0-9a-f]{16} panic\+", panic_block, re.M) and \
+            re.search(r"^ +\d+ +iret .*-> 0x[0-9a-f]{16} panic(\+0x[0-9a-f]+)? ", panic_block,
+                      re.M) and \
             not re.search(r"-> 0x[0-9a-f]{16} lkdtm_PANIC\b", panic_block):
         fn = "panic"
     return fn

@@ -23,7 +23,8 @@ vm-lbr-perf-arch, sample 7).  And kdump-test's reading of the panic
 report on the console (report_lines).  And check-pmu-vm's ring rule
 (check_ring_log): a task's ring against the model's log of its buffer,
 which a later task's ring may reuse (a cold CI run's vm-pmu check 29).
-And check-systemd-vm's reading of a crash stored without the LBR note
+And kdump-test's trail_function (a PANIC's 16 entries spent on an
+interrupt at panic's entry).  And check-systemd-vm's reading of a crash stored without the LBR note
 as perf's reset at a switch-in (perf_reset).
 Usage: test-oracle.py"""
 import json
@@ -244,6 +245,32 @@ def reports():
           "...a lost record not made up: the records stop before it", kt.report_lines(lost))
 
 
+def panic_trails():
+    """kdump-test's trail_function: on a 16-deep LBR, a PANIC's trail that
+    an interrupt at panic()'s entry filled (its iret back into panic, no
+    lkdtm_PANIC) must reach panic instead; the iret's target printed
+    without an offset (taken at panic's first instruction: a CI run's
+    kdump-lbr-zen5-PANIC) as with one; an iret elsewhere is no reason."""
+    kt = load("kdump_test", "tests", "vm", "kdump-test.py")
+    kt.LBR_DEPTH = 16
+    d = type("D", (), {"short": False, "kind": "PANIC", "lbr": True})
+
+    def block(to):
+        return ("     10  cond      0xffffffff92801948 error_return+0x8             -> "
+                "0xffffffff928015fc restore_regs_and_return_to_kernel  [entry_64.S:1098]\n"
+                "     11  iret      0xffffffff92801617 native_irq_return_iret       -> "
+                f"0xffffffff922686a6 {to}  [entry_64.S:659 -> panic.c:342]\n"
+                "     12  cond      0xffffffff922686f6 panic+0x50                   -> "
+                "0xffffffff92268700 panic+0x5a  [panic.c:350]\n")
+    check(kt.trail_function(d, block("panic")) == "panic" and
+          kt.trail_function(d, block("panic+0x4")) == "panic",
+          "trail_function: an interrupt at panic's entry (its iret into panic, at "
+          "offset 0 or not): the trail reaches panic")
+    check(kt.trail_function(d, block("do_idle+0x4")) == "lkdtm_PANIC" and
+          kt.trail_function(d, block("panic_smp_self_stop+0x4")) == "lkdtm_PANIC",
+          "...an iret into another function: lkdtm_PANIC still wanted")
+
+
 class Checks:
     """A Tap's check() that keeps each result, for a checker's own rules."""
 
@@ -329,6 +356,7 @@ def resets(d):
 def main():
     samples()
     reports()
+    panic_trails()
     rings()
     with tempfile.TemporaryDirectory() as d:
         for pti in (False, True):
