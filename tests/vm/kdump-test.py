@@ -698,7 +698,7 @@ def trail_function(d, panic_block):
     can be panic() itself, printed without an offset: the interrupt taken
     at its first instruction (a CI run's kdump-lbr-zen5-PANIC)."""
     fn = "page_fault_oops" if d.short else LKDTM_FN[d.kind]
-    if d.lbr and LBR_DEPTH < 32 and d.kind == "PANIC" and \
+    if d.lbr and d.kind == "PANIC" and \
             re.search(r"^ +\d+ +iret .*-> 0x[0-9a-f]{16} panic(\+0x[0-9a-f]+)? ", panic_block,
                       re.M) and \
             not re.search(r"-> 0x[0-9a-f]{16} lkdtm_PANIC\b", panic_block):
