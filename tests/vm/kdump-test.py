@@ -266,8 +266,9 @@ def per_cpu(text):
 
 def goes_into(symbol, fn):
     """Whether a branch's target (btsdump's to_symbol) is FN's entry, or
-    for panic anywhere in it (a trail can start inside it: check_vmcore())."""
-    return symbol == fn or fn == "panic" and (symbol or "").startswith("panic+")
+    for panic anywhere in it or in vpanic(), its body since 6.12.118 (a
+    trail can start inside it: check_vmcore())."""
+    return symbol == fn or fn == "panic" and re.match(r"v?panic(\+|$)", symbol or "") is not None
 
 
 def check_decoded(kind, tool, vmcore, vmlinux, ring, fn, branches):
@@ -696,10 +697,11 @@ def trail_function(d, panic_block):
     it pushed out (seen on zen5 under a loaded host; the ring is the
     model's pushes all the same: check_lbr_oracle()).  The iret's target
     can be panic() itself, printed without an offset: the interrupt taken
-    at its first instruction (a CI run's kdump-lbr-zen5-PANIC)."""
+    at its first instruction (a CI run's kdump-lbr-zen5-PANIC).  Since
+    6.12.118 panic()'s body is vpanic(): an iret into it is the same case."""
     fn = "page_fault_oops" if d.short else LKDTM_FN[d.kind]
     if d.lbr and d.kind == "PANIC" and \
-            re.search(r"^ +\d+ +iret .*-> 0x[0-9a-f]{16} panic(\+0x[0-9a-f]+)? ", panic_block,
+            re.search(r"^ +\d+ +iret .*-> 0x[0-9a-f]{16} v?panic(\+0x[0-9a-f]+)? ", panic_block,
                       re.M) and \
             not re.search(r"-> 0x[0-9a-f]{16} lkdtm_PANIC\b", panic_block):
         fn = "panic"
@@ -741,7 +743,9 @@ def trail_ends(names, hardware):
     """Whether the trail's functions NAMES end where the crash path froze
     it: emulation, the last function entered; HARDWARE, the last branch
     before the CPU stopped, inside the freeze (ds.c, bts_crash.c)."""
-    crash_fns = ("oops_begin", "panic", "__crash_kexec")
+    # vpanic: panic()'s body since 6.12.118 (panic() only calls it), where
+    # the freeze is
+    crash_fns = ("oops_begin", "panic", "vpanic", "__crash_kexec")
     last = names[-1:]
     if last and (last[0] in crash_fns or hardware and
                  re.match(r"(ds_|bts_crash_|wrmsrl$|native_(read|write)_msr$)", last[0])):

@@ -269,6 +269,12 @@ def panic_trails():
     kt.LBR_DEPTH = 32       # ci8's kdump-lbr-PANIC: a softirq run spent all 32
     check(kt.trail_function(d, block("panic+0x50")) == "panic",
           "...on the 32-deep LBR too")
+    check(kt.trail_function(d, block("vpanic+0x14")) == "panic" and
+          kt.goes_into("vpanic+0x14", "panic") and kt.goes_into("panic+0x4", "panic") and
+          not kt.goes_into("vpanicky", "panic"),
+          "...an iret into vpanic (panic's body since 6.12.118): the trail reaches panic")
+    check(kt.trail_ends(["lkdtm_PANIC", "panic", "vpanic"], False),
+          "trail_ends: the emulation's trail ending in vpanic ends where the freeze is")
     check(kt.trail_function(d, block("do_idle+0x4")) == "lkdtm_PANIC" and
           kt.trail_function(d, block("panic_smp_self_stop+0x4")) == "lkdtm_PANIC",
           "...an iret into another function: lkdtm_PANIC still wanted")
