@@ -19,6 +19,10 @@
 # new, and the shared cache would be rebuilt for it): configure again
 # when its configure lines (variant, series, fragments) changed; run make
 # when any line did (also the compiler, the added files, the .config).
+# The series is applied exactly (no fuzz, no offset): a hunk that does
+# not fit stops the build with the patch's name and file, and the Debian
+# version found against the one the series was rebased on (its
+# directory's debian-version; scripts/kernel-rebase.sh moves it).
 # Usage: kernel-build.sh [vm|vanilla]  (default vm)
 #        kernel-build.sh --inputs [vm|vanilla]: prints the fingerprint
 #        and whether a build would configure ("configure: yes" or "no")
@@ -58,7 +62,18 @@ arch/x86/kernel/ds_test.c"
 # the object directory is configured from (the variant, the hook series,
 # the fragments with their paths in the repository), then what else a
 # build is made of (the compiler, the added files).
-series_id=$(cat "$patches"/series "$patches"/*.patch 2>/dev/null | sha1sum | cut -c1-12)
+# The source is Debian's package as installed now: its version is an
+# input (a point release moves it), and the series records the one it
+# was rebased on (kernel/README.md, "When Debian moves").
+debver() { dpkg-query -W -f='${Version}' "linux-source-$ver" 2>/dev/null || true; }
+debver=$(debver)
+. "$src/scripts/series-lib.sh"
+based=$(series_based "$patches")
+series_id() {
+	{ echo "linux-source-$ver $debver"; cat "$patches"/series "$patches"/*.patch; } 2>/dev/null |
+		sha1sum | cut -c1-12
+}
+series_id=$(series_id)
 paths=
 for f in $frags; do
 	for path in "$src/kernel/config/$f" "$src/kernel/config/$ver/$f"; do
@@ -142,15 +157,24 @@ if [ -n "$inputs" ]; then
 fi
 
 "$src/scripts/install-deps.sh" kernel >&2	# stdout: the object directory only
+if [ "$(debver)" != "$debver" ]; then	# installed just now
+	debver=$(debver) series_id=$(series_id)
+	conf_print=$(printf 'variant: %s\nseries: %s\nconfig: %s' "$variant" "$series_id" "$config_id")
+fi
+[ "$debver" = "$based" ] ||
+	log "linux-source-$ver is $debver, the series was rebased on $based (test kernel-series fails on it; scripts/kernel-rebase.sh $ver)"
 mkdir -p "$cache"
 # One build at a time in the shared cache (tests and demos may overlap).
 exec 9>"$cache/.lock"
 flock 9
-if [ ! -d "$pristine" ]; then
-	log "extracting $tarball (once)"
+# The pristine tree of the package installed now: extracted again when
+# apt moved it (tests read this tree as Linux $ver's own).
+if [ "$(cat "$pristine/.debian-version" 2>/dev/null)" != "$debver" ]; then
+	log "extracting $tarball ($debver)"
 	rm -rf "$pristine.tmp" && mkdir "$pristine.tmp"
 	tar -xJf "$tarball" -C "$pristine.tmp" --strip-components=1
-	mv "$pristine.tmp" "$pristine"
+	echo "$debver" > "$pristine.tmp/.debian-version"
+	rm -rf "$pristine" && mv "$pristine.tmp" "$pristine"
 fi
 
 # Recreate the work tree when the patch series changed: hard links keep the
@@ -160,14 +184,9 @@ tree_current || changed=1
 if [ "$(cat "$tree/.btscrash-series" 2>/dev/null)" != "$series_id" ]; then
 	log "preparing work tree (series $series_id)"
 	rm -rf "$tree" && cp -al "$pristine" "$tree"
-	if [ -f "$patches/series" ]; then
-		grep -v '^#' "$patches/series" | while read -r p; do
-			[ -n "$p" ] || continue
-			log "applying $p"
-			patch -d "$tree" -p1 -s --no-backup-if-mismatch \
-				< "$patches/$p"
-		done
-	fi
+	series_apply "$tree" "$patches" kernel-build "linux-source-$ver" "$debver" \
+		"rebase it (scripts/kernel-rebase.sh $ver, kernel/README.md)" ||
+		{ rm -rf "$tree"; exit 1; }
 	echo "$series_id" > "$tree/.btscrash-series"
 fi
 for f in $new_files; do

@@ -12,6 +12,7 @@ src=$(cd "$(dirname "$0")/.." && pwd)
 cache=${BTSCRASH_CACHE:-$HOME/.cache/btscrash}
 jobs=${JOBS:-$(nproc)}
 patches=$src/qemu/patches
+. "$src/scripts/series-lib.sh"
 log() { echo "qemu-build: $*" >&2; }
 
 "$src/scripts/install-deps.sh" qemu >&2
@@ -116,11 +117,8 @@ if [ "$(cat "$tree/.btscrash-series" 2>/dev/null)" != "$series_id" ]; then
 		cp "$pristine/$f" "$tree/$f.btscrash-tmp"
 		mv -f "$tree/$f.btscrash-tmp" "$tree/$f"
 	done < "$touched"
-	grep -v '^#' "$patches/series" | while read -r p; do
-		[ -n "$p" ] || continue
-		log "applying $p"
-		patch -d "$tree" -p1 -s --no-backup-if-mismatch < "$patches/$p" >&2
-	done
+	series_apply "$tree" "$patches" qemu-build "qemu" "$version" \
+		"rebase qemu/patches on it (qemu/README.md)" || { rm -rf "$tree"; exit 1; }
 	# a new file, never one linked with pristine
 	rm -f "$tree/.btscrash-series"
 	echo "$series_id" > "$tree/.btscrash-series"

@@ -5,7 +5,14 @@
 # pristine files of its Linux version with its author, date, subject and
 # sign-off, and that version's checkpatch.pl --strict reports nothing on
 # any patch that the patch's description does not justify (a paragraph
-# opening with "checkpatch" that names the message's type).  TAP.
+# opening with "checkpatch" that names the message's type).  First, per
+# version: the Debian linux-source version the series was rebased on
+# (its directory's debian-version) is the one installed, else one line
+# names both (a point release moved it: kernel/README.md).  Last:
+# scripts/kernel-build.sh refuses a drifted series, naming the patch and
+# the file, with no work tree left: a patch with one context line
+# changed (fuzz 1 would take it), and a tree whose file moved by one
+# line (an offset).  TAP.
 set -eu
 src=$(cd "$(dirname "$0")/.." && pwd)
 cache=${BTSCRASH_CACHE:-$HOME/.cache/btscrash}
@@ -93,17 +100,74 @@ checkpatch() {
 	cd "$tmp"
 }
 
+# series_dir VERSION: the version's hook series directory.
+series_dir() { case $1 in 6.1) echo "$src/kernel/patches" ;; *) echo "$src/kernel/patches-$1" ;; esac; }
+
+# rebased VERSION: the series' Debian version against the installed one.
+rebased() {
+	i=$((i + 1))
+	have=$(dpkg-query -W -f='${Version}' "linux-source-$1" 2>/dev/null || echo none)
+	was=$(cat "$(series_dir "$1")/debian-version" 2>/dev/null || echo unknown)
+	if [ "$have" = "$was" ]; then
+		echo "ok $i - $1: the series was rebased on linux-source-$1 $was, the one installed"
+	else
+		echo "not ok $i - $1: Debian's linux-source-$1 is $have, the series was rebased on $was: scripts/kernel-rebase.sh $1 (kernel/README.md)"
+	fi
+}
+
+# drifted WHAT: kernel-build.sh, from a copy of this tree whose 6.12
+# series or pristine Linux tree was changed by the caller ($tmp/drift,
+# $tmp/dcache), stops at the series naming PATCH and FILE.
+drifted() {
+	what=$1 patch=$2 file=$3
+	i=$((i + 1))
+	BTSCRASH_CACHE=$tmp/dcache KERNEL=6.12 "$tmp/drift/scripts/kernel-build.sh" \
+		> "$tmp/dout" 2> "$tmp/derr" && rc=0 || rc=$?
+	have=$(dpkg-query -W -f='${Version}' linux-source-6.12)
+	if [ "$rc" != 0 ] && [ ! -s "$tmp/dout" ] && [ ! -e "$tmp/dcache/linux-6.12" ] &&
+	   grep -q "$patch: $file: Hunk" "$tmp/derr" &&
+	   grep -q "$patch does not apply exactly to linux-source-6.12 $have (the series was rebased on " "$tmp/derr"; then
+		echo "ok $i - kernel-build.sh refuses $what, naming $patch and $file"
+	else
+		sed 's/^/# /' "$tmp/derr" | tail -n 15
+		echo "not ok $i - kernel-build.sh refuses $what, naming $patch and $file (exit $rc)"
+	fi
+}
+
+drift() {
+	mkdir -p "$tmp/drift" "$tmp/dcache"
+	cp -r "$src/scripts" "$src/kernel" "$tmp/drift/"
+	p=0001-btscrash-Kconfig-and-Makefiles.patch f=arch/x86/Kconfig.debug
+	if [ "$(cat "$cache/linux-6.12-pristine/.debian-version" 2>/dev/null)" = \
+	     "$(dpkg-query -W -f='${Version}' linux-source-6.12)" ]; then
+		cp -al "$cache/linux-6.12-pristine" "$tmp/dcache/"
+	fi	# else kernel-build.sh extracts it
+	# the patch's first context line changed: patch's default fuzz takes it
+	awk 'done || !/^@@ /{ print; next } { print; getline; print " #changed"; done = 1 }' \
+		"$src/kernel/patches-6.12/$p" > "$tmp/drift/kernel/patches-6.12/$p"
+	drifted "a patch with one context line changed" "$p" "$f"
+	cp "$src/kernel/patches-6.12/$p" "$tmp/drift/kernel/patches-6.12/$p"
+	# the file moved down by one line: an offset
+	pristine=$tmp/dcache/linux-6.12-pristine
+	[ -d "$pristine" ] || return 0	# made by the run above
+	{ echo "# drift"; cat "$pristine/$f"; } > "$tmp/moved" && rm "$pristine/$f" &&
+		mv "$tmp/moved" "$pristine/$f"
+	drifted "a tree whose file moved by a line" "$p" "$f"
+}
+
 versions="6.1 6.12"
-plan=0
+plan=2
 for v in $versions; do
 	linux=$(linux_tree "$v") || { echo "$linux"; exit 1; }
 	eval "linux_$(echo "$v" | tr . _)=\$linux"
 	KERNEL=$v "$src/scripts/kernel-patches.sh" "$tmp/series-$v" >/dev/null
-	plan=$((plan + 1 + $(wc -l < "$tmp/series-$v/series")))
+	plan=$((plan + 2 + $(wc -l < "$tmp/series-$v/series")))
 done
 echo "1..$plan"
 for v in $versions; do
 	eval "linux=\$linux_$(echo "$v" | tr . _)"
+	rebased "$v"
 	git_am "$v" "$linux"
 	checkpatch "$v" "$linux"
 done
+drift
