@@ -193,7 +193,7 @@ vm_pack "$root" "$work/initrd.gz"
 # phase (phases h and i: +20; migration: about +36; the attach phase
 # not measured, about a minute of wall time loaded), 21 minutes of wall
 # time seen under a load of 25 on 2 cores
-timeout 1800 "$q" -L /usr/share/seabios -L /usr/share/qemu -nic none \
+vm_guard "$out/console.log" timeout 1800 "$q" -L /usr/share/seabios -L /usr/share/qemu -nic none \
 	-accel tcg,thread=single -m 512 -smp 2 \
 	-cpu "$VM_PMU_CPU,bts-log=$out/bts.log,bts-log-cpl=3,pmu-log=$out/pmu.log,lbr-log=$out/lbr.log,lbr-log-cpl=3" \
 	-nographic -serial mon:stdio -serial "file:$out/data.log" -no-reboot -kernel "$obj/arch/x86/boot/bzImage" \

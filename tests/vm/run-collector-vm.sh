@@ -63,7 +63,7 @@ arch) cpu="$VM_ARCH_LBR_CPU,lbr-log=$out/lbr.log" ;;
 esac
 echo "$kpkg" > "$out/kernel"
 : > "$work/results.txt"
-timeout 3000 "$q" -L /usr/share/seabios -L /usr/share/qemu -nic none \
+vm_guard "$out/console.log" timeout 3000 "$q" -L /usr/share/seabios -L /usr/share/qemu -nic none \
 	-accel tcg,thread=single -cpu "$cpu" -m 2G -smp $smp $icount \
 	-display none -monitor none -no-reboot \
 	-serial "file:$out/console.log" -serial "file:$work/results.txt" \

@@ -287,6 +287,7 @@ while kill -0 "$qemu_pid" 2>/dev/null; do
 		break
 	fi
 	[ $(($(date +%s) - t0)) -lt "$limit" ] || { log "timed out after $limit s"; break; }
+	vm_boot_failed "$out/console.log" && break
 	sleep 2
 done
 if kill -0 "$qemu_pid" 2>/dev/null; then

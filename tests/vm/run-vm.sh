@@ -36,7 +36,7 @@ truncate -s 64M "$work/results.img"
 # 1500 s: at a load of 20-27 on the 2 cores, 600 s ended vm-lbr-zen5's boot
 # and two bench boots with perf mid-run (the vm tests' meson timeout: 1800)
 # shellcheck disable=SC2086
-timeout 1500 $vm_qemu -m 512 -smp "${VM_SMP:-2}" \
+vm_guard "$out/console.log" timeout 1500 $vm_qemu -m 512 -smp "${VM_SMP:-2}" \
 	-nographic -no-reboot -kernel "$obj/arch/x86/boot/bzImage" \
 	-initrd "$work/initrd.gz" \
 	-drive "file=$work/results.img,format=raw,if=virtio" \

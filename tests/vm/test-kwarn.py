@@ -5,7 +5,10 @@ a WARN_ON()'s report as a CONFIG_BUG kernel prints it (__warn() in
 kernel/panic.c, 6.1 and 6.12: LKDTM's WARNING) is found, by the
 function, by check-vm.py's check (which then fails) and by the command
 line the shell tests call (exit 1); a console without one (LKDTM's own
-"WARNING" line, an oops, crash's WARNING lines) passes.
+"WARNING" line, an oops, crash's WARNING lines) passes.  And the boot
+failure test the VM harnesses poll (kwarn.py --boot): an oops, BUG,
+panic or warning before a boot's init ran (the capture kernel's too),
+not after it, nor a soft lockup (a host stall).
 Usage: test-kwarn.py"""
 import importlib.util
 import os
@@ -16,7 +19,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "helpers"))
-from kwarn import kernel_warnings  # noqa: E402
+from kwarn import boot_failure, kernel_warnings  # noqa: E402
 from tap import Tap  # noqa: E402
 
 T = Tap()
@@ -82,7 +85,48 @@ def check_vm_fails(cv, console):
     return own.failures == 1
 
 
+# issue 38's boot on the AMD model (Debian's stock 6.12.118), cut short
+BOOT = ("[    0.000000] Linux version 6.12.118+deb12-amd64 (debian-kernel@lists.debian.org)\r\n"
+        "[    0.000000] RETBleed: WARNING: Spectre v2 mitigation leaves CPU vulnerable\r\n")
+EARLY = ("[    1.180227] WARNING: CPU: 0 PID: 1 at arch/x86/kernel/traps.c:1134 "
+         "exc_debug_kernel+0x1a4/0x1c0\r\n"
+         "[    1.190010] BUG: kernel NULL pointer dereference, address: 0000000000000010\r\n")
+INIT = "[    1.800000] Run /init as init process\r\n"
+
+
+def boot(text, *args):
+    with tempfile.NamedTemporaryFile("w", suffix=".log") as f:
+        f.write(text)
+        f.flush()
+        return subprocess.run([sys.executable, os.path.join(HERE, "kwarn.py"), "--boot",
+                               f.name, *args], capture_output=True, text=True)
+
+
+def check_boot():
+    first = EARLY.splitlines()[0].rstrip("\r")
+    check(boot_failure(BOOT + EARLY + INIT) == first,
+          "--boot: a WARNING before init is a failed boot, its first line", first)
+    check(boot_failure(BOOT + INIT + RECORDED + "[ 3.0] Kernel panic - not syncing: x\r\n")
+          is None, "--boot: a warning, an oops or a panic after init is not")
+    check(boot_failure(BOOT + INIT + RECORDED + BOOT + EARLY) == first,
+          "--boot: the capture kernel's failure before its own init is")
+    check(boot_failure(BOOT + "[ 22.0] watchdog: BUG: soft lockup - CPU#0 stuck for 22s!\r\n"
+                       + INIT) is None, "--boot: a soft lockup at boot (a host stall) is not")
+    check(boot_failure(BOOT + "[ 1.2] Oops: 0002 [#1] PREEMPT SMP NOPTI\r\n") is not None and
+          boot_failure(BOOT + "[ 1.2] Kernel panic - not syncing: VFS: Unable to mount\r\n")
+          is not None, "--boot: an oops or a panic before init (or no init line) is")
+    r = boot(BOOT + EARLY)
+    check(r.returncode == 1 and first in r.stderr, "kwarn.py --boot: exit 1, the line", r)
+    r = boot(BOOT + INIT)
+    check(r.returncode == 0 and r.stderr == "", "kwarn.py --boot: exit 0 on a good boot", r)
+    with tempfile.TemporaryDirectory() as d:
+        r = subprocess.run([sys.executable, os.path.join(HERE, "kwarn.py"), "--boot",
+                            os.path.join(d, "none.log")], capture_output=True, text=True)
+    check(r.returncode == 0, "kwarn.py --boot: no console yet is no failure yet", r)
+
+
 def main():
+    check_boot()
     got = kernel_warnings(RECORDED)
     check(got == [WARN_LINE], "the recorded WARN_ON() report is found, one line, no CR", got)
     check(kernel_warnings(CLEAN) == [], "no warning in a console without a WARN_ON() report",

@@ -197,12 +197,40 @@ vm_workdir() {
 	trap '[ -z "$qemu_pid" ] || kill "$qemu_pid" 2>/dev/null; rm -rf "$work"' EXIT
 }
 
+# vm_boot_failed LOG: whether a kernel on console LOG oopsed, panicked or
+# warned before its init ran (tests/vm/kwarn.py --boot, the one test of
+# it); if so, says so on stderr with the line.  Every harness polls it
+# while its QEMU runs, so that such a guest fails its test in seconds,
+# not at the harness's timeout.
+vm_boot_failed() {
+	vm_bad=$(python3 "$src/tests/vm/kwarn.py" --boot "$1" 2>&1) && return 1
+	echo "vm: the guest failed at boot, QEMU ended: $vm_bad" >&2
+	echo "vm: the guest failed at boot, QEMU ended: $vm_bad" >> "$1"
+}
+
+# vm_guard LOG CMD...: runs CMD (QEMU, maybe under timeout) and waits for
+# it, ending it when a boot on console LOG failed (vm_boot_failed).  Its
+# status is CMD's (143 when ended).  For harnesses that would otherwise
+# run QEMU in the foreground.
+vm_guard() {
+	vm_g_log=$1
+	shift
+	"$@" &
+	vm_g_pid=$!
+	while kill -0 "$vm_g_pid" 2>/dev/null; do
+		if vm_boot_failed "$vm_g_log"; then kill "$vm_g_pid" 2>/dev/null; break; fi
+		sleep 2
+	done
+	wait "$vm_g_pid"
+}
+
 # vm_wait PID LOG PATTERN SECONDS: waits until QEMU (PID) exits, LOG has a
-# line matching PATTERN (grep BRE) or SECONDS pass, then ends QEMU: a
-# guest's poweroff or reboot can hang.
+# line matching PATTERN (grep BRE), a boot on LOG failed (vm_boot_failed)
+# or SECONDS pass, then ends QEMU: a guest's poweroff or reboot can hang.
 vm_wait() {
 	vm_i=0
 	while kill -0 "$1" 2>/dev/null && [ $vm_i -lt "$4" ] && ! grep -q "$3" "$2"; do
+		[ $((vm_i % 2)) = 1 ] && vm_boot_failed "$2" && break
 		sleep 1
 		vm_i=$((vm_i + 1))
 	done
