@@ -313,6 +313,44 @@ isr_unexpected:
 1:	hlt
 	jmp 1b
 
+/*
+ * uint32_t cx8_flags(uint32_t val, uint32_t equal): EFLAGS after a
+ * CMPXCHG8B that succeeds (EQUAL 1) or fails (0), in code laid out as
+ * Linux's SLUB fast path before its CMPXCHG16B: the translation block is
+ * entered with the flags as a whole (POPF ends the block: CC_OP_EFLAGS),
+ * an ADD leaves a value that is not a flags value (VAL, e.g. a slab
+ * object's address) as its CC_SRC, an XOR with a memory operand (the load
+ * stores CC_SRC to the CPU state) sets ZF and PF, then CMPXCHG8B.  Its
+ * flags must be the XOR's with ZF set or cleared (test.c
+ * test_cmpxchg_flags); the caller's EFLAGS are restored.
+ */
+	.globl cx8_flags
+cx8_flags:
+	push %ebx
+	push %esi
+	push %edi
+	pushf
+	mov 20(%esp), %esi
+	mov 24(%esp), %edx
+	xor $1, %edx
+	mov %edx, %eax			/* EDX:EAX 0:0 (equal) or 1:1 */
+	movl $0, cx8_mem
+	movl $0, cx8_mem + 4
+	xor %ebx, %ebx
+	xor %ecx, %ecx
+	pushl $2
+	popf
+	add %esi, %ecx
+	xor cx8_zero, %ebx
+	cmpxchg8b cx8_mem
+	pushf
+	pop %eax
+	popf
+	pop %edi
+	pop %esi
+	pop %ebx
+	ret
+
 	.data
 	.globl ud_count, gp_count, db_count, e_debugctl, nmi_count, nmi_eip
 nmi_count: .long 0
@@ -322,6 +360,9 @@ db_count: .long 0
 e_debugctl: .long 0
 ud_count: .long 0
 gp_count: .long 0
+	.align 8
+cx8_mem: .long 0, 0
+cx8_zero: .long 0
 
 	.bss
 	.align 16

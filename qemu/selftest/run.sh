@@ -25,6 +25,9 @@
 # #GPs, the pushes (entry 0 newest), each filter, the depth, call-stack
 # mode, #DB and the freeze on PMI; its log (lbr-log-nmi) must hold each
 # push, pop and the stack at the NMI (check-lbr-log.py, formats 2-4).
+# Then the same guest on the AMD model checks the flags CMPXCHG8B leaves
+# in a translation block entered with CC_OP_EFLAGS after an ADD of an
+# address (test.c test_cmpxchg_flags; patch 0018).
 # Then each fatal mode (MMIO buffer, BTINT, unmapped
 # or read-only buffer, unmapped DS area) must stop QEMU with status 1 and
 # exactly one bts-model: line.
@@ -87,6 +90,7 @@ done
 guest archlbr "Arch LBR (VM_ARCH_LBR_CPU)" \
 	"$VM_ARCH_LBR_CPU,lbr-log=$out/archlbr.lbrlog,lbr-log-nmi=on"
 python3 "$dir/check-lbr-log.py" "$out/archlbr.out" "$out/archlbr.lbrlog" || fail=1
+guest cmpxchg-flags "CMPXCHG8B flags (VM_AMD_CPU)" "$VM_AMD_CPU"
 for mode in fatal-mmio fatal-btint fatal-unmapped fatal-ro fatal-ds-unmapped; do
 	run "$cpu" "$out/$mode.log" -append "$mode" > "$out/$mode.out" 2>&1
 	rc=$?
