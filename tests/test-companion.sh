@@ -6,7 +6,8 @@
 # systemd-coredump sends them (native protocol, from a root process named
 # systemd-coredum), naming the fixture core stored zstd-, xz- and
 # lz4-compressed and plain (one sender gone before journald read its
-# /proc entry); the companion's journal entries carry the trail
+# /proc entry: journald is stopped while it sends and exits, so the core
+# vouches for the entry); the companion's journal entries carry the trail
 # (symbols read as the crashing uid), btsdumpd's MESSAGE_ID and the
 # coredump entry's COREDUMP_PID/COREDUMP_TIMESTAMP; a forged entry (another
 # process's) is ignored; a second run resumes at its cursor (no repeats);
@@ -44,12 +45,14 @@ core=$src/tests/fixtures/crasher-null.core
 notrace=$src/tests/fixtures/crasher-notrace.core
 cat > "$tmp/send.py" <<'EOP'
 # systemd-coredump's journal entries, sent over the native protocol from a
-# process journald names systemd-coredum (root): COREDUMP_* fields.  Modes:
-# trusted (named so, stays until journald read it), quick (named so, exits
-# at once: journald may find no /proc entry, so no _COMM; the core file
-# vouches), forged (another name, stays), forged-quick (another name,
-# exits at once, COREDUMP_UID disagreeing with the core's name).
-import ctypes, socket, sys, time
+# process journald names systemd-coredum (root): COREDUMP_* fields, the
+# core's name made of COREDUMP_UID, _PID and _TIMESTAMP as systemd-coredump
+# makes it.  Modes: trusted (named so, stays until journald read it), quick
+# (named so, exits at once; run.sh stops journald meanwhile, so it finds no
+# /proc entry, no _COMM: the core file vouches), forged (another name,
+# stays), forged-quick (another name, exits at once, COREDUMP_UID
+# disagreeing with the core's name).
+import ctypes, socket, subprocess, sys
 exe, mode = sys.argv[1], sys.argv[2]
 if not mode.startswith("forged"):
     ctypes.CDLL(None).prctl(15, b"systemd-coredump", 0, 0, 0)   # PR_SET_NAME
@@ -59,12 +62,13 @@ for line in sys.stdin:
     # executable; MAPPED: a file in its COREDUMP_PROC_MAPS
     pid, name, *other = line.split()
     uid = other[0] if other else "0" if mode == "forged-quick" else "1000"
-    ts = 1700000000000000 + int(pid)
+    # core.COMM.UID.BOOT_ID.PID.TIMESTAMP[.zst|.xz|.lz4]: one field, both places
+    ts = name.split(".")[5]
     fields = {"MESSAGE_ID": "fc2e22bc6ee647b6b90729ab34a250b1",
               "MESSAGE": "Process %s (crasher) of user %s dumped core." % (pid, uid),
               "PRIORITY": "2", "COREDUMP_PID": pid, "COREDUMP_UID": uid,
               "COREDUMP_GID": uid if other else "1000", "COREDUMP_SIGNAL": "11",
-              "COREDUMP_SIGNAL_NAME": "SIGSEGV", "COREDUMP_TIMESTAMP": str(ts),
+              "COREDUMP_SIGNAL_NAME": "SIGSEGV", "COREDUMP_TIMESTAMP": ts,
               "COREDUMP_COMM": "crasher", "COREDUMP_EXE": other[1] if other else exe,
               "COREDUMP_FILENAME": "/var/lib/systemd/coredump/" + name}
     if len(other) > 2:
@@ -79,7 +83,9 @@ for line in sys.stdin:
                       kv[1].encode() + b"\n" for kv in fields.items()),
              "/run/systemd/journal/socket")
 if not mode.endswith("quick"):
-    time.sleep(1)       # journald reads _COMM from /proc/PID while we live
+    # journald reads _COMM from /proc/PID when it takes the datagram: we live
+    # until it has taken every one sent before this
+    subprocess.run(["journalctl", "--sync", "-q"], check=True)
 EOP
 cat > "$tmp/run.sh" <<EOS
 d=/var/lib/systemd/coredump
@@ -96,14 +102,19 @@ printf '4201 core.crasher.1000.b.4201.1700000004201000.zst\n4202 core.crasher.10
 	python3 "$tmp/send.py" "$src/tests/fixtures/crasher" trusted
 printf '4299 core.crasher.1000.b.4299.1700000004299000\n' |
 	python3 "$tmp/send.py" "$src/tests/fixtures/crasher" forged
+kill -STOP \$JOURNALD_PID
 printf '4299 core.crasher.1000.b.4299.1700000004299000\n' |
 	python3 "$tmp/send.py" "$src/tests/fixtures/crasher" forged-quick
-journalctl --sync -q 2>/dev/null || sleep 1
+kill -CONT \$JOURNALD_PID
+journalctl --sync -q
 "$daemon" --companion --once --store "$tmp/store" --config "$tmp/conf" --log journal
 printf '4203 core.crasher.1000.b.4203.1700000004203000.lz4\n' |
 	python3 "$tmp/send.py" "$src/tests/fixtures/crasher" trusted
+# the quick sender gone (exited, reaped) before journald reads its datagram
+kill -STOP \$JOURNALD_PID
 printf '4204 core.crasher.1000.b.4204.1700000004204000\n' |
 	python3 "$tmp/send.py" "$src/tests/fixtures/crasher" quick
+kill -CONT \$JOURNALD_PID
 # root's and a system user's (999) program in their own 0700 directories,
 # and 999's crash naming root's: the process is gone (no /proc); the
 # analysis (nobody) gets COREDUMP_EXE opened as the crashing user
@@ -114,10 +125,10 @@ printf '4301 core.crasher.0.b.4301.1700000004301000 0 $tmp/u0/crasher\n4302 core
 	python3 "$tmp/send.py" "$src/tests/fixtures/crasher" trusted
 printf '4205 core.crasher.1000.b.4205.1700000004205000.zst\n4206 core.crasher.1000.b.4206.1700000004206000.xz\n4207 core.crasher.1000.b.4207.1700000004207000.lz4\n' |
 	python3 "$tmp/send.py" "$src/tests/fixtures/crasher" trusted
-journalctl --sync -q 2>/dev/null || sleep 1
+journalctl --sync -q
 # the second run starts after the first one's last entry
 "$daemon" --companion --once --store "$tmp/store" --config "$tmp/conf" --log journal
-journalctl --sync -q 2>/dev/null || sleep 1
+journalctl --sync -q
 # the stock-kernel LBR collector beside it (armed, a snapshot of the
 # crashing thread, tests/helpers/lbrsnap.py): a core without a trace note
 # gets the collector's, in the companion's entry
@@ -125,11 +136,12 @@ mkdir "$tmp/lbr"
 cp "$notrace" \$d/core.crasher.1000.b.4401.1700000004401000
 printf '4401 core.crasher.1000.b.4401.1700000004401000\n' |
 	python3 "$tmp/send.py" "$src/tests/fixtures/crasher" trusted
-journalctl --sync -q 2>/dev/null || sleep 1
+journalctl --sync -q
 python3 "$src/tests/helpers/lbrsnap.py" "$notrace" "$src/tests/fixtures/crasher-null.records" "$tmp/lbr" --arm \
 	"$daemon" --companion --once --store "$tmp/store" --config "$tmp/conf" --log journal --lbr-dir "$tmp/lbr"
-journalctl --sync -q 2>/dev/null || sleep 1
+journalctl --sync -q
 journalctl -D /run/log/journal -o json --no-pager SYSLOG_IDENTIFIER=btsdumpd > "$tmp/journal.json"
+journalctl -D /run/log/journal -o json --no-pager MESSAGE_ID=fc2e22bc6ee647b6b90729ab34a250b1 > "$tmp/coredump.json"
 "$ctl" --store "$tmp/store" info 4202 > "$tmp/info.txt" 2>&1 || true
 "$ctl" --store "$tmp/store" show --json 4401 > "$tmp/lbr.json" 2>&1 || true
 EOS
@@ -181,7 +193,7 @@ check(len(warned) == 3 and not any(e.get("BTSDUMPD_CORE_TRUNCATED") for e in goo
       "a warning for each of the three, none for the good cores", warned)
 for e in good:
     pid = e.get("COREDUMP_PID")
-    check(e.get("COREDUMP_TIMESTAMP") == str(1700000000000000 + int(pid or 0)) and
+    check(e.get("COREDUMP_TIMESTAMP") == f"170000000{pid}000" and
           e.get("BTSDUMPD_PID") == pid and e.get("BTSDUMPD_TRACE") == "present" and
           e.get("BTSDUMPD_COREDUMP_FILENAME", "").startswith("/var/lib/systemd/coredump/core.crasher.1000.b." + str(pid)) and
           "dispatch+0x33" in e.get("BTSDUMPD_LAST_BRANCHES", "") and
@@ -203,11 +215,21 @@ check(e.get("BTSDUMPD_TRACE") == "present" and
       "crasher+0x" in e.get("BTSDUMPD_LAST_BRANCHES", ""),
       "companion: a system user's crash naming a program it cannot read (root's "
       "0700 directory): not opened for it (module+offset)", json.dumps(e)[:1500])
-check(not any(e.get("BTSDUMPD_PID") == "4299" for e in entries) and
-      sum("not from systemd-coredump" in e.get("MESSAGE", "") for e in entries) == 2,
+sent = [json.loads(l) for l in open(os.path.join(tmp, "coredump.json")) if l.strip()]
+sc = "systemd-coredum"
+check([(e.get("COREDUMP_PID"), e.get("_COMM") if e.get("_COMM") in (None, sc) else "other")
+       for e in sent] ==
+      [("4201", sc), ("4202", sc), ("4299", "other"), ("4299", None), ("4203", sc),
+       ("4204", None), ("4301", sc), ("4302", sc), ("4303", sc), ("4304", sc),
+       ("4205", sc), ("4206", sc), ("4207", sc), ("4401", sc)],
+      "journald read each sender's name while it lived, and none of the two quick "
+      "ones' (gone before journald took their entries: no _COMM)",
+      [(e.get("COREDUMP_PID"), e.get("_COMM"), e.get("_PID")) for e in sent])
+refused = [e.get("MESSAGE", "") for e in entries if "not from systemd-coredump" in e.get("MESSAGE", "")]
+check(not any(e.get("BTSDUMPD_PID") == "4299" for e in entries) and len(refused) == 2 and
+      all("/core.crasher.1000.b.4299." in m for m in refused),
       "coredump entries sent by another process are ignored, and said so (the "
-      "quick one's COREDUMP_UID disagrees with its core's name)",
-      [e.get("MESSAGE") for e in entries][:10])
+      "quick one's COREDUMP_UID disagrees with its core's name)", refused)
 try:
     th = json.load(open(os.path.join(tmp, "lbr.json")))["threads"]
 except (OSError, ValueError, KeyError) as e:
