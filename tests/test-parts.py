@@ -35,7 +35,7 @@ TESTS = {
     "vm-collector-signals-amd": "linux-perf", "kexec-hw": "kexec-tools", "kexec-lbr": "kexec-tools",
     "oops-hole-hw": "", "oops-hole-lbr-kernel": "", "qemu-model": "", "kernel-patches": "",
     "oops-hole-hw-preempt": "", "oops-hole-lbr-kernel-preempt": "",
-    "asym-hw": "", "asym-lbr-kernel": "", "perf-oops-lbr-kernel": "linux-perf",
+    "asym-hw": "", "asym-lbr-kernel": "", "vm-boot-fail": "", "perf-oops-lbr-kernel": "linux-perf",
     "perf-bts-kernel": "linux-perf",
     "kernel-series": "linux-source-6.1 linux-source-6.12 perl",
     # Linux 6.12 with crash 8.0.6 (scripts/crash-build.sh installs its
