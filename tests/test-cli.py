@@ -32,10 +32,10 @@ T = Tap()
 check = T.check
 
 
-def run(argv, stdin=None, input=None, pass_fds=(), env=None):
+def run(argv, stdin=None, input=None, pass_fds=(), env=None, timeout=120):
     p = subprocess.run(argv, input=input, stdin=stdin, capture_output=True,
                        pass_fds=pass_fds, env=dict(os.environ, LC_ALL="C", TZ="UTC", **(env or {})),
-                       timeout=120)
+                       timeout=timeout)
     return p.returncode, p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
 
 
@@ -277,6 +277,24 @@ def test_option_s(tmp):
               "%s.1 says what -S is here and in %s" % (prog, other), text[-800:])
 
 
+def test_numbers():
+    """A port above 65535 and a -n past 64 bits are usage errors naming
+    the range (issue 41 §5)."""
+    try:    # before: listened on 34463 (99999 mod 65536) for a connection
+        rc, out, err = run([BTSDUMP, "gdbserver", "--port", "99999", CORE], timeout=5)
+    except subprocess.TimeoutExpired:
+        rc, out, err = -1, "", "timed out: listening"
+    check(rc == 1 and err.startswith("btsdump: --port: out of range (0-65535): '99999'\n"),
+          "gdbserver --port 99999: usage error", "%d %r" % (rc, err))
+    rc, out, err = run([BTSDUMP, "-n", "99999999999999999999", CORE])
+    check(rc == 1 and err.startswith("btsdump: --last: out of range: '99999999999999999999'\n"),
+          "-n past 64 bits: out of range, not 'not a number'", "%d %r" % (rc, err))
+    rc, out, err = run([CTL, "-n", "99999999999999999999", "list"])
+    check(rc == 1 and err == "btsdumpctl: --last: out of range: '99999999999999999999'\n"
+          "Try 'btsdumpctl --help' for more information.\n",
+          "btsdumpctl -n past 64 bits: one usage error, out of range", "%d %r" % (rc, err))
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         os.chmod(tmp, 0o755)
@@ -289,6 +307,7 @@ def main():
         test_btsdumpd_tty()
         test_executable(tmp)
         test_option_s(tmp)
+        test_numbers()
     return T.done()
 
 

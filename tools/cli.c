@@ -63,7 +63,14 @@ int bts_cli_parse_u64(const char *s, uint64_t *v)
 
 	errno = 0;
 	*v = strtoull(s, &end, 0);
-	return errno || end == s || *end || *s == '-' ? -EINVAL : 0;
+	if (end == s || *end || *s == '-')
+		return -EINVAL;
+	return errno == ERANGE ? -ERANGE : errno ? -EINVAL : 0;
+}
+
+const char *bts_cli_number_error(int err)
+{
+	return err == -ERANGE ? "out of range" : "not a number";
 }
 
 /* Copies in to out (a new, empty file) and rewinds out; 0 or -errno. */

@@ -34,8 +34,10 @@ int bts_cli_usage_error(const char *prog, const char *fmt, ...)
  * optopt and argv[optind - 1].  Returns BTS_EXIT_USAGE. */
 int bts_cli_bad_option(const char *prog, char **argv, int c);
 /* s as an unsigned number in C syntax (0x..., 0...); -EINVAL if it is not
- * one, negative or out of range. */
+ * one or negative, -ERANGE past 64 bits. */
 int bts_cli_parse_u64(const char *s, uint64_t *v);
+/* What bts_cli_parse_u64's error says: "out of range" or "not a number". */
+const char *bts_cli_number_error(int err);
 /* Opens path for reading ("-": stdin).  An input that cannot seek (a pipe,
  * <(zstdcat core.zst), a terminal) is copied to a memfd first, rewound:
  * the readers mmap and seek.  The fd, or -errno. */
