@@ -295,6 +295,25 @@ def test_numbers():
           "btsdumpctl -n past 64 bits: one usage error, out of range", "%d %r" % (rc, err))
 
 
+def test_store_messages(tmp):
+    """--since leaving none says no crash matches; --json list of a
+    missing store prints [] (issue 41 §5)."""
+    store = os.path.join(tmp, "one-store")
+    cfg = store + ".conf"
+    open(cfg, "w").write("[Store]\n")
+    with open(CORE, "rb") as f:
+        subprocess.run([DAEMON, "--store", store, "--config", cfg, "--direct", "--log", "stderr",
+                        "999999", "1000", "1000", "11", "1700000000", "crasher"],
+                       stdin=f, capture_output=True, timeout=120)
+    rc, out, err = run([CTL, "--store", store, "-S", "2030-01-01", "list"])
+    check(rc == 3 and err.startswith("No crash matches --since/--until"),
+          "list -S after every entry: no crash matches, not 'no crashes stored'",
+          "%d %r %r" % (rc, out, err))
+    rc, out, err = run([CTL, "--store", os.path.join(tmp, "no-store"), "--json", "list"])
+    check(rc == 3 and out == "[]\n" and "does not exist" in err,
+          "--json list of a missing store: [] on stdout", "%d %r %r" % (rc, out, err))
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         os.chmod(tmp, 0o755)
@@ -308,6 +327,7 @@ def main():
         test_executable(tmp)
         test_option_s(tmp)
         test_numbers()
+        test_store_messages(tmp)
     return T.done()
 
 

@@ -288,7 +288,7 @@ int main(int argc, char **argv)
 	if (!r)
 		r = ctl_load(&c);
 	/* a pager for what people read (not dump's core, not gdb's terminal) */
-	if (!r && !c.no_pager && cmd->fn != cmd_dump && cmd->fn != cmd_gdb)
+	if (!r && c.n && !c.no_pager && cmd->fn != cmd_dump && cmd->fn != cmd_gdb)
 		bts_cli_pager_start();	/* -errno: no pager, stdout as it was */
 	if (!r)
 		r = cmd->fn(&c);
