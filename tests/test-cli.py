@@ -314,6 +314,24 @@ def test_store_messages(tmp):
           "--json list of a missing store: [] on stdout", "%d %r %r" % (rc, out, err))
 
 
+def test_output_errors(tmp):
+    """Writing to a full device: said ("writing the output: ...") and a
+    non-zero exit, as coreutils (issue 41 §5)."""
+    store = os.path.join(tmp, "one-store")
+    for argv, what in (([BTSDUMP, "--help"], "btsdump --help"),
+                       ([BTSDUMP, CORE], "btsdump CORE"),
+                       ([CTL, "--help"], "btsdumpctl --help"),
+                       ([CTL, "--store", store, "list"], "btsdumpctl list"),
+                       ([CTL, "--store", store, "dump"], "btsdumpctl dump")):
+        with open("/dev/full", "wb") as full:
+            p = subprocess.run(argv, stdout=full, stderr=subprocess.PIPE, timeout=120)
+        err = p.stderr.decode(errors="replace")
+        check(p.returncode == 2 and err.count("\n") == 1 and
+              ("writing the output: " in err or "writing the report: " in err) and
+              "No space left on device" in err,
+              "%s > /dev/full: said, exit 2" % what, "%d %r" % (p.returncode, err))
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         os.chmod(tmp, 0o755)
@@ -328,6 +346,7 @@ def main():
         test_option_s(tmp)
         test_numbers()
         test_store_messages(tmp)
+        test_output_errors(tmp)
     return T.done()
 
 

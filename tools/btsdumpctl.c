@@ -281,8 +281,8 @@ int main(int argc, char **argv)
 	int r, status = 0;
 
 	r = parse_args(&c, argc, argv, &cmd, &status);
-	if (r < 0)
-		return status;
+	if (r < 0)	/* --help, --version */
+		return bts_cli_stdout_done("btsdumpctl", status);
 	if (!r && cmd->fn == cmd_status)	/* no store to read */
 		return cmd_status(&c);
 	if (!r)
@@ -292,8 +292,7 @@ int main(int argc, char **argv)
 		bts_cli_pager_start();	/* -errno: no pager, stdout as it was */
 	if (!r)
 		r = cmd->fn(&c);
-	if (fflush(stdout) && !r)
-		r = BTS_EXIT_READ;
+	r = bts_cli_stdout_done("btsdumpctl", r);
 	bts_cli_pager_end();
 	btsdumpd_entries_free(c.e, c.n);
 	return r;

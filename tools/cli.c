@@ -27,7 +27,22 @@
 int bts_cli_version(const char *prog)
 {
 	printf("%s (btscrash) %s\n", prog, BTSCRASH_VERSION);
-	return fflush(stdout) ? BTS_EXIT_READ : 0;
+	return bts_cli_stdout_done(prog, 0);
+}
+
+int bts_cli_stdout_done(const char *prog, int status)
+{
+	int err = 0;
+
+	if (fflush(stdout))
+		err = errno;
+	else if (ferror(stdout))	/* an earlier flush failed */
+		err = EIO;
+	if (!err || status == BTS_EXIT_READ)
+		return status;
+	fprintf(stderr, "%s: writing the output: %s\n", prog, strerror(err));
+	clearerr(stdout);
+	return BTS_EXIT_READ;
 }
 
 int bts_cli_usage_error(const char *prog, const char *fmt, ...)

@@ -53,6 +53,11 @@ int bts_cli_open_input_named(const char *path, char name[PATH_MAX]);
 int bts_cli_input_path(const char *path, char *buf, size_t len,
 		       const char **out, int *fd);
 
+/* The end of stdout, as coreutils' close_stdout: a write that failed is
+ * said ("PROG: writing the output: …") and makes status BTS_EXIT_READ,
+ * unless status is that already (its message said).  The status. */
+int bts_cli_stdout_done(const char *prog, int status);
+
 /* Pipes stdout through $PAGER (else less, with LESS=FRSXMK as systemd
  * sets it) when stdout is a terminal and $PAGER is not "" or "cat"; 0 or
  * -errno (then stdout is unchanged). */
