@@ -332,6 +332,14 @@ def test_output_errors(tmp):
               "%s > /dev/full: said, exit 2" % what, "%d %r" % (p.returncode, err))
 
 
+def test_core_as_executable():
+    """A core given as EXECUTABLE is not an executable: said, exit 7."""
+    rc, out, err = run([BTSDUMP, CORE, CORE])
+    check(rc == 7 and "EXECUTABLE not used: not an executable (a core)" in err and
+          "executable:" not in out, "a core as EXECUTABLE: not an executable, exit 7",
+          "%d %r %r" % (rc, err, out[:200]))
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         os.chmod(tmp, 0o755)
@@ -347,6 +355,7 @@ def main():
         test_numbers()
         test_store_messages(tmp)
         test_output_errors(tmp)
+        test_core_as_executable()
     return T.done()
 
 

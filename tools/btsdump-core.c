@@ -37,7 +37,7 @@ static void usage(void)
 	      "\n"
 	      "Exit status: 0 traces printed; 1 usage; 2 core unreadable; 3 core has\n"
 	      "no branch trace; 4 malformed trace notes skipped; 5 no such traced thread;\n"
-	      "7 EXECUTABLE missing, unreadable, not ELF or another build (not used).\n"
+	      "7 EXECUTABLE missing, unreadable, not ELF, a core or another build (not used).\n"
 	      "`btsdump vmcore --help`, `btsdump add-note --help`: the other modes.\n", stdout);
 }
 
