@@ -198,12 +198,11 @@ def test_btsdumpd_input(tmp):
           "btsdumpd's report names the crashing program, not its spool", "%d %r" % (rc, out[:200]))
 
 
-def test_btsdumpd_tty():
-    """Run by hand, btsdumpd's log (--log auto) goes to the terminal on
-    its stderr, not to the journal or kmsg where nobody looks."""
+def on_pty(argv):
+    """argv run with a terminal on its stderr: its status and what it said there."""
     master, slave = pty.openpty()
-    r = subprocess.run([DAEMON, "--direct", "1", "x", "3"], stdin=subprocess.DEVNULL,
-                       stdout=subprocess.PIPE, stderr=slave, timeout=60)
+    r = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                       stderr=slave, timeout=60)
     os.close(slave)
     text = b""
     try:
@@ -212,11 +211,18 @@ def test_btsdumpd_tty():
             if not chunk:
                 break
             text += chunk
-    except OSError:
+    except OSError:     # EIO: the terminal's other side closed
         pass
     os.close(master)
-    check(r.returncode == 1 and b"bad arguments from the kernel" in text,
-          "btsdumpd --log auto with a terminal on stderr: logs there", "%d %r" % (r.returncode, text))
+    return r.returncode, text
+
+
+def test_btsdumpd_tty():
+    """Run by hand, btsdumpd's log (--log auto) goes to the terminal on
+    its stderr, not to the journal or kmsg where nobody looks."""
+    rc, text = on_pty([DAEMON, "--direct", "x", "1", "1", "11", "1", "crasher"])
+    check(rc == 1 and b"bad arguments from the kernel" in text,
+          "btsdumpd --log auto with a terminal on stderr: logs there", "%d %r" % (rc, text))
 
 
 def test_executable(tmp):
@@ -340,6 +346,17 @@ def test_core_as_executable():
           "%d %r %r" % (rc, err, out[:200]))
 
 
+def test_btsdumpd_usage_tty():
+    """btsdumpd by hand with too few arguments: the one-line usage error
+    on the terminal, exit 1 (issue 41 §5)."""
+    for argv in ([DAEMON], [DAEMON, "1", "2"]):
+        rc, text = on_pty(argv)
+        check(rc == 1 and text.startswith(b"btsdumpd: ") and
+              b"Try 'btsdumpd --help' for more information." in text,
+              "btsdumpd %d argument(s) on a terminal: usage error" % (len(argv) - 1),
+              "%d %r" % (rc, text))
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         os.chmod(tmp, 0o755)
@@ -356,6 +373,7 @@ def main():
         test_store_messages(tmp)
         test_output_errors(tmp)
         test_core_as_executable()
+        test_btsdumpd_usage_tty()
     return T.done()
 
 
