@@ -282,6 +282,10 @@ static int run_handler(struct btsdumpd_ctx *c, char **pos, int npos)
 {
 	int ret;
 
+	if (npos < 6 && isatty(STDERR_FILENO))	/* run by hand, not by the kernel */
+		return bts_cli_usage_error("btsdumpd", "%s: expected PID UID GID SIGNAL "
+					   "TIMESTAMP COMM [HOSTNAME], as the kernel passes them",
+					   npos ? "too few arguments" : "missing arguments");
 	if (crash_from_args(&c->crash, pos, npos)) {
 		btsdumpd_log(LOG_ERR, "bad arguments from the kernel; expected "
 			     "PID UID GID SIGNAL TIMESTAMP COMM [HOSTNAME]");

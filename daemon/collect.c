@@ -26,8 +26,7 @@
 #include "zstdio.h"
 
 #define SPOOL_CHUNK	(64 * 1024)
-#define SPACE_CHECK	(16ULL << 20)	/* statvfs every 16 MiB written */
-#define REPORT_ROOM	(256 * 1024)	/* given back by a spool on a full disk */
+#define REPORT_ROOM	(256 * 1024)	/* left free by a spool for the entry */
 #define NOTES_MAX	(64ULL << 20)	/* at most this much spooled past KeepFree */
 
 void btsdumpd_load_config(struct btsdumpd_ctx *c)
@@ -101,8 +100,10 @@ static bool notes_done(int fd, const struct spool *s)
 	return s->written >= NOTES_MAX || (end && s->written >= end);
 }
 
-/* False (and why set) when writing more would leave less than KeepFree. */
-static bool space_ok(struct btsdumpd_ctx *c, uint64_t more, char *why, size_t len)
+/* False (and why set) when writing more would leave less than KeepFree
+ * (or than floor, what the caller needs left whatever KeepFree says). */
+static bool space_ok(struct btsdumpd_ctx *c, uint64_t more, uint64_t floor,
+		     char *why, size_t len)
 {
 	struct statvfs v;
 	uint64_t avail, keep;
@@ -111,11 +112,22 @@ static bool space_ok(struct btsdumpd_ctx *c, uint64_t more, char *why, size_t le
 		return true;
 	avail = (uint64_t)v.f_bavail * v.f_frsize;
 	keep = btsdumpd_size_resolve(&c->cfg.keep_free, btsdumpd_fs_size(&v));
+	keep = keep > floor ? keep : floor;
 	if (avail >= keep + more)
 		return true;
 	snprintf(why, len, "KeepFree: %llu bytes free, %llu to keep",
 		 (unsigned long long)avail, (unsigned long long)keep);
 	return false;
+}
+
+/* Whether n more bytes of notes leave REPORT_ROOM free, KeepFree or not. */
+static bool notes_room(uint64_t n)
+{
+	struct statvfs v;
+
+	if (fstatvfs(btsdumpd_store_fd(), &v) || !v.f_blocks)
+		return true;
+	return (uint64_t)v.f_bavail * v.f_frsize >= n + REPORT_ROOM;
 }
 
 static void spool_stop(struct spool *s, bool keep, const char *why)
@@ -130,7 +142,6 @@ static void spool_core(struct btsdumpd_ctx *c, int in, int out, struct spool *s)
 {
 	static char buf[SPOOL_CHUNK];
 	uint64_t max = btsdumpd_size_resolve(&c->cfg.process_size_max, 0);
-	uint64_t next_check = 0;
 	char why[128];
 	ssize_t n;
 	int ret;
@@ -156,12 +167,12 @@ static void spool_core(struct btsdumpd_ctx *c, int in, int out, struct spool *s)
 				 (unsigned long long)max);
 			spool_stop(s, true, why);
 		}
-		if (!s->notes_only && s->written >= next_check) {
-			next_check = s->written + SPACE_CHECK;
-			/* the trail is kept all the same: the notes are spooled */
-			s->notes_only = !space_ok(c, 0, s->reason, sizeof(s->reason));
-		}
-		if (s->notes_only && notes_done(out, s)) {
+		/* before each write (other spools share the filesystem); the
+		 * trail is kept all the same: the notes are spooled, never
+		 * into the room the entry needs */
+		if (!s->notes_only)
+			s->notes_only = !space_ok(c, n, REPORT_ROOM, s->reason, sizeof(s->reason));
+		if (s->notes_only && (notes_done(out, s) || !notes_room(n))) {
 			spool_stop(s, false, NULL);
 			continue;
 		}
@@ -218,7 +229,7 @@ static void store_core(struct btsdumpd_ctx *c, int dirfd, int spool_fd, const st
 		goto cut;
 	}
 	/* the compressed core is at most about the spool's size */
-	if (!space_ok(c, s->written, why, sizeof(why)))
+	if (!space_ok(c, s->written, 0, why, sizeof(why)))
 		return core_dropped(c, why);
 	out = openat(dirfd, "core.zst.tmp", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	if (out < 0 || lseek(spool_fd, 0, SEEK_SET))

@@ -75,9 +75,9 @@ static int open_core(const char *path, pid_t *child)
 
 		close(p[0]);
 		signal(SIGPIPE, SIG_IGN);	/* a core cut at ProcessSizeMax */
-		r = ends_with(path, ".zst") ? btsdumpd_zstd_decompress(fd, p[1], 0) :
+		r = ends_with(path, ".zst") ? btsdumpd_zstd_decompress(fd, p[1], 0, NULL) :
 		    ends_with(path, ".xz") ? btsdumpd_xz_decompress(fd, p[1]) :
-		    ends_with(path, ".lz4") ? btsdumpd_lz4_decompress(fd, p[1]) : btsdumpd_copy(fd, p[1]);
+		    ends_with(path, ".lz4") ? btsdumpd_lz4_decompress(fd, p[1]) : btsdumpd_copy(fd, p[1], NULL);
 		_exit(r && r != -EPIPE ? 1 : 0);
 	}
 	close(fd);

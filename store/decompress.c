@@ -23,7 +23,7 @@
  * hint (0 = at a frame boundary, everything flushed). */
 static int decompress_chunk(ZSTD_DCtx *dctx, ZSTD_inBuffer *in, void *obuf,
 			    int out_fd, uint64_t *total, uint64_t max_out,
-			    size_t *ret)
+			    size_t *ret, bool *out_failed)
 {
 	ZSTD_outBuffer out;
 	int r;
@@ -36,14 +36,17 @@ static int decompress_chunk(ZSTD_DCtx *dctx, ZSTD_inBuffer *in, void *obuf,
 		if (max_out && out.pos > max_out - *total)
 			return -EFBIG;
 		r = btsdumpd_write_all(out_fd, obuf, out.pos);
-		if (r < 0)
+		if (r < 0) {
+			if (out_failed)
+				*out_failed = true;
 			return r;
+		}
 		*total += out.pos;
 	} while (in->pos < in->size || (*ret && out.pos == out.size));
 	return 0;
 }
 
-int btsdumpd_zstd_decompress(int in_fd, int out_fd, uint64_t max_out)
+int btsdumpd_zstd_decompress(int in_fd, int out_fd, uint64_t max_out, bool *out_failed)
 {
 	ZSTD_DCtx *dctx = ZSTD_createDCtx();
 	void *ibuf = malloc(IO_CHUNK), *obuf = malloc(IO_CHUNK);
@@ -63,7 +66,8 @@ int btsdumpd_zstd_decompress(int in_fd, int out_fd, uint64_t max_out)
 			r = n < 0 ? n : ret ? -EBADMSG : 0;	/* truncated frame */
 			break;
 		}
-		r = decompress_chunk(dctx, &in, obuf, out_fd, &total, max_out, &ret);
+		r = decompress_chunk(dctx, &in, obuf, out_fd, &total, max_out, &ret,
+				     out_failed);
 		if (r < 0)
 			break;
 	}
@@ -76,7 +80,7 @@ out:
 
 /* ---- systemd-coredump's: xz, lz4, plain ---- */
 
-int btsdumpd_copy(int in, int out)
+int btsdumpd_copy(int in, int out, bool *out_failed)
 {
 	static char buf[IO_CHUNK];
 	ssize_t n;
@@ -84,6 +88,8 @@ int btsdumpd_copy(int in, int out)
 
 	while (!r && (n = btsdumpd_read_some(in, buf, sizeof(buf))) > 0)
 		r = btsdumpd_write_all(out, buf, n);
+	if (r && out_failed)
+		*out_failed = true;
 	return r ? r : n < 0 ? (int)n : 0;
 }
 

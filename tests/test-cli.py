@@ -32,10 +32,10 @@ T = Tap()
 check = T.check
 
 
-def run(argv, stdin=None, input=None, pass_fds=(), env=None):
+def run(argv, stdin=None, input=None, pass_fds=(), env=None, timeout=120):
     p = subprocess.run(argv, input=input, stdin=stdin, capture_output=True,
                        pass_fds=pass_fds, env=dict(os.environ, LC_ALL="C", TZ="UTC", **(env or {})),
-                       timeout=120)
+                       timeout=timeout)
     return p.returncode, p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
 
 
@@ -198,12 +198,11 @@ def test_btsdumpd_input(tmp):
           "btsdumpd's report names the crashing program, not its spool", "%d %r" % (rc, out[:200]))
 
 
-def test_btsdumpd_tty():
-    """Run by hand, btsdumpd's log (--log auto) goes to the terminal on
-    its stderr, not to the journal or kmsg where nobody looks."""
+def on_pty(argv):
+    """argv run with a terminal on its stderr: its status and what it said there."""
     master, slave = pty.openpty()
-    r = subprocess.run([DAEMON, "--direct", "1", "x", "3"], stdin=subprocess.DEVNULL,
-                       stdout=subprocess.PIPE, stderr=slave, timeout=60)
+    r = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                       stderr=slave, timeout=60)
     os.close(slave)
     text = b""
     try:
@@ -212,11 +211,18 @@ def test_btsdumpd_tty():
             if not chunk:
                 break
             text += chunk
-    except OSError:
+    except OSError:     # EIO: the terminal's other side closed
         pass
     os.close(master)
-    check(r.returncode == 1 and b"bad arguments from the kernel" in text,
-          "btsdumpd --log auto with a terminal on stderr: logs there", "%d %r" % (r.returncode, text))
+    return r.returncode, text
+
+
+def test_btsdumpd_tty():
+    """Run by hand, btsdumpd's log (--log auto) goes to the terminal on
+    its stderr, not to the journal or kmsg where nobody looks."""
+    rc, text = on_pty([DAEMON, "--direct", "x", "1", "1", "11", "1", "crasher"])
+    check(rc == 1 and b"bad arguments from the kernel" in text,
+          "btsdumpd --log auto with a terminal on stderr: logs there", "%d %r" % (rc, text))
 
 
 def test_executable(tmp):
@@ -277,6 +283,80 @@ def test_option_s(tmp):
               "%s.1 says what -S is here and in %s" % (prog, other), text[-800:])
 
 
+def test_numbers():
+    """A port above 65535 and a -n past 64 bits are usage errors naming
+    the range (issue 41 §5)."""
+    try:    # before: listened on 34463 (99999 mod 65536) for a connection
+        rc, out, err = run([BTSDUMP, "gdbserver", "--port", "99999", CORE], timeout=5)
+    except subprocess.TimeoutExpired:
+        rc, out, err = -1, "", "timed out: listening"
+    check(rc == 1 and err.startswith("btsdump: --port: out of range (0-65535): '99999'\n"),
+          "gdbserver --port 99999: usage error", "%d %r" % (rc, err))
+    rc, out, err = run([BTSDUMP, "-n", "99999999999999999999", CORE])
+    check(rc == 1 and err.startswith("btsdump: --last: out of range: '99999999999999999999'\n"),
+          "-n past 64 bits: out of range, not 'not a number'", "%d %r" % (rc, err))
+    rc, out, err = run([CTL, "-n", "99999999999999999999", "list"])
+    check(rc == 1 and err == "btsdumpctl: --last: out of range: '99999999999999999999'\n"
+          "Try 'btsdumpctl --help' for more information.\n",
+          "btsdumpctl -n past 64 bits: one usage error, out of range", "%d %r" % (rc, err))
+
+
+def test_store_messages(tmp):
+    """--since leaving none says no crash matches; --json list of a
+    missing store prints [] (issue 41 §5)."""
+    store = os.path.join(tmp, "one-store")
+    cfg = store + ".conf"
+    open(cfg, "w").write("[Store]\n")
+    with open(CORE, "rb") as f:
+        subprocess.run([DAEMON, "--store", store, "--config", cfg, "--direct", "--log", "stderr",
+                        "999999", "1000", "1000", "11", "1700000000", "crasher"],
+                       stdin=f, capture_output=True, timeout=120)
+    rc, out, err = run([CTL, "--store", store, "-S", "2030-01-01", "list"])
+    check(rc == 3 and err.startswith("No crash matches --since/--until"),
+          "list -S after every entry: no crash matches, not 'no crashes stored'",
+          "%d %r %r" % (rc, out, err))
+    rc, out, err = run([CTL, "--store", os.path.join(tmp, "no-store"), "--json", "list"])
+    check(rc == 3 and out == "[]\n" and "does not exist" in err,
+          "--json list of a missing store: [] on stdout", "%d %r %r" % (rc, out, err))
+
+
+def test_output_errors(tmp):
+    """Writing to a full device: said ("writing the output: ...") and a
+    non-zero exit, as coreutils (issue 41 §5)."""
+    store = os.path.join(tmp, "one-store")
+    for argv, what in (([BTSDUMP, "--help"], "btsdump --help"),
+                       ([BTSDUMP, CORE], "btsdump CORE"),
+                       ([CTL, "--help"], "btsdumpctl --help"),
+                       ([CTL, "--store", store, "list"], "btsdumpctl list"),
+                       ([CTL, "--store", store, "dump"], "btsdumpctl dump")):
+        with open("/dev/full", "wb") as full:
+            p = subprocess.run(argv, stdout=full, stderr=subprocess.PIPE, timeout=120)
+        err = p.stderr.decode(errors="replace")
+        check(p.returncode == 2 and err.count("\n") == 1 and
+              ("writing the output: " in err or "writing the report: " in err) and
+              "No space left on device" in err,
+              "%s > /dev/full: said, exit 2" % what, "%d %r" % (p.returncode, err))
+
+
+def test_core_as_executable():
+    """A core given as EXECUTABLE is not an executable: said, exit 7."""
+    rc, out, err = run([BTSDUMP, CORE, CORE])
+    check(rc == 7 and "EXECUTABLE not used: not an executable (a core)" in err and
+          "executable:" not in out, "a core as EXECUTABLE: not an executable, exit 7",
+          "%d %r %r" % (rc, err, out[:200]))
+
+
+def test_btsdumpd_usage_tty():
+    """btsdumpd by hand with too few arguments: the one-line usage error
+    on the terminal, exit 1 (issue 41 §5)."""
+    for argv in ([DAEMON], [DAEMON, "1", "2"]):
+        rc, text = on_pty(argv)
+        check(rc == 1 and text.startswith(b"btsdumpd: ") and
+              b"Try 'btsdumpd --help' for more information." in text,
+              "btsdumpd %d argument(s) on a terminal: usage error" % (len(argv) - 1),
+              "%d %r" % (rc, text))
+
+
 def main():
     with tempfile.TemporaryDirectory() as tmp:
         os.chmod(tmp, 0o755)
@@ -289,6 +369,11 @@ def main():
         test_btsdumpd_tty()
         test_executable(tmp)
         test_option_s(tmp)
+        test_numbers()
+        test_store_messages(tmp)
+        test_output_errors(tmp)
+        test_core_as_executable()
+        test_btsdumpd_usage_tty()
     return T.done()
 
 

@@ -199,7 +199,7 @@ static void test_store_list(void)
 static int decompress_buf(const void *in, size_t len, uint64_t max, size_t *out_len)
 {
 	int ifd = tmpfile_with("z.in", in, len), ofd = tmpfile_with("z.out", NULL, 0);
-	int r = btsdumpd_zstd_decompress(ifd, ofd, max);
+	int r = btsdumpd_zstd_decompress(ifd, ofd, max, NULL);
 
 	*out_len = lseek(ofd, 0, SEEK_END);
 	close(ifd);
@@ -263,7 +263,7 @@ static void test_zstd_content(void)
 	CHECK_EQ(btsdumpd_zstd_compress(ifd, zfd, 19, &zb), 0);
 	lseek(zfd, 0, SEEK_SET);
 	ofd = tmpfile_with("m.out", NULL, 0);
-	CHECK_EQ(btsdumpd_zstd_decompress(zfd, ofd, 0), 0);
+	CHECK_EQ(btsdumpd_zstd_decompress(zfd, ofd, 0, NULL), 0);
 	n = pread(ofd, buf, sizeof(buf), 0);
 	CHECK_EQ(n, sizeof(msg) - 1);
 	CHECK(n > 0 && !memcmp(buf, msg, n));

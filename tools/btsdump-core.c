@@ -37,7 +37,7 @@ static void usage(void)
 	      "\n"
 	      "Exit status: 0 traces printed; 1 usage; 2 core unreadable; 3 core has\n"
 	      "no branch trace; 4 malformed trace notes skipped; 5 no such traced thread;\n"
-	      "7 EXECUTABLE missing, unreadable, not ELF or another build (not used).\n"
+	      "7 EXECUTABLE missing, unreadable, not ELF, a core or another build (not used).\n"
 	      "`btsdump vmcore --help`, `btsdump add-note --help`: the other modes.\n", stdout);
 }
 
@@ -64,7 +64,7 @@ static int parse_dump_args(int argc, char **argv, struct dump_args *a, int *stat
 		{ 0 }
 	};
 	uint64_t v;
-	int c;
+	int c, ret;
 
 	while ((c = getopt_long(argc, argv, BTS_CLI_OPTSTRING "t:n:cjSd:h", opts, NULL)) != -1) {
 		switch (c) {
@@ -75,8 +75,9 @@ static int parse_dump_args(int argc, char **argv, struct dump_args *a, int *stat
 			a->ro.tid = v;
 			break;
 		case 'n':
-			if (bts_cli_parse_u64(optarg, &v))	/* 0: all */
-				return usage_error("--last: not a number: '%s'", optarg);
+			if ((ret = bts_cli_parse_u64(optarg, &v)))	/* 0: all */
+				return usage_error("--last: %s: '%s'",
+						   bts_cli_number_error(ret), optarg);
 			a->ro.last = v;
 			break;
 		case 'c': a->ro.calls = true; break;

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <gelf.h>
 #include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 
@@ -63,9 +64,30 @@ static int core_has_build_id(struct btsdec_core *core, struct build_id *want)
 	return want->seen_known && !want->found ? -ESTALE : 0;
 }
 
-int btsdump_check_executable(struct btsdec_core *core, const char *path)
+/* An ELF file as EXECUTABLE: a program or a shared object (not a core, not
+ * an object file) of the core's build; 0 or -errno, said. */
+static int check_elf(struct btsdec_core *core, Elf *elf, const char *path)
 {
 	struct build_id want = { 0 };
+	GElf_Ehdr eh, *h = gelf_getehdr(elf, &eh);
+
+	if (!h || (h->e_type != ET_EXEC && h->e_type != ET_DYN)) {
+		say("%s: EXECUTABLE not used: not an executable (%s)", path,
+		    !h ? elf_errmsg(-1) : h->e_type == ET_CORE ? "a core" :
+		    h->e_type == ET_REL ? "an object file" : "unknown ELF type");
+		return -ENOEXEC;
+	}
+	want.len = dwelf_elf_gnu_build_id(elf, &want.bits);
+	if (want.len > 0 && core_has_build_id(core, &want) == -ESTALE) {
+		say("%s: EXECUTABLE not used: another build "
+		    "(its build-id is not among the core's modules)", path);
+		return -ESTALE;
+	}
+	return 0;
+}
+
+int btsdump_check_executable(struct btsdec_core *core, const char *path)
+{
 	struct stat st;
 	Elf *elf = NULL;
 	int fd, ret = 0;
@@ -83,12 +105,7 @@ int btsdump_check_executable(struct btsdec_core *core, const char *path)
 		ret = -ENOEXEC;
 		say("%s: EXECUTABLE not used: not an ELF file", path);
 	} else {
-		want.len = dwelf_elf_gnu_build_id(elf, &want.bits);
-		if (want.len > 0 && core_has_build_id(core, &want) == -ESTALE) {
-			ret = -ESTALE;
-			say("%s: EXECUTABLE not used: another build "
-			    "(its build-id is not among the core's modules)", path);
-		}
+		ret = check_elf(core, elf, path);
 	}
 	elf_end(elf);
 	if (fd >= 0)

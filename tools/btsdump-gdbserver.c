@@ -15,6 +15,7 @@
 #include <netinet/tcp.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -52,6 +53,24 @@ static void usage(FILE *out)
 	      out);
 }
 
+/* A usage error's status when "[HOST:]PORT" ends in a number above 65535
+ * (getaddrinfo takes 99999 modulo 65536), else 0: what is no number at all
+ * is getaddrinfo's to refuse (tcp_listen). */
+static int parse_port(const char *spec)
+{
+	const char *colon = strrchr(spec, ':');
+	const char *num = colon ? colon + 1 : spec;
+	unsigned long long v;
+
+	if (!*num || num[strspn(num, "0123456789")])	/* decimal, as getaddrinfo */
+		return 0;
+	errno = 0;
+	v = strtoull(num, NULL, 10);
+	if (errno || v > 65535)
+		return bts_cli_usage_error("btsdump", "--port: out of range (0-65535): '%s'", spec);
+	return 0;
+}
+
 /* 0, -1 after --help or --version (*status set), or a usage error's status. */
 static int parse(int argc, char **argv, struct btsdec_symopts *so,
 		 const char **port, int *status)
@@ -63,12 +82,16 @@ static int parse(int argc, char **argv, struct btsdec_symopts *so,
 		BTS_CLI_OPTION_VERSION,
 		{ 0 }
 	};
-	int c;
+	int c, ret;
 
 	while ((c = getopt_long(argc, argv, BTS_CLI_OPTSTRING "d:hp:", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd': so->debuginfo_path = optarg; break;
-		case 'p': *port = optarg; break;
+		case 'p':
+			if ((ret = parse_port(optarg)))
+				return ret;
+			*port = optarg;
+			break;
 		case 'h': usage(stdout); *status = 0; return -1;
 		case BTS_CLI_VERSION: *status = bts_cli_version("btsdump"); return -1;
 		default: return bts_cli_bad_option("btsdump", argv, c);

@@ -65,15 +65,16 @@ static int parse_vm_args(int argc, char **argv, struct btsdec_vmreport_opts *o,
 		{ "help", no_argument, NULL, 'h' }, BTS_CLI_OPTION_VERSION, { NULL, 0, NULL, 0 },
 	};
 	uint64_t v;
-	int c;
+	int c, ret;
 
 	while ((c = getopt_long(argc, argv, BTS_CLI_OPTSTRING "C:n:cSrjh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'C': o->cpus = optarg; break;
 		case 'c': o->calls = true; break;
 		case 'n':
-			if (bts_cli_parse_u64(optarg, &v))	/* 0: the whole ring */
-				return usage_error("--last: not a number: '%s'", optarg);
+			if ((ret = bts_cli_parse_u64(optarg, &v)))	/* 0: the whole ring */
+				return usage_error("--last: %s: '%s'",
+						   bts_cli_number_error(ret), optarg);
 			o->last = v;
 			break;
 		case 'S': case 'r': o->raw = true; break;

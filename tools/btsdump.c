@@ -12,11 +12,15 @@
 
 int main(int argc, char **argv)
 {
+	int status;
+
 	if (argc > 1 && !strcmp(argv[1], "add-note"))
-		return btsdump_addnote_main(argc - 1, argv + 1);
-	if (argc > 1 && !strcmp(argv[1], "vmcore"))
-		return btsdump_vmcore_main(argc - 1, argv + 1);
-	if (argc > 1 && !strcmp(argv[1], "gdbserver"))
-		return gdbserver_main(argc - 1, argv + 1);
-	return btsdump_core_main(argc, argv);
+		status = btsdump_addnote_main(argc - 1, argv + 1);
+	else if (argc > 1 && !strcmp(argv[1], "vmcore"))
+		status = btsdump_vmcore_main(argc - 1, argv + 1);
+	else if (argc > 1 && !strcmp(argv[1], "gdbserver"))
+		status = gdbserver_main(argc - 1, argv + 1);
+	else
+		status = btsdump_core_main(argc, argv);
+	return bts_cli_stdout_done("btsdump", status);
 }

@@ -26,7 +26,8 @@ int btsdump_addnote_main(int argc, char **argv);
 
 struct btsdec_core;
 /* Checks the EXECUTABLE given for core (btsdump-exe.c): 0 if usable, else
- * -ENOENT, -EACCES, -EISDIR, -ENOEXEC (not ELF), -ESTALE (another build:
+ * -ENOENT, -EACCES, -EISDIR, -ENOEXEC (not ELF, or not a program nor a
+ * shared object: a core), -ESTALE (another build:
  * its build-id is not among the core's), said on stderr. */
 int btsdump_check_executable(struct btsdec_core *core, const char *path);
 

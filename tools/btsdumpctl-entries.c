@@ -206,9 +206,9 @@ static int load_store(struct ctl *c)
 		return BTS_EXIT_READ;
 	}
 
-	if (r == -ENOENT) {
-		btsdec_escape_line(stderr, NULL, "No crashes stored (%s does not exist).", c->store);
-		return BTS_EXIT_NONE;
+	if (r == -ENOENT) {	/* no entry: the command says so (ctl_pick) */
+		c->store_missing = true;
+		return 0;
 	}
 	if (r < 0) {
 		say("cannot read the store %s: %s",
@@ -235,11 +235,14 @@ const struct btsdumpd_entry *ctl_pick(const struct ctl *c)
 	for (size_t i = c->n; i-- > 0;)
 		if (entry_matches(&c->e[i], c->match))
 			return &c->e[i];
-	if (c->match) {
+	if (c->store_missing)
+		btsdec_escape_line(stderr, NULL, "No crashes stored (%s does not exist).", c->store);
+	else if (c->match)
 		btsdec_escape_line(stderr, NULL, "No crash matches \"%s\".", c->match);
-	} else {
+	else if (c->have_since || c->have_until)
+		fputs("No crash matches --since/--until.\n", stderr);
+	else
 		fputs("No crashes stored.\n", stderr);
-	}
 	return NULL;
 }
 /* The entries list and -F show: those matching MATCH, the newest c->last

@@ -21,12 +21,15 @@
 #include "exit.h"
 #include "util.h"
 
-/* Decompresses (or copies) the entry's core into out_fd; 0 or an exit status. */
-static int core_extract(const struct ctl *c, const struct btsdumpd_entry *e, int out_fd)
+/* Decompresses (or copies) the entry's core into out_fd (out_name in a
+ * message); 0 or an exit status. */
+static int core_extract(const struct ctl *c, const struct btsdumpd_entry *e, int out_fd,
+			const char *out_name)
 {
 	const char *core = ctl_meta(e, "CORE"), *reason = ctl_meta(e, "CORE_REASON");
 	enum core_state st = ctl_core_state(c, e);
 	char *path = ctl_entry_file(c, e, ctl_core_file(e));
+	bool out_failed = false;
 	uint64_t max;
 	int fd, r;
 
@@ -42,10 +45,13 @@ static int core_extract(const struct ctl *c, const struct btsdumpd_entry *e, int
 	if (btsdumpd_parse_u64(ctl_meta(e, "CORE_SIZE"), &max))
 		max = 0;	/* no size known: no limit */
 	r = fd < 0 ? -errno : strcmp(ctl_core_file(e), "core") ?
-	    btsdumpd_zstd_decompress(fd, out_fd, max) : btsdumpd_copy(fd, out_fd);
+	    btsdumpd_zstd_decompress(fd, out_fd, max, &out_failed) :
+	    btsdumpd_copy(fd, out_fd, &out_failed);
 	if (fd >= 0)
 		close(fd);
-	if (r < 0)
+	if (out_failed)
+		say("writing %s: %s", out_name, strerror(-r));
+	else if (r < 0)
 		say("cannot decompress %s: %s", path,
 			r == -EBADMSG ? "corrupt or truncated zstd data" :
 			r == -EFBIG ? "larger than CORE_SIZE says" : strerror(-r));
@@ -73,7 +79,7 @@ int cmd_dump(const struct ctl *c)
 			return BTS_EXIT_READ;
 		}
 	}
-	r = core_extract(c, e, fd);
+	r = core_extract(c, e, fd, c->output ? c->output : "the output");
 	if (c->output && close(fd) < 0 && !r) {
 		say("writing %s failed: %m", c->output);
 		r = BTS_EXIT_READ;
@@ -207,7 +213,7 @@ int cmd_gdb(const struct ctl *c)
 		free(tmp);
 		return BTS_EXIT_READ;
 	}
-	r = core_extract(c, e, fd);
+	r = core_extract(c, e, fd, tmp);
 	if (close(fd) < 0 && !r) {
 		say("writing %s failed: %m", tmp);
 		r = BTS_EXIT_READ;

@@ -141,7 +141,12 @@ static int parse_time(const char *s, uint64_t *t)
 	return -EINVAL;
 }
 
-/* The options that choose and shape the listing (coredumpctl's). */
+/* ctl_select_option's answer for an option it does not take (not 1:
+ * BTS_EXIT_USAGE, a usage error it said). */
+#define CTL_OTHER_OPTION	(-2)
+
+/* The options that choose and shape the listing (coredumpctl's): 0, a
+ * usage error's status, or CTL_OTHER_OPTION. */
 static int ctl_select_option(struct ctl *c, int o)
 {
 	uint64_t v;
@@ -150,7 +155,9 @@ static int ctl_select_option(struct ctl *c, int o)
 	case 'r': c->reverse = true; return 0;
 	case '1': c->last = 1; return 0;
 	case 'n':
-		if (bts_cli_parse_u64(optarg, &v) || !v || v > SIZE_MAX)
+		if (bts_cli_parse_u64(optarg, &v) == -ERANGE || v > SIZE_MAX)
+			return usage_error("--last: out of range: '%s'", optarg);
+		if (bts_cli_parse_u64(optarg, &v) || !v)
 			return usage_error("--last: not a positive number: '%s'", optarg);
 		c->last = v;
 		return 0;
@@ -169,7 +176,7 @@ static int ctl_select_option(struct ctl *c, int o)
 		c->json = true;
 		c->json_pretty = optarg && !strcmp(optarg, "pretty");
 		return 0;
-	default: return 1;	/* not one of these */
+	default: return CTL_OTHER_OPTION;
 	}
 }
 
@@ -179,7 +186,7 @@ static int ctl_option(struct ctl *c, int o, char **argv, int *status)
 {
 	int r = ctl_select_option(c, o);
 
-	if (r != 1)
+	if (r != CTL_OTHER_OPTION)
 		return r;
 	switch (o) {
 	case OPT_STORE: c->store = optarg; return 0;
@@ -274,19 +281,18 @@ int main(int argc, char **argv)
 	int r, status = 0;
 
 	r = parse_args(&c, argc, argv, &cmd, &status);
-	if (r < 0)
-		return status;
+	if (r < 0)	/* --help, --version */
+		return bts_cli_stdout_done("btsdumpctl", status);
 	if (!r && cmd->fn == cmd_status)	/* no store to read */
 		return cmd_status(&c);
 	if (!r)
 		r = ctl_load(&c);
 	/* a pager for what people read (not dump's core, not gdb's terminal) */
-	if (!r && !c.no_pager && cmd->fn != cmd_dump && cmd->fn != cmd_gdb)
+	if (!r && c.n && !c.no_pager && cmd->fn != cmd_dump && cmd->fn != cmd_gdb)
 		bts_cli_pager_start();	/* -errno: no pager, stdout as it was */
 	if (!r)
 		r = cmd->fn(&c);
-	if (fflush(stdout) && !r)
-		r = BTS_EXIT_READ;
+	r = bts_cli_stdout_done("btsdumpctl", r);
 	bts_cli_pager_end();
 	btsdumpd_entries_free(c.e, c.n);
 	return r;

@@ -45,6 +45,7 @@ struct ctl {
 	const char *field;	/* -F: print this field of each match */
 	const char *output;	/* dump -o */
 	const char *match;
+	bool store_missing;	/* the store does not exist: no entry */
 	char **gdb_args;	/* after "--" */
 	int n_gdb_args;
 	struct btsdumpd_entry *e;

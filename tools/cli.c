@@ -27,7 +27,22 @@
 int bts_cli_version(const char *prog)
 {
 	printf("%s (btscrash) %s\n", prog, BTSCRASH_VERSION);
-	return fflush(stdout) ? BTS_EXIT_READ : 0;
+	return bts_cli_stdout_done(prog, 0);
+}
+
+int bts_cli_stdout_done(const char *prog, int status)
+{
+	int err = 0;
+
+	if (fflush(stdout))
+		err = errno;
+	else if (ferror(stdout))	/* an earlier flush failed */
+		err = EIO;
+	if (!err || status == BTS_EXIT_READ)
+		return status;
+	fprintf(stderr, "%s: writing the output: %s\n", prog, strerror(err));
+	clearerr(stdout);
+	return BTS_EXIT_READ;
 }
 
 int bts_cli_usage_error(const char *prog, const char *fmt, ...)
@@ -63,7 +78,14 @@ int bts_cli_parse_u64(const char *s, uint64_t *v)
 
 	errno = 0;
 	*v = strtoull(s, &end, 0);
-	return errno || end == s || *end || *s == '-' ? -EINVAL : 0;
+	if (end == s || *end || *s == '-')
+		return -EINVAL;
+	return errno == ERANGE ? -ERANGE : errno ? -EINVAL : 0;
+}
+
+const char *bts_cli_number_error(int err)
+{
+	return err == -ERANGE ? "out of range" : "not a number";
 }
 
 /* Copies in to out (a new, empty file) and rewinds out; 0 or -errno. */

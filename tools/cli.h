@@ -34,8 +34,10 @@ int bts_cli_usage_error(const char *prog, const char *fmt, ...)
  * optopt and argv[optind - 1].  Returns BTS_EXIT_USAGE. */
 int bts_cli_bad_option(const char *prog, char **argv, int c);
 /* s as an unsigned number in C syntax (0x..., 0...); -EINVAL if it is not
- * one, negative or out of range. */
+ * one or negative, -ERANGE past 64 bits. */
 int bts_cli_parse_u64(const char *s, uint64_t *v);
+/* What bts_cli_parse_u64's error says: "out of range" or "not a number". */
+const char *bts_cli_number_error(int err);
 /* Opens path for reading ("-": stdin).  An input that cannot seek (a pipe,
  * <(zstdcat core.zst), a terminal) is copied to a memfd first, rewound:
  * the readers mmap and seek.  The fd, or -errno. */
@@ -50,6 +52,11 @@ int bts_cli_open_input_named(const char *path, char name[PATH_MAX]);
  * path is returned as is), for the caller to close after use. */
 int bts_cli_input_path(const char *path, char *buf, size_t len,
 		       const char **out, int *fd);
+
+/* The end of stdout, as coreutils' close_stdout: a write that failed is
+ * said ("PROG: writing the output: …") and makes status BTS_EXIT_READ,
+ * unless status is that already (its message said).  The status. */
+int bts_cli_stdout_done(const char *prog, int status);
 
 /* Pipes stdout through $PAGER (else less, with LESS=FRSXMK as systemd
  * sets it) when stdout is a terminal and $PAGER is not "" or "cat"; 0 or
