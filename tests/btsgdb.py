@@ -30,7 +30,8 @@ def run(exe, core, cmds, btsdump, pre=(), env=None, status=None, timeout=300):
     e = dict(os.environ, BTSDUMP=btsdump, LC_ALL="C", TERM="dumb")
     e.update(env or {})
     p = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                       text=True, env=e, cwd=SRC, stdin=subprocess.DEVNULL,
+                       text=True, errors="surrogateescape", env=e, cwd=SRC,
+                       stdin=subprocess.DEVNULL,
                        timeout=timeout)
     if status is not None:
         status.append(p.returncode)
