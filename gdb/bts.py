@@ -76,6 +76,16 @@ def _bts_escape(text):
     return "".join(out)
 
 
+def _bts_served(inferior):
+    """The core `bts target` serves to INFERIOR, while its connection is
+    the stub's; else None."""
+    served = _BtsCache.served.get(inferior.num)
+    conn = inferior.connection
+    if served and conn is not None and (conn.num, conn.details) == served[1]:
+        return served[0]
+    return None
+
+
 def _bts_core_path():
     """The current inferior's core file, from `info target` (gdb 13 has no
     Python API for it): "Local core dump file:\\n\\t`PATH', file type ...".
@@ -86,7 +96,9 @@ def _bts_core_path():
     except UnicodeDecodeError as e:
         out = e.object
     m = re.search(rb"^Local core dump file:\s*\n\s*`(.*)', file type", out, re.M)
-    return os.fsdecode(m.group(1)) if m else None
+    if m:
+        return os.fsdecode(m.group(1))
+    return _bts_served(gdb.selected_inferior())
 
 
 def _bts_find_tool(name):
@@ -125,6 +137,7 @@ class _BtsCache:
     entries = {}
     windows = {}        # (core key, tid, what) -> ((first, last), paging, mods)
     insns = {}          # (core key, tid, flavor, sysroot) -> _BtsInsns
+    served = {}         # inferior number -> (core, (connection num, details))
 
 
 # The btsdump JSON this file reads (docs/json.md).
@@ -595,7 +608,13 @@ def _bts_marker_line(b):
 
 
 def _bts_current_pc():
+    """The thread's pc in the core, also while gdb's record (bts target)
+    replays an earlier point."""
     try:
+        rec = gdb.current_recording()
+        if (rec is not None and rec.method == "btrace"
+                and rec.replay_position is not None):
+            return rec.end.pc
         return gdb.newest_frame().pc()
     except gdb.error:
         return None
@@ -1058,10 +1077,14 @@ is refused.
     def invoke(self, arg, from_tty):
         if arg.strip():
             raise gdb.GdbError("bts: \"bts target\" takes no arguments")
+        inferior = gdb.selected_inferior()
+        if _bts_served(inferior):
+            raise gdb.GdbError("bts: the core is served already (bts target)")
+        orig = _bts_core_path()
         try:    # the companion's copy, when it has the trace
             core = _bts_load()[1]["_core"]
         except _BtsNothing:
-            core = _bts_core_path()
+            core = orig
         cmd = [_bts_find_btsdump(), "gdbserver",
                _bts_plain_path(os.path.abspath(core))]
         exe = gdb.current_progspace().filename
@@ -1070,6 +1093,9 @@ is refused.
         gdb.execute("core-file", from_tty=False)
         gdb.execute("target remote | " + " ".join(shlex.quote(c) for c in cmd),
                     from_tty=from_tty)
+        conn = inferior.connection
+        # the bts commands stay: they read the same core (docs/gdb.md)
+        _BtsCache.served[inferior.num] = (orig, (conn.num, conn.details))
         if gdb.current_recording() is None:
             gdb.execute("record btrace bts", from_tty=from_tty)
 

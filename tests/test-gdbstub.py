@@ -304,13 +304,28 @@ def test_bts_target():
     st = []
     out = btsgdb.run(EXE, fix("crasher-null.core"),
                      ["bts target", "info record", "reverse-stepi", "bt",
-                      "bts target"], BTSDUMP, status=st)
+                      "bts target", "bts list 2", "info bts",
+                      "bts function-call-history 2", "bts instruction-history 1"],
+                     BTSDUMP, status=st)
     check("Recorded 139 instructions in 6 functions (0 gaps)" in out[1],
           "bts target: gdb's own record on the core", "\n".join(out))
     check("dispatch" in out[2] and "#3 " in out[3] and "main" in out[3],
           "bts target: reverse-stepi and bt while replaying", "\n".join(out))
-    check("no core file loaded" in out[4], "bts target twice: no core any more",
-          out[4])
+    check(out[4] == "bts: the core is served already (bts target)",
+          "bts target twice: says the core is served already", out[4])
+    # the bts commands stay (docs/gdb.md): both sets in one session
+    lst = out[5].splitlines()
+    check(len(lst) == 3 and "call*" in lst[1] and "dispatch+51" in lst[1]
+          and lst[2].strip() == "faulted at 0x0 = target of #16 (indirect call "
+          "in dispatch)", "bts target: bts list after it, kinds and the fault line",
+          out[5])
+    check(re.search(r"^\* 1 +\d+ +SIGSEGV +emulation +16 ", out[6], re.M),
+          "bts target: info bts after it", out[6])
+    check(out[7].splitlines()[-2:] == ["6\tdispatch", "7\t??"] and
+          re.fullmatch(r"141\t=> 0x0+:\t<Cannot access memory at address 0x0>",
+                       out[8]),
+          "bts target: bts function-call-history and instruction-history after "
+          "it, to the core's pc while replaying", out[7] + "\n" + out[8])
     out = btsgdb.run(EXE, None, ["bts target"], BTSDUMP)
     check("no core file loaded" in out[0], "bts target without a core", out[0])
 
