@@ -1075,16 +1075,19 @@ is refused.
         super().__init__("bts target", gdb.COMMAND_SUPPORT, gdb.COMPLETE_NONE)
 
     def invoke(self, arg, from_tty):
+        _bts_do(lambda a: self._serve(a, from_tty), arg)
+
+    @staticmethod
+    def _serve(arg, from_tty):
         if arg.strip():
             raise gdb.GdbError("bts: \"bts target\" takes no arguments")
         inferior = gdb.selected_inferior()
         if _bts_served(inferior):
             raise gdb.GdbError("bts: the core is served already (bts target)")
         orig = _bts_core_path()
-        try:    # the companion's copy, when it has the trace
-            core = _bts_load()[1]["_core"]
-        except _BtsNothing:
-            core = orig
+        # no trace: nothing to replay, said as the other commands say it;
+        # the companion's copy when it has the trace
+        core = _bts_load()[1]["_core"]
         cmd = [_bts_find_btsdump(), "gdbserver",
                _bts_plain_path(os.path.abspath(core))]
         exe = gdb.current_progspace().filename

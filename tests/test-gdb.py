@@ -27,8 +27,7 @@ SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIX = os.path.join(SRC, "tests", "fixtures")
 EXE = os.path.join(FIX, "crasher")
 GDB = btsgdb.GDB if shutil.which("gdb") else None
-NO_TRACE = ("bts: this core has no branch trace (the process was not traced, "
-            "or its kernel lacks btscrash)")
+NO_TRACE = btsgdb.NO_TRACE
 T = Tap(detail_lines=200)
 check = T.check
 
