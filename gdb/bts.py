@@ -52,12 +52,53 @@ _bts_script = os.path.abspath(globals().get("__file__") or "bts.py")
 
 # ---- finding the core, btsdump, and the decoded trace ---------------------
 
+def _bts_escape(text):
+    """TEXT (a str, a path from os.fsdecode(), or bytes) as lib/escape.c
+    shows untrusted bytes to people (docs/btsdump.md "Output safety"):
+    control bytes (C0, DEL, C1) and bytes that are not valid UTF-8 as
+    \\xHH, a backslash as \\\\, the rest as it is.  Every path or name from
+    a core or from btsdump's JSON reaches the terminal through here."""
+    if isinstance(text, list):          # btsdump's JSON: a non-UTF-8 string
+        text = bytes(text)
+    if isinstance(text, str):
+        text = os.fsencode(text)
+    out = []
+    for c in text.decode("utf-8", "surrogateescape"):
+        o = ord(c)
+        if c == "\\":
+            out.append("\\\\")
+        elif 0xdc80 <= o <= 0xdcff:     # a byte that is not valid UTF-8
+            out.append("\\x%02x" % (o - 0xdc00))
+        elif o < 0x20 or 0x7f <= o <= 0x9f:
+            out.append("".join("\\x%02x" % b for b in c.encode()))
+        else:
+            out.append(c)
+    return "".join(out)
+
+
+def _bts_served(inferior):
+    """The core `bts target` serves to INFERIOR, while its connection is
+    the stub's; else None."""
+    served = _BtsCache.served.get(inferior.num)
+    conn = inferior.connection
+    if served and conn is not None and (conn.num, conn.details) == served[1]:
+        return served[0]
+    return None
+
+
 def _bts_core_path():
     """The current inferior's core file, from `info target` (gdb 13 has no
-    Python API for it): "Local core dump file:\\n\\t`PATH', file type ..."."""
-    out = gdb.execute("info target", to_string=True)
-    m = re.search(r"^Local core dump file:\s*\n\s*`(.*)', file type", out, re.M)
-    return m.group(1) if m else None
+    Python API for it): "Local core dump file:\\n\\t`PATH', file type ...".
+    A path that is not UTF-8 comes back as os.fsdecode() makes it (gdb's
+    text is bytes; its Python decodes it strictly)."""
+    try:
+        out = os.fsencode(gdb.execute("info target", to_string=True))
+    except UnicodeDecodeError as e:
+        out = e.object
+    m = re.search(rb"^Local core dump file:\s*\n\s*`(.*)', file type", out, re.M)
+    if m:
+        return os.fsdecode(m.group(1))
+    return _bts_served(gdb.selected_inferior())
 
 
 def _bts_find_tool(name):
@@ -96,6 +137,7 @@ class _BtsCache:
     entries = {}
     windows = {}        # (core key, tid, what) -> ((first, last), paging, mods)
     insns = {}          # (core key, tid, flavor, sysroot) -> _BtsInsns
+    served = {}         # inferior number -> (core, (connection num, details))
 
 
 # The btsdump JSON this file reads (docs/json.md).
@@ -201,6 +243,19 @@ def _bts_companion_core(btsdump, core):
     return copy, entry
 
 
+def _bts_plain_path(path):
+    """PATH, or a symlink to it in a temporary directory when PATH needs
+    escaping: gdb's commands take text only, and gdb echoes a remote
+    target's command line to the terminal."""
+    if _bts_escape(path) == path:
+        return path
+    tmp = tempfile.mkdtemp(prefix="bts-core-")
+    atexit.register(shutil.rmtree, tmp, True)
+    link = os.path.join(tmp, "core")
+    os.symlink(path, link)
+    return link
+
+
 def _bts_decode(btsdump, core, exe):
     """btsdump's JSON of core, else of a copy with the companion's note;
     data["_core"] is the core decoded."""
@@ -229,7 +284,7 @@ def _bts_load():
     try:
         st = os.stat(core)
     except OSError as e:
-        raise gdb.GdbError("bts: %s: %s" % (core, e.strerror))
+        raise gdb.GdbError("bts: %s: %s" % (_bts_escape(core), e.strerror))
     btsdump = _bts_find_btsdump()
     exe = gdb.current_progspace().filename
     key = (os.path.realpath(core), st.st_mtime_ns, st.st_size, exe, btsdump)
@@ -553,7 +608,13 @@ def _bts_marker_line(b):
 
 
 def _bts_current_pc():
+    """The thread's pc in the core, also while gdb's record (bts target)
+    replays an earlier point."""
     try:
+        rec = gdb.current_recording()
+        if (rec is not None and rec.method == "btrace"
+                and rec.replay_position is not None):
+            return rec.end.pc
         return gdb.newest_frame().pc()
     except gdb.error:
         return None
@@ -810,7 +871,7 @@ def _bts_segment_lines(h, rng, s):
         if name:
             return "%s:%s" % (name, lo if lo == hi else "%d,%d" % (lo, hi))
     if s.get("file"):
-        return "%s:%s" % (s["file"], s["line_min"] if s["line_min"] ==
+        return "%s:%s" % (_bts_escape(s["file"]), s["line_min"] if s["line_min"] ==
                           s["line_max"] else "%d,%d" % (s["line_min"],
                                                         s["line_max"]))
     return None
@@ -846,7 +907,7 @@ def _bts_info():
     by_lwp = {_bts_lwp(th): th for th in inferior.threads()}
     sel = gdb.selected_thread()
     gdb.write("Branch trace of %s (decoded by %s):\n"
-              % (key[0], data["_btsdump"]))
+              % (_bts_escape(key[0]), _bts_escape(data["_btsdump"])))
     rows = [("", "Id", "LWP", "Faulting", "Source", "Records", "Capacity",
              "Wrapped", "Lost", "Gaps")]
     for t in data["threads"]:
@@ -869,7 +930,7 @@ def _bts_info():
         gdb.write(" ".join("%-*s" % (w, c) for w, c in zip(widths, r)).rstrip()
                   + "\n")
     for rej in data.get("rejected") or ():
-        gdb.write("rejected: %s\n" % rej)
+        gdb.write("rejected: %s\n" % _bts_escape(rej))
 
 
 # ---- commands --------------------------------------------------------------
@@ -1014,19 +1075,30 @@ is refused.
         super().__init__("bts target", gdb.COMMAND_SUPPORT, gdb.COMPLETE_NONE)
 
     def invoke(self, arg, from_tty):
+        _bts_do(lambda a: self._serve(a, from_tty), arg)
+
+    @staticmethod
+    def _serve(arg, from_tty):
         if arg.strip():
             raise gdb.GdbError("bts: \"bts target\" takes no arguments")
-        try:    # the companion's copy, when it has the trace
-            core = _bts_load()[1]["_core"]
-        except _BtsNothing:
-            core = _bts_core_path()
-        cmd = [_bts_find_btsdump(), "gdbserver", os.path.abspath(core)]
+        inferior = gdb.selected_inferior()
+        if _bts_served(inferior):
+            raise gdb.GdbError("bts: the core is served already (bts target)")
+        orig = _bts_core_path()
+        # no trace: nothing to replay, said as the other commands say it;
+        # the companion's copy when it has the trace
+        core = _bts_load()[1]["_core"]
+        cmd = [_bts_find_btsdump(), "gdbserver",
+               _bts_plain_path(os.path.abspath(core))]
         exe = gdb.current_progspace().filename
         if exe:
             cmd.append(exe)
         gdb.execute("core-file", from_tty=False)
         gdb.execute("target remote | " + " ".join(shlex.quote(c) for c in cmd),
                     from_tty=from_tty)
+        conn = inferior.connection
+        # the bts commands stay: they read the same core (docs/gdb.md)
+        _BtsCache.served[inferior.num] = (orig, (conn.num, conn.details))
         if gdb.current_recording() is None:
             gdb.execute("record btrace bts", from_tty=from_tty)
 

@@ -38,6 +38,9 @@ struct btsdec_gdbstub {
 	struct stub_thread *t;	/* faulting thread first */
 	size_t cur;		/* Hg: the thread register and trace requests name */
 	bool noack;		/* QStartNoAckMode accepted */
+	bool multi;		/* multiprocess+ agreed: thread ids "pPID.TID" */
+	pid_t pid;		/* the process's (NT_PRPSINFO), else the first
+				 * thread's tid */
 	uint64_t bts_size;	/* Qbtrace-conf:bts:size: serve the newest
 				 * bts_size / 24 records; 0 = all */
 	struct btsdec_rsp_buf obj;	/* a qXfer object being made */
@@ -51,6 +54,12 @@ int stub_xfer(struct btsdec_gdbstub *s, const char *args,
 /* Reads len bytes of the process's memory at addr: bytes read. */
 size_t stub_read_mem(struct btsdec_gdbstub *s, uint64_t addr, void *buf,
 		     size_t len);
+/* The process id NT_PRPSINFO holds; 0 when the core has none. */
+pid_t stub_core_pid(struct btsdec_core *core);
+/* Thread t's id as the stub writes it: "pPID.TID" under multiprocess,
+ * else "TID" (hex). */
+void stub_put_thread_id(struct btsdec_gdbstub *s, struct btsdec_rsp_buf *r,
+			const struct stub_thread *t);
 /* What qThreadExtraInfo and qXfer:threads:read say of a thread: its
  * length, the text NUL-terminated in text (size bytes). */
 size_t stub_thread_text(const struct stub_thread *t, char *text, size_t size);

@@ -50,17 +50,50 @@ static struct stub_thread *find_tid(struct btsdec_gdbstub *s, uint64_t tid)
 	return NULL;
 }
 
-/* A thread id as gdb writes it without multiprocess: hex, or -1 / 0
- * for "any".  NULL when malformed or unknown. */
+void stub_put_thread_id(struct btsdec_gdbstub *s, struct btsdec_rsp_buf *r,
+			const struct stub_thread *t)
+{
+	if (s->multi)
+		btsdec_rsp_printf(r, "p%x.", (unsigned int)s->pid);
+	btsdec_rsp_printf(r, "%x", (unsigned int)t->th->tid);
+}
+
+/* One id of a thread id: hex, or -1 / 0 for "any" (*any set).  0 when
+ * well formed, the rest after it in *p. */
+static int parse_id(const char **p, uint64_t *v, bool *any)
+{
+	*any = false;
+	if (!strncmp(*p, "-1", 2)) {
+		*p += 2;
+		*any = true;
+		return 0;
+	}
+	if (btsdec_rsp_hex_u64(p, v))
+		return -EINVAL;
+	*any = *v == 0;
+	return 0;
+}
+
+/* A thread id as gdb writes it: "TID", or under multiprocess "pPID.TID"
+ * and "pPID" (any thread of PID); -1 or 0 for "any".  NULL when
+ * malformed, or naming another process or an unknown thread. */
 static struct stub_thread *parse_thread(struct btsdec_gdbstub *s, const char *p)
 {
-	uint64_t tid;
+	uint64_t pid = 0, tid = 0;
+	bool any_pid = true, any;
 
-	if (!strcmp(p, "-1") || !strcmp(p, "0"))
-		return &s->t[0];
-	if (btsdec_rsp_hex_u64(&p, &tid) || *p)
+	if (*p == 'p') {
+		p++;
+		if (parse_id(&p, &pid, &any_pid) || (!any_pid && pid != (uint64_t)s->pid))
+			return NULL;
+		if (!*p)
+			return &s->t[0];
+		if (*p++ != '.')
+			return NULL;
+	}
+	if (parse_id(&p, &tid, &any) || *p)
 		return NULL;
-	return find_tid(s, tid);
+	return any ? &s->t[0] : find_tid(s, tid);
 }
 
 /* ---- Packets: each handler gets the bytes after its name ---------------- */
@@ -69,23 +102,36 @@ static int h_stop_reason(struct btsdec_gdbstub *s, const char *a,
 			 struct btsdec_rsp_buf *r)
 {
 	(void)a;
-	btsdec_rsp_printf(r, "T%02xthread:%x;", thread_signal(s->t[0].th),
-			  (unsigned int)s->t[0].th->tid);
+	btsdec_rsp_printf(r, "T%02xthread:", thread_signal(s->t[0].th));
+	stub_put_thread_id(s, r, &s->t[0]);
+	btsdec_rsp_puts(r, ";");
 	return 0;
 }
 
+/* Whether gdb's qSupported features (after ':', ';'-separated) hold f. */
+static bool gdb_offers(const char *a, const char *f)
+{
+	size_t n = strlen(f);
+
+	for (a = *a == ':' ? a + 1 : a; *a; a += strcspn(a, ";"), a += !!*a)
+		if (!strncmp(a, f, n) && (a[n] == ';' || !a[n]))
+			return true;
+	return false;
+}
+
+/* multiprocess when gdb offers it: its thread ids carry the core's pid
+ * (else gdb makes one up, 42000, and shows it in MI's thread groups). */
 static int h_supported(struct btsdec_gdbstub *s, const char *a,
 		       struct btsdec_rsp_buf *r)
 {
-	(void)s;
-	(void)a;
-	btsdec_rsp_printf(r, "PacketSize=%x;QStartNoAckMode+;binary-upload+;"
+	s->multi = gdb_offers(a, "multiprocess+");
+	btsdec_rsp_printf(r, "PacketSize=%x;QStartNoAckMode+;binary-upload+;%s"
 			  "qXfer:features:read+;qXfer:auxv:read+;"
 			  "qXfer:exec-file:read+;qXfer:libraries-svr4:read+;"
 			  "qXfer:threads:read+;"
 			  "Qbtrace:bts+;Qbtrace:off+;Qbtrace:pt-;Qbtrace-conf:bts:size+;"
 			  "qXfer:btrace:read+;qXfer:btrace-conf:read+",
-			  BTSDEC_RSP_PACKET_MAX);
+			  BTSDEC_RSP_PACKET_MAX, s->multi ? "multiprocess+;" : "");
 	return 0;
 }
 
@@ -126,8 +172,11 @@ static int h_first_thread(struct btsdec_gdbstub *s, const char *a,
 {
 	(void)a;
 	btsdec_rsp_puts(r, "m");
-	for (size_t i = 0; i < s->nr; i++)
-		btsdec_rsp_printf(r, "%s%x", i ? "," : "", (unsigned int)s->t[i].th->tid);
+	for (size_t i = 0; i < s->nr; i++) {
+		if (i)
+			btsdec_rsp_puts(r, ",");
+		stub_put_thread_id(s, r, &s->t[i]);
+	}
 	return 0;
 }
 
@@ -144,7 +193,8 @@ static int h_current_thread(struct btsdec_gdbstub *s, const char *a,
 			    struct btsdec_rsp_buf *r)
 {
 	(void)a;
-	btsdec_rsp_printf(r, "QC%x", (unsigned int)s->t[0].th->tid);
+	btsdec_rsp_puts(r, "QC");
+	stub_put_thread_id(s, r, &s->t[0]);
 	return 0;
 }
 
@@ -453,6 +503,9 @@ int btsdec_gdbstub_new(struct btsdec_core *core, struct btsdec_sym *sym,
 	}
 	for (size_t i = 0; i < n; i++)
 		s->t[i].th = btsdec_core_thread(core, i);
+	s->pid = stub_core_pid(core);
+	if (s->pid <= 0)
+		s->pid = s->t[0].th->tid;
 	*out = s;
 	return 0;
 }

@@ -335,20 +335,31 @@ static void put_xml_text(struct btsdec_rsp_buf *b, const char *s)
  * Linux core names only the process (NT_PRPSINFO's pr_fname: the thread
  * group leader's comm): the thread whose tid is the process's pid carries
  * it; the others' names are not in the core. */
+pid_t stub_core_pid(struct btsdec_core *core)
+{
+	const struct btsdec_note_loc *l = btsdec_core_note(core, NT_PRPSINFO);
+	pid_t pid = 0;
+
+	if (!l || btsdec_core_note_read(core, l, offsetof(struct elf_prpsinfo, pr_pid),
+					&pid, sizeof(pid)) != sizeof(pid))
+		return 0;
+	return pid;
+}
+
 static void make_threads(struct btsdec_gdbstub *s, struct btsdec_rsp_buf *b)
 {
 	const struct btsdec_note_loc *l = btsdec_core_note(s->core, NT_PRPSINFO);
 	char name[sizeof(((struct elf_prpsinfo *)0)->pr_fname) + 1] = "", text[160];
-	pid_t pid = 0;
+	pid_t pid = stub_core_pid(s->core);
 
-	if (!l || btsdec_core_note_read(s->core, l, offsetof(struct elf_prpsinfo, pr_pid),
-					&pid, sizeof(pid)) != sizeof(pid) ||
-	    btsdec_core_note_read(s->core, l, offsetof(struct elf_prpsinfo, pr_fname),
-				  name, sizeof(name) - 1) != sizeof(name) - 1)
+	if (!l || btsdec_core_note_read(s->core, l, offsetof(struct elf_prpsinfo, pr_fname),
+					name, sizeof(name) - 1) != sizeof(name) - 1)
 		name[0] = '\0';
 	btsdec_rsp_puts(b, "<?xml version=\"1.0\"?>\n<threads>\n");
 	for (size_t i = 0; i < s->nr; i++) {
-		btsdec_rsp_printf(b, "<thread id=\"%x\"", (unsigned int)s->t[i].th->tid);
+		btsdec_rsp_puts(b, "<thread id=\"");
+		stub_put_thread_id(s, b, &s->t[i]);
+		btsdec_rsp_puts(b, "\"");
 		if (name[0] && s->t[i].th->tid == pid) {
 			btsdec_rsp_puts(b, " name=\"");
 			put_xml_text(b, name);

@@ -13,6 +13,11 @@ MARK = "@@bts-test@@"
 GDB = shutil.which("gdb") or "gdb"     # found once: tests run it with PATH changed
 
 
+# gdb/bts.py's message for a core without a trace (docs/gdb.md)
+NO_TRACE = ("bts: this core has no branch trace (the process was not traced, "
+            "or its kernel lacks btscrash)")
+
+
 def run(exe, core, cmds, btsdump, pre=(), env=None, status=None, timeout=300):
     """Runs `gdb -batch -nx` with gdb/bts.py on EXE and CORE (either may be
     None) and BTSDUMP as $BTSDUMP; returns each of CMDS' output (stdout and
@@ -30,7 +35,8 @@ def run(exe, core, cmds, btsdump, pre=(), env=None, status=None, timeout=300):
     e = dict(os.environ, BTSDUMP=btsdump, LC_ALL="C", TERM="dumb")
     e.update(env or {})
     p = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                       text=True, env=e, cwd=SRC, stdin=subprocess.DEVNULL,
+                       text=True, errors="surrogateescape", env=e, cwd=SRC,
+                       stdin=subprocess.DEVNULL,
                        timeout=timeout)
     if status is not None:
         status.append(p.returncode)
@@ -41,11 +47,11 @@ def run(exe, core, cmds, btsdump, pre=(), env=None, status=None, timeout=300):
 
 def by_thread(out):
     """`thread apply all` output: {LWP: [its non-empty lines]}; threads
-    named "Thread TID" as well (through the stub)."""
+    named "Thread PID.TID" as well (through the stub, multiprocess)."""
     res, cur = {}, None
     for line in out.splitlines():
         m = (re.match(r"Thread \d+ \(.*LWP (\d+)\)\):", line) or
-             re.match(r"Thread \d+ \(Thread (\d+)[ )].*:$", line))
+             re.match(r"Thread \d+ \(Thread \d+\.(\d+)[ )].*:$", line))
         if m:
             cur = res.setdefault(int(m[1]), [])
         elif cur is not None and line.strip():

@@ -321,6 +321,15 @@ def test_gdb(s, tmp):
     t = out.decode(errors="replace") + err
     check(rc == 0 and "Undefined command" not in t and "bts list" in t and "not found" not in err,
           "btsdumpctl gdb from the build tree sources gdb/bts.py: %d %s" % (rc, t[-400:]))
+    # ... and its bts commands find the btsdump beside btsdumpctl, with
+    # neither $BTSDUMP nor a btsdump in PATH
+    rc, out, err = run(s, "gdb", "42", "--", "-batch", "-ex", "bts list 1",
+                       env={"TMPDIR": td, "BTSDUMPCTL_GDB_SCRIPT": None, "BTSDUMP": None,
+                            "PATH": os.path.dirname(GDB)})
+    t = out.decode(errors="replace") + err
+    check(rc == 0 and "dispatch+51" in t and "not found" not in t,
+          "btsdumpctl gdb from the build tree finds the btsdump beside it: %d %s"
+          % (rc, t[-400:]))
     # a btsdumpctl outside any build tree or prefix: says it runs gdb without it
     lone = os.path.join(tmp, "lone", "bin")
     os.makedirs(lone)

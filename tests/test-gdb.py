@@ -27,8 +27,7 @@ SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIX = os.path.join(SRC, "tests", "fixtures")
 EXE = os.path.join(FIX, "crasher")
 GDB = btsgdb.GDB if shutil.which("gdb") else None
-NO_TRACE = ("bts: this core has no branch trace (the process was not traced, "
-            "or its kernel lacks btscrash)")
+NO_TRACE = btsgdb.NO_TRACE
 T = Tap(detail_lines=200)
 check = T.check
 
@@ -438,6 +437,37 @@ def test_errors(tmp):
           and c.startswith("bts: invalid modifier"), "bad arguments", a + b + c)
 
 
+def test_path_bytes(tmp):
+    """A core whose file name is not UTF-8 and holds an ESC: read by every
+    command, shown as lib/escape.c shows it (docs/btsdump.md)."""
+    raw = os.path.join(os.fsencode(tmp), b"caf\xe9\x1b[7m.core")
+    shutil.copy(fix("crasher-null.core"), raw)
+    core = os.fsdecode(raw)
+    shown = os.fsencode(tmp).decode() + "/caf\\xe9\\x1b[7m.core"
+    outs = gdb(core, "info bts", "bts list 1", "bts target", "info record")
+    info, lst, _, rec = outs
+    check(info.startswith("Branch trace of %s (decoded by " % shown),
+          "info bts: a non-UTF-8 core path with an ESC, escaped", info)
+    check("dispatch+51" in lst and "Recorded 139 instructions" in rec,
+          "bts list and bts target on a non-UTF-8 core path", "\n".join(outs))
+    check(not any("\x1b" in o or "\udce9" in o for o in outs),
+          "no raw ESC or non-UTF-8 byte of the path reaches the terminal",
+          "\n".join(map(ascii, outs)))
+    esc = os.path.join(tmp, "\x1b[2J.core")      # valid UTF-8, an ESC
+    shutil.copy(fix("crasher-null.core"), esc)
+    info, = gdb(esc, "info bts")
+    check(info.startswith("Branch trace of %s/\\x1b[2J.core (" % tmp)
+          and "\x1b" not in info, "info bts: an ESC in the core's name, escaped",
+          ascii(info))
+    # the same rules as lib/escape.c: what btsdump says of a missing path
+    odd = os.path.join(os.fsencode(tmp), b"a\\b\xc2\x85c\xe2\x82(\xed\xa0\x80"
+                       b"\x7f\xf0\x9f\x98\x80\x1b\xff\n.core")
+    err = subprocess.run([BTSDUMP, odd], capture_output=True).stderr.decode()
+    want = err[len("btsdump: "):err.index(": No such file")]
+    got, = gdb(None, "python print(_bts_escape(bytes.fromhex('%s')))" % odd.hex())
+    check(got == want, "_bts_escape escapes as btsdump does", "%r\n%r" % (got, want))
+
+
 def add_note(tmp, name, records, *opts):
     rec = os.path.join(tmp, name + ".records")
     with open(rec, "w") as f:
@@ -522,6 +552,7 @@ def main():
         test_smash()
         test_threads_history()
         test_errors(tmp)
+        test_path_bytes(tmp)
         test_made_cores(tmp)
     return T.done()
 

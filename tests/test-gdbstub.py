@@ -217,7 +217,7 @@ def test_threads_switch():
     out, _ = gdb(fix("crasher-threads.core"), ["info threads"])
     check(out[0].count("Thread ") >= 2 and "faulting, Segmentation fault" in out[0],
           "two threads, the faulting one named", out[0])
-    names = re.findall(r"Thread (\d+)(?: \"([^\"]*)\")? \(", out[0])
+    names = re.findall(r"Thread 21286\.(\d+)(?: \"([^\"]*)\")? \(", out[0])
     check(sorted(names) == [("21286", "crasher"), ("21289", "")],
           "qXfer:threads:read: the process's name (NT_PRPSINFO) on its "
           "leader thread 21286, none on the faulting thread 21289", out[0])
@@ -231,6 +231,7 @@ def test_mi():
             "-exec-step-instruction --reverse",
             "-stack-list-frames",
             "-exec-finish --reverse",
+            "-list-thread-groups",
             "-gdb-exit"]
     p = subprocess.run([GDB, "-nx", "-q", "-i=mi", EXE], input="\n".join(cmds) + "\n",
                        capture_output=True, text=True, timeout=120,
@@ -243,6 +244,11 @@ def test_mi():
     check(p.returncode == 0 and "^error" not in o and "dispatch" in
           o.split("^connected")[-1].split("*running")[0],
           "MI: console commands through MI, no error, a clean exit", o)
+    check('=thread-group-started,id="i1",pid="21252"' in o and
+          re.search(r'\^done,groups=\[\{id="i1",type="process",pid="21252"', o)
+          and 'pid="42000"' not in o,
+          "MI: the thread group's pid is the core's (multiprocess), not gdb's "
+          "placeholder", o)
 
 
 def test_gap(tmp):
@@ -304,15 +310,36 @@ def test_bts_target():
     st = []
     out = btsgdb.run(EXE, fix("crasher-null.core"),
                      ["bts target", "info record", "reverse-stepi", "bt",
-                      "bts target"], BTSDUMP, status=st)
+                      "bts target", "bts list 2", "info bts",
+                      "bts function-call-history 2", "bts instruction-history 1"],
+                     BTSDUMP, status=st)
     check("Recorded 139 instructions in 6 functions (0 gaps)" in out[1],
           "bts target: gdb's own record on the core", "\n".join(out))
     check("dispatch" in out[2] and "#3 " in out[3] and "main" in out[3],
           "bts target: reverse-stepi and bt while replaying", "\n".join(out))
-    check("no core file loaded" in out[4], "bts target twice: no core any more",
-          out[4])
+    check(out[4] == "bts: the core is served already (bts target)",
+          "bts target twice: says the core is served already", out[4])
+    # the bts commands stay (docs/gdb.md): both sets in one session
+    lst = out[5].splitlines()
+    check(len(lst) == 3 and "call*" in lst[1] and "dispatch+51" in lst[1]
+          and lst[2].strip() == "faulted at 0x0 = target of #16 (indirect call "
+          "in dispatch)", "bts target: bts list after it, kinds and the fault line",
+          out[5])
+    check(re.search(r"^\* 1 +\d+ +SIGSEGV +emulation +16 ", out[6], re.M),
+          "bts target: info bts after it", out[6])
+    check(out[7].splitlines()[-2:] == ["6\tdispatch", "7\t??"] and
+          re.fullmatch(r"141\t=> 0x0+:\t<Cannot access memory at address 0x0>",
+                       out[8]),
+          "bts target: bts function-call-history and instruction-history after "
+          "it, to the core's pc while replaying", out[7] + "\n" + out[8])
     out = btsgdb.run(EXE, None, ["bts target"], BTSDUMP)
     check("no core file loaded" in out[0], "bts target without a core", out[0])
+    st = []
+    out = btsgdb.run(EXE, fix("crasher-notrace.core"), ["bts target", "info record"],
+                     BTSDUMP, status=st)
+    check(out[0] == btsgdb.NO_TRACE and "Recorded" not in out[1] and st == [0],
+          "bts target on a core without a trace: says so, as bts list does",
+          "\n".join(out))
 
 
 def stub_raw(core, data):
@@ -343,6 +370,19 @@ def test_hostile_packets():
            and r not in (b"l", b"OK") and not re.match(rb"^[0-9a-fx]*$", r)]
     check(not bad, "hostile packets: errors or empty replies", bad)
     check(out.count(b"-") >= 2, "bad checksums and an overlong packet get '-'", out[-200:])
+    # multiprocess, as gdb offers it: thread ids carry the core's pid
+    pkts = [b"qSupported:multiprocess+;swbreak+", b"qC", b"?", b"Hgp5304.5304",
+            b"Hgp1.5304", b"Hgp5304.-1", b"Tp5304.5304", b"Tp5304", b"Tp5304x",
+            b"Hgp-1.-1"]
+    data = b"+" + b"".join(frame(p) for p in pkts) + frame(b"D;5304")
+    rc, out, err = stub_raw(fix("crasher-null.core"), data)
+    replies = re.findall(rb"\$([^#]*)#", out)
+    check(rc == 0 and b"multiprocess+" in replies[0] and replies[1:] ==
+          [b"QCp5304.5304", b"T0bthread:p5304.5304;", b"OK",
+           b"E.no such thread in the core", b"OK", b"OK", b"OK",
+           b"E.no such thread in the core", b"OK", b"OK"],
+          "multiprocess: pPID.TID ids with the core's pid, another pid refused",
+          replies)
 
 
 def unescape(b):

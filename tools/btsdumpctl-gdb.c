@@ -2,7 +2,8 @@
 /*
  * btsdumpctl dump and gdb: an entry's core decompressed (store/decompress.c)
  * to a file or a pipe, and gdb launched on EXE and that core with
- * gdb/bts.py loaded (found beside the install or the build tree).
+ * gdb/bts.py loaded (found beside the install or the build tree) and
+ * $BTSDUMP naming the btsdump beside btsdumpctl.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -150,6 +151,25 @@ static char *gdb_script(void)
 	return NULL;
 }
 
+/* The bts commands' btsdump: $BTSDUMP, else the btsdump beside this
+ * btsdumpctl (PREFIX/bin, or the build tree's tools/), which bts.py
+ * looks for only beside an installed script. */
+static void btsdump_beside(void)
+{
+	char exe[4096], *p;
+	ssize_t n;
+
+	if (getenv("BTSDUMP"))
+		return;
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	exe[n > 0 ? n : 0] = 0;
+	if (n > 0 && asprintf(&p, "%s/btsdump", dirname(exe)) >= 0) {
+		if (!access(p, X_OK))
+			setenv("BTSDUMP", p, 0);
+		free(p);
+	}
+}
+
 static int run_gdb(const struct ctl *c, const char *exe, const char *core)
 {
 	char *script = gdb_script(), *src = NULL, *argv[c->n_gdb_args + 8];
@@ -177,6 +197,7 @@ static int run_gdb(const struct ctl *c, const char *exe, const char *core)
 	if (pid == 0) {
 		sigaction(SIGINT, &oint, NULL);
 		sigaction(SIGQUIT, &oquit, NULL);
+		btsdump_beside();
 		execvp("gdb", argv);
 		say("cannot run gdb: %m");
 		_exit(127);
