@@ -37,6 +37,7 @@ vm_machine "$out"
 # no_timer_check: on a loaded host TCG is too slow for the boot's IO-APIC
 # timer check, which then panics ("IO-APIC + timer doesn't work!"; seen at a
 # load of 19 on the 2 cores), as in pmu-vm.sh; the capture kernel too (init.sh)
+: > "$out/console.log"	# before vm_wait looks (vm-lib.sh vm_boot)
 # shellcheck disable=SC2086
 $vm_qemu -m 1G -smp 2 \
 	-nographic -no-reboot -kernel "$obj/arch/x86/boot/bzImage" \

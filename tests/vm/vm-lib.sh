@@ -246,6 +246,10 @@ vm_wait() {
 vm_boot() {
 	vm_b_obj=$1 vm_b_initrd=$2 vm_b_out=$3 vm_b_marker=$4 vm_b_secs=$5 vm_b_append=$6
 	shift 6
+	# emptied here, not by the background job's redirection, which can
+	# come after vm_wait's first look: a console left by an earlier boot
+	# into OUTDIR then ended this one at once (vm-boot-fail's second boot)
+	: > "$vm_b_out/console.log"
 	# shellcheck disable=SC2086
 	$vm_qemu "$@" -nographic -no-reboot \
 		-kernel "$vm_b_obj/arch/x86/boot/bzImage" -initrd "$vm_b_initrd" \
