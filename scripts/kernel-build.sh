@@ -38,11 +38,8 @@ src=$(cd "$(dirname "$0")/.." && pwd)
 cache=${BTSCRASH_CACHE:-$HOME/.cache/btscrash}
 jobs=${JOBS:-$(nproc)}
 ver=${KERNEL:-6.12}
-case $ver in
-6.1) patches=$src/kernel/patches ;;
-6.12) patches=$src/kernel/patches-6.12 ;;
-*) echo "kernel-build: KERNEL is 6.1 or 6.12, not $ver" >&2; exit 2 ;;
-esac
+. "$src/scripts/series-lib.sh"
+patches=$(series_dir "$ver") || exit 2
 tarball=/usr/src/linux-source-$ver.tar.xz
 pristine=$cache/linux-$ver-pristine
 tree=$cache/linux-$ver
@@ -65,15 +62,13 @@ arch/x86/kernel/ds_test.c"
 # The source is Debian's package as installed now: its version is an
 # input (a point release moves it), and the series records the one it
 # was rebased on (kernel/README.md, "When Debian moves").
-debver() { dpkg-query -W -f='${Version}' "linux-source-$ver" 2>/dev/null || true; }
-debver=$(debver)
-. "$src/scripts/series-lib.sh"
+# Installed first (not for --inputs, which writes nothing), so that the
+# version read is the one built.
+[ -n "$inputs" ] || "$src/scripts/install-deps.sh" kernel >&2	# stdout: the object directory only
+debver=$(dpkg-query -W -f='${Version}' "linux-source-$ver" 2>/dev/null || true)
 based=$(series_based "$patches")
-series_id() {
-	{ echo "linux-source-$ver $debver"; cat "$patches"/series "$patches"/*.patch; } 2>/dev/null |
-		sha1sum | cut -c1-12
-}
-series_id=$(series_id)
+series_id=$( { echo "linux-source-$ver $debver"; cat "$patches"/series "$patches"/*.patch; } 2>/dev/null |
+	sha1sum | cut -c1-12)
 paths=
 for f in $frags; do
 	for path in "$src/kernel/config/$f" "$src/kernel/config/$ver/$f"; do
@@ -156,11 +151,6 @@ if [ -n "$inputs" ]; then
 	exit 0
 fi
 
-"$src/scripts/install-deps.sh" kernel >&2	# stdout: the object directory only
-if [ "$(debver)" != "$debver" ]; then	# installed just now
-	debver=$(debver) series_id=$(series_id)
-	conf_print=$(printf 'variant: %s\nseries: %s\nconfig: %s' "$variant" "$series_id" "$config_id")
-fi
 [ "$debver" = "$based" ] ||
 	log "linux-source-$ver is $debver, the series was rebased on $based (test kernel-series fails on it; scripts/kernel-rebase.sh $ver)"
 mkdir -p "$cache"

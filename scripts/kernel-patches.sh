@@ -22,11 +22,8 @@ signoff='btscrash developers <btscrash@lists.example.org>'
 # the date of the newest change (reproducible: SOURCE_DATE_EPOCH first)
 epoch=${SOURCE_DATE_EPOCH:-$(git -C "$src" log -1 --format=%ct 2>/dev/null || date +%s)}
 when=$(LC_ALL=C date -u -R -d "@$epoch")
-case ${KERNEL:-6.12} in
-6.1) patches=$src/kernel/patches ;;
-6.12) patches=$src/kernel/patches-6.12 ;;
-*) echo "kernel-patches: KERNEL is 6.1 or 6.12, not $KERNEL" >&2; exit 2 ;;
-esac
+. "$src/scripts/series-lib.sh"
+patches=$(series_dir "${KERNEL:-6.12}") || exit 2
 hooks=$(grep -v '^#' "$patches/series" | sed '/^$/d')
 total=$(( 2 + $(echo "$hooks" | wc -l) ))
 

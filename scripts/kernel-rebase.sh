@@ -16,16 +16,13 @@ set -eu
 ver=${1:?usage: kernel-rebase.sh 6.1|6.12}
 src=$(cd "$(dirname "$0")/.." && pwd)
 cache=${BTSCRASH_CACHE:-$HOME/.cache/btscrash}
-case $ver in
-6.1) patches=$src/kernel/patches ;;
-6.12) patches=$src/kernel/patches-6.12 ;;
-*) echo "kernel-rebase: VERSION is 6.1 or 6.12, not $ver" >&2; exit 2 ;;
-esac
+. "$src/scripts/series-lib.sh"
+patches=$(series_dir "$ver") || exit 2
 log() { echo "kernel-rebase: $*" >&2; }
 tarball=/usr/src/linux-source-$ver.tar.xz
 debver=$(dpkg-query -W -f='${Version}' "linux-source-$ver" 2>/dev/null) && [ -f "$tarball" ] ||
 	{ log "needs linux-source-$ver: apt-get install linux-source-$ver"; exit 1; }
-was=$(cat "$patches/debian-version" 2>/dev/null || echo unknown)
+was=$(series_based "$patches")
 work=$cache/rebase-$ver order=$cache/rebase-$ver.order
 rm -rf "$work" && mkdir -p "$work"
 log "extracting linux-source-$ver $debver (the series was on $was)"

@@ -1,11 +1,22 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # shellcheck shell=sh
-# Sourced by scripts/kernel-build.sh and scripts/qemu-build.sh: a patch
+# Sourced by scripts/kernel-build.sh, qemu-build.sh, kernel-rebase.sh
+# and tests/test-kernel-series.sh (they set $src, the repository): a patch
 # series applied onto a Debian source tree exactly as git am takes it
 # (every hunk where its context says: no fuzz, no offset), and the one
 # message when a hunk does not fit: the patch, its file and hunk, the
 # Debian version found, the one the series was rebased on (the series
 # directory's debian-version file), and what to do.
+
+# series_dir VERSION: the hook series directory of Linux VERSION.
+# shellcheck disable=SC2154  # $src: the sourcing script's
+series_dir() {
+	case $1 in
+	6.1) echo "$src/kernel/patches" ;;
+	6.12) echo "$src/kernel/patches-6.12" ;;
+	*) echo "KERNEL (Linux version) is 6.1 or 6.12, not $1" >&2; return 2 ;;
+	esac
+}
 
 # series_based DIR: the Debian version DIR's series was rebased on.
 series_based() { cat "$1/debian-version" 2>/dev/null || echo unknown; }

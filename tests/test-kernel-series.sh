@@ -100,14 +100,13 @@ checkpatch() {
 	cd "$tmp"
 }
 
-# series_dir VERSION: the version's hook series directory.
-series_dir() { case $1 in 6.1) echo "$src/kernel/patches" ;; *) echo "$src/kernel/patches-$1" ;; esac; }
+. "$src/scripts/series-lib.sh"	# series_dir, series_based
 
 # rebased VERSION: the series' Debian version against the installed one.
 rebased() {
 	i=$((i + 1))
 	have=$(dpkg-query -W -f='${Version}' "linux-source-$1" 2>/dev/null || echo none)
-	was=$(cat "$(series_dir "$1")/debian-version" 2>/dev/null || echo unknown)
+	was=$(series_based "$(series_dir "$1")")
 	if [ "$have" = "$was" ]; then
 		echo "ok $i - $1: the series was rebased on linux-source-$1 $was, the one installed"
 	else

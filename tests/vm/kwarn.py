@@ -22,10 +22,10 @@ import sys
 WARNING = re.compile(r"(?:^|[\] ])WARNING: CPU: \d+ PID: \d+ ")
 
 
-# A kernel that cannot go on, or warns, as printed at the line's start
+# A kernel that cannot go on (or WARNING's), as printed at the line's start
 # (after the time and any prefix: "watchdog: BUG: soft lockup" is a host
 # stall of the VM, not a failure: the boot goes on)
-FAILURE = re.compile(r"(?:^|[\] ])(?:WARNING: CPU: \d+ PID: \d+ |BUG: (?!soft lockup)|Oops: |"
+FAILURE = re.compile(r"(?:^|[\] ])(?:BUG: (?!soft lockup)|Oops: |"
                      r"Kernel panic - not syncing|general protection fault)")
 # a boot's first line (the capture kernel's too) and its init's start
 BOOT = re.compile(r"Linux version \d")
@@ -42,7 +42,7 @@ def boot_failure(console):
             booting = True
         elif INIT.search(ln):
             booting = False
-        elif booting and FAILURE.search(ln):
+        elif booting and (FAILURE.search(ln) or WARNING.search(ln)):
             return ln.rstrip("\r")
     return None
 
