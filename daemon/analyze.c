@@ -126,10 +126,10 @@ static void summarize(struct btsdumpd_ctx *c, const struct btsdec_model *model,
 	f = open_memstream(&out, &len);
 	if (!f)
 		return;
-	for (i = n < t->d.nr ? t->d.nr - n : 0; i < t->d.nr; i++) {
+	for (i = n < t->d.nr ? t->d.nr - n : 0; i < btsdec_thread_nr_branches(t); i++) {
 		struct btsdec_branch b;
 
-		btsdec_decoded_branch(&t->d, i, &b);
+		btsdec_thread_branch(t, i, &b);	/* the inferred one last */
 		if (b.kind == BTSDEC_K_MARKER)
 			continue;
 		fputs(first ? "" : "\n", f);

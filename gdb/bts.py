@@ -142,7 +142,7 @@ class _BtsCache:
 
 # The btsdump JSON this file reads (docs/json.md).
 BTS_JSON_SCHEMA = "btscrash-core"
-BTS_JSON_VERSION = 6
+BTS_JSON_VERSION = 7
 
 
 def _bts_run_btsdump(btsdump, core, exe):
