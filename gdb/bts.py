@@ -655,6 +655,9 @@ def _bts_rebuild(t, arch, pc):
                        "machine, `set sysroot` before loading it) --"
                        % (b["number"], b["kind"], frm, last.asm))
         h.at_branch[b["number"]] = len(h.insns)
+        if b.get("inferred"):
+            h.note("-- branch %d inferred from the core: the %s was not "
+                   "recorded --" % (b["number"], b["kind"]))
         here = to
     if pc is None:
         if here is not None:
@@ -710,6 +713,8 @@ def _bts_branch_line(b, width, symw, mods):
             line += "  [%s -> %s]" % tuple(ends)
     if b.get("smashed_stack"):
         line += "  <- smashed stack? no call returns here"
+    if b.get("inferred"):
+        line += "  (inferred: %s not recorded)" % b["kind"]
     return line
 
 
@@ -734,7 +739,8 @@ def _bts_fault_line(t):
     byno = {b["number"]: b for b in t["branches"]}
     b = byno.get(f.get("branch"))
     if rel == "target" and b:
-        line += " = target of #%d (%s)" % (b["number"], _bts_branch_what(b))
+        line += " = target of #%d (%s%s)" % (b["number"], _bts_branch_what(b),
+                                             ", inferred" if f.get("inferred") else "")
     elif rel == "run" and b:
         line += " = 0x%x bytes into the straight-line run after #%d (%s)" % (
             f.get("run_bytes", 0), b["number"], _bts_branch_what(b))
