@@ -63,4 +63,10 @@ struct btsdec_model;
 int btsdec_model_trail(const struct btsdec_model *m, struct btsdec_core *core,
 		       struct btsdec_sym *sym, char hex[BTSDEC_TRAIL_HEX + 1]);
 
+/* The same for a core not decoded yet (btsdumpctl, for entries stored
+ * before the signature existed): symbolizer, classifier and model made
+ * and freed here.  0, -ENODATA, or the first step's error. */
+int btsdec_core_trail(struct btsdec_core *core, const struct btsdec_symopts *so,
+		      char hex[BTSDEC_TRAIL_HEX + 1]);
+
 #endif /* BTSDEC_TRAIL_API_H */

@@ -172,3 +172,21 @@ int btsdec_model_trail(const struct btsdec_model *m, struct btsdec_core *core,
 	};
 	return btsdec_trail_sign(&in, hex);
 }
+
+int btsdec_core_trail(struct btsdec_core *core, const struct btsdec_symopts *so,
+		      char hex[BTSDEC_TRAIL_HEX + 1])
+{
+	struct btsdec_classifier *cls = NULL;
+	struct btsdec_model *m = NULL;
+	struct btsdec_sym *sym = NULL;
+	int r;
+
+	r = btsdec_sym_open_core(core, so, &sym, NULL) ?:
+	    btsdec_classifier_new(&cls, NULL) ?:
+	    btsdec_model_build(core, sym, cls, NULL, &m, NULL) ?:
+	    btsdec_model_trail(m, core, sym, hex);
+	btsdec_model_free(m);
+	btsdec_classifier_free(cls);
+	btsdec_sym_close(sym);
+	return r;
+}

@@ -472,9 +472,27 @@ def test_group(tmp):
             "signal")
     check(rc == 0 and [tuple(o.get(k) for k in keys) for o in js or []] == want,
           "list --group --json: the same facts", out.decode() + err)
+    rc, out, err = run(g, "info", "300.2.crasher")
+    check(rc == 0 and "Trail: " + TRAIL_A in out.decode(), "info: the trail signature",
+          out.decode() + err)
     rc, out, _ = run(os.path.join(tmp, "store"), "list", "--group")
     check(rc == 0 and b"\x1b" not in out and b"\\x1b[31mre" in out,
           "list --group: a hostile TRAIL is escaped", out)
+    # entries from before btsdumpd wrote TRAIL: computed from the stored
+    # core, the same for the same core; "-" without a core
+    old = os.path.join(tmp, "old")
+    os.makedirs(old)
+    entry(old, "100.1.crasher", 100, 1, "crasher", STORED, core="good")
+    entry(old, "200.2.crasher", 200, 2, "crasher", STORED, core="good", host="web-9")
+    entry(old, "300.3.crasher", 300, 3, "crasher", [("TRACE", "present")])
+    rc, out, err = run(old, "-F", "TRAIL", "list")
+    t = out.decode().split()
+    check(rc == 0 and len(t) == 2 and t[0] == t[1] and re.fullmatch("[0-9a-f]{32}", t[0]),
+          "an entry without TRAIL: computed from its stored core", out.decode() + err)
+    rc, out, err = run(old, "list", "--group", "--no-legend")
+    rows = [l.split()[:3] for l in out.decode().splitlines()]
+    check(rc == 0 and t and rows == [[t[0][:12], "2", "2"], ["-", "1", "1"]],
+          "list --group: entries without TRAIL grouped by their cores", out.decode() + err)
     for args in (("info", "--group"), ("list", "--group", "-F", "EXE")):
         rc, _, err = run(g, *args)
         check(rc == 1 and "--group" in err, "%s: usage error" % " ".join(args), err)

@@ -156,21 +156,12 @@ static void test_markers_and_empty(void)
 static int core_trail(const char *core_path, char hex[BTSDEC_TRAIL_HEX + 1])
 {
 	struct btsdec_symopts so = { .executable = FIX "crasher" };
-	struct btsdec_classifier *cls = NULL;
-	struct btsdec_model *m = NULL;
-	struct btsdec_sym *sym = NULL;
 	struct btsdec_core *core;
 	int r;
 
 	if (btsdec_core_open(core_path, &core, NULL))
 		return -EIO;
-	r = btsdec_sym_open_core(core, &so, &sym, NULL) ?:
-	    btsdec_classifier_new(&cls, NULL) ?:
-	    btsdec_model_build(core, sym, cls, NULL, &m, NULL) ?:
-	    btsdec_model_trail(m, core, sym, hex);
-	btsdec_model_free(m);
-	btsdec_classifier_free(cls);
-	btsdec_sym_close(sym);
+	r = btsdec_core_trail(core, &so, hex);
 	btsdec_core_close(core);
 	return r;
 }

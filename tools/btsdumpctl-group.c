@@ -1,17 +1,56 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * btsdumpctl list --group: the selected entries counted per trail
- * signature (meta TRAIL, lib/trail.c): which bug, how often, on how many
- * hosts, first and last seen; text or JSON (docs/btsdumpctl.md "Groups").
- * Entries without a signature form one group, "-".  Everything printed
- * is escaped.
+ * btsdumpctl's trail signatures (meta TRAIL, lib/trail.c): an entry
+ * stored before btsdumpd wrote one gets it from its stored core, decoded
+ * here; list --group counts the selected entries per signature: which
+ * bug, how often, on how many hosts, first and last seen; text or JSON
+ * (docs/btsdumpctl.md "Groups").  Entries without a signature form one
+ * group, "-".  Everything printed is escaped.
  */
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "btsdumpctl.h"
 #include "exit.h"
+
+/* An entry's signature from its stored core, into its meta as TRAIL;
+ * nothing when that cannot be done (no core, no trace, unreadable). */
+static void entry_trail_from_core(const struct ctl *c, struct btsdumpd_entry *e)
+{
+	const char *dir = getenv("TMPDIR"), *exe = ctl_meta(e, "EXE");
+	struct btsdec_symopts so = { .executable = exe && !access(exe, R_OK) ? exe : NULL };
+	char hex[BTSDEC_TRAIL_HEX + 1];
+	struct btsdec_core *core;
+	int fd;
+
+	fd = open(dir && *dir ? dir : "/var/tmp", O_RDWR | O_TMPFILE | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return;
+	if (ctl_core_extract(c, e, fd, NULL) || lseek(fd, 0, SEEK_SET)) {
+		close(fd);
+		return;
+	}
+	if (btsdec_core_open_fd(fd, e->id, &core, NULL))	/* owns fd, closed on error */
+		return;
+	if (!btsdec_core_trail(core, &so, hex))
+		btsdumpd_meta_set(&e->meta, "TRAIL", hex);
+	btsdec_core_close(core);
+}
+
+void ctl_fill_trails(const struct ctl *c, const size_t *sel, size_t n)
+{
+	for (size_t i = 0; c->store && i < n; i++) {
+		struct btsdumpd_entry *e = &c->e[sel[i]];
+		const char *trace = ctl_meta(e, "TRACE");
+
+		if (!ctl_meta(e, "TRAIL") && trace && !strcmp(trace, "present") &&
+		    ctl_core_state(c, e) == CORE_PRESENT)
+			entry_trail_from_core(c, e);
+	}
+}
 
 struct group {
 	const char *trail;		/* NULL: no signature */

@@ -195,6 +195,7 @@ int cmd_list(const struct ctl *c)
 	size_t *sel, n = ctl_select_entries(c, &sel);
 	int r = 0;
 
+	ctl_fill_trails(c, sel, n);
 	if (c->group && n) {
 		r = ctl_list_groups(c, sel, n);
 		free(sel);
@@ -276,6 +277,7 @@ static void info_trace(const struct ctl *c, const struct btsdumpd_entry *e)
 	putchar('\n');
 	field("Fault Thread", ctl_meta(e, "FAULT_TID"));
 	field("Fault", ctl_meta(e, "FAULT"));
+	field("Trail", ctl_meta(e, "TRAIL"));
 	if (lb) {
 		printf("%14s:\n", "Last Branches");
 		for (const char *l = lb; l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {

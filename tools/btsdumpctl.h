@@ -83,10 +83,17 @@ int cmd_info(const struct ctl *c);
 int cmd_status(const struct ctl *c);
 int cmd_show(const struct ctl *c);
 
-/* btsdumpctl-group.c: list --group over the selected entries sel[0..n) */
+/* btsdumpctl-group.c, over the selected entries sel[0..n): TRAIL from
+ * the stored core where an entry's meta has none (a local store's entries
+ * from before btsdumpd wrote it); list --group */
+void ctl_fill_trails(const struct ctl *c, const size_t *sel, size_t n);
 int ctl_list_groups(const struct ctl *c, const size_t *sel, size_t n);
 
 /* btsdumpctl-gdb.c */
+/* Decompresses (or copies) the entry's core into out_fd; out_name in a
+ * message (NULL: none printed).  0 or an exit status. */
+int ctl_core_extract(const struct ctl *c, const struct btsdumpd_entry *e, int out_fd,
+		     const char *out_name);
 int cmd_dump(const struct ctl *c);
 int cmd_gdb(const struct ctl *c);
 
