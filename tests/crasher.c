@@ -6,8 +6,7 @@
  * returns into garbage; `abort` calls abort(); `threads` faults in a second
  * thread while the first waits.  No libc calls on the way to a fault except
  * where the mode needs them, so the traces stay short and stable.  `loop`
- * spins in checksum() until killed; `rounds N` and `write N` loop N times,
- * then fault in one function two ways (the trail signature's test).
+ * spins in checksum() until killed; `rounds N`, `write N`: below main().
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -117,7 +116,7 @@ int main(int argc, char **argv)
 		return run_rounds(mode, argc > 2 ? argv[2] : "1");
 	}
 	}
-	return 2;	/* usage: crasher null|smash|abort|threads|loop|handler|rounds N|write N */
+	return 2;	/* usage: crasher null|smash|abort|threads|loop|handler|rounds|write */
 }
 
 /*
