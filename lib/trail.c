@@ -1,12 +1,9 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * The trail signature of a crash: which bug this is, the same on every
- * host and every run.  The faulting thread's function transitions (a
- * branch from one function into another), named by module build-id and
- * symbol, never by address; runs repeated by a loop collapsed to one; the
- * newest BTSDEC_TRAIL_DEPTH of them, the program's build-id and the fault
- * hashed (FNV-1a, 128 bits).  Computed once from the model; btsdumpd
- * stores it (TRAIL), btsdumpctl groups by it.  Process context.
+ * The trail signature of a crash, which bug it is on any run and host:
+ * the faulting thread's function transitions (by build-id and symbol, no
+ * address), loops collapsed, the newest BTSDEC_TRAIL_DEPTH hashed with the
+ * program and the fault.  Called on the model by btsdumpd and btsdumpctl.
  */
 #include <errno.h>
 #include <elf.h>

@@ -1,11 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * btsdumpctl's trail signatures (meta TRAIL, lib/trail.c): an entry
- * stored before btsdumpd wrote one gets it from its stored core, decoded
- * here; list --group counts the selected entries per signature: which
- * bug, how often, on how many hosts, first and last seen; text or JSON
- * (docs/btsdumpctl.md "Groups").  Entries without a signature form one
- * group, "-".  Everything printed is escaped.
+ * btsdumpctl's trail signatures (meta TRAIL, lib/trail.c): an older
+ * entry's from its stored core; list --group, the selected entries counted
+ * per signature with hosts, first and last seen, text or JSON
+ * (docs/btsdumpctl.md "Groups").  Everything printed is escaped.
  */
 #include <fcntl.h>
 #include <stdio.h>
