@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * btsdumpctl list, info and show: the entries as a table (--group:
- * btsdumpctl-group.c), a field (-F),
- * JSON (json-c, lib/json.c's strings: docs/btsdumpctl.md), an entry's
- * metadata and its stored trace report.  Everything printed is escaped.
+ * btsdumpctl-group.c), a field (-F), JSON (json-c, lib/json.c's strings:
+ * docs/btsdumpctl.md), an entry's metadata and its stored trace report.
+ * Everything printed is escaped.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -41,7 +41,7 @@ const char *ctl_sig_name(const struct btsdumpd_entry *e)
 
 static void list_line(const struct ctl *c, const struct btsdumpd_entry *e, int tw, int iw)
 {
-	const char *exe = ctl_meta(e, "EXE");
+	const char *exe = ctl_meta(e, "EXE"), *trail = ctl_meta(e, "TRAIL");
 	char *f[9], tbuf[64];
 
 	exe = exe ? exe : ctl_meta(e, "VMCORE") ? ctl_meta(e, "VMCORE") : ctl_meta(e, "COMM");
@@ -54,7 +54,7 @@ static void list_line(const struct ctl *c, const struct btsdumpd_entry *e, int t
 	f[5] = ctl_text_esc(ctl_meta(e, "TRACE") ? ctl_meta(e, "TRACE") : "absent");
 	f[6] = ctl_text_esc(exe);
 	f[7] = ctl_text_esc(e->id);
-	f[8] = ctl_text_esc(ctl_meta(e, "TRAIL") ? ctl_meta(e, "TRAIL") : "-");
+	f[8] = ctl_text_esc(trail && *trail ? trail : "-");	/* as --group's "-" */
 	printf("%-*s %7s %5s %5s %-7s %-8s %-7s %-12.12s ", tw, tbuf,
 	       f[0] ? f[0] : "?", f[1] ? f[1] : "?", f[2] ? f[2] : "?",
 	       f[3] ? f[3] : "?", f[4] ? f[4] : "?", f[5] ? f[5] : "?",
