@@ -275,14 +275,15 @@ static void render_reports(struct btsdumpd_ctx *c, const struct btsdec_model *m,
 	an->report_cut = cut_txt || cut_json;
 }
 
-/* Decodes the core once; the text and JSON reports and the journal's
- * summary are renderings of that one model. */
+/* Decodes the core once; the text and JSON reports, the journal's
+ * summary and the trail signature come from that one model. */
 static void report_core(struct btsdumpd_ctx *c, struct btsdec_core *core,
 			struct btsdec_sym *sym, struct btsdec_classifier *cls,
 			const char *exe, int txt, int json, struct btsdumpd_analysis *an)
 {
 	struct btsdec_model_opts mo = { .executable = exe };
 	struct btsdec_render_opts ro = { 0 };
+	char trail[BTSDEC_TRAIL_HEX + 1];
 	struct btsdec_model *model;
 	struct btsdec_err err;
 	uint64_t total;
@@ -297,6 +298,8 @@ static void report_core(struct btsdumpd_ctx *c, struct btsdec_core *core,
 	if (btsdec_core_nr_traces(core)) {
 		render_reports(c, model, txt, json, an);
 		summarize(c, model, btsdec_core_nr_traces(core), an);
+		if (!btsdec_model_trail(model, core, sym, trail))
+			btsdumpd_crash_set(&an->trail, trail);
 	} else {
 		report_line(txt, "btsdumpd: no branch trace in this core (the process was not "
 			    "traced, or its kernel lacks btscrash)%s\n", btsdec_core_nr_rejects(core) ?

@@ -83,6 +83,9 @@ const struct btsdec_note_loc *btsdec_core_note(const struct btsdec_core *core,
 ssize_t btsdec_core_note_read(const struct btsdec_core *core,
 			      const struct btsdec_note_loc *loc, uint64_t off,
 			      void *buf, size_t len);
+/* The value of auxiliary vector entry `type` (AT_ENTRY, AT_PHDR, ...)
+ * from NT_AUXV into *val; false when the core has none. */
+bool btsdec_core_auxv(const struct btsdec_core *core, uint64_t type, uint64_t *val);
 /* The libelf handle and fd, for the symbolizer. */
 void *btsdec_core_elf(const struct btsdec_core *core);
 

@@ -64,6 +64,9 @@ void btsdec_sym_lookup(struct btsdec_sym *sym, uint64_t addr,
  * points into libdwfl. */
 const char *btsdec_sym_addrsym(struct btsdec_sym *sym, uint64_t addr,
 			       uint64_t *off);
+/* The GNU build-id of the module holding addr, in hex ("" when unknown);
+ * NULL when no module holds addr.  Points into the symbolizer. */
+const char *btsdec_sym_build_id(struct btsdec_sym *sym, uint64_t addr);
 /* Reads code bytes at addr from the core, else from the module file.
  * Returns bytes read (0 when nothing is known there). */
 size_t btsdec_sym_read_code(struct btsdec_sym *sym, uint64_t addr,

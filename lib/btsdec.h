@@ -29,6 +29,7 @@
 #include "btsdec-classify.h"
 #include "btsdec-decode.h"
 #include "btsdec-model.h"
+#include "btsdec-trail.h"
 #include "btsdec-render.h"
 #include "btsdec-report.h"
 #include "btsdec-json.h"

@@ -539,3 +539,20 @@ ssize_t btsdec_core_note_read(const struct btsdec_core *c,
 	got = pread(c->fd, buf, len, loc->off + off);
 	return got < 0 ? -errno : got == (ssize_t)len ? got : -EIO;
 }
+
+bool btsdec_core_auxv(const struct btsdec_core *c, uint64_t type, uint64_t *val)
+{
+	const struct btsdec_note_loc *l = btsdec_core_note(c, NT_AUXV);
+	uint64_t e[2];
+
+	for (uint64_t off = 0; l && off + sizeof(e) <= l->size; off += sizeof(e)) {
+		if (btsdec_core_note_read(c, l, off, e, sizeof(e)) != sizeof(e) ||
+		    e[0] == AT_NULL)
+			return false;
+		if (e[0] == type) {
+			*val = e[1];
+			return true;
+		}
+	}
+	return false;
+}

@@ -63,8 +63,6 @@ void stub_put_thread_id(struct btsdec_gdbstub *s, struct btsdec_rsp_buf *r,
 /* What qThreadExtraInfo and qXfer:threads:read say of a thread: its
  * length, the text NUL-terminated in text (size bytes). */
 size_t stub_thread_text(const struct stub_thread *t, char *text, size_t size);
-/* An auxv entry's value; false if the core has none of that type. */
-bool stub_auxv(struct btsdec_gdbstub *s, uint64_t type, uint64_t *val);
 /* The registers of gdb's amd64-linux numbering (gdbxfer.c's target
  * description): how many (the AVX halves only when the core has them),
  * register n's size in bytes, and its value in thread t into out (16

@@ -198,23 +198,6 @@ static void make_tdesc(struct btsdec_gdbstub *s, struct btsdec_rsp_buf *b)
 
 /* ---- auxv and the executable ---------------------------------------------- */
 
-bool stub_auxv(struct btsdec_gdbstub *s, uint64_t type, uint64_t *val)
-{
-	const struct btsdec_note_loc *l = btsdec_core_note(s->core, NT_AUXV);
-	uint64_t e[2];
-
-	for (uint64_t off = 0; l && off + sizeof(e) <= l->size; off += sizeof(e)) {
-		if (btsdec_core_note_read(s->core, l, off, e, sizeof(e)) != sizeof(e) ||
-		    e[0] == AT_NULL)
-			return false;
-		if (e[0] == type) {
-			*val = e[1];
-			return true;
-		}
-	}
-	return false;
-}
-
 static void make_auxv(struct btsdec_gdbstub *s, struct btsdec_rsp_buf *b)
 {
 	const struct btsdec_note_loc *l = btsdec_core_note(s->core, NT_AUXV);
@@ -268,7 +251,7 @@ static void make_exec_file(struct btsdec_gdbstub *s, struct btsdec_rsp_buf *b)
 
 	if (s->exe)
 		btsdec_rsp_puts(b, s->exe);
-	else if (stub_auxv(s, AT_ENTRY, &entry))
+	else if (btsdec_core_auxv(s->core, AT_ENTRY, &entry))
 		nt_file_name(s, entry, b);
 }
 
@@ -290,7 +273,8 @@ static uint64_t find_r_debug(struct btsdec_gdbstub *s)
 	Elf64_Phdr ph;
 	Elf64_Dyn d;
 
-	if (!stub_auxv(s, AT_PHDR, &phdr) || !stub_auxv(s, AT_PHNUM, &phnum) ||
+	if (!btsdec_core_auxv(s->core, AT_PHDR, &phdr) ||
+	    !btsdec_core_auxv(s->core, AT_PHNUM, &phnum) ||
 	    phnum > 1024)
 		return 0;
 	for (uint64_t i = 0; i < phnum; i++) {

@@ -77,7 +77,7 @@ struct elf_fd {
 struct mod_data {
 	struct mod_data *next;
 	struct btsdec_sym *s;
-	const char *missing;	/* missing_build_id's hex, once asked */
+	const char *build_id;	/* module_build_id's hex, once asked */
 };
 
 struct btsdec_sym {
@@ -384,11 +384,10 @@ static const char *plt_name(struct btsdec_sym *s, Dwfl_Module *m,
 	return pool_name(s, name, "@plt");
 }
 
-/* The build-id of a module whose file was not found, as hex ("" when
- * unknown: the core lacks the page holding it); kept in the module's
- * userdata. */
-static const char *missing_build_id(struct btsdec_sym *s, Dwfl_Module *m,
-				    struct mod_data *d)
+/* The build-id of a module as hex ("" when unknown: no file, and the
+ * core lacks the page holding it); kept in the module's userdata. */
+static const char *module_build_id(struct btsdec_sym *s, Dwfl_Module *m,
+				   struct mod_data *d)
 {
 	const unsigned char *bits;
 	char hex[2 * 64 + 1] = "";
@@ -396,15 +395,26 @@ static const char *missing_build_id(struct btsdec_sym *s, Dwfl_Module *m,
 	const char *p;
 	int n;
 
-	if (d && d->missing)
-		return d->missing;
+	if (d && d->build_id)
+		return d->build_id;
 	n = dwfl_module_build_id(m, &bits, &vaddr);
 	for (int i = 0; i < n && i < 64; i++)
 		snprintf(hex + 2 * i, 3, "%02x", bits[i]);
 	p = pool_name(s, hex, "");
 	if (d)
-		d->missing = p;
+		d->build_id = p;
 	return p ? p : "";
+}
+
+const char *btsdec_sym_build_id(struct btsdec_sym *s, uint64_t addr)
+{
+	Dwfl_Module *m = dwfl_addrmodule(s->dwfl, addr - s->slide);
+	void **userdata;
+
+	if (!m)
+		return NULL;
+	dwfl_module_info(m, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
+	return module_build_id(s, m, *userdata);
 }
 
 /* A C++ or Rust name as people read it ("ns::f(int)", libiberty's
@@ -629,7 +639,7 @@ static void resolve(struct btsdec_sym *s, uint64_t addr, struct btsdec_loc *loc)
 	loc->module = base_name(loc->path);
 	loc->mod_off = addr - start;
 	if (!dwfl_module_getelf(m, &bias)) {
-		loc->missing = missing_build_id(s, m, *userdata);
+		loc->missing = module_build_id(s, m, *userdata);
 		return;
 	}
 	name = btsdec_sym_addrsym(s, addr, &off);

@@ -25,6 +25,7 @@ void btsdumpd_analysis_free(struct btsdumpd_analysis *an)
 {
 	free(an->last_branches);
 	free(an->fault);
+	free(an->trail);
 	free(an->error);
 	free(an->warning);
 	memset(an, 0, sizeof(*an));
@@ -135,6 +136,7 @@ static int analysis_to_meta(const struct btsdumpd_analysis *an, struct btsdumpd_
 	       put_u64(m, "FAULT_TID", an->has_tid, an->fault_tid) ?:
 	       put(m, "LAST_BRANCHES", an->last_branches) ?:
 	       put(m, "FAULT", an->fault) ?:
+	       put(m, "TRAIL", an->trail) ?:
 	       put_u64(m, "REPORT_LAST", an->report_last, an->report_last) ?:
 	       put(m, "REPORT_CUT", an->report_cut ? "1" : NULL);
 }
@@ -301,6 +303,7 @@ static int analysis_from_meta(const struct btsdumpd_meta *m, struct btsdumpd_ana
 	an->report_cut = (v = btsdumpd_meta_get(m, "REPORT_CUT")) && !strcmp(v, "1");
 	if (btsdumpd_crash_set(&an->last_branches, btsdumpd_meta_get(m, "LAST_BRANCHES")) ||
 	    btsdumpd_crash_set(&an->fault, btsdumpd_meta_get(m, "FAULT")) ||
+	    btsdumpd_crash_set(&an->trail, btsdumpd_meta_get(m, "TRAIL")) ||
 	    btsdumpd_crash_set(&an->error, btsdumpd_meta_get(m, "TRACE_ERROR")) ||
 	    btsdumpd_crash_set(&an->warning, btsdumpd_meta_get(m, "TRACE_WARNING")))
 		return -ENOMEM;

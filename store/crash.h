@@ -36,6 +36,8 @@ struct btsdumpd_analysis {
 	uint64_t fault_tid;		/* FAULT_TID (has_tid) */
 	char *last_branches;		/* LAST_BRANCHES: the journal's summary */
 	char *fault;			/* FAULT: the fault line */
+	char *trail;			/* TRAIL: the trail signature, hex
+					 * (lib/trail.c) */
 	char *error, *warning;		/* TRACE_ERROR, TRACE_WARNING */
 	uint64_t report_last;		/* REPORT_LAST: the reports hold the newest
 					 * N branches of each thread (ReportSizeMax);

@@ -6,7 +6,7 @@
  * returns into garbage; `abort` calls abort(); `threads` faults in a second
  * thread while the first waits.  No libc calls on the way to a fault except
  * where the mode needs them, so the traces stay short and stable.  `loop`
- * spins in checksum() until killed.
+ * spins in checksum() until killed; `rounds N`, `write N`: below main().
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -110,8 +110,13 @@ int main(int argc, char **argv)
 
 			sink = checksum(v, 3);
 		}
+	case 'r': case 'w': {		/* N rounds, then one of two bugs */
+		int run_rounds(int how, const char *rounds);
+
+		return run_rounds(mode, argc > 2 ? argv[2] : "1");
 	}
-	return 2;	/* usage: crasher null|smash|abort|threads|loop|handler */
+	}
+	return 2;	/* usage: crasher null|smash|abort|threads|loop|handler|rounds|write */
 }
 
 /*
@@ -137,4 +142,38 @@ int run_signal(int argc)
 	sigaction(SIGUSR1, &sa, NULL);
 	raise(SIGUSR1);
 	return serve(argc);
+}
+
+/*
+ * `crasher rounds N` and `crasher write N`: N rounds of checksum() (a loop
+ * that calls), then one of two bugs in one function, consume(): a call
+ * through NULL (rounds) or a store through NULL (write).  For the trail
+ * signature (tests/test-trail-crashes.py): the count of rounds and the
+ * load base must not matter, the bug must.
+ */
+int run_rounds(int how, const char *rounds);
+
+static int *volatile null_ptr;
+
+static int __attribute__((noinline)) consume(int how, int sum)
+{
+	if (how == 'w') {
+		*null_ptr = sum;		/* store through NULL */
+		return 0;
+	}
+	return handlers[sum & 3](sum);		/* call through NULL */
+}
+
+int run_rounds(int how, const char *rounds)
+{
+	int n = 0, sum = 0;
+
+	for (const char *p = rounds; *p >= '0' && *p <= '9'; p++)	/* no libc */
+		n = n * 10 + (*p - '0');
+	for (int i = 0; i < n; i++) {
+		int v[3] = { i, i + 1, i + 2 };
+
+		sum += checksum(v, 3);
+	}
+	return consume(how, sum);
 }

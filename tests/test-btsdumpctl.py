@@ -53,14 +53,15 @@ def esc(v):
     return b"".join(out)
 
 
-def entry(store, eid, ts, pid, comm, extra=(), core=None, report=True, raw=b""):
+def entry(store, eid, ts, pid, comm, extra=(), core=None, report=True, raw=b"",
+          host="testhost"):
     d = os.path.join(store, eid)
     os.makedirs(d)
     meta = [("VERSION", "1"), ("KIND", "process"), ("ID", eid), ("PID", str(pid)),
             ("UID", "1000"), ("GID", "1000"), ("SIGNAL", "11"),
             ("SIGNAL_NAME", "SIGSEGV"), ("TIMESTAMP", str(ts)), ("COMM", comm),
             ("EXE", EXE), ("CMDLINE", comm + " null"), ("CGROUP", "/user.slice"),
-            ("HOSTNAME", "testhost"), ("ACL", "set")] + list(extra)
+            ("HOSTNAME", host), ("ACL", "set")] + list(extra)
     with open(os.path.join(d, "meta"), "wb") as f:
         for k, v in meta:
             f.write(k.encode() + b"=" + esc(v) + b"\n")
@@ -96,7 +97,8 @@ def build_store(root):
     os.makedirs(s)
     good = subprocess.run(["zstd", "-q", "-c", CORE], stdout=subprocess.PIPE,
                           check=True).stdout
-    entry(s, "1000.42.crasher", 1000, 42, "crasher", STORED, core="good", report="zst")
+    entry(s, "1000.42.crasher", 1000, 42, "crasher", STORED + [("TRAIL", TRAIL_A)],
+          core="good", report="zst")
     entry(s, "2000.43.crasher", 2000, 43, "crasher",
           [("CORE", "dropped"), ("CORE_REASON", "larger than ExternalSizeMax (2G)"),
            ("TRACE", "error"), ("TRACE_ERROR", "bad note at 0x40")], report=False)
@@ -104,6 +106,7 @@ def build_store(root):
     entry(s, "3000.44.evil", 3000, 44, hostile,
           [("CORE", "stored"), ("EXE", "/opt/\x1b[2Jvictim\nline"),
            ("TRACE", "absent"), ("REPORT_CUT", "1"), ("FAULT_TID", "12x"),
+           ("TRAIL", "\x1b[31mred\x1b[0m"),
            ("CORE_TRUNCATED", "7")],
           raw=b"no equals sign here\nid=overridden\nBAD KEY=x\nCOMM2=bad\\q escape\n"
               b"RAW=\x1b[31m raw control\nNUL=a\\x00b\n=emptykey\nLATIN=\xff\xfe\n"
@@ -128,6 +131,8 @@ def build_store(root):
     return s
 
 
+TRAIL_A = "0123456789abcdef0123456789abcdef"
+TRAIL_B = "fedcba9876543210fedcba9876543210"
 LISTED = ["1000.42.crasher", "2000.43.crasher", "3000.44.evil", "4000.45.corrupt",
           "4500.46.trunc", "4600.47.empty"]
 
@@ -144,15 +149,17 @@ def test_list(s):
     check(rc == 0, "list: exit %d %s" % (rc, err))
     lines = out.decode().splitlines()
     check(lines and lines[0].split() == ["TIME", "PID", "UID", "GID", "SIG",
-                                         "COREFILE", "TRACE", "ID", "EXE"], "list header: %r" % lines[:1])
+                                         "COREFILE", "TRACE", "TRAIL", "ID", "EXE"],
+          "list header: %r" % lines[:1])
     check(len(lines) == 1 + len(LISTED), "list: %d lines, want %d:\n%s" %
           (len(lines), 1 + len(LISTED), out.decode(errors="replace")))
     pids = [l.split()[4] for l in lines[1:]]
     check(pids == ["42", "43", "44", "45", "46", "47"], "list order/pids: %r" % pids)
     check("Thu 1970-01-01 00:16:40 UTC" in lines[1], "list time: %r" % lines[1])
-    cols = {l.split()[4]: l.split()[7:12] for l in lines[1:]}
-    check(cols.get("42") == ["SIGSEGV", "present", "present", "1000.42.crasher", EXE],
-          "list 42: %r" % cols.get("42"))
+    cols = {l.split()[4]: l.split()[7:13] for l in lines[1:]}
+    check(cols.get("42") == ["SIGSEGV", "present", "present", TRAIL_A[:12], "1000.42.crasher",
+                             EXE], "list 42: %r" % cols.get("42"))
+    check(cols.get("43", [])[3] == "-", "list 43: no trail signature, '-': %r" % cols.get("43"))
     check(cols.get("43", [])[1:3] == ["none", "error"], "list 43: %r" % cols.get("43"))
     check(cols.get("44", [])[1:3] == ["missing", "absent"], "list 44: %r" % cols.get("44"))
     no_controls(out, "list")
@@ -342,7 +349,7 @@ def test_gdb(s, tmp):
 
 
 def listed_ids(out):
-    return [l.split()[10] for l in out.decode().splitlines()[1:]]
+    return [l.split()[11] for l in out.decode().splitlines()[1:]]
 
 
 def test_coredumpctl_options(s, tmp):
@@ -364,7 +371,7 @@ def test_coredumpctl_options(s, tmp):
     rc, _, err = run(s, "--since", "tomorrowish")
     check(rc == 1 and "--since: not a time: 'tomorrowish'" in err, "--since garbage: %r" % err)
     rc, out, _ = run(s, "--no-legend", "-n", "1")
-    check(rc == 0 and out.decode().split()[10] == "4600.47.empty" and b"TIME" not in out,
+    check(rc == 0 and out.decode().split()[11] == "4600.47.empty" and b"TIME" not in out,
           "--no-legend: no heading: %r" % out)
     rc, out, _ = run(s, "-F", "COMM", "list", "crasher")
     check(rc == 0 and out == b"crasher\ncrasher\n", "-F COMM: %r" % out)
@@ -432,6 +439,65 @@ def test_usage(s, tmp):
     check(rc == 2 and "cannot read" in err, "store not a directory: %d %r" % (rc, err))
 
 
+def test_group(tmp):
+    """list --group (issue 41 §2): one line per trail signature, most
+    crashes first, with count, distinct hosts, first and last seen;
+    entries without one together as "-"; --json the same facts."""
+    g = os.path.join(tmp, "group")
+    os.makedirs(g)
+    for eid, ts, host, trail in (("300.2.crasher", 300, "web-1", TRAIL_A),
+                                 ("100.1.crasher", 100, "web-2", TRAIL_A),
+                                 ("200.3.crasher", 200, "web-1", TRAIL_A),
+                                 ("400.4.crasher", 400, "db-1", TRAIL_B),
+                                 ("50.5.crasher", 50, "db-1", None)):
+        entry(g, eid, ts, int(eid.split(".")[1]), "crasher",
+              [("TRAIL", trail)] if trail else [], host=host)
+    rc, out, err = run(g, "list", "--group")
+    lines = out.decode().splitlines()
+    rows = [l.split()[:3] for l in lines[1:]]
+    check(rc == 0 and lines[0].split() == ["TRAIL", "COUNT", "HOSTS", "FIRST", "LAST",
+                                           "SIG", "EXE"] and
+          rows == [[TRAIL_A[:12], "3", "2"], [TRAIL_B[:12], "1", "1"], ["-", "1", "1"]] and
+          "1970-01-01 00:01:40" in lines[1] and "1970-01-01 00:05:00" in lines[1],
+          "list --group: counts, hosts, first and last seen", out.decode() + err)
+    rc, out, err = run(g, "--json", "list", "-g")
+    try:
+        js = json.loads(out)
+    except ValueError:
+        js = None
+    want = [(TRAIL_A, 3, 2, ["web-2", "web-1"], 100, 300, "300.2.crasher", EXE, "SIGSEGV"),
+            (TRAIL_B, 1, 1, ["db-1"], 400, 400, "400.4.crasher", EXE, "SIGSEGV"),
+            (None, 1, 1, ["db-1"], 50, 50, "50.5.crasher", EXE, "SIGSEGV")]
+    keys = ("trail", "count", "hosts", "hostnames", "first", "last", "last_id", "exe",
+            "signal")
+    check(rc == 0 and [tuple(o.get(k) for k in keys) for o in js or []] == want,
+          "list --group --json: the same facts", out.decode() + err)
+    rc, out, err = run(g, "info", "300.2.crasher")
+    check(rc == 0 and "Trail: " + TRAIL_A in out.decode(), "info: the trail signature",
+          out.decode() + err)
+    rc, out, _ = run(os.path.join(tmp, "store"), "list", "--group")
+    check(rc == 0 and b"\x1b" not in out and b"\\x1b[31mre" in out,
+          "list --group: a hostile TRAIL is escaped", out)
+    # entries from before btsdumpd wrote TRAIL: computed from the stored
+    # core, the same for the same core; "-" without a core
+    old = os.path.join(tmp, "old")
+    os.makedirs(old)
+    entry(old, "100.1.crasher", 100, 1, "crasher", STORED, core="good")
+    entry(old, "200.2.crasher", 200, 2, "crasher", STORED, core="good", host="web-9")
+    entry(old, "300.3.crasher", 300, 3, "crasher", [("TRACE", "present")])
+    rc, out, err = run(old, "-F", "TRAIL", "list")
+    t = out.decode().split()
+    check(rc == 0 and len(t) == 2 and t[0] == t[1] and re.fullmatch("[0-9a-f]{32}", t[0]),
+          "an entry without TRAIL: computed from its stored core", out.decode() + err)
+    rc, out, err = run(old, "list", "--group", "--no-legend")
+    rows = [l.split()[:3] for l in out.decode().splitlines()]
+    check(rc == 0 and t and rows == [[t[0][:12], "2", "2"], ["-", "1", "1"]],
+          "list --group: entries without TRAIL grouped by their cores", out.decode() + err)
+    for args in (("info", "--group"), ("list", "--group", "-F", "EXE")):
+        rc, _, err = run(g, *args)
+        check(rc == 1 and "--group" in err, "%s: usage error" % " ".join(args), err)
+
+
 def main():
     if not shutil.which("zstd"):
         skip_all("no zstd CLI")
@@ -445,6 +511,7 @@ def main():
         test_gdb(s, tmp)
         test_usage(s, tmp)
         test_coredumpctl_options(s, tmp)
+        test_group(tmp)
     return T.done()
 
 

@@ -22,10 +22,8 @@
 #include "exit.h"
 #include "util.h"
 
-/* Decompresses (or copies) the entry's core into out_fd (out_name in a
- * message); 0 or an exit status. */
-static int core_extract(const struct ctl *c, const struct btsdumpd_entry *e, int out_fd,
-			const char *out_name)
+int ctl_core_extract(const struct ctl *c, const struct btsdumpd_entry *e, int out_fd,
+		     const char *out_name)
 {
 	const char *core = ctl_meta(e, "CORE"), *reason = ctl_meta(e, "CORE_REASON");
 	enum core_state st = ctl_core_state(c, e);
@@ -35,10 +33,13 @@ static int core_extract(const struct ctl *c, const struct btsdumpd_entry *e, int
 	int fd, r;
 
 	if (st != CORE_PRESENT) {
-		say("the core of %s is %s (CORE=%s%s%s%s)%s%s", e->id,
-		    st == CORE_MISSING ? "missing" : "not stored", core ? core : "unknown",
-		    st == CORE_MISSING ? ", but " : "", st == CORE_MISSING ? ctl_core_file(e) : "",
-		    st == CORE_MISSING ? " is gone" : "", reason ? ": " : "", reason ? reason : "");
+		if (out_name)
+			say("the core of %s is %s (CORE=%s%s%s%s)%s%s", e->id,
+			    st == CORE_MISSING ? "missing" : "not stored", core ? core : "unknown",
+			    st == CORE_MISSING ? ", but " : "",
+			    st == CORE_MISSING ? ctl_core_file(e) : "",
+			    st == CORE_MISSING ? " is gone" : "", reason ? ": " : "",
+			    reason ? reason : "");
 		free(path);
 		return BTS_EXIT_READ;
 	}
@@ -50,9 +51,9 @@ static int core_extract(const struct ctl *c, const struct btsdumpd_entry *e, int
 	    btsdumpd_copy(fd, out_fd, &out_failed);
 	if (fd >= 0)
 		close(fd);
-	if (out_failed)
+	if (out_name && out_failed)
 		say("writing %s: %s", out_name, strerror(-r));
-	else if (r < 0)
+	else if (out_name && r < 0)
 		say("cannot decompress %s: %s", path,
 			r == -EBADMSG ? "corrupt or truncated zstd data" :
 			r == -EFBIG ? "larger than CORE_SIZE says" : strerror(-r));
@@ -80,7 +81,7 @@ int cmd_dump(const struct ctl *c)
 			return BTS_EXIT_READ;
 		}
 	}
-	r = core_extract(c, e, fd, c->output ? c->output : "the output");
+	r = ctl_core_extract(c, e, fd, c->output ? c->output : "the output");
 	if (c->output && close(fd) < 0 && !r) {
 		say("writing %s failed: %m", c->output);
 		r = BTS_EXIT_READ;
@@ -234,7 +235,7 @@ int cmd_gdb(const struct ctl *c)
 		free(tmp);
 		return BTS_EXIT_READ;
 	}
-	r = core_extract(c, e, fd, tmp);
+	r = ctl_core_extract(c, e, fd, tmp);
 	if (close(fd) < 0 && !r) {
 		say("writing %s failed: %m", tmp);
 		r = BTS_EXIT_READ;

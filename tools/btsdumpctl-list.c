@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * btsdumpctl list, info and show: the entries as a table, a field (-F),
- * JSON (json-c, lib/json.c's strings: docs/btsdumpctl.md), an entry's
- * metadata and its stored trace report.  Everything printed is escaped.
+ * btsdumpctl list, info and show: the entries as a table (--group:
+ * btsdumpctl-group.c), a field (-F), JSON (json-c, lib/json.c's strings:
+ * docs/btsdumpctl.md), an entry's metadata and its stored trace report.
+ * Everything printed is escaped.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -16,7 +17,7 @@
 #include "exit.h"
 #include "util.h"
 
-static void fmt_time(uint64_t ts, char *buf, size_t len)
+void ctl_fmt_time(uint64_t ts, char *buf, size_t len)
 {
 	time_t t = ts;
 	struct tm tm;
@@ -26,7 +27,7 @@ static void fmt_time(uint64_t ts, char *buf, size_t len)
 		snprintf(buf, len, "@%llu", (unsigned long long)ts);
 }
 
-static const char *sig_name(const struct btsdumpd_entry *e)
+const char *ctl_sig_name(const struct btsdumpd_entry *e)
 {
 	const char *name = ctl_meta(e, "SIGNAL_NAME"), *num = ctl_meta(e, "SIGNAL");
 	uint64_t v;
@@ -40,22 +41,24 @@ static const char *sig_name(const struct btsdumpd_entry *e)
 
 static void list_line(const struct ctl *c, const struct btsdumpd_entry *e, int tw, int iw)
 {
-	const char *exe = ctl_meta(e, "EXE");
-	char *f[8], tbuf[64];
+	const char *exe = ctl_meta(e, "EXE"), *trail = ctl_meta(e, "TRAIL");
+	char *f[9], tbuf[64];
 
 	exe = exe ? exe : ctl_meta(e, "VMCORE") ? ctl_meta(e, "VMCORE") : ctl_meta(e, "COMM");
-	fmt_time(e->timestamp, tbuf, sizeof(tbuf));
+	ctl_fmt_time(e->timestamp, tbuf, sizeof(tbuf));
 	f[0] = ctl_text_esc(ctl_meta(e, "PID"));
 	f[1] = ctl_text_esc(ctl_meta(e, "UID"));
 	f[2] = ctl_text_esc(ctl_meta(e, "GID"));
-	f[3] = ctl_text_esc(sig_name(e));
+	f[3] = ctl_text_esc(ctl_sig_name(e));
 	f[4] = ctl_text_esc(core_state_name[ctl_core_state(c, e)]);
 	f[5] = ctl_text_esc(ctl_meta(e, "TRACE") ? ctl_meta(e, "TRACE") : "absent");
 	f[6] = ctl_text_esc(exe);
 	f[7] = ctl_text_esc(e->id);
-	printf("%-*s %7s %5s %5s %-7s %-8s %-7s ", tw, tbuf,
+	f[8] = ctl_text_esc(trail && *trail ? trail : "-");	/* as --group's "-" */
+	printf("%-*s %7s %5s %5s %-7s %-8s %-7s %-12.12s ", tw, tbuf,
 	       f[0] ? f[0] : "?", f[1] ? f[1] : "?", f[2] ? f[2] : "?",
-	       f[3] ? f[3] : "?", f[4] ? f[4] : "?", f[5] ? f[5] : "?");
+	       f[3] ? f[3] : "?", f[4] ? f[4] : "?", f[5] ? f[5] : "?",
+	       f[8] ? f[8] : "?");
 	if (!c->store) {	/* a central host's journal: which host */
 		char *h = ctl_text_esc(ctl_meta(e, "HOSTNAME"));
 
@@ -63,7 +66,7 @@ static void list_line(const struct ctl *c, const struct btsdumpd_entry *e, int t
 		free(h);
 	}
 	printf("%-*s %s\n", iw, f[7] ? f[7] : "?", f[6] ? f[6] : "?");
-	for (int i = 0; i < 8; i++)
+	for (int i = 0; i < 9; i++)
 		free(f[i]);
 }
 
@@ -171,15 +174,15 @@ static void list_table(const struct ctl *c, const size_t *sel, size_t n)
 	char tbuf[64];
 
 	for (size_t i = 0; i < n; i++) {
-		fmt_time(c->e[sel[i]].timestamp, tbuf, sizeof(tbuf));
+		ctl_fmt_time(c->e[sel[i]].timestamp, tbuf, sizeof(tbuf));
 		if ((int)strlen(tbuf) > tw)
 			tw = strlen(tbuf);
 		if ((int)strlen(c->e[sel[i]].id) > iw)	/* escaped: wider, still aligned */
 			iw = strlen(c->e[sel[i]].id);
 	}
 	if (n && !c->no_legend)
-		printf("%-*s %7s %5s %5s %-7s %-8s %-7s %s%-*s %s\n", tw, "TIME",
-		       "PID", "UID", "GID", "SIG", "COREFILE", "TRACE",
+		printf("%-*s %7s %5s %5s %-7s %-8s %-7s %-12s %s%-*s %s\n", tw, "TIME",
+		       "PID", "UID", "GID", "SIG", "COREFILE", "TRACE", "TRAIL",
 		       c->store ? "" : "HOST            ", iw, "ID", "EXE");
 	for (size_t i = 0; i < n; i++)
 		list_line(c, &c->e[sel[i]], tw, iw);
@@ -187,10 +190,17 @@ static void list_table(const struct ctl *c, const size_t *sel, size_t n)
 
 int cmd_list(const struct ctl *c)
 {
-	struct json_object *arr = c->json && !c->field ? json_object_new_array() : NULL;
+	struct json_object *arr = c->json && !c->field && !c->group ?
+				  json_object_new_array() : NULL;
 	size_t *sel, n = ctl_select_entries(c, &sel);
 	int r = 0;
 
+	ctl_fill_trails(c, sel, n);
+	if (c->group && n) {
+		r = ctl_list_groups(c, sel, n);
+		free(sel);
+		return r;
+	}
 	if (c->field)
 		list_field(c, sel, n);
 	else if (!c->json)
@@ -198,7 +208,7 @@ int cmd_list(const struct ctl *c)
 	for (size_t i = 0; arr && i < n; i++)
 		json_object_array_add(arr, ctl_json_entry(c, &c->e[sel[i]]));
 	free(sel);
-	if (c->json && !c->field && (r = ctl_json_print(c, arr)))
+	if (arr && (r = ctl_json_print(c, arr)))
 		return r;
 	if (!n)
 		ctl_pick(c);	/* prints why */
@@ -267,6 +277,7 @@ static void info_trace(const struct ctl *c, const struct btsdumpd_entry *e)
 	putchar('\n');
 	field("Fault Thread", ctl_meta(e, "FAULT_TID"));
 	field("Fault", ctl_meta(e, "FAULT"));
+	field("Trail", ctl_meta(e, "TRAIL"));
 	if (lb) {
 		printf("%14s:\n", "Last Branches");
 		for (const char *l = lb; l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
@@ -302,7 +313,7 @@ int cmd_info(const struct ctl *c)
 	if (c->json)
 		return ctl_json_print(c, ctl_json_entry(c, e));
 	sig = ctl_meta(e, "SIGNAL");
-	name = sig_name(e);
+	name = ctl_sig_name(e);
 	field("Entry", e->id);
 	if (ctl_meta(e, "PID") && ctl_meta(e, "COMM") &&
 	    asprintf(&s, "%s (%s)", ctl_meta(e, "PID"), ctl_meta(e, "COMM")) < 0)
@@ -316,7 +327,7 @@ int cmd_info(const struct ctl *c)
 		s = NULL;
 	field("Signal", s ? s : sig ? sig : name);
 	free(s);
-	fmt_time(e->timestamp, tbuf, sizeof(tbuf));
+	ctl_fmt_time(e->timestamp, tbuf, sizeof(tbuf));
 	field("Timestamp", tbuf);
 	field("Command Line", ctl_meta(e, "CMDLINE"));
 	field("Executable", ctl_meta(e, "EXE"));

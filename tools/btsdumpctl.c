@@ -4,7 +4,8 @@
  * btsdumpctl.md).  This file owns its command line: usage, options, TIME
  * parsing, the commands table and main; the entries are loaded by
  * btsdumpctl-entries.c, the commands run in btsdumpctl-list.c (list, info,
- * show), btsdumpctl-gdb.c (dump, gdb) and btsdumpctl-status.c (status).
+ * show; list --group in btsdumpctl-group.c), btsdumpctl-gdb.c (dump, gdb)
+ * and btsdumpctl-status.c (status).
  */#include <errno.h>
 #include <getopt.h>
 #include <stdbool.h>
@@ -52,6 +53,8 @@ static void usage(void)
 	      "  -U, --until TIME          only crashes at or before TIME (TIME: \"YYYY-MM-DD\n"
 	      "                            [HH:MM[:SS]]\", @EPOCH, now, today, yesterday, -5min)\n"
 	      "  -F, --field FIELD         print FIELD (a meta key: EXE, COMM, ...) of each match\n"
+	      "  -g, --group               list: one line per trail signature (the bug):\n"
+	      "                            count, hosts, first and last seen\n"
 	      "      --no-legend           no column headings\n"
 	      "      --no-pager            do not pipe the output into a pager\n"
 	      "  -o, --output FILE         dump: write the core here\n"
@@ -168,6 +171,7 @@ static int ctl_select_option(struct ctl *c, int o)
 		*(o == 'S' ? &c->have_since : &c->have_until) = true;
 		return 0;
 	case 'F': c->field = optarg; return 0;
+	case 'g': c->group = true; return 0;
 	case OPT_NO_LEGEND: c->no_legend = true; return 0;
 	case OPT_NO_PAGER: c->no_pager = true; return 0;
 	case 'j':
@@ -228,6 +232,8 @@ static int ctl_command(struct ctl *c, int argc, char **argv, const struct comman
 		return usage_error("-o is for dump");
 	if (c->field && (*cmd)->fn != cmd_list)
 		return usage_error("-F is for list");
+	if (c->group && ((*cmd)->fn != cmd_list || c->field))
+		return usage_error("--group is for list, without -F");
 	if (c->gdb_args && (*cmd)->fn != cmd_gdb)
 		return usage_error("\"--\" arguments are for gdb");
 	return 0;
@@ -248,6 +254,7 @@ static int parse_args(struct ctl *c, int argc, char **argv, const struct command
 		{ "since", required_argument, NULL, 'S' },
 		{ "until", required_argument, NULL, 'U' },
 		{ "field", required_argument, NULL, 'F' },
+		{ "group", no_argument, NULL, 'g' },
 		{ "no-legend", no_argument, NULL, OPT_NO_LEGEND },
 		{ "no-pager", no_argument, NULL, OPT_NO_PAGER },
 		{ "output", required_argument, NULL, 'o' },
@@ -264,7 +271,7 @@ static int parse_args(struct ctl *c, int argc, char **argv, const struct command
 			argc = i;
 			break;
 		}
-	while ((o = getopt_long(argc, argv, BTS_CLI_OPTSTRING "D:jo:hrn:1S:U:F:", opts, NULL)) != -1)
+	while ((o = getopt_long(argc, argv, BTS_CLI_OPTSTRING "D:jo:hrn:1S:U:F:g", opts, NULL)) != -1)
 		if ((r = ctl_option(c, o, argv, status)))
 			return r;
 	if (c->journal_dir && c->n_journal_files)

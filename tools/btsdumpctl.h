@@ -2,7 +2,7 @@
 /*
  * btsdumpctl's files share this: its state (struct ctl, filled by the
  * options in btsdumpctl.c), the entries (btsdumpctl-entries.c, -journal.c)
- * and the commands (btsdumpctl-list.c, btsdumpctl-gdb.c).  Internal.
+ * and the commands (btsdumpctl-list.c, -group.c, btsdumpctl-gdb.c).  Internal.
  */
 #ifndef BTSDUMPCTL_H
 #define BTSDUMPCTL_H
@@ -43,6 +43,7 @@ struct ctl {
 	bool have_since, have_until;
 	uint64_t since, until;	/* --since, --until: seconds since the epoch */
 	const char *field;	/* -F: print this field of each match */
+	bool group;		/* list --group: counts per trail signature */
 	const char *output;	/* dump -o */
 	const char *match;
 	bool store_missing;	/* the store does not exist: no entry */
@@ -72,6 +73,8 @@ size_t ctl_select_entries(const struct ctl *c, size_t **sel);
 int ctl_load_journal(struct ctl *c);
 
 /* btsdumpctl-list.c */
+void ctl_fmt_time(uint64_t ts, char *buf, size_t len);
+const char *ctl_sig_name(const struct btsdumpd_entry *e);
 struct json_object *ctl_json_entry(const struct ctl *c, const struct btsdumpd_entry *e);
 int ctl_json_print(const struct ctl *c, struct json_object *doc);
 int cmd_list(const struct ctl *c);
@@ -80,7 +83,17 @@ int cmd_info(const struct ctl *c);
 int cmd_status(const struct ctl *c);
 int cmd_show(const struct ctl *c);
 
+/* btsdumpctl-group.c, over the selected entries sel[0..n): TRAIL from
+ * the stored core where an entry's meta has none (a local store's entries
+ * from before btsdumpd wrote it); list --group */
+void ctl_fill_trails(const struct ctl *c, const size_t *sel, size_t n);
+int ctl_list_groups(const struct ctl *c, const size_t *sel, size_t n);
+
 /* btsdumpctl-gdb.c */
+/* Decompresses (or copies) the entry's core into out_fd; out_name in a
+ * message (NULL: none printed).  0 or an exit status. */
+int ctl_core_extract(const struct ctl *c, const struct btsdumpd_entry *e, int out_fd,
+		     const char *out_name);
 int cmd_dump(const struct ctl *c);
 int cmd_gdb(const struct ctl *c);
 
