@@ -208,8 +208,15 @@ err_user:
 	return ERR_PTR(ret);
 }
 
+/*
+ * Task context only: the last mmdrop() of a ring's mm frees its page
+ * tables under pgd_lock, which is not IRQ-safe (a failed fork's child
+ * is freed here from the fork's error path, not from the RCU callback
+ * that frees its task_struct: fork.c's own comment on mmdrop there).
+ */
 static void bts_crash_release(struct bts_crash_task *bt)
 {
+	WARN_ON_ONCE(!in_task());
 	free_pages_exact(bt->mem, bt->bytes);
 	bts_crash_uncharge(bt);
 	if (bt->mm)

@@ -31,6 +31,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/klog.h>
 #include <sys/mount.h>
 #include <sys/ptrace.h>
@@ -145,6 +146,53 @@ static int in_child(void (*fn)(void))
 	if (pid < 0 || waitpid(pid, &st, 0) != pid)
 		return -1;
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* ---- a fork that fails after the child took its ring ------------------------ */
+
+#define PIDS_CG "/sys/fs/cgroup/btsabi-pids"
+
+/*
+ * A traced process at its pids cgroup's limit forks: the fork fails in
+ * cgroup_can_fork(), after the child took its ring (after its pid).  The
+ * ring goes in the fork's error path, in task context: with
+ * CONFIG_MEMCG the child's task_struct is freed from an RCU callback,
+ * where the last mmdrop() of the ring's mm would take pgd_lock in
+ * softirq, and the kernel warns (bts_crash_release(): the VM's check for
+ * no WARNING fails).  In a child: it moves itself into the cgroup.
+ */
+static void fork_at_pids_limit(void)
+{
+	char pid[32];
+	pid_t c;
+	int i, eagain = 0;
+
+	mkdir("/sys/fs/cgroup", 0755);
+	mount("cgroup2", "/sys/fs/cgroup", "cgroup2", 0, NULL);
+	mkdir(PIDS_CG, 0755);
+	snprintf(pid, sizeof(pid), "%d", getpid());
+	if (write_file("/sys/fs/cgroup/cgroup.subtree_control", "+pids") ||
+	    write_file(PIDS_CG "/pids.max", "1") ||
+	    write_file(PIDS_CG "/cgroup.procs", pid)) {
+		check(0, "fork at the pids limit: a pids cgroup of 1 (CONFIG_CGROUP_PIDS)",
+		      "cannot set it up");
+		return;
+	}
+	bts(PR_BTS_CRASH_ENABLE, 4096);
+	for (i = 0; i < 8; i++) {	/* a few: each frees a ring */
+		c = fork();
+		if (c == 0)
+			_exit(0);
+		if (c > 0)
+			waitpid(c, NULL, 0);
+		else if (errno == EAGAIN)
+			eagain++;
+	}
+	check(eagain == 8 && get() == 4096, "fork at the pids limit: EAGAIN, the parent traced",
+	      "%d of 8 EAGAIN, GET %ld", eagain, get());
+	write_file("/sys/fs/cgroup/cgroup.procs", pid);
+	rmdir(PIDS_CG);
+	sleep(1);	/* RCU callbacks run: a ring freed there would warn now */
 }
 
 /* ---- ENABLE validates first; unused arguments ---------------------------- */
@@ -872,6 +920,7 @@ int main(int argc, char **argv)
 	in_child(io_workers_untraced);
 	in_child(own_tf);
 	in_child(ptrace_steps);
+	in_child(fork_at_pids_limit);
 	secure_exec();
 	in_child(setuid_drops);
 	printf("btsabi: done\n");
