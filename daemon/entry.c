@@ -19,6 +19,22 @@
 
 static int store_fd = -1;
 
+/*
+ * A store others may write is one where any user can plant, replace or
+ * remove entries and the rate limit's state: said at every crash (the
+ * crash is stored all the same: nothing is lost for it).  The sticky
+ * bit does not help: the entries' names are predictable.
+ */
+static void store_check_mode(const char *path, int fd)
+{
+	struct stat st;
+
+	if (!fstat(fd, &st) && (st.st_mode & (S_IWGRP | S_IWOTH)))
+		btsdumpd_warn("the store %s is writable by %s (mode %04o): any user can plant or "
+			      "remove entries; make it 0755, owned by root", path,
+			      st.st_mode & S_IWOTH ? "others" : "its group", st.st_mode & 07777);
+}
+
 int btsdumpd_store_open(struct btsdumpd_ctx *c)
 {
 	if (store_fd >= 0)
@@ -28,7 +44,10 @@ int btsdumpd_store_open(struct btsdumpd_ctx *c)
 	else if (errno != EEXIST)
 		return -errno;
 	store_fd = open(c->store, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	return store_fd < 0 ? -errno : 0;
+	if (store_fd < 0)
+		return -errno;
+	store_check_mode(c->store, store_fd);
+	return 0;
 }
 
 int btsdumpd_store_fd(void)

@@ -3,9 +3,11 @@
  * The store's rate limit (RateLimitIntervalSec, RateLimitBurst): one state
  * file under flock, shared by every handler and service instance.
  */
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -16,6 +18,34 @@
  * updated under flock by every crash.  Returns true when this crash is over
  * the burst; *suppressed is then the count in this window, else the count
  * suppressed in the previous window (reported once by the next entry). */
+/*
+ * STORE/.ratelimit, a regular file of its own: anything else there (a
+ * symlink, a directory, a hard link to another file) would turn the limit
+ * off or write elsewhere; it is replaced, and the log says so.
+ */
+static int open_state(void)
+{
+	int store = btsdumpd_store_fd(), fd, tries;
+	struct stat st;
+
+	for (tries = 0; tries < 2; tries++) {
+		fd = openat(store, ".ratelimit", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW |
+			    O_NONBLOCK, 0600);
+		if (fd >= 0 && !fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_nlink == 1)
+			return fd;
+		if (fd < 0 && errno != ELOOP && errno != EISDIR && errno != ENXIO &&
+		    errno != EWOULDBLOCK)
+			return -1;
+		if (fd >= 0)
+			close(fd);
+		btsdumpd_warn("rate limit state: .ratelimit in the store is not a file of its own "
+			      "(a symlink, a link or a directory): replaced");
+		if (unlinkat(store, ".ratelimit", 0) && unlinkat(store, ".ratelimit", AT_REMOVEDIR))
+			return -1;
+	}
+	return -1;
+}
+
 bool btsdumpd_rate_limited(struct btsdumpd_ctx *c, unsigned long long *suppressed)
 {
 	unsigned long long start = 0, stored = 0, supp = 0, prev = 0;
@@ -28,7 +58,7 @@ bool btsdumpd_rate_limited(struct btsdumpd_ctx *c, unsigned long long *suppresse
 	*suppressed = 0;
 	if (!c->cfg.rate_limit_interval_sec || !c->cfg.rate_limit_burst)
 		return false;
-	fd = openat(btsdumpd_store_fd(), ".ratelimit", O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	fd = open_state();
 	if (fd < 0 || flock(fd, LOCK_EX)) {
 		btsdumpd_warn("rate limit state: %m; not limiting");
 		if (fd >= 0)

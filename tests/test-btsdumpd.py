@@ -717,6 +717,22 @@ check(stored == 10 and limited == 90 and all(p.returncode == 0 for p in procs),
       f"storm: 100 crashes, {stored} stored + {limited} logged as rate-limited "
       f"({elapsed:.1f} s)")
 
+# --- a store others can write: a symlinked .ratelimit, mode 0777 ---------------
+st = os.path.join(tmp, "hostile")
+os.makedirs(st)
+os.chmod(st, 0o777)
+os.symlink("/dev/null", os.path.join(st, ".ratelimit"))
+rs = [handler(st, core, pid, conf="RateLimitIntervalSec=60\nRateLimitBurst=1\n", ts=TS + i)
+      for i in range(3)]
+log = "".join(r.stderr.decode() for r in rs)
+check(len(entries(st)) == 1 and "not a file of its own" in log and
+      os.path.isfile(os.path.join(st, ".ratelimit")) and
+      not os.path.islink(os.path.join(st, ".ratelimit")),
+      "rate limit: a symlinked .ratelimit is replaced, said, and the limit holds (1 of 3)",
+      f"{entries(st)} {log[-600:]}")
+check(log.count("is writable by others (mode 0777)") == 3,
+      "a store writable by others: said at each crash, the crash handled all the same", log[-600:])
+
 # --- hand-off to a socket-activated service instance ---------------------------
 st = os.path.join(tmp, "service")
 sock = os.path.join(tmp, "btsdumpd.socket")
