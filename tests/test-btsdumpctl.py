@@ -415,9 +415,10 @@ def test_coredumpctl_options(s, tmp):
         p = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
                             CTL, "--store", locked, "list"], capture_output=True)
         err = p.stderr.decode()
-        check(p.returncode == 2 and "No crash readable by you: the 1 in" in err and
-              "No crashes stored" not in err, "a store none of whose entries is readable: %d %r" %
-              (p.returncode, err))
+        check(p.returncode == 2 and "No crash readable by you (uid 65534): the 1 in" in err and
+              "No crashes stored" not in err and "uid 65534)." not in err,
+              "a store none of whose entries is readable: said, the caller's uid "
+              "not named as the crashed user's: %d %r" % (p.returncode, err))
 
 
 def test_usage(s, tmp):

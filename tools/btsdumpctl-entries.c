@@ -200,9 +200,9 @@ static int load_store(struct ctl *c)
 	int r = btsdumpd_store_list(c->store, &c->e, &c->n);
 
 	if (!r && !c->n && (hidden = store_count(c->store))) {
-		btsdec_escape_line(stderr, NULL, "No crash readable by you: the %zu in %s "
-				   "are readable by root and by the user that crashed (uid %u).",
-				   hidden, c->store, (unsigned int)getuid());
+		btsdec_escape_line(stderr, NULL, "No crash readable by you (uid %u): the %zu in %s "
+				   "are readable by root and by the user that crashed each.",
+				   (unsigned int)getuid(), hidden, c->store);
 		return BTS_EXIT_READ;
 	}
 
