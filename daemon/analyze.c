@@ -113,8 +113,9 @@ static void summarize(struct btsdumpd_ctx *c, const struct btsdec_model *model,
 {
 	const struct btsdec_model_thread *t = model->nr_threads ? &model->threads[0] : NULL;
 	size_t n = c->cfg.journal_branches, i, len = 0;
-	char *out = NULL;
+	char *out = NULL, num[32];
 	bool first = true;
+	int width;
 	FILE *f;
 
 	an->threads = nr_traces;
@@ -126,6 +127,8 @@ static void summarize(struct btsdumpd_ctx *c, const struct btsdec_model *model,
 	f = open_memstream(&out, &len);
 	if (!f)
 		return;
+	/* the numbers aligned: as wide as the newest's */
+	width = snprintf(num, sizeof(num), "%zu", btsdec_thread_nr_branches(t));
 	for (i = n < t->d.nr ? t->d.nr - n : 0; i < btsdec_thread_nr_branches(t); i++) {
 		struct btsdec_branch b;
 
@@ -133,7 +136,7 @@ static void summarize(struct btsdumpd_ctx *c, const struct btsdec_model *model,
 		if (b.kind == BTSDEC_K_MARKER)
 			continue;
 		fputs(first ? "" : "\n", f);
-		btsdec_render_branch_line(f, i, &b);
+		btsdec_render_branch_line(f, width, i, &b);
 		first = false;
 	}
 	fclose(f);

@@ -44,9 +44,10 @@ void btsdec_render_text_trail(FILE *out, const struct btsdec_decoded *d,
 struct btsdec_ring_text;
 void btsdec_render_ring_decoded(FILE *out, const struct btsdec_ring_text *v,
 				const struct btsdec_decoded *d, size_t last, bool calls);
-/* One branch or marker as the text report writes it, numbered #i + 1, with
- * the number unpadded: the journal's LAST_BRANCHES lines.  No newline. */
-void btsdec_render_branch_line(FILE *out, size_t i, const struct btsdec_branch *b);
+/* One branch or marker as the text report writes it, numbered #i + 1, the
+ * number right-aligned in width columns (the widest of the lines shown):
+ * the journal's LAST_BRANCHES lines.  No newline. */
+void btsdec_render_branch_line(FILE *out, int width, size_t i, const struct btsdec_branch *b);
 /* "faulted at 0x0 = target of #16 (indirect call in dispatch)": the
  * faulting thread's fault tied to its trail (th->has_fault), no newline. */
 void btsdec_render_fault_line(FILE *out, const struct btsdec_model_thread *th);

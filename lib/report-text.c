@@ -143,9 +143,9 @@ static void text_fault(FILE *out, const struct btsdec_model_thread *th)
 	fputc('\n', out);
 }
 
-void btsdec_render_branch_line(FILE *out, size_t i, const struct btsdec_branch *b)
+void btsdec_render_branch_line(FILE *out, int width, size_t i, const struct btsdec_branch *b)
 {
-	text_branch(out, 0, i, b);
+	text_branch(out, width, i, b);
 }
 
 #define MAX_INDENT	32

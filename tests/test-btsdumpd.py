@@ -172,6 +172,10 @@ if e:
     br = m.get("LAST_BRANCHES", "").split("\\n")
     check(len(br) == len(ref["threads"][0]["branches"]) and "dispatch+0x33" in br[-1] and "0x000000000000" in br[-1],
           "LAST_BRANCHES ends with the faulting call", br[-1] if br else "")
+    # branches 3 to 18 of crasher null's: the kinds stay in one column at #10
+    cols = {ln.index("0x") for ln in br if "0x" in ln}
+    check(len(cols) == 1 and len(br) > 9, "LAST_BRANCHES' numbers aligned across #9 and #10",
+          "\n".join(br[5:9]))
     check(re.fullmatch(r"faulted at 0x0 = target of #%d \(indirect call in dispatch\)"
                        % len(br), m.get("FAULT", "")) is not None and
           "  " + m.get("FAULT", "?") + "\n" in txt,

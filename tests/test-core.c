@@ -563,7 +563,7 @@ static void test_model_renderers(void)
 	/* the journal line is the text report's line without its padding */
 	lf = open_memstream(&line, &len);
 	last = br_at(&t->d, 15);
-	btsdec_render_branch_line(lf, 15, &last);
+	btsdec_render_branch_line(lf, 0, 15, &last);
 	fclose(lf);
 	CHECK(!strncmp(line, "16  call*", 9));	/* indirect: through NULL */
 	/* the fault tied to the trail: pc 0 is the target of #16 */
