@@ -447,6 +447,22 @@ static int open_flat(struct btsdec_vmcore *vc, const char *path, struct btsdec_e
 	return flat_index(vc);
 }
 
+/*
+ * A header that did not parse: the message gets the file's name, and a
+ * part cut short or out of the file says what most likely happened.
+ */
+static void vm_open_failed(const char *path, struct btsdec_err *err)
+{
+	struct btsdec_err e;
+
+	if (!err)
+		return;
+	e = *err;
+	btsdec_fail(err, 0, "%s: %s%s", path, e.msg,
+		    strstr(e.msg, "cut short") || strstr(e.msg, "out of the file") ||
+		    strstr(e.msg, "past the end") ? " (a truncated dump?)" : "");
+}
+
 int btsdec_vmcore_open(const char *path, struct btsdec_vmcore **out,
 		       struct btsdec_err *err)
 {
@@ -482,8 +498,12 @@ int btsdec_vmcore_open(const char *path, struct btsdec_vmcore **out,
 	if (!memcmp(magic, KDUMP_SIG, 8)) {
 		vc->kdump = true;
 		ret = open_kdump(vc, err);
+		if (ret)
+			vm_open_failed(path, err);
 	} else if (!memcmp(magic, ELFMAG, SELFMAG)) {
 		ret = open_elf(vc, err);
+		if (ret)
+			vm_open_failed(path, err);
 	} else {
 		ret = btsdec_fail(err, -EINVAL, "%s: neither an ELF nor a kdump-compressed "
 				  "vmcore", path);
@@ -774,8 +794,9 @@ int btsdec_vmcore_cpu_rings(struct btsdec_vmcore *vc, struct btsdec_cpu_ring **o
 	if (!ret && !table_pa)
 		ret = btsdec_fail(err, -ENOENT, "no BTS_CRASH_TABLE_PA in VMCOREINFO: per-CPU "
 				  "rings were off (per-task rings: crash's `bts -t`)");
-	if (!ret)
-		ret = btsdec_table_load(read_phys_cb, vc, table_pa, &t, err);
+	/* the table's page missing is an unreadable table, not rings off */
+	if (!ret && (ret = btsdec_table_load(read_phys_cb, vc, table_pa, &t, err)) == -ENOENT)
+		ret = -EIO;
 	if (ret)
 		return ret;
 	rings = calloc(t.nr_entries, sizeof(*rings));

@@ -129,8 +129,12 @@ static int vm_select(struct btsdec_vmmodel *m, const struct btsdec_vmreport_opts
 	}
 	for (size_t i = 0; !m->nr_rings && i < btsdec_vmcore_nr_cpu_notes(m->vc); i++) {
 		note = btsdec_vmcore_cpu_note(m->vc, i);
-		if (vm_cpu_selected(o->cpus, note->id))
-			vm_add(m, note->id, false, NULL, note);
+		if (!vm_cpu_selected(o->cpus, note->id))
+			continue;
+		vm_add(m, note->id, false, NULL, note);
+		/* the ring table unreadable: each CPU's ring is, a partial result */
+		if (m->rings_status && m->rings_status != -ENOENT)
+			m->rings_unreadable++;
 	}
 	return 0;
 }
@@ -191,7 +195,9 @@ int btsdec_vmmodel_build(struct btsdec_vmcore *vc, const char *name,
 		goto fail;
 	m->rings_status = btsdec_vmcore_cpu_rings(vc, &m->rings, &m->nr_rings, &m->rings_err);
 	if (m->rings_status && (m->rings_status != -ENOENT || btsdec_vmcore_nr_cpu_notes(vc)))
-		vm_warn(warn, o->prog, "%s: per-CPU rings: %s", name, m->rings_err.msg);
+		vm_warn(warn, o->prog, "%s: per-CPU rings: %s%s", name, m->rings_err.msg,
+			m->rings_status != -ENOENT ? "; the CPUs' crash notes instead (which CPU "
+			"panicked is in the table only)" : "");
 	ret = vm_select(m, o, warn);
 	if (ret) {
 		ret = btsdec_fail(err, ret, "out of memory reading %s", name);

@@ -141,6 +141,18 @@ with tempfile.TemporaryDirectory() as tmp:
     check(rc in (2, 4) and ("truncated" in err or "cut short" in err or "out of" in err),
           "dump cut short: a clear error", f"exit {rc}: {err}")
 
+    # an ELF dump cut before its memory: the ring table too, the crash notes
+    # still there: shown, and the result said to be partial (exit 4)
+    data = mv.elf()
+    rc, out, err = run("-S", "-n", "0", write("table-cut", data[:data.find(mv.memory())]))
+    check(rc == 4 and rows(out) == want[-4:] and "crash note" in out and
+          "crash notes instead" in err and "table-cut" in err,
+          "ring table cut off: the crash notes shown, said, exit 4", f"exit {rc}: {out}{err}")
+    # a kdump header cut short: the file named, a truncated dump suspected
+    rc, out, err = run(write("kdump-hdr", mv.kdump()[:300]))
+    check(rc == 2 and "kdump-hdr" in err and "truncated dump?" in err,
+          "kdump header cut short: the file named, \"a truncated dump?\"", f"exit {rc}: {err}")
+
     # makedumpfile -F's stream, reassembled on the fly (a later segment wins)
     flat = mv.flatten(mv.kdump("zstd", helper))
     rc, out, err = run("-S", "-n", "0", write("flat", flat))
