@@ -128,11 +128,11 @@ static void summarize(struct btsdumpd_ctx *c, const struct btsdec_model *model,
 	if (!f)
 		return;
 	/* the numbers aligned: as wide as the newest's */
-	width = snprintf(num, sizeof(num), "%zu", btsdec_thread_nr_branches(t));
-	for (i = n < t->d.nr ? t->d.nr - n : 0; i < btsdec_thread_nr_branches(t); i++) {
+	width = snprintf(num, sizeof(num), "%zu", t->d.nr);
+	for (i = n < t->d.nr ? t->d.nr - n : 0; i < t->d.nr; i++) {
 		struct btsdec_branch b;
 
-		btsdec_thread_branch(t, i, &b);	/* the inferred one last */
+		btsdec_decoded_branch(&t->d, i, &b);
 		if (b.kind == BTSDEC_K_MARKER)
 			continue;
 		fputs(first ? "" : "\n", f);

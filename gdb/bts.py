@@ -142,7 +142,7 @@ class _BtsCache:
 
 # The btsdump JSON this file reads (docs/json.md).
 BTS_JSON_SCHEMA = "btscrash-core"
-BTS_JSON_VERSION = 7
+BTS_JSON_VERSION = 6
 
 
 def _bts_run_btsdump(btsdump, core, exe):
@@ -655,9 +655,6 @@ def _bts_rebuild(t, arch, pc):
                        "machine, `set sysroot` before loading it) --"
                        % (b["number"], b["kind"], frm, last.asm))
         h.at_branch[b["number"]] = len(h.insns)
-        if b.get("inferred"):
-            h.note("-- branch %d inferred from the core: the %s was not "
-                   "recorded --" % (b["number"], b["kind"]))
         here = to
     if pc is None:
         if here is not None:
@@ -713,8 +710,6 @@ def _bts_branch_line(b, width, symw, mods):
             line += "  [%s -> %s]" % tuple(ends)
     if b.get("smashed_stack"):
         line += "  <- smashed stack? no call returns here"
-    if b.get("inferred"):
-        line += "  (inferred: %s not recorded)" % b["kind"]
     return line
 
 
@@ -739,8 +734,7 @@ def _bts_fault_line(t):
     byno = {b["number"]: b for b in t["branches"]}
     b = byno.get(f.get("branch"))
     if rel == "target" and b:
-        line += " = target of #%d (%s%s)" % (b["number"], _bts_branch_what(b),
-                                             ", inferred" if f.get("inferred") else "")
+        line += " = target of #%d (%s)" % (b["number"], _bts_branch_what(b))
     elif rel == "run" and b:
         line += " = 0x%x bytes into the straight-line run after #%d (%s)" % (
             f.get("run_bytes", 0), b["number"], _bts_branch_what(b))
