@@ -13,11 +13,6 @@
 
 #include "btsdumpd.h"
 
-/* ---- Rate limit ----------------------------------------------------------
- * STORE/.ratelimit holds "WINDOW_START STORED SUPPRESSED PREV_SUPPRESSED",
- * updated under flock by every crash.  Returns true when this crash is over
- * the burst; *suppressed is then the count in this window, else the count
- * suppressed in the previous window (reported once by the next entry). */
 /*
  * STORE/.ratelimit, a regular file of its own: anything else there (a
  * symlink, a directory, a hard link to another file) would turn the limit
@@ -46,6 +41,11 @@ static int open_state(void)
 	return -1;
 }
 
+/* ---- Rate limit ----------------------------------------------------------
+ * STORE/.ratelimit holds "WINDOW_START STORED SUPPRESSED PREV_SUPPRESSED",
+ * updated under flock by every crash.  Returns true when this crash is over
+ * the burst; *suppressed is then the count in this window, else the count
+ * suppressed in the previous window (reported once by the next entry). */
 bool btsdumpd_rate_limited(struct btsdumpd_ctx *c, unsigned long long *suppressed)
 {
 	unsigned long long start = 0, stored = 0, supp = 0, prev = 0;

@@ -498,18 +498,17 @@ int btsdec_vmcore_open(const char *path, struct btsdec_vmcore **out,
 	if (!memcmp(magic, KDUMP_SIG, 8)) {
 		vc->kdump = true;
 		ret = open_kdump(vc, err);
-		if (ret)
-			vm_open_failed(path, err);
 	} else if (!memcmp(magic, ELFMAG, SELFMAG)) {
 		ret = open_elf(vc, err);
-		if (ret)
-			vm_open_failed(path, err);
 	} else {
 		ret = btsdec_fail(err, -EINVAL, "%s: neither an ELF nor a kdump-compressed "
 				  "vmcore", path);
-	}
-	if (ret)
 		goto fail;
+	}
+	if (ret) {
+		vm_open_failed(path, err);
+		goto fail;
+	}
 	if (!vc->info) {
 		ret = btsdec_fail(err, -EINVAL, "%s: no VMCOREINFO: not a kernel dump", path);
 		goto fail;
