@@ -13,7 +13,13 @@
 # (Architectural LBR or not), no warning, the recorder's LBR source
 # refusing Arch LBR with its one line, and each of perf's samples equal,
 # in order, to the stack the model held at an NMI; the call stacks three
-# calls deep in lbrcalls.
+# calls deep in lbrcalls.  Two runs where the LBR tail (the recorder's
+# kernel source, perf's arch/x86/events/lbr_tail.c, on by default on the
+# model-specific stack) meets perf: cgs, the call stacks of lbrcalls-yield
+# switching against a spinning shell on CPU 0 (the tail records between
+# its switch-out and switch-in: perf must restore the task's stack, not
+# read the tail's); w, `perf record -b -C 0` across an LKDTM WARNING on
+# CPU 0 (the recorder's bug trap must leave perf's LBR alone).
 # Usage: lbr-perf-vm.sh MODEL OUTDIR [QEMU]
 set -eu
 model=$1 out=$2
@@ -32,8 +38,10 @@ q=$QEMU
 vm_busybox "$root"
 gcc -static -nostdlib -o "$root/bin/lbrcalls" "$src/tests/vm/lbrcalls.S"
 nm "$root/bin/lbrcalls" > "$out/lbrcalls.syms"
+gcc -static -nostdlib -DLBRCALLS_YIELD -o "$root/bin/lbrcalls-yield" "$src/tests/vm/lbrcalls.S"
+nm "$root/bin/lbrcalls-yield" > "$out/lbrcalls-yield.syms"
 vm_add_dynamic "$root" /usr/bin/perf
-vm_init "$root/init"
+vm_init "$root/init" debugfs nopanic
 cat >> "$root/init" <<'INIT'
 # on the data port: a kernel message on the console can cut into a line
 # (seen: "LBRP-BRANCHES: 3perf: Dynamic interrupt throttling disabled")
@@ -51,8 +59,18 @@ echo "LBRP-RC: b $?"
 taskset 1 perf record --call-graph lbr -e cycles:u -c 12007 -o /tmp/cg.data \
 	-- /bin/lbrcalls > /tmp/cg.out 2>&1
 echo "LBRP-RC: cg $?"
-sed 's/^/LBRP-SAID: /' /tmp/b.out /tmp/cg.out
-for r in b cg; do
+taskset 1 sh -c 'while :; do :; done' &
+spin=$!
+taskset 1 perf record --call-graph lbr -e cycles:u -c 12007 -o /tmp/cgs.data \
+	-- /bin/lbrcalls-yield > /tmp/cgs.out 2>&1
+echo "LBRP-RC: cgs $?"
+kill $spin
+taskset 1 perf record -b -C 0 -e cycles -c 12007 -o /tmp/w.data -- taskset 1 sh -c \
+	'echo WARNING > /sys/kernel/debug/provoke-crash/DIRECT; /bin/lbrcalls' \
+	> /tmp/w.out 2>&1
+echo "LBRP-RC: w $?"
+sed 's/^/LBRP-SAID: /' /tmp/b.out /tmp/cg.out /tmp/cgs.out /tmp/w.out
+for r in b cg cgs w; do
 	perf report -D -i /tmp/$r.data 2>/dev/null |
 		grep -E '^\.\.\. [a-zA-Z]|^\.\.\.\.\. +[0-9]+:' |
 		sed "s/^/LBRP-$r: /" > /dev/ttyS1
@@ -73,4 +91,4 @@ vm_boot "$obj" "$work/initrd.gz" "$out" LBRP-VM-DONE 900 \
 	-cpu "$cpu,lbr-log=$out/lbr.log,lbr-log-cpl=3,lbr-log-nmi=on" \
 	-serial mon:stdio -serial "file:$out/data.log"
 python3 "$src/tests/vm/check-lbr-perf.py" "$model" "$out/console.log" \
-	"$out/data.log" "$out/lbr.log" "$out/lbrcalls.syms"
+	"$out/data.log" "$out/lbr.log" "$out/lbrcalls.syms" "$out/lbrcalls-yield.syms"

@@ -6,6 +6,9 @@
  * most samples land there, three calls deep); the call instructions are
  * lc_c1 (in _start), lc_c2 (lc_f1), lc_c3 (lc_f2), the loop's branch
  * lc_jnz -> lc_loop.  About N * (2K + 10) instructions.  N = LBRCALLS_N, K = LBRCALLS_K.
+ * Built with -DLBRCALLS_YIELD (lbrcalls-yield), lc_f3 ends each round in
+ * sched_yield(): switched out three calls deep against another task on
+ * its CPU.
  */
 #ifndef LBRCALLS_N
 #define LBRCALLS_N 2000
@@ -34,4 +37,8 @@ lc_f3:
 lc_loop:
 	dec %ecx
 lc_jnz:	jnz lc_loop
+#ifdef LBRCALLS_YIELD
+	mov $24, %eax		/* sched_yield() */
+	syscall
+#endif
 	ret

@@ -309,7 +309,9 @@ vm_machine() {
 		# VM_AMD_CPU or VM_ZEN5_CPU)
 		rm -f "$1/lbr.log"
 		vm_log_tail "$1"
-		vm_cpu="$VM_INTEL_CPU,lbr=on"
+		# pmu=on: the stack is perf's, and perf drives it only with
+		# its PMU driver (the recorder reads perf's LBR tail)
+		vm_cpu="$VM_INTEL_CPU,lbr=on,pmu=on"
 		case ${VM_LBR_CPU:-intel} in
 		amd) vm_cpu=$VM_AMD_CPU ;;
 		zen5) vm_cpu=$VM_ZEN5_CPU ;;

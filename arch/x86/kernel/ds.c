@@ -14,12 +14,12 @@
  *  - emulation (ds.emulate=1, any CPU): a traced task runs with EFLAGS.TF
  *    and the #DB notifier records each taken branch (IRQs off); kernel
  *    rings get function entries from ftrace.
- * Also the LBR source (bts_crash.source=lbr): each CPU's Last Branch
- * Record stack (Intel's model-specific one or AMD's LbrExtV2) kept on,
- * user-ending branches only, where it stood noted at every switch-in so
- * that a dumping task reads back only its own entries (ds_lbr_*, below;
- * Intel SDM "Last Branch Recording Overview", "LBR Stack", "Filtering of
- * Last Branch Records"; AMD APM Vol. 2 13.1.1 "Last Branch Stack").
+ * Also the LBR source (bts_crash.source=lbr, lbr-kernel): a reader of
+ * perf's LBR tail (arch/x86/events/lbr_tail.c), which keeps each CPU's
+ * Last Branch Record stack recording while no perf event uses it; where
+ * it stood is marked at every switch-in, so that a dumping task reads back
+ * only its own entries, or frozen into the CPU's kernel ring at an oops
+ * (ds_lbr_*, below).  ds.c touches no LBR MSR: perf owns them.
  * Runs on the BTS, LBR and AMD models of qemu/ in the VM suite.
  * SDM references are to Intel 64 and IA-32 SDM Vol. 3B, chapter "Debug,
  * Branch Profile, TSC, and Intel Resource Director Technology", section
@@ -84,55 +84,20 @@ static void ds_lbr_hold(bool hold);
 static int ds_lbr_kernel_start(struct ds_trace *(*trace_of)(unsigned int cpu));
 
 /*
- * This CPU's stack: where it stood at the last mark (the current task's
- * switch-in, exec, or perf letting go), and perf's hold.  Written on the
- * CPU itself with IRQs off (context switch, perf's pmu::add/del), read by
- * the same CPU (a fault in its task, an oops, the crash path).
+ * This CPU's side of the LBR source: whose entries follow the tail's mark
+ * (perf keeps the mark itself) and what the kernel source's freeze did.
+ * Written on the CPU itself with IRQs off (context switch, exec, the
+ * oops and crash paths), read by the same CPU.
  */
 struct ds_lbr_cpu {
 	struct task_struct *task;	/* DS_LBR_USER: current at the mark */
-	u64 from;			/* FROM_IP[tos] (LbrExtV2: LBR_FROM0) at the mark */
-	union {
-		u8 tos;			/* Intel */
-		u64 to;			/* LbrExtV2: LBR_TO0 at the mark */
-	};
-	unsigned long perf;		/* BIT(enum ds_user) of its holders now */
 	bool frozen;			/* DS_LBR_KERNEL: stopped, entries copied */
-	bool absent;			/* no Skylake-format LBR on this CPU
-					 * (ds_lbr_ops' on_this_cpu()): no LBR MSR of it
-					 * is touched, nothing is read back
-					 */
 	struct task_struct *bug;	/* DS_LBR_KERNEL: its BUG/WARN trap copied
 					 * the stack; an oops of it keeps that
 					 */
-	u64 gap_since;			/* local_clock() when perf took it */
-	u64 gap_end, gap_len;		/* the mark ends a perf hold: when, how long */
 };
 
 static DEFINE_PER_CPU(struct ds_lbr_cpu, ds_lbr_cpu);
-
-/*
- * The LBR hardware behind the source, chosen once by ds_lbr_probe():
- * Intel's model-specific stack (a TOS ring) or AMD's LbrExtV2 (entry 0
- * the newest, no TOS).  Both filter by the CPL a branch ends in with the
- * same two LBR_SELECT bits.
- */
-struct ds_lbr_ops {
-	const char *name;
-	u32 ctl;			/* the MSR whose ctl_on bit runs the stack */
-	u64 ctl_on;
-	u32 select;			/* LBR_SELECT */
-	/* note where the stack stands now (a switch-in, exec, a thaw) */
-	void (*mark)(struct ds_lbr_cpu *m);
-	/* entries pushed since the mark (<= depth); *top for entry() */
-	unsigned int (*since)(const struct ds_lbr_cpu *m, u64 *top, bool *wrapped);
-	/* the entry age pushes old (0: the newest); false: nothing to keep */
-	bool (*entry)(u64 top, unsigned int age, struct bts_record *rec);
-	bool (*on_this_cpu)(void);	/* this CPU has it (hotplug) */
-};
-
-static const struct ds_lbr_ops ds_lbr_intel;
-static const struct ds_lbr_ops *ds_lbr_hw __read_mostly = &ds_lbr_intel;
 
 void ds_ring_init(struct ds_ring *r, struct bts_record *base, u64 capacity)
 {
@@ -303,51 +268,6 @@ static const struct ds_hw_ops ds_native_ops = {
 };
 
 static const struct ds_hw_ops *ds_hw = &ds_native_ops;
-
-/* The LBR source's MSR access (its section, below, is "the LBR source"). */
-/*
- * The MSRs, directly; through the KUnit mock while a test has swapped
- * ds_hw (ds_test.c).  Inline: the freeze must not push entries of its own.
- */
-static __always_inline u64 ds_lbr_rdmsr(u32 msr)
-{
-	u64 v;
-
-	if (IS_ENABLED(CONFIG_BTS_CRASH_KUNIT_TEST) && unlikely(ds_hw != &ds_native_ops))
-		return ds_hw->read_msr(msr);
-	rdmsrl(msr, v);
-	return v;
-}
-
-static __always_inline void ds_lbr_wrmsr(u32 msr, u64 v)
-{
-	if (IS_ENABLED(CONFIG_BTS_CRASH_KUNIT_TEST) && unlikely(ds_hw != &ds_native_ops))
-		ds_hw->write_msr(msr, v);
-	else
-		wrmsrl(msr, v);
-}
-
-/*
- * First thing on the crash path: DEBUGCTL.LBR (LbrExtV2: DBG_EXTN_CFG.
- * LBRV2EN) off ("freezes" the stack), with the bare instructions (no MSR
- * tracepoint call, no branch of its own but the test: the MSR and the bit
- * are loaded, not chosen), so that the stack keeps the branches before it.
- */
-static __always_inline void ds_lbr_off_now(void)
-{
-	u32 msr = ds_lbr_hw->ctl;
-	u64 on = ds_lbr_hw->ctl_on, v;
-
-	if (IS_ENABLED(CONFIG_BTS_CRASH_KUNIT_TEST) && unlikely(ds_hw != &ds_native_ops)) {
-		v = ds_hw->read_msr(msr);
-		if (v & on)
-			ds_hw->write_msr(msr, v & ~on);
-		return;
-	}
-	v = __rdmsr(msr);
-	if (v & on)
-		__wrmsr(msr, (u32)(v & ~on), (u32)(v >> 32));
-}
 
 /*
  * SDM "Setting Up CPL-Qualified BTS", table "CPL-Qualified Branch Trace
@@ -568,28 +488,16 @@ bool ds_hw_active(void)
 
 /*
  * perf's intel_pmu_reset() (a PMI storm: "irq loop stuck"), IRQs off: it
- * resets the BTS index and the LBR on this CPU, and may only where they
- * are perf's.  The BTS half is perf's while a perf user holds it (or the
- * recorder does not use BTS); otherwise its index is the recorder's ring's,
- * and reset under it the next save would read a wrap that never happened.
- * The LBR is perf's while a perf LBR user holds it (or the LBR source is
- * off); otherwise DEBUGCTL.LBR stays set and the LBR source records on.
- * lbr: perf drives an LBR on this CPU (x86_pmu.lbr_nr).
+ * resets the BTS index on this CPU, and may only where it is perf's: while
+ * a perf user holds the BTS half (or the recorder does not use BTS);
+ * otherwise the index is the recorder's ring's, and reset under it the
+ * next save would read a wrap that never happened.
  */
-void ds_pmu_reset(struct debug_store *ds, bool lbr)
+void ds_pmu_reset(struct debug_store *ds)
 {
-	u64 dbg, off = DEBUGCTLMSR_FREEZE_LBRS_ON_PMI;
-
 	lockdep_assert_irqs_disabled();
 	if (ds && (!ds_hw_ok || this_cpu_read(ds_cpu.perf)))
 		ds->bts_index = ds->bts_buffer_base;
-	if (!lbr)
-		return;
-	if (ds_lbr_mode == DS_LBR_OFF || this_cpu_read(ds_lbr_cpu.perf))
-		off |= DEBUGCTLMSR_LBR;
-	dbg = ds_lbr_rdmsr(MSR_IA32_DEBUGCTLMSR);
-	if (dbg & off)
-		ds_lbr_wrmsr(MSR_IA32_DEBUGCTLMSR, dbg & ~off);
 }
 
 /*
@@ -629,9 +537,11 @@ void notrace ds_hw_stop_cpu(void)
 	struct ds_cpu *c;
 
 	if (ds_lbr_mode != DS_LBR_OFF)
-		ds_lbr_off_now();	/* before any call of ours is recorded */
+		x86_perf_lbr_tail_stop_now();	/* before any call of ours is recorded */
 	if (ds_lbr_mode == DS_LBR_KERNEL)
 		ds_lbr_freeze();
+	else if (ds_lbr_mode == DS_LBR_USER)
+		x86_perf_lbr_tail_freeze();
 	if (!ds_hw_ok || this_cpu_read(ds_cpu.absent))
 		return;
 	ds_hw_off_now();	/* nothing turns it on again: stopped */
@@ -687,7 +597,7 @@ void notrace ds_kernel_trace_hold(bool hold)
 
 	if (ds_lbr_mode == DS_LBR_KERNEL) {
 		if (hold)
-			ds_lbr_off_now();	/* before any call of ours is recorded */
+			x86_perf_lbr_tail_stop_now();	/* before any call of ours is recorded */
 		ds_lbr_hold(hold);
 		return;
 	}
@@ -1357,233 +1267,38 @@ late_initcall(ds_debugfs_init);
 /* ---- the LBR source ------------------------------------------------------ */
 
 /*
- * Two kinds of stack (struct ds_lbr_ops): Intel's model-specific LBR in
- * the Skylake format (IA32_PERF_CAPABILITIES.LBR_FMT = 5, LBR_FORMAT_INFO:
- * 64-bit FROM_IP/TO_IP, flags in MSR_LBR_INFO_x), the depth from the CPU
- * model as perf's intel_pmu_lbr_init_skl() takes it (the format does not
- * enumerate it); AMD's LbrExtV2 (Zen 4, Zen 5: AMD APM Vol. 2 13.1.1
- * "Last Branch Stack"), the depth from CPUID Fn8000_0022.  Architectural
- * LBR (Alder Lake, Sapphire Rapids) is not supported: docs/kernel.md's
- * table.
- *
- * One stack per CPU with one CPL filter, so one of two uses at a time
- * (bts_crash.source=):
+ * A reader of perf's LBR tail (arch/x86/events/lbr_tail.c), which keeps
+ * each CPU's Last Branch Record stack recording while no perf event uses
+ * it: Intel's model-specific LBR in the Skylake format (LBR_INFO), AMD's
+ * LbrExtV2 (docs/kernel.md's table).  One stack per CPU with one CPL
+ * filter, so one of two uses at a time (bts_crash.source=):
  *  - lbr: branches ending in user mode; each task's own entries since its
- *    switch-in (the TOS noted then) go into its core (ds_lbr_read());
+ *    switch-in (the tail marked then) go into its core (ds_lbr_read());
  *  - lbr-kernel: branches ending in ring 0; frozen by an oops and by the
  *    crash path as their first act and copied into the CPU's kernel ring
  *    (ds_lbr_freeze()), where CPU notes, VMCOREINFO and the oops report
  *    find them as they find BTS's.
- * Recording both would need LBR_SELECT rewritten at every kernel entry.
- * Perf's LBR users (perf record -b, LBR call stacks, bpf_get_branch_snapshot,
- * KVM's guest LBR) take the stack whenever they want it (patch 0017): the
- * recorder leaves every LBR MSR alone until perf lets go, and what it reads
- * back then starts with a GAP marker (reason perf).
+ * perf's LBR users (perf record -b, LBR call stacks, KVM's guest LBR) take
+ * the stack whenever they want it, and PT where it excludes the LBR: what
+ * the recorder reads back then starts with a GAP marker (reason perf).
  */
-#define DS_LBR_FMT_INFO		5
-#define DS_LBR_SEL_CPL_EQ_0	BIT_ULL(0)	/* "do not capture branches ending in ring 0" */
-#define DS_LBR_SEL_CPL_NEQ_0	BIT_ULL(1)	/* "... ending in ring >0" */
-#define DS_LBR_INFO_MISPRED	BIT_ULL(63)
-#define DS_LBR_INFO_CYC_CNT	0xffffULL	/* core cycles since the previous entry */
-#define DS_LBR_MAX_DEPTH	32		/* what a note and a CPU ring are sized for */
-
-/*
- * Sky Lake to Tiger Lake, family 6: LBR_INFO, 32 entries.  Model numbers,
- * as intel-family.h names them differently on 6.1 (INTEL_FAM6_*) and 6.12
- * (INTEL_*, VFM): Sky Lake L, Sky Lake, Sky Lake X, Kaby Lake L, Kaby Lake,
- * Comet Lake, Comet Lake L, Ice Lake X, D, desktop, L, Tiger Lake L, Tiger
- * Lake.
- */
-static const u8 ds_lbr_models[] __initconst = {
-	0x4E, 0x5E, 0x55, 0x8E, 0x9E, 0xA5, 0xA6,
-	0x6A, 0x6C, 0x7D, 0x7E, 0x8C, 0x8D,
-};
-
-static unsigned int __init ds_lbr_intel_probe(void)
-{
-	unsigned int i;
-	u64 caps;
-
-	if (boot_cpu_data.x86_vendor != X86_VENDOR_INTEL || boot_cpu_data.x86 != 6 ||
-	    !boot_cpu_has(X86_FEATURE_PDCM) ||
-	    rdmsrl_safe(MSR_IA32_PERF_CAPABILITIES, &caps) ||
-	    (caps & 0x3f) != DS_LBR_FMT_INFO)
-		return 0;
-	for (i = 0; i < ARRAY_SIZE(ds_lbr_models); i++)
-		if (boot_cpu_data.x86_model == ds_lbr_models[i])
-			return 32;
-	return 0;
-}
-
-/* Intel: the TOS and the FROM_IP at it (two MSR reads). */
-static void notrace ds_lbr_intel_mark(struct ds_lbr_cpu *m)
-{
-	m->tos = ds_lbr_rdmsr(MSR_LBR_TOS) % ds_lbr_depth;
-	m->from = ds_lbr_rdmsr(MSR_LBR_NHM_FROM + m->tos);
-}
-
-/*
- * The entry at the marked TOS tells whether the stack went round since:
- * when it still holds what it held then, only the entries after it count
- * (a loop that wrote the same branch into that slot is undercounted,
- * never overcounted).
- */
-static unsigned int notrace ds_lbr_intel_since(const struct ds_lbr_cpu *m, u64 *top,
-					       bool *wrapped)
-{
-	unsigned int depth = ds_lbr_depth, tos = ds_lbr_rdmsr(MSR_LBR_TOS) % depth;
-
-	*top = tos;
-	if (ds_lbr_rdmsr(MSR_LBR_NHM_FROM + m->tos) != m->from) {
-		*wrapped = true;
-		return depth;
-	}
-	return (tos + depth - m->tos) % depth;
-}
-
-static u64 ds_lbr_flags(u64 info);
-
-static bool notrace ds_lbr_intel_entry(u64 top, unsigned int age, struct bts_record *rec)
-{
-	unsigned int idx = (top + ds_lbr_depth - age) % ds_lbr_depth;
-
-	rec->from = ds_lbr_rdmsr(MSR_LBR_NHM_FROM + idx);
-	rec->to = ds_lbr_rdmsr(MSR_LBR_NHM_TO + idx);
-	rec->flags = ds_lbr_flags(ds_lbr_rdmsr(MSR_LBR_INFO_0 + idx));
-	return true;
-}
-
-static bool ds_lbr_intel_cpu_has(void);
-
-static const struct ds_lbr_ops ds_lbr_intel = {
-	.name = "model-specific LBR in the Skylake format",
-	.ctl = MSR_IA32_DEBUGCTLMSR, .ctl_on = DEBUGCTLMSR_LBR, .select = MSR_LBR_SELECT,
-	.mark = ds_lbr_intel_mark, .since = ds_lbr_intel_since,
-	.entry = ds_lbr_intel_entry, .on_this_cpu = ds_lbr_intel_cpu_has,
-};
-
-/*
- * AMD LbrExtV2 (APM Vol. 2 13.1.1; the PPR's LBR_FROM/LBR_TO): LBR_FROMn /
- * LBR_TOn at 0xc0010300 + 2n / + 2n + 1; each push shifts entries 0..14
- * down by one and writes entry 0, so entry 0 is always the newest and
- * there is no TOS.  LBR_FROM: mispredict (63), the address (sign-extended
- * from the linear-address width); LBR_TO: valid (63), spec (62), an
- * erroneous entry (61, Erratum 1452), the address.
- */
-#define DS_LBR_AMD_FROM(n)	(MSR_AMD_SAMP_BR_FROM + 2 * (n))
-#define DS_LBR_AMD_TO(n)	(MSR_AMD_SAMP_BR_FROM + 2 * (n) + 1)
-#define DS_LBR_AMD_MISPRED	BIT_ULL(63)
-#define DS_LBR_AMD_VALID	BIT_ULL(63)
-#define DS_LBR_AMD_ERR		BIT_ULL(61)
-
-static unsigned int __init ds_lbr_amd_probe(void)
-{
-	if (boot_cpu_data.x86_vendor != X86_VENDOR_AMD ||
-	    !boot_cpu_has(X86_FEATURE_PERFMON_V2) || !boot_cpu_has(X86_FEATURE_AMD_LBR_V2))
-		return 0;
-	/* Fn8000_0022 EBX[9:4] LbrV2StackSize, as perf's amd_pmu_lbr_init() */
-	return min_t(unsigned int, (cpuid_ebx(EXT_PERFMON_DEBUG_FEATURES) >> 4) & 0x3f,
-		     DS_LBR_MAX_DEPTH);
-}
-
-/*
- * No TOS: the newest entry itself is the mark (two MSR reads, as Intel's).
- * Entries pushed after it shift it down, so where it is found again says
- * how many came since.
- */
-static void notrace ds_lbr_amd_mark(struct ds_lbr_cpu *m)
-{
-	m->from = ds_lbr_rdmsr(DS_LBR_AMD_FROM(0));
-	m->to = ds_lbr_rdmsr(DS_LBR_AMD_TO(0));
-}
-
-/*
- * Scanned from the newest: the entries before the first one equal to the
- * mark are the task's.  Not found: at least depth pushes since, all its
- * own (wrapped).  A later entry equal to the mark stops the scan early:
- * undercounted, never another task's entries (Intel's guarantee).
- */
-static unsigned int notrace ds_lbr_amd_since(const struct ds_lbr_cpu *m, u64 *top,
-					     bool *wrapped)
-{
-	unsigned int i;
-
-	*top = 0;
-	for (i = 0; i < ds_lbr_depth; i++)
-		if (ds_lbr_rdmsr(DS_LBR_AMD_FROM(i)) == m->from &&
-		    ds_lbr_rdmsr(DS_LBR_AMD_TO(i)) == m->to)
-			return i;
-	*wrapped = true;
-	return ds_lbr_depth;
-}
-
-/*
- * An empty entry (valid and spec clear), a wrong-path one (valid clear:
- * never retired) and an erroneous one are not kept.  The addresses are
- * sign-extended as perf's sign_ext_branch_ip(); no cycle counts.
- */
-static bool notrace ds_lbr_amd_entry(u64 top, unsigned int age, struct bts_record *rec)
-{
-	int sign = boot_cpu_data.x86_virt_bits - 1;
-	u64 from = ds_lbr_rdmsr(DS_LBR_AMD_FROM(age)), to = ds_lbr_rdmsr(DS_LBR_AMD_TO(age));
-
-	if (!(to & DS_LBR_AMD_VALID) || (to & DS_LBR_AMD_ERR))
-		return false;
-	rec->from = sign_extend64(from, sign);
-	rec->to = sign_extend64(to, sign);
-	rec->flags = from & DS_LBR_AMD_MISPRED ? 0 : BTS_REC_F_PREDICTED;
-	return true;
-}
-
-static bool ds_lbr_amd_cpu_has(void)
-{
-	return this_cpu_has(X86_FEATURE_AMD_LBR_V2);
-}
-
-static const struct ds_lbr_ops ds_lbr_amd = {
-	.name = "LbrExtV2",
-	.ctl = MSR_AMD_DBG_EXTN_CFG, .ctl_on = DBG_EXTN_CFG_LBRV2EN,
-	.select = MSR_AMD64_LBR_SELECT,
-	.mark = ds_lbr_amd_mark, .since = ds_lbr_amd_since,
-	.entry = ds_lbr_amd_entry, .on_this_cpu = ds_lbr_amd_cpu_has,
-};
-
-/* Which stack this CPU has (ds_lbr_hw) and its depth; 0: none usable. */
-static unsigned int __init ds_lbr_probe(void)
-{
-	unsigned int depth = ds_lbr_amd_probe();
-
-	if (depth) {
-		ds_lbr_hw = &ds_lbr_amd;
-		return depth;
-	}
-	return ds_lbr_intel_probe();
-}
+#define DS_LBR_MAX_DEPTH	32	/* what a note and a CPU ring are sized for */
 
 static void notrace ds_lbr_mark_now(struct ds_lbr_cpu *m, struct task_struct *task)
 {
-	if (m->absent)
-		return;
-	ds_lbr_hw->mark(m);
+	x86_perf_lbr_tail_mark();
 	m->task = task;
-	m->gap_len = 0;
 }
 
 /*
- * Context switch (IRQs off): two MSR reads, nothing saved or restored.
- * While perf holds the stack its entries are perf's: only who runs.
+ * Context switch (IRQs off): two MSR reads in perf's tail, nothing saved
+ * or restored.  While perf holds the stack only who runs is noted; perf
+ * marks when it lets go.
  */
 void notrace ds_lbr_switch_in(struct task_struct *next)
 {
-	struct ds_lbr_cpu *m;
-
-	if (ds_lbr_mode != DS_LBR_USER)
-		return;
-	m = this_cpu_ptr(&ds_lbr_cpu);
-	if (unlikely(m->perf))
-		m->task = next;
-	else
-		ds_lbr_mark_now(m, next);
+	if (ds_lbr_mode == DS_LBR_USER)
+		ds_lbr_mark_now(this_cpu_ptr(&ds_lbr_cpu), next);
 }
 
 /* execve: the old image's branches are not the new program's. */
@@ -1605,19 +1320,16 @@ unsigned int ds_lbr_capacity(void)
 }
 
 /*
- * BTS's flags word from LBR_INFO (SDM "LBR Stack", MSR_LBR_INFO_x):
- * bit 4 = predicted (MISPRED clear); the cycle count CYC_CNT[15:0] in
- * bits 47:32 with bit 5, when the CPU gave one (0 reads as "none", as
- * perf reads it).  docs/format.md.
+ * BTS's flags word (docs/format.md): bit 4 = predicted; the cycle count
+ * CYC_CNT[15:0] in bits 47:32 with bit 5, when the CPU gave one (0 reads
+ * as "none", as perf reads it).
  */
-static u64 ds_lbr_flags(u64 info)
+static u64 ds_lbr_flags(const struct x86_lbr_tail_entry *e)
 {
-	u64 cyc = info & DS_LBR_INFO_CYC_CNT, flags = 0;
+	u64 flags = e->mispred ? 0 : BTS_REC_F_PREDICTED;
 
-	if (!(info & DS_LBR_INFO_MISPRED))
-		flags |= BTS_REC_F_PREDICTED;
-	if (cyc)
-		flags |= BTS_REC_F_CYCLES | cyc << BTS_REC_CYCLES_SHIFT;
+	if (e->cycles)
+		flags |= BTS_REC_F_CYCLES | (u64)e->cycles << BTS_REC_CYCLES_SHIFT;
 	return flags;
 }
 
@@ -1628,41 +1340,36 @@ static struct bts_record ds_lbr_gap(u64 end, u64 len)
 }
 
 /*
- * The entries pushed since the mark, oldest first, into out[depth];
+ * The entries pushed since the mark, oldest first, into out[max];
  * *wrapped when older ones were overwritten.  The stack is per CPU: an
  * entry from before the mark is another task's, perf's, or from before
- * the CPU's last oops, and is never returned (ds_lbr_ops' since()).  A
- * perf hold ending at the mark, or going on now, is a GAP marker first.
+ * the CPU's last oops, and is never returned.  A perf hold ending at the
+ * mark, or going on now, is a GAP marker first.
  */
-static unsigned int notrace ds_lbr_since_mark(struct ds_lbr_cpu *m,
-					      struct bts_record *out, unsigned int max,
+static unsigned int notrace ds_lbr_since_mark(struct bts_record *out, unsigned int max,
 					      bool *wrapped)
 {
-	unsigned int n, k = 0;
-	u64 top;
+	struct x86_lbr_tail_gap gap;
+	struct x86_lbr_tail_entry e;
+	unsigned int n, top, k = 0;
 
 	*wrapped = false;
-	if (!max || m->absent)
+	if (!max)
 		return 0;
-	if (m->perf) {
-		u64 now = local_clock();
-
-		out[0] = ds_lbr_gap(now, now - m->gap_since);
-		return 1;
-	}
-	n = ds_lbr_hw->since(m, &top, wrapped);
-	if (m->gap_len && n < max)
-		out[k++] = ds_lbr_gap(m->gap_end, m->gap_len);
+	n = x86_perf_lbr_tail_since(&top, wrapped, &gap);
+	if (gap.len)
+		out[k++] = ds_lbr_gap(gap.end, gap.len);
 	n = min(n, max - k);
 	while (n--)		/* the oldest first: age n - 1 down to 0 */
-		k += ds_lbr_hw->entry(top, n, &out[k]);
+		if (x86_perf_lbr_tail_entry(top, n, &e))
+			out[k++] = (struct bts_record){ .from = e.from, .to = e.to,
+							.flags = ds_lbr_flags(&e) };
 	return k;
 }
 
 /* current's entries since its switch-in on this CPU (DS_LBR_USER). */
 unsigned int ds_lbr_read(struct bts_record *out, bool *wrapped)
 {
-	struct ds_lbr_cpu *m;
 	unsigned int n = 0;
 	unsigned long flags;
 
@@ -1670,29 +1377,10 @@ unsigned int ds_lbr_read(struct bts_record *out, bool *wrapped)
 	if (ds_lbr_mode != DS_LBR_USER)
 		return 0;
 	local_irq_save(flags);
-	m = this_cpu_ptr(&ds_lbr_cpu);
-	if (m->task == current)
-		n = ds_lbr_since_mark(m, out, ds_lbr_depth, wrapped);
+	if (this_cpu_read(ds_lbr_cpu.task) == current)
+		n = ds_lbr_since_mark(out, ds_lbr_depth, wrapped);
 	local_irq_restore(flags);
 	return n;
-}
-
-/* Branches ending where this mode records, every type; then DEBUGCTL.LBR
- * (SDM "Filtering of Last Branch Records", "LBR Stack"), or LbrExtV2's
- * LBRV2EN (APM Vol. 2 13.1.1: LBR_SELECT's bits 0 and 1 are Intel's).
- */
-static void ds_lbr_cpu_on(void)
-{
-	struct ds_lbr_cpu *m = this_cpu_ptr(&ds_lbr_cpu);
-	u64 dbg;
-
-	if (m->perf || m->frozen || m->absent)
-		return;
-	ds_lbr_wrmsr(ds_lbr_hw->select, ds_lbr_mode == DS_LBR_KERNEL ?
-		     DS_LBR_SEL_CPL_NEQ_0 : DS_LBR_SEL_CPL_EQ_0);
-	dbg = ds_lbr_rdmsr(ds_lbr_hw->ctl);
-	if (!(dbg & ds_lbr_hw->ctl_on))
-		ds_lbr_wrmsr(ds_lbr_hw->ctl, dbg | ds_lbr_hw->ctl_on);
 }
 
 /*
@@ -1711,16 +1399,16 @@ static void notrace ds_lbr_freeze(void)
 	unsigned int n;
 	bool wrapped;
 
-	ds_lbr_off_now();	/* the callers did already: cheap, and sure */
+	x86_perf_lbr_tail_freeze();	/* the callers stopped it already */
 	m = this_cpu_ptr(&ds_lbr_cpu);
 	if (m->frozen)
 		return;
-	m->frozen = true;	/* with a ring or not: the thaw turns it on again */
+	m->frozen = true;	/* with a ring or not: the thaw starts it again */
 	t = this_cpu_read(ds_kernel_of);
 	if (!t)
 		return;
 	r = &t->ring;
-	n = ds_lbr_since_mark(m, r->base, r->capacity, &wrapped);
+	n = ds_lbr_since_mark(r->base, r->capacity, &wrapped);
 	r->index = n % r->capacity;
 	r->wrapped = n == r->capacity;
 	r->written = n;
@@ -1732,7 +1420,9 @@ static void notrace ds_lbr_freeze(void)
  * would leave nothing of the trail before the trap): the stack is copied
  * into the CPU's ring now and goes on recording.  A BUG goes on to die():
  * its oops keeps this copy (ds_kernel_trace_hold()); a WARN returns, and
- * the copy is only a later oops's to overwrite.  Not while frozen.
+ * the copy is only a later oops's to overwrite.  Not while frozen; while
+ * perf holds the stack the copy is a GAP marker, and perf's use of it goes
+ * on untouched.
  */
 void notrace ds_kernel_bug_trap(void)
 {
@@ -1740,14 +1430,13 @@ void notrace ds_kernel_bug_trap(void)
 
 	if (ds_lbr_mode != DS_LBR_KERNEL)
 		return;
-	ds_lbr_off_now();
+	x86_perf_lbr_tail_stop_now();
 	m = this_cpu_ptr(&ds_lbr_cpu);
 	if (m->frozen)
 		return;
 	ds_lbr_freeze();
 	m->frozen = false;
-	ds_lbr_cpu_on();
-	ds_lbr_mark_now(m, NULL);
+	x86_perf_lbr_tail_thaw();
 	m->bug = current;
 }
 
@@ -1766,8 +1455,7 @@ static void ds_lbr_thaw(void)
 	if (!m->frozen)
 		return;
 	m->frozen = false;
-	ds_lbr_cpu_on();
-	ds_lbr_mark_now(m, NULL);
+	x86_perf_lbr_tail_thaw();
 }
 
 /*
@@ -1790,122 +1478,6 @@ static void notrace ds_lbr_hold(bool hold)
 	ds_lbr_freeze();
 }
 
-/*
- * Perf's LBR code (patch 0017), IRQs off on this CPU: its first LBR user
- * arrives (pmu::add), its last one leaves (pmu::del).  Taking: the stack
- * is handed over clean of our filter (LBR_SELECT 0, DEBUGCTL.LBR off;
- * perf programs both when it enables); giving back: ours again, and the
- * entries perf's users left are behind a new mark.
- */
-void ds_lbr_request(enum ds_user who)
-{
-	struct ds_lbr_cpu *m = this_cpu_ptr(&ds_lbr_cpu);
-
-	lockdep_assert_irqs_disabled();
-	if (ds_lbr_mode == DS_LBR_OFF || !ds_users_take(&m->perf, who))
-		return;
-	if (!m->frozen && !m->absent) {
-		ds_lbr_off_now();
-		ds_lbr_wrmsr(ds_lbr_hw->select, 0);
-	}
-	m->gap_since = local_clock();
-}
-
-void ds_lbr_release(enum ds_user who)
-{
-	struct ds_lbr_cpu *m = this_cpu_ptr(&ds_lbr_cpu);
-	u64 now;
-
-	lockdep_assert_irqs_disabled();
-	if (ds_lbr_mode == DS_LBR_OFF || !ds_users_give(&m->perf, who))
-		return;
-	if (m->frozen)
-		return;
-	now = local_clock();
-	ds_lbr_off_now();	/* perf's last disable did it already, normally */
-	ds_lbr_cpu_on();
-	ds_lbr_mark_now(m, m->task);
-	m->gap_end = now;
-	m->gap_len = now - m->gap_since ?: 1;
-}
-
-/* Online, resume: this CPU records from here on (a freeze there was the
- * hardware backend's offline or suspend stop, not a crash).
- */
-static void ds_lbr_cpu_start(void)
-{
-	struct ds_lbr_cpu *m = this_cpu_ptr(&ds_lbr_cpu);
-	unsigned long flags;
-
-	local_irq_save(flags);
-	m->frozen = false;
-	ds_lbr_cpu_on();
-	if (!m->perf)
-		ds_lbr_mark_now(m, current);
-	local_irq_restore(flags);
-}
-
-/*
- * ds_lbr_probe() asked the boot CPU; each CPU answers for itself as it
- * comes online: a hybrid or asymmetric part may lack the LBR (or have
- * another format) on some CPUs, where its MSRs would #GP or mean
- * something else.  Such a CPU's kernel ring stays empty.
- */
-static bool ds_lbr_intel_cpu_has(void)
-{
-	u64 caps;
-
-	return this_cpu_has(X86_FEATURE_PDCM) &&
-	       !rdmsrl_safe(MSR_IA32_PERF_CAPABILITIES, &caps) &&
-	       (caps & 0x3f) == DS_LBR_FMT_INFO;
-}
-
-static int ds_lbr_cpu_online(unsigned int cpu)
-{
-	if (!ds_lbr_hw->on_this_cpu()) {
-		this_cpu_write(ds_lbr_cpu.absent, true);
-		pr_warn("ds: CPU %u has no %s: the LBR source records nothing there\n",
-			cpu, ds_lbr_hw->name);
-		return 0;
-	}
-	ds_lbr_cpu_start();
-	return 0;
-}
-
-static int ds_lbr_cpu_offline(unsigned int cpu)
-{
-	if (!this_cpu_read(ds_lbr_cpu.perf))
-		ds_lbr_off_now();
-	return 0;
-}
-
-/*
- * A debug exception clears DEBUGCTL.LBR ("Monitoring Branches, Exceptions,
- * and Interrupts": the handler must set it again): a debugger's single
- * step or breakpoint would otherwise end recording on that CPU for good.
- * Intel only: the APM says nothing of #DB clearing LbrExtV2's LBRV2EN.
- */
-static int ds_lbr_notify(struct notifier_block *nb, unsigned long val, void *data)
-{
-	if (val == DIE_DEBUG && ds_lbr_mode != DS_LBR_OFF && ds_lbr_hw == &ds_lbr_intel)
-		ds_lbr_cpu_on();
-	return NOTIFY_DONE;
-}
-
-/*
- * First among the #DB notifiers of equal priority (the emulation's stops
- * the chain at every step it takes): registered in ds_init(), before it.
- */
-static struct notifier_block ds_lbr_nb = { .notifier_call = ds_lbr_notify,
-					   .priority = INT_MAX };
-
-static void ds_lbr_resume(DS_SYSCORE_ARG)
-{
-	ds_lbr_cpu_start();
-}
-
-static struct syscore_ops ds_lbr_syscore_ops = { .resume = ds_lbr_resume };
-
 /* DS_LBR_KERNEL: each CPU's ring, which the freeze fills. */
 static int __init ds_lbr_kernel_start(struct ds_trace *(*trace_of)(unsigned int cpu))
 {
@@ -1924,28 +1496,23 @@ static int __init ds_lbr_kernel_start(struct ds_trace *(*trace_of)(unsigned int 
 /*
  * bts_crash.source=lbr (kernel false): every CPU records its tasks' user
  * branches; lbr-kernel (true): its own kernel branches, for the per-CPU
- * kernel rings (ds_kernel_trace_start() then takes them).
+ * kernel rings (ds_kernel_trace_start() then takes them).  perf's tail
+ * must drive the CPU's stack.
  */
 int __init ds_lbr_start(bool kernel)
 {
-	int ret;
+	const char *name = NULL;
+	int depth = x86_perf_lbr_tail_start(kernel, &name);
 
-	ds_lbr_depth = ds_lbr_probe();
-	if (!ds_lbr_depth) {
+	if (depth <= 0) {
 		pr_info("ds: no model-specific LBR in the Skylake format or LbrExtV2 on this CPU: LBR source off\n");
 		return -EOPNOTSUPP;
 	}
+	ds_lbr_depth = min_t(unsigned int, depth, DS_LBR_MAX_DEPTH);
 	ds_lbr_mode = kernel ? DS_LBR_KERNEL : DS_LBR_USER;
-	ret = cpuhp_setup_state(CPUHP_AP_ONLINE_DYN, "x86/ds_lbr:online",
-				ds_lbr_cpu_online, ds_lbr_cpu_offline);
-	if (ret < 0) {
-		ds_lbr_mode = DS_LBR_OFF;
-		return ret;
-	}
-	ds_register_syscore(&ds_lbr_syscore_ops);
 	pr_info("ds: LBR source on: %u entries per CPU, %s (%s)\n", ds_lbr_depth,
 		kernel ? "kernel branches, kept at oops and panic" :
-			 "user branches of every task", ds_lbr_hw->name);
+			 "user branches of every task", name);
 	return 0;
 }
 
@@ -1953,7 +1520,6 @@ static int __init ds_init(void)
 {
 	bool pti_fallback = false;
 
-	register_die_notifier(&ds_lbr_nb);	/* off until ds_lbr_start() */
 	if (!ds_emulate && ds_hw_param && ds_hw_probe(&pti_fallback)) {
 		int ret;
 

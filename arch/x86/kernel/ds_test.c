@@ -6,11 +6,10 @@
  * saved, the hand-over of the BTS half to perf and back with its GAP
  * marker, the emulation's taken-branch rule on decoded instructions and
  * its kernel function entries (ENDBR64 under IBT), the ring starting over
- * at execve, and stepping resumed at signal delivery;
- * the LBR source's own-entries rule, wrap, freeze at an oops and hand-over
- * to perf, on Intel's stack and on AMD's LbrExtV2 (the switch-in mark
- * found again by a scan).  No BTS or LBR hardware is touched: every MSR
- * access goes to the mock.
+ * at execve, and stepping resumed at signal delivery.  (The LBR source
+ * reads perf's LBR tail, arch/x86/events/lbr_tail.c, and is tested on the
+ * QEMU models: tests/vm/.)  No BTS hardware is touched: every MSR access
+ * goes to the mock.
  */
 #include <kunit/test.h>
 
@@ -24,18 +23,9 @@ struct ds_mock_op {
 	u64 val;
 };
 
-#define LBR_DEPTH	32
-#define AMD_DEPTH	16
-
 static struct {
 	struct debug_store ds;	/* page aligned */
 	u64 debugctl;
-	/* the LBR stack (model-specific, Skylake format) */
-	u64 lbr_from[LBR_DEPTH], lbr_to[LBR_DEPTH], lbr_info[LBR_DEPTH];
-	u64 lbr_tos, lbr_select;
-	/* AMD LbrExtV2: entry 0 the newest, raw LBR_FROM/LBR_TO values */
-	u64 amd_from[AMD_DEPTH], amd_to[AMD_DEPTH];
-	u64 dbg_extn_cfg, amd_select;
 	u64 win;		/* what window() returns; 0: the ring itself */
 	int windows, unwindows, nr;
 	struct ds_mock_op log[DS_MOCK_LOG];
@@ -54,24 +44,6 @@ static u64 ds_mock_rdmsr(u32 msr)
 
 	if (msr == MSR_IA32_DEBUGCTLMSR)
 		v = ds_mock.debugctl;
-	else if (msr == MSR_LBR_TOS)
-		v = ds_mock.lbr_tos;
-	else if (msr == MSR_LBR_SELECT)
-		v = ds_mock.lbr_select;
-	else if (msr - MSR_LBR_NHM_FROM < LBR_DEPTH)
-		v = ds_mock.lbr_from[msr - MSR_LBR_NHM_FROM];
-	else if (msr - MSR_LBR_NHM_TO < LBR_DEPTH)
-		v = ds_mock.lbr_to[msr - MSR_LBR_NHM_TO];
-	else if (msr - MSR_LBR_INFO_0 < LBR_DEPTH)
-		v = ds_mock.lbr_info[msr - MSR_LBR_INFO_0];
-	else if (msr == MSR_AMD_DBG_EXTN_CFG)
-		v = ds_mock.dbg_extn_cfg;
-	else if (msr == MSR_AMD64_LBR_SELECT)
-		v = ds_mock.amd_select;
-	else if (msr - MSR_AMD_SAMP_BR_FROM < 2 * AMD_DEPTH)
-		v = (msr - MSR_AMD_SAMP_BR_FROM) & 1 ?
-		    ds_mock.amd_to[(msr - MSR_AMD_SAMP_BR_FROM) / 2] :
-		    ds_mock.amd_from[(msr - MSR_AMD_SAMP_BR_FROM) / 2];
 	ds_mock_log('r', msr, v);
 	return v;
 }
@@ -81,38 +53,6 @@ static void ds_mock_wrmsr(u32 msr, u64 v)
 	ds_mock_log('w', msr, v);
 	if (msr == MSR_IA32_DEBUGCTLMSR)
 		ds_mock.debugctl = v;
-	else if (msr == MSR_LBR_SELECT)
-		ds_mock.lbr_select = v;
-	else if (msr == MSR_AMD_DBG_EXTN_CFG)
-		ds_mock.dbg_extn_cfg = v;
-	else if (msr == MSR_AMD64_LBR_SELECT)
-		ds_mock.amd_select = v;
-}
-
-/* The CPU takes a branch: pushed only while DEBUGCTL.LBR is set. */
-static void ds_mock_lbr_push(u64 from, u64 to, bool mispred)
-{
-	if (!(ds_mock.debugctl & DEBUGCTLMSR_LBR))
-		return;
-	ds_mock.lbr_tos = (ds_mock.lbr_tos + 1) % LBR_DEPTH;
-	ds_mock.lbr_from[ds_mock.lbr_tos] = from;
-	ds_mock.lbr_to[ds_mock.lbr_tos] = to;
-	ds_mock.lbr_info[ds_mock.lbr_tos] = mispred ? DS_LBR_INFO_MISPRED : 0;
-}
-
-/*
- * LbrExtV2 takes a branch while LBRV2EN is set (APM Vol. 2 13.1.1): the
- * entries shift down, entry 0 gets it, valid; addresses as the CPU keeps
- * them (bits 62:0 of FROM, 60:0 of TO).
- */
-static void ds_mock_amd_push(u64 from, u64 to, bool mispred)
-{
-	if (!(ds_mock.dbg_extn_cfg & DBG_EXTN_CFG_LBRV2EN))
-		return;
-	memmove(&ds_mock.amd_from[1], &ds_mock.amd_from[0], 8 * (AMD_DEPTH - 1));
-	memmove(&ds_mock.amd_to[1], &ds_mock.amd_to[0], 8 * (AMD_DEPTH - 1));
-	ds_mock.amd_from[0] = (from & GENMASK_ULL(62, 0)) | (mispred ? DS_LBR_AMD_MISPRED : 0);
-	ds_mock.amd_to[0] = (to & GENMASK_ULL(60, 0)) | DS_LBR_AMD_VALID;
 }
 
 static struct debug_store *ds_mock_area(void)
@@ -493,7 +433,7 @@ static void ds_test_pmu_reset_bts(struct kunit *test)
 
 	ds_test_traced_in(&saved, &t, recs, 16);
 	fake_hw_records(&t, 2);
-	ds_pmu_reset(&ds_mock.ds, false);
+	ds_pmu_reset(&ds_mock.ds);
 	KUNIT_EXPECT_EQ(test, ds_mock.ds.bts_index, (u64)&recs[3]);
 	ds_task_switch(&t, NULL, 2000, 1);
 	KUNIT_EXPECT_EQ(test, t.ring.index, 4ULL);	/* + the switch-out marker */
@@ -502,7 +442,7 @@ static void ds_test_pmu_reset_bts(struct kunit *test)
 	ds_bts_request(DS_USER_INTEL_BTS);
 	ds_mock.ds.bts_buffer_base = TEST_WIN;
 	ds_mock.ds.bts_index = TEST_WIN + 48;
-	ds_pmu_reset(&ds_mock.ds, false);
+	ds_pmu_reset(&ds_mock.ds);
 	KUNIT_EXPECT_EQ(test, ds_mock.ds.bts_index, TEST_WIN);
 	ds_bts_release(DS_USER_INTEL_BTS);
 	ds_test_cpu_end(&saved);
@@ -740,504 +680,7 @@ static void ds_test_no_hw_under_pti(struct kunit *test)
 	KUNIT_EXPECT_NE(test, ds_backend(), DS_BACKEND_HW);
 }
 
-/*
- * This CPU for a test of the LBR source in MODE: the hardware test setup
- * (mock MSRs, IRQs off) without the BTS backend, a clean ds_lbr_cpu, a depth of 32 and no
- * kernel ring; ds_test_lbr_end() puts back what the running kernel had.
- */
-struct ds_test_lbr {
-	struct ds_test_cpu cpu;
-	struct ds_lbr_cpu saved;
-	enum ds_lbr_mode mode;
-	unsigned int depth;
-	struct ds_trace *kernel_of;
-};
-
-/* the running kernel's LBR hardware while a test runs (they never nest) */
-static const struct ds_lbr_ops *ds_test_lbr_hw;
-
-static struct ds_lbr_cpu *ds_test_lbr_begin(struct ds_test_lbr *s, enum ds_lbr_mode mode)
-{
-	struct ds_lbr_cpu *m;
-
-	ds_test_cpu_begin(&s->cpu);
-	ds_hw_ok = false;	/* no BTS: ds_hw_stop_cpu() touches only the LBR */
-	m = this_cpu_ptr(&ds_lbr_cpu);
-	s->saved = *m;
-	s->mode = ds_lbr_mode;
-	s->depth = ds_lbr_depth;
-	ds_test_lbr_hw = ds_lbr_hw;
-	s->kernel_of = this_cpu_read(ds_kernel_of);
-	memset(m, 0, sizeof(*m));
-	this_cpu_write(ds_kernel_of, NULL);
-	ds_lbr_mode = mode;
-	ds_lbr_depth = LBR_DEPTH;
-	ds_lbr_hw = &ds_lbr_intel;	/* ds_test_lbr_amd(): AMD's */
-	return m;
-}
-
-static void ds_test_lbr_end(struct ds_test_lbr *s)
-{
-	ds_lbr_mode = s->mode;
-	ds_lbr_depth = s->depth;
-	ds_lbr_hw = ds_test_lbr_hw;
-	this_cpu_write(ds_kernel_of, s->kernel_of);
-	*this_cpu_ptr(&ds_lbr_cpu) = s->saved;
-	ds_test_cpu_end(&s->cpu);
-}
-
-/* The kernel source on this CPU, t its kernel ring (32 records at recs),
- * recording: what an oops, a BUG trap or the crash path freezes.
- */
-static void ds_test_lbr_kernel_begin(struct ds_test_lbr *s, struct ds_trace *t,
-				     struct bts_record *recs)
-{
-	ds_ring_init(&t->ring, recs, LBR_DEPTH);
-	ds_test_lbr_begin(s, DS_LBR_KERNEL);
-	this_cpu_write(ds_kernel_of, t);
-	ds_lbr_cpu_start();
-}
-
-static bool is_gap_perf(const struct bts_record *r)
-{
-	return r->from == BTS_MARKER(BTS_MARK_GAP, BTS_GAP_PERF);
-}
-
-/*
- * User source: LBR_SELECT drops ring-0 endings; a task reads back only
- * what was pushed since its switch-in, oldest first, MISPRED as "not
- * predicted"; another task on the CPU reads nothing of it.
- */
-static void ds_test_lbr_own_entries(struct kunit *test)
-{
-	struct bts_record out[LBR_DEPTH];
-	struct ds_test_lbr saved;
-	unsigned int n, i;
-	bool wrapped;
-
-	ds_test_lbr_begin(&saved, DS_LBR_USER);
-	ds_lbr_cpu_start();
-	KUNIT_EXPECT_EQ(test, ds_mock.lbr_select, DS_LBR_SEL_CPL_EQ_0);
-	KUNIT_EXPECT_TRUE(test, ds_mock.debugctl & DEBUGCTLMSR_LBR);
-	for (i = 0; i < 5; i++)		/* the task before */
-		ds_mock_lbr_push(0x1000 + i, 0x2000 + i, false);
-	ds_lbr_switch_in(current);
-	ds_mock_lbr_push(0x401000, 0x401100, false);
-	ds_mock_lbr_push(0x401200, 0x401300, true);
-	ds_mock_lbr_push(0x401400, 0x401500, false);
-	ds_mock.lbr_info[ds_mock.lbr_tos] |= 0x1234;	/* CYC_CNT */
-	n = ds_lbr_read(out, &wrapped);
-	KUNIT_ASSERT_EQ(test, n, 3U);
-	KUNIT_EXPECT_FALSE(test, wrapped);
-	KUNIT_EXPECT_EQ(test, out[0].from, 0x401000ULL);
-	KUNIT_EXPECT_EQ(test, out[0].to, 0x401100ULL);
-	KUNIT_EXPECT_EQ(test, out[0].flags, (u64)BTS_REC_F_PREDICTED);
-	KUNIT_EXPECT_EQ(test, out[1].flags, 0ULL);	/* mispredicted, no count */
-	KUNIT_EXPECT_EQ(test, out[2].from, 0x401400ULL);
-	KUNIT_EXPECT_EQ(test, out[2].flags, BTS_REC_F_PREDICTED | BTS_REC_F_CYCLES |
-			0x1234ULL << BTS_REC_CYCLES_SHIFT);
-	ds_lbr_switch_in((struct task_struct *)&saved);	/* someone else */
-	KUNIT_EXPECT_EQ(test, ds_lbr_read(out, &wrapped), 0U);
-	ds_test_lbr_end(&saved);
-}
-
-/* More than 32 branches since the switch-in: the newest 32, wrapped. */
-static void ds_test_lbr_wrap(struct kunit *test)
-{
-	struct bts_record out[LBR_DEPTH];
-	struct ds_test_lbr saved;
-	unsigned int n, i;
-	bool wrapped;
-
-	ds_test_lbr_begin(&saved, DS_LBR_USER);
-	ds_lbr_cpu_start();
-	ds_mock_lbr_push(0x1000, 0x2000, false);
-	ds_lbr_switch_in(current);
-	for (i = 0; i < 40; i++)
-		ds_mock_lbr_push(0x400000 + i, 0x500000 + i, false);
-	n = ds_lbr_read(out, &wrapped);
-	KUNIT_ASSERT_EQ(test, n, LBR_DEPTH);
-	KUNIT_EXPECT_TRUE(test, wrapped);
-	KUNIT_EXPECT_EQ(test, out[0].from, 0x400000ULL + 8);
-	KUNIT_EXPECT_EQ(test, out[LBR_DEPTH - 1].from, 0x400000ULL + 39);
-	ds_test_lbr_end(&saved);
-}
-
-/*
- * Perf takes the stack (patch 0017): the recorder clears its filter and
- * DEBUGCTL.LBR and touches nothing until perf lets go (a #DB, a switch-in
- * included); reading meanwhile gives a GAP marker only; afterwards a GAP
- * marker, then the task's own entries, never perf's.
- */
-static void ds_test_lbr_perf_handover(struct kunit *test)
-{
-	struct bts_record out[LBR_DEPTH];
-	struct ds_test_lbr saved;
-	struct ds_lbr_cpu *m;
-	unsigned int n;
-	bool wrapped;
-
-	m = ds_test_lbr_begin(&saved, DS_LBR_USER);
-	ds_lbr_cpu_start();
-	ds_lbr_switch_in(current);
-	ds_mock_lbr_push(0x401000, 0x401100, false);
-
-	ds_lbr_request(DS_USER_LBR);
-	KUNIT_EXPECT_TRUE(test, m->perf);
-	KUNIT_EXPECT_EQ(test, ds_mock.lbr_select, 0ULL);
-	KUNIT_EXPECT_FALSE(test, ds_mock.debugctl & DEBUGCTLMSR_LBR);
-	n = ds_lbr_read(out, &wrapped);
-	KUNIT_ASSERT_EQ(test, n, 1U);
-	KUNIT_EXPECT_TRUE(test, is_gap_perf(&out[0]));
-
-	/* perf programs and uses it; the recorder keeps off */
-	ds_mock.lbr_select = 0x1c4;
-	ds_mock.debugctl |= DEBUGCTLMSR_LBR;
-	ds_mock_lbr_push(0xffffffff81000000ULL, 0xffffffff81000100ULL, false);
-	ds_mock_lbr_push(0x7000, 0x7100, false);
-	ds_lbr_notify(NULL, DIE_DEBUG, NULL);
-	ds_lbr_switch_in(current);
-	ds_lbr_request(DS_USER_LBR);
-	KUNIT_EXPECT_EQ(test, ds_mock.lbr_select, 0x1c4ULL);
-
-	ds_mock.debugctl &= ~DEBUGCTLMSR_LBR;	/* perf's last disable */
-	ds_lbr_release(DS_USER_LBR);
-	KUNIT_EXPECT_FALSE(test, m->perf);
-	KUNIT_EXPECT_EQ(test, ds_mock.lbr_select, DS_LBR_SEL_CPL_EQ_0);
-	KUNIT_EXPECT_TRUE(test, ds_mock.debugctl & DEBUGCTLMSR_LBR);
-	ds_mock_lbr_push(0x402000, 0x402100, false);
-	ds_mock_lbr_push(0x402200, 0x402300, false);
-	n = ds_lbr_read(out, &wrapped);
-	KUNIT_ASSERT_EQ(test, n, 3U);
-	KUNIT_EXPECT_TRUE(test, is_gap_perf(&out[0]));
-	KUNIT_EXPECT_GT(test, out[0].flags, 0ULL);	/* the gap's length */
-	KUNIT_EXPECT_EQ(test, out[1].from, 0x402000ULL);
-	KUNIT_EXPECT_EQ(test, out[2].from, 0x402200ULL);
-	/* a release without a hold changes nothing */
-	ds_lbr_release(DS_USER_LBR);
-	KUNIT_EXPECT_FALSE(test, m->perf);
-	KUNIT_EXPECT_TRUE(test, ds_mock.debugctl & DEBUGCTLMSR_LBR);
-	/* the next switch-in starts clean: no gap */
-	ds_lbr_switch_in(current);
-	ds_mock_lbr_push(0x403000, 0x403100, false);
-	n = ds_lbr_read(out, &wrapped);
-	KUNIT_ASSERT_EQ(test, n, 1U);
-	KUNIT_EXPECT_EQ(test, out[0].from, 0x403000ULL);
-	ds_test_lbr_end(&saved);
-}
-
-/*
- * Kernel source: LBR_SELECT drops endings above ring 0; an oops's hold
- * clears DEBUGCTL.LBR as its very first MSR access and fills the CPU's
- * kernel ring with the stack, oldest first; the panic after it keeps
- * that; once the oops is over it records again; a freeze while perf holds
- * the stack gives a GAP marker.
- */
-static void ds_test_lbr_kernel_freeze(struct kunit *test)
-{
-	struct bts_record recs[LBR_DEPTH] = {};
-	struct ds_test_lbr saved;
-	struct ds_trace t = {};
-	unsigned int i;
-
-	ds_test_lbr_kernel_begin(&saved, &t, recs);
-	KUNIT_EXPECT_EQ(test, ds_mock.lbr_select, DS_LBR_SEL_CPL_NEQ_0);
-	for (i = 0; i < 40; i++)
-		ds_mock_lbr_push(0xffffffff81000000ULL + i, 0xffffffff82000000ULL + i,
-				 i == 39);
-	ds_mock.nr = 0;
-	ds_kernel_trace_hold(true);
-	expect_op(test, 0, 'r', MSR_IA32_DEBUGCTLMSR, 0);
-	expect_op(test, 1, 'w', MSR_IA32_DEBUGCTLMSR, 0);
-	KUNIT_EXPECT_EQ(test, ds_ring_count(&t.ring), (u64)LBR_DEPTH);
-	KUNIT_EXPECT_TRUE(test, t.ring.wrapped);
-	KUNIT_EXPECT_EQ(test, ds_ring_get(&t.ring, 0)->from, 0xffffffff81000000ULL + 8);
-	KUNIT_EXPECT_EQ(test, ds_ring_get(&t.ring, 31)->to, 0xffffffff82000000ULL + 39);
-	KUNIT_EXPECT_EQ(test, ds_ring_get(&t.ring, 31)->flags, 0ULL);
-	KUNIT_EXPECT_EQ(test, ds_ring_get(&t.ring, 30)->flags, (u64)BTS_REC_F_PREDICTED);
-
-	/* the panic path stops the CPU again: what the oops found stays */
-	ds_mock.debugctl |= DEBUGCTLMSR_LBR;
-	ds_mock_lbr_push(0xffffffff83000000ULL, 0xffffffff83000100ULL, false);
-	ds_hw_stop_cpu();
-	KUNIT_EXPECT_FALSE(test, ds_mock.debugctl & DEBUGCTLMSR_LBR);
-	KUNIT_EXPECT_EQ(test, ds_ring_get(&t.ring, 31)->to, 0xffffffff82000000ULL + 39);
-
-	/* the oops did not panic: recording goes on, its entries behind a mark */
-	ds_kernel_trace_hold(false);
-	KUNIT_EXPECT_TRUE(test, ds_mock.debugctl & DEBUGCTLMSR_LBR);
-	ds_mock_lbr_push(0xffffffff84000000ULL, 0xffffffff84000100ULL, false);
-	ds_mock_lbr_push(0xffffffff84000200ULL, 0xffffffff84000300ULL, false);
-	ds_kernel_trace_hold(true);
-	KUNIT_EXPECT_EQ(test, ds_ring_count(&t.ring), 2ULL);
-	KUNIT_EXPECT_FALSE(test, t.ring.wrapped);
-	KUNIT_EXPECT_EQ(test, ds_ring_get(&t.ring, 0)->from, 0xffffffff84000000ULL);
-
-	ds_kernel_trace_hold(false);
-	ds_lbr_request(DS_USER_LBR);
-	ds_mock.debugctl |= DEBUGCTLMSR_LBR;	/* perf's */
-	ds_kernel_trace_hold(true);
-	KUNIT_EXPECT_FALSE(test, ds_mock.debugctl & DEBUGCTLMSR_LBR);
-	KUNIT_EXPECT_EQ(test, ds_ring_count(&t.ring), 1ULL);
-	KUNIT_EXPECT_TRUE(test, is_gap_perf(ds_ring_get(&t.ring, 0)));
-
-	/* a CPU without a ring (cpu_records=0): an oops stops the LBR, its
-	 * end starts it again
-	 */
-	ds_lbr_release(DS_USER_LBR);
-	ds_kernel_trace_hold(false);
-	this_cpu_write(ds_kernel_of, NULL);
-	ds_kernel_trace_hold(true);
-	KUNIT_EXPECT_FALSE(test, ds_mock.debugctl & DEBUGCTLMSR_LBR);
-	ds_kernel_trace_hold(false);
-	KUNIT_EXPECT_TRUE(test, ds_mock.debugctl & DEBUGCTLMSR_LBR);
-	ds_test_lbr_end(&saved);
-}
-
-/*
- * Kernel source, a BUG/WARN trap: the stack is copied at once and goes on
- * recording (report_bug()'s branches); the BUG's oops keeps the copy; a
- * WARN's copy is no claim on a later oops, which takes the stack fresh.
- */
-static void ds_test_lbr_bug_trap(struct kunit *test)
-{
-	struct bts_record recs[LBR_DEPTH] = {};
-	struct ds_test_lbr saved;
-	struct ds_trace t = {};
-	unsigned int i;
-
-	ds_test_lbr_kernel_begin(&saved, &t, recs);
-	ds_mock_lbr_push(0xffffffff81000000ULL, 0xffffffff81000100ULL, false);
-	ds_mock_lbr_push(0xffffffff81000200ULL, 0xffffffff81000300ULL, false);
-	ds_kernel_bug_trap();
-	KUNIT_EXPECT_EQ(test, ds_ring_count(&t.ring), 2ULL);
-	KUNIT_EXPECT_TRUE(test, ds_mock.debugctl & DEBUGCTLMSR_LBR);
-	for (i = 0; i < 40; i++)	/* report_bug() */
-		ds_mock_lbr_push(0xffffffff85000000ULL + i, 0xffffffff85000100ULL, false);
-	ds_kernel_trace_hold(true);	/* die() -> oops_begin() */
-	KUNIT_EXPECT_FALSE(test, ds_mock.debugctl & DEBUGCTLMSR_LBR);
-	KUNIT_EXPECT_EQ(test, ds_ring_count(&t.ring), 2ULL);
-	KUNIT_EXPECT_EQ(test, ds_ring_get(&t.ring, 1)->from, 0xffffffff81000200ULL);
-	ds_kernel_trace_hold(false);
-
-	/* a WARN: copied, returns; the next oops is another story */
-	ds_mock_lbr_push(0xffffffff86000000ULL, 0xffffffff86000100ULL, false);
-	ds_kernel_bug_trap();
-	ds_kernel_bug_done();
-	ds_mock_lbr_push(0xffffffff87000000ULL, 0xffffffff87000100ULL, false);
-	ds_kernel_trace_hold(true);
-	KUNIT_EXPECT_EQ(test, ds_ring_count(&t.ring), 1ULL);
-	KUNIT_EXPECT_EQ(test, ds_ring_get(&t.ring, 0)->from, 0xffffffff87000000ULL);
-	ds_test_lbr_end(&saved);
-}
-
-/*
- * perf's intel_pmu_reset() while the LBR source records: LBR freezing is
- * reset, DEBUGCTL.LBR stays (cleared, the kernel tail would stay empty
- * until the next oops); while perf's LBR users hold the stack, and with
- * the source off, it is perf's and goes off as upstream does.
- */
-static void ds_test_pmu_reset_lbr(struct kunit *test)
-{
-	struct bts_record recs[LBR_DEPTH] = {};
-	struct ds_test_lbr saved;
-	struct ds_trace t = {};
-
-	ds_test_lbr_kernel_begin(&saved, &t, recs);
-	ds_mock.debugctl |= DEBUGCTLMSR_FREEZE_LBRS_ON_PMI;
-	ds_pmu_reset(NULL, true);
-	KUNIT_EXPECT_EQ(test, ds_mock.debugctl, (u64)DEBUGCTLMSR_LBR);
-
-	ds_lbr_request(DS_USER_LBR);
-	ds_mock.debugctl |= DEBUGCTLMSR_LBR | DEBUGCTLMSR_FREEZE_LBRS_ON_PMI;
-	ds_pmu_reset(NULL, true);
-	KUNIT_EXPECT_EQ(test, ds_mock.debugctl, 0ULL);
-	ds_lbr_release(DS_USER_LBR);
-	KUNIT_EXPECT_TRUE(test, ds_mock.debugctl & DEBUGCTLMSR_LBR);
-
-	ds_lbr_mode = DS_LBR_OFF;
-	ds_pmu_reset(NULL, true);
-	KUNIT_EXPECT_EQ(test, ds_mock.debugctl, 0ULL);
-	ds_test_lbr_end(&saved);
-}
-
-/*
- * A CPU without the LBR among CPUs with it (ds_lbr_cpu_online()): no LBR
- * MSR of it is read or written, and a freeze there fills nothing.
- */
-static void ds_test_lbr_absent_cpu(struct kunit *test)
-{
-	struct bts_record recs[LBR_DEPTH] = {};
-	struct ds_test_lbr saved;
-	struct ds_lbr_cpu *m;
-	struct ds_trace t = {};
-	int i;
-
-	ds_ring_init(&t.ring, recs, LBR_DEPTH);
-	m = ds_test_lbr_begin(&saved, DS_LBR_KERNEL);
-	this_cpu_write(ds_kernel_of, &t);
-	m->absent = true;
-	ds_lbr_cpu_start();
-	ds_lbr_request(DS_USER_LBR);
-	ds_lbr_release(DS_USER_LBR);
-	ds_kernel_trace_hold(true);
-	ds_kernel_trace_hold(false);
-	ds_hw_stop_cpu();
-	for (i = 0; i < min(ds_mock.nr, DS_MOCK_LOG); i++)
-		KUNIT_EXPECT_EQ(test, ds_mock.log[i].msr, (u32)MSR_IA32_DEBUGCTLMSR);
-	KUNIT_EXPECT_EQ(test, ds_ring_count(&t.ring), 0ULL);
-	ds_test_lbr_end(&saved);
-}
-
-/* The same for AMD's LbrExtV2, 16 entries. */
-static struct ds_lbr_cpu *ds_test_lbr_amd(struct ds_test_lbr *s, enum ds_lbr_mode mode)
-{
-	struct ds_lbr_cpu *m = ds_test_lbr_begin(s, mode);
-
-	ds_lbr_hw = &ds_lbr_amd;
-	ds_lbr_depth = AMD_DEPTH;
-	return m;
-}
-
-/*
- * LbrExtV2, user source: LBR_SELECT drops ring-0 endings and LBRV2EN runs
- * the stack; a task reads back only what was pushed since its switch-in
- * (found by the scan for the entry noted then), oldest first, mispredict
- * as "not predicted"; another task on the CPU reads nothing of it.
- */
-static void ds_test_lbr_amd_own_entries(struct kunit *test)
-{
-	struct bts_record out[AMD_DEPTH];
-	struct ds_test_lbr saved;
-	unsigned int n, i;
-	bool wrapped;
-
-	ds_test_lbr_amd(&saved, DS_LBR_USER);
-	ds_lbr_cpu_start();
-	KUNIT_EXPECT_EQ(test, ds_mock.amd_select, DS_LBR_SEL_CPL_EQ_0);
-	KUNIT_EXPECT_EQ(test, ds_mock.dbg_extn_cfg, DBG_EXTN_CFG_LBRV2EN);
-	KUNIT_EXPECT_EQ(test, ds_mock.debugctl, 0ULL);	/* AMD's older LBR: off */
-	for (i = 0; i < 5; i++)		/* the task before */
-		ds_mock_amd_push(0x1000 + i, 0x2000 + i, false);
-	ds_lbr_switch_in(current);
-	ds_mock_amd_push(0xffffffff81000000ULL, 0x401000, false);	/* sysret */
-	ds_mock_amd_push(0x401200, 0x401300, true);
-	ds_mock_amd_push(0x401400, 0x401500, false);
-	n = ds_lbr_read(out, &wrapped);
-	KUNIT_ASSERT_EQ(test, n, 3U);
-	KUNIT_EXPECT_FALSE(test, wrapped);
-	KUNIT_EXPECT_EQ(test, out[0].from, 0xffffffff81000000ULL);	/* sign-extended */
-	KUNIT_EXPECT_EQ(test, out[0].to, 0x401000ULL);
-	KUNIT_EXPECT_EQ(test, out[0].flags, (u64)BTS_REC_F_PREDICTED);
-	KUNIT_EXPECT_EQ(test, out[1].flags, 0ULL);	/* mispredicted */
-	KUNIT_EXPECT_EQ(test, out[2].from, 0x401400ULL);
-	KUNIT_EXPECT_EQ(test, out[2].to, 0x401500ULL);
-	ds_lbr_switch_in((struct task_struct *)&saved);	/* someone else */
-	KUNIT_EXPECT_EQ(test, ds_lbr_read(out, &wrapped), 0U);
-	ds_test_lbr_end(&saved);
-}
-
-/*
- * LbrExtV2: 20 pushes since the switch-in: the mark fell off, all 16 are
- * the task's (wrapped); an empty or wrong-path entry is not kept; a branch
- * of the task equal to the mark ends its entries there (undercounted,
- * never the task before's).
- */
-static void ds_test_lbr_amd_scan(struct kunit *test)
-{
-	struct bts_record out[AMD_DEPTH];
-	struct ds_test_lbr saved;
-	unsigned int n, i;
-	bool wrapped;
-
-	ds_test_lbr_amd(&saved, DS_LBR_USER);
-	ds_lbr_cpu_start();
-	ds_mock_amd_push(0x1000, 0x2000, false);
-	ds_lbr_switch_in(current);
-	for (i = 0; i < 20; i++)
-		ds_mock_amd_push(0x400000 + i, 0x500000 + i, false);
-	n = ds_lbr_read(out, &wrapped);
-	KUNIT_ASSERT_EQ(test, n, AMD_DEPTH);
-	KUNIT_EXPECT_TRUE(test, wrapped);
-	KUNIT_EXPECT_EQ(test, out[0].from, 0x400000ULL + 4);
-	KUNIT_EXPECT_EQ(test, out[AMD_DEPTH - 1].from, 0x400000ULL + 19);
-
-	/* an empty stack is the mark (perf's reset): entries up to it */
-	memset(ds_mock.amd_from, 0, sizeof(ds_mock.amd_from));
-	memset(ds_mock.amd_to, 0, sizeof(ds_mock.amd_to));
-	ds_lbr_switch_in(current);
-	ds_mock_amd_push(0x403000, 0x403100, false);
-	ds_mock_amd_push(0x403200, 0x403300, false);
-	ds_mock.amd_to[1] &= ~DS_LBR_AMD_VALID;		/* wrong path: spec only */
-	ds_mock.amd_to[1] |= BIT_ULL(62);
-	n = ds_lbr_read(out, &wrapped);
-	KUNIT_ASSERT_EQ(test, n, 1U);
-	KUNIT_EXPECT_FALSE(test, wrapped);
-	KUNIT_EXPECT_EQ(test, out[0].from, 0x403200ULL);
-
-	ds_mock_amd_push(0x1000, 0x2000, false);
-	ds_lbr_switch_in(current);
-	ds_mock_amd_push(0x404000, 0x404100, false);
-	ds_mock_amd_push(0x1000, 0x2000, false);	/* equal to the mark */
-	ds_mock_amd_push(0x404200, 0x404300, false);
-	n = ds_lbr_read(out, &wrapped);
-	KUNIT_ASSERT_EQ(test, n, 1U);
-	KUNIT_EXPECT_EQ(test, out[0].from, 0x404200ULL);
-	ds_test_lbr_end(&saved);
-}
-
-/*
- * LbrExtV2, kernel source and perf: the crash path clears LBRV2EN as its
- * first MSR access and fills the CPU's ring, oldest first; perf's first
- * LBR user (amd_pmu_lbr_add()) gets the stack with LBRV2EN and LBR_SELECT
- * clear, nothing of it is read back (a GAP marker), and the last one's
- * going gives it back.
- */
-static void ds_test_lbr_amd_kernel(struct kunit *test)
-{
-	struct bts_record recs[AMD_DEPTH] = {};
-	struct ds_test_lbr saved;
-	struct ds_trace t = {};
-	unsigned int i;
-
-	ds_ring_init(&t.ring, recs, AMD_DEPTH);
-	ds_test_lbr_amd(&saved, DS_LBR_KERNEL);
-	this_cpu_write(ds_kernel_of, &t);
-	ds_lbr_cpu_start();
-	KUNIT_EXPECT_EQ(test, ds_mock.amd_select, DS_LBR_SEL_CPL_NEQ_0);
-	for (i = 0; i < 20; i++)
-		ds_mock_amd_push(0xffffffff81000000ULL + i, 0xffffffff82000000ULL + i, false);
-	ds_mock.nr = 0;
-	ds_hw_stop_cpu();
-	expect_op(test, 0, 'r', MSR_AMD_DBG_EXTN_CFG, 0);
-	expect_op(test, 1, 'w', MSR_AMD_DBG_EXTN_CFG, 0);
-	KUNIT_EXPECT_EQ(test, ds_ring_count(&t.ring), (u64)AMD_DEPTH);
-	KUNIT_EXPECT_EQ(test, ds_ring_get(&t.ring, 0)->from, 0xffffffff81000000ULL + 4);
-	KUNIT_EXPECT_EQ(test, ds_ring_get(&t.ring, 15)->to, 0xffffffff82000000ULL + 19);
-
-	ds_lbr_cpu_start();		/* online again */
-	ds_lbr_request(DS_USER_LBR);
-	KUNIT_EXPECT_EQ(test, ds_mock.dbg_extn_cfg, 0ULL);
-	KUNIT_EXPECT_EQ(test, ds_mock.amd_select, 0ULL);
-	ds_mock.dbg_extn_cfg = DBG_EXTN_CFG_LBRV2EN;	/* perf's */
-	ds_mock_amd_push(0x7000, 0x7100, false);
-	ds_kernel_trace_hold(true);
-	KUNIT_EXPECT_EQ(test, ds_ring_count(&t.ring), 1ULL);
-	KUNIT_EXPECT_TRUE(test, is_gap_perf(ds_ring_get(&t.ring, 0)));
-	ds_kernel_trace_hold(false);
-	ds_mock.dbg_extn_cfg = 0;	/* perf's last disable */
-	ds_lbr_release(DS_USER_LBR);
-	KUNIT_EXPECT_EQ(test, ds_mock.dbg_extn_cfg, DBG_EXTN_CFG_LBRV2EN);
-	KUNIT_EXPECT_EQ(test, ds_mock.amd_select, DS_LBR_SEL_CPL_NEQ_0);
-	ds_test_lbr_end(&saved);
-}
-
 static struct kunit_case ds_test_cases[] = {
-	KUNIT_CASE(ds_test_lbr_bug_trap),
-	KUNIT_CASE(ds_test_lbr_own_entries),
-	KUNIT_CASE(ds_test_lbr_wrap),
-	KUNIT_CASE(ds_test_lbr_perf_handover),
-	KUNIT_CASE(ds_test_lbr_kernel_freeze),
 	KUNIT_CASE(ds_test_call_site),
 	KUNIT_CASE(ds_test_fn_entry),
 	KUNIT_CASE(ds_test_emul_taken),
@@ -1249,11 +692,6 @@ static struct kunit_case ds_test_cases[] = {
 	KUNIT_CASE(ds_test_perf_handover),
 	KUNIT_CASE(ds_test_perf_two_users),
 	KUNIT_CASE(ds_test_pmu_reset_bts),
-	KUNIT_CASE(ds_test_pmu_reset_lbr),
-	KUNIT_CASE(ds_test_lbr_absent_cpu),
-	KUNIT_CASE(ds_test_lbr_amd_own_entries),
-	KUNIT_CASE(ds_test_lbr_amd_scan),
-	KUNIT_CASE(ds_test_lbr_amd_kernel),
 	KUNIT_CASE(ds_test_kernel_hole),
 	KUNIT_CASE(ds_test_exec_restart),
 	KUNIT_CASE(ds_test_resume_at),

@@ -88,11 +88,11 @@ u64 ds_kernel_default_records(void);
 unsigned int ds_kernel_source(void);
 
 /*
- * Perf's users of the debug hardware, each running at most once per CPU
- * (one intel_bts and one PT context, one BTS counter; perf counts its LBR
- * users itself).  Each takes the BTS half of the CPU's DS area, or the LBR
- * stack, from the crash recorder (ds_bts_request(), ds_lbr_request()) and
- * gives it back (..._release()), IRQs off, on the CPU concerned.  ds.c
+ * Perf's users of the BTS half of the CPU's DS area, each running at most
+ * once per CPU (one intel_bts and one PT context, one BTS counter).  Each
+ * takes it from the crash recorder (ds_bts_request()) and gives it back
+ * (ds_bts_release()), IRQs off, on the CPU concerned.  (The LBR is perf's
+ * alone: the recorder reads perf's LBR tail, asm/perf_event.h.)  ds.c
  * keeps the set of users per CPU: the recorder resumes, behind a GAP
  * marker, only when the last one has gone; taking twice, or giving back
  * what was not taken (a stop whose start failed), changes nothing.
@@ -101,7 +101,6 @@ enum ds_user {
 	DS_USER_INTEL_BTS,	/* intel_bts: bts_event_start() .. _stop() */
 	DS_USER_BTS_EVENT,	/* the BTS sampling event: pmu::add .. ::del */
 	DS_USER_PT,		/* intel_pt (excludes BTS unless lbr_pt_coexist) */
-	DS_USER_LBR,		/* perf's LBR users, first .. last */
 	DS_USERS
 };
 
@@ -113,17 +112,10 @@ bool ds_bts_holds(enum ds_user who);
 /* ds.c records with BTS: it owns IA32_DS_AREA and the BTS half's fields. */
 bool ds_hw_active(void);
 /*
- * perf's intel_pmu_reset() (a PMI storm), IRQs off: the BTS index and the
- * LBR reset only where they are perf's, never under the recorder.
+ * perf's intel_pmu_reset() (a PMI storm), IRQs off: the BTS index resets
+ * only where it is perf's, never under the recorder.
  */
-void ds_pmu_reset(struct debug_store *ds, bool lbr);
-/*
- * The LBR stack likewise (the LBR source): perf's first LBR user on this
- * CPU requests it, its last releases it (pmu::add/del, IRQs off); the
- * recorder keeps off every LBR MSR meanwhile and marks the gap.
- */
-void ds_lbr_request(enum ds_user who);
-void ds_lbr_release(enum ds_user who);
+void ds_pmu_reset(struct debug_store *ds);
 /* traps.c's handle_bug(), IRQs off: a kernel ud2 trapped (lbr-kernel
  * copies the stack before report_bug()); it was a WARN and returns.
  */
@@ -148,17 +140,11 @@ static inline void ds_bts_release(enum ds_user who) { }
 static inline bool ds_bts_holds(enum ds_user who) { return true; } /* perf's alone */
 static inline bool ds_hw_active(void) { return false; }
 /* perf's intel_pmu_reset() as upstream has it: all of it is perf's */
-static inline void ds_pmu_reset(struct debug_store *ds, bool lbr)
+static inline void ds_pmu_reset(struct debug_store *ds)
 {
 	if (ds)
 		ds->bts_index = ds->bts_buffer_base;
-	if (lbr)
-		update_debugctlmsr(get_debugctlmsr() &
-				   ~(DEBUGCTLMSR_FREEZE_LBRS_ON_PMI | DEBUGCTLMSR_LBR));
 }
-
-static inline void ds_lbr_request(enum ds_user who) { }
-static inline void ds_lbr_release(enum ds_user who) { }
 #endif
 
 /*
