@@ -142,7 +142,7 @@ class _BtsCache:
 
 # The btsdump JSON this file reads (docs/json.md).
 BTS_JSON_SCHEMA = "btscrash-core"
-BTS_JSON_VERSION = 6
+BTS_JSON_VERSION = 7
 
 
 def _bts_run_btsdump(btsdump, core, exe):
@@ -838,7 +838,7 @@ def _bts_insns(arg):
     gdb.write("".join(out))
 
 
-def _bts_segment_insns(h, segs, k, nbranches):
+def _bts_segment_insns(h, segs, k):
     """Instruction numbers (first, last) of call segment K, or None."""
     if not h.insns:
         return None
@@ -850,7 +850,7 @@ def _bts_segment_insns(h, segs, k, nbranches):
             return None
         first = prev + 1
     lb = segs[k]["last_branch"]
-    last = len(h.insns) if lb > nbranches else h.at_branch.get(lb)
+    last = len(h.insns) if lb is None else h.at_branch.get(lb)
     if last is None or last < first:
         return None
     return first, last
@@ -885,13 +885,12 @@ def _bts_calls(arg):
                             _bts_history_size("function-call-history"),
                             "function call history")
     h = _bts_history(key, t) if mods & {"i", "l"} else None
-    nb = len(t["branches"])
     width = len(str(len(segs)))
     for k in range(first - 1, last):
         s = segs[k]
         line = "%*d\t%s%s" % (width, k + 1, "  " * s["depth"] if "c" in mods
                               else "", _bts_function(int(s["address"], 16)))
-        rng = _bts_segment_insns(h, segs, k, nb) if h else None
+        rng = _bts_segment_insns(h, segs, k) if h else None
         if "i" in mods and rng:
             line += "\tinst %d,%d" % rng
         if "l" in mods:

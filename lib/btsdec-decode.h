@@ -42,10 +42,13 @@ struct btsdec_segment {
 	const char *func;	/* NULL = unknown (shown as the address) */
 	uint64_t addr;		/* first address executed in the segment */
 	int depth;
-	size_t first, last;	/* branch indexes bounding the segment */
-	const char *file;
-	int line_lo, line_hi;
+	size_t first, last;	/* indexes of the first and last branch taken
+				 * from the segment; BTSDEC_SEG_NONE for
+				 * the segment the trace ends in */
+	const char *file;	/* NULL = no line known */
+	int line_lo, line_hi;	/* 0 when file is NULL */
 };
+#define BTSDEC_SEG_NONE	SIZE_MAX
 
 /* A decoded trace, compact (issue 16): the trace (borrowed: it must
  * outlive this; its records held or streamed from the core), one byte of

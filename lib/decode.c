@@ -278,11 +278,12 @@ static void seg_add_line(struct btsdec_segment *s, const struct btsdec_loc *l)
 		s->line_hi = l->line;
 }
 
-static void seg_start(struct btsdec_segment *s, size_t i, const struct btsdec_loc *at,
+static void seg_start(struct btsdec_segment *s, const struct btsdec_loc *at,
 		      uint64_t addr, int depth)
 {
 	*s = (struct btsdec_segment){ .func = at->func, .addr = addr,
-				      .depth = depth, .first = i, .last = i };
+				      .depth = depth, .first = BTSDEC_SEG_NONE,
+				      .last = BTSDEC_SEG_NONE };
 	seg_add_line(s, at);
 }
 
@@ -306,9 +307,11 @@ static long walk_segments(const struct btsdec_decoded *d, int base, size_t first
 		b.rec = btsdec_trace_at(d->t, i);
 		get_loc(d, b.rec.from, &b.from_loc);
 		if (!n) {
-			seg_start(&cur, i, &b.from_loc, b.rec.from, base);
+			seg_start(&cur, &b.from_loc, b.rec.from, base);
 			n = 1;
 		}
+		if (cur.first == BTSDEC_SEG_NONE)
+			cur.first = i;
 		cur.last = i;
 		seg_add_line(&cur, &b.from_loc);
 		delta = depth_delta(b.kind);
@@ -317,7 +320,7 @@ static long walk_segments(const struct btsdec_decoded *d, int base, size_t first
 		if (delta || !same_func(cur.func, b.to_loc.func)) {
 			if (fn && n - 1 >= first && (ret = fn(arg, n - 1, &cur)))
 				return ret;
-			seg_start(&cur, i + 1, &b.to_loc, b.rec.to, base);
+			seg_start(&cur, &b.to_loc, b.rec.to, base);
 			n++;
 		}
 	}

@@ -116,11 +116,13 @@ static struct json_object *json_segment(size_t i, const struct btsdec_segment *s
 	ADD(o, "function", btsdec_json_str(s->func));
 	ADD(o, "address", btsdec_json_hex(s->addr));
 	ADD(o, "depth", json_object_new_int(s->depth));
-	ADD(o, "first_branch", json_object_new_uint64(s->first + 1));
-	ADD(o, "last_branch", json_object_new_uint64(s->last + 1));
+	ADD(o, "first_branch", s->first == BTSDEC_SEG_NONE ? NULL :
+				json_object_new_uint64(s->first + 1));
+	ADD(o, "last_branch", s->last == BTSDEC_SEG_NONE ? NULL :
+			       json_object_new_uint64(s->last + 1));
 	ADD(o, "file", btsdec_json_str(s->file));
-	ADD(o, "line_min", json_object_new_int(s->line_lo));
-	ADD(o, "line_max", json_object_new_int(s->line_hi));
+	ADD(o, "line_min", s->file ? json_object_new_int(s->line_lo) : NULL);
+	ADD(o, "line_max", s->file ? json_object_new_int(s->line_hi) : NULL);
 	return o;
 }
 

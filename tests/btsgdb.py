@@ -125,7 +125,7 @@ def known_calls(t, tail=False):
     if segs and segs[0]["last_branch"] == brs[0]:
         segs = segs[1:]
     f = t["fault"]
-    if segs and segs[-1]["first_branch"] > brs[-1] and (
+    if segs and segs[-1]["first_branch"] is None and (
             (not tail and (not f or f["relation"] == "target")) or
             (f and f["relation"] == "unrelated")):
         segs = segs[:-1]

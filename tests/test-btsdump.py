@@ -86,6 +86,15 @@ def test_json_shape():
     check([c["function"] for c in calls] ==
           ["main", "serve", "parse_request", "checksum", "parse_request", "dispatch", None],
           "json call history")
+    # issue 41: the segment the trace ends in (at 0) has no branch taken
+    # from it and no line: null, not numbers past the trace or 0
+    bounds = [(c["first_branch"], c["last_branch"]) for c in calls]
+    check(bounds[-1] == (None, None) and all(
+        1 <= f <= l <= len(br) for f, l in bounds[:-1]),
+        "json call bounds are branch numbers, null past the trace", str(bounds))
+    check(all((c["line_min"] is None) == (c["file"] is None) and
+              (c["line_max"] is None) == (c["file"] is None) for c in calls) and
+          calls[-1]["line_min"] is None, "json call lines null when unknown")
     rc, out, _ = run("--json", "--last", "3", FIX + "/crasher-null.core")
     check(len(json.loads(out)["threads"][0]["branches"]) == 3, "--last 3 in json")
     # -n 0 is "all", for cores as for vmcores (issue 16: one set of options)
@@ -463,7 +472,7 @@ def test_json_utf8(tmp):
                        capture_output=True)
     try:
         doc = json.loads(p.stdout.decode("utf-8", errors="strict"))
-        ok = (doc["schema"] == "btscrash-core" and doc["version"] == 6 and
+        ok = (doc["schema"] == "btscrash-core" and doc["version"] == 7 and
               json_bytes(doc["core"]) == name and isinstance(doc["executable"], str) and
               doc["threads"][0]["branches"])
     except (UnicodeDecodeError, ValueError, KeyError, IndexError, TypeError) as e:

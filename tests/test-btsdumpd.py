@@ -244,7 +244,7 @@ for name, data, want in cases:
             rep = json.loads(report(st, e, "json"))
         except (OSError, ValueError) as ex:
             rep = {"exception": repr(ex)}
-        check(rep.get("schema") == "btscrash-error" and rep.get("version") == 6 and
+        check(rep.get("schema") == "btscrash-error" and rep.get("version") == 7 and
               rep.get("error"), f"{name}: report.json is the error document", str(rep))
 
 st = os.path.join(tmp, "odd")

@@ -130,7 +130,9 @@ def test_goto_and_bt(name):
     depth_ok, dbad = 0, []
     seg_depth = {}
     for c in t["calls"]:
-        for i in range(c["first_branch"], c["last_branch"] + 1):
+        # null bounds: the segment the trace ends in, after its newest branch
+        lo = c["first_branch"] or t["branches"][-1]["number"] + 1
+        for i in range(lo, (c["last_branch"] or lo) + 1):
             seg_depth[i] = c["depth"]
     for i, (n, b) in enumerate(starts):
         pc = out[3 * i + 1]
