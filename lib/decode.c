@@ -491,23 +491,44 @@ enum btsdec_fault_rel btsdec_run_relate(struct btsdec_sym *sym,
 	return BTSDEC_FAULT_RUN;
 }
 
-uint64_t btsdec_run_syscall(struct btsdec_sym *sym, struct btsdec_classifier *cls,
-			    uint64_t to)
+/* The first instruction on the straight code from `to` that leaves it
+ * or, with syscalls, is a syscall, within MAX_RUN: its address and kind;
+ * 0 when the code ends or cannot be read first. */
+static uint64_t run_walk(struct btsdec_sym *sym, struct btsdec_classifier *cls,
+			 uint64_t to, bool syscalls, enum btsdec_kind *kind)
 {
 	uint8_t code[MAX_INSN];
 	enum btsdec_kind k;
 	size_t n, size;
 	bool ind;
 
+	*kind = BTSDEC_K_UNKNOWN;
 	for (uint64_t a = to; sym && cls && a - to <= MAX_RUN; a += size) {
 		n = btsdec_sym_read_code(sym, a, code, sizeof(code));
 		k = btsdec_classify_insn(cls, code, n, a, &ind, &size);
-		if (k == BTSDEC_K_SYSCALL)
+		if ((syscalls && k == BTSDEC_K_SYSCALL) || leaves_run(k)) {
+			*kind = k;
 			return a;
-		if (leaves_run(k) || !size)
+		}
+		if (!size)
 			break;
 	}
 	return 0;
+}
+
+uint64_t btsdec_run_syscall(struct btsdec_sym *sym, struct btsdec_classifier *cls,
+			    uint64_t to)
+{
+	enum btsdec_kind k;
+	uint64_t a = run_walk(sym, cls, to, true, &k);
+
+	return k == BTSDEC_K_SYSCALL ? a : 0;
+}
+
+uint64_t btsdec_run_exit(struct btsdec_sym *sym, struct btsdec_classifier *cls,
+			 uint64_t to, enum btsdec_kind *kind)
+{
+	return run_walk(sym, cls, to, false, kind);
 }
 
 void btsdec_fault_relate(struct btsdec_sym *sym, struct btsdec_classifier *cls,
