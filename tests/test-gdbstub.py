@@ -307,6 +307,34 @@ def test_lost_branch(tmp):
           out[0] + "\n" + out[1][-1500:])
 
 
+def test_inferred(tmp):
+    """The call to 0 dropped from the note (perf's LBR filter) and inferred
+    by btsdump: the stub serves the recorded branches only, its history
+    ending at the newest of them as gdb/bts.py's does before the inferred
+    one (btsgdb.stub_histories, the comparison the VM's collector cores
+    get)."""
+    recs = [l for l in open(fix("crasher-null.records"))
+            if l.strip() and not l.startswith("#")]
+    path = os.path.join(tmp, "dropped.records")
+    with open(path, "w") as f:
+        f.writelines(recs[:-1])
+    core = os.path.join(tmp, "dropped.core")
+    p = subprocess.run([BTSDUMP, "add-note", "--source", "lbr", "--capacity", "32", "-o",
+                        core, fix("crasher-notrace.core"), path],
+                       capture_output=True, text=True)
+    doc = btsdump_json(core)
+    brs = doc["threads"][0]["branches"]
+    check(p.returncode == 0 and brs[-1].get("inferred") is True and len(brs) == len(recs),
+          "add-note without the call to 0: btsdump infers it", p.stderr)
+    res = btsgdb.stub_histories(EXE, core, BTSDUMP, doc)
+    for ok, what, detail in res:
+        check(ok, "inferred call: " + what, detail[-1500:])
+    out, _ = gdb(core, ["info record"])
+    check(len(res) == 3 and re.search(r"Recorded \d+ instructions in \d+ functions \(1 gaps\)",
+                                       out[0]), "the stub: the recorded branches, a gap after "
+          "the newest (no inferred block)", out[0])
+
+
 def test_bts_target():
     """gdb/bts.py's `bts target`: from `gdb EXE CORE`, one command."""
     st = []
@@ -561,6 +589,7 @@ def main():
         test_bts_target()
         test_gap(tmp)
         test_lost_branch(tmp)
+        test_inferred(tmp)
         test_hostile_packets()
         test_binary_read()
         test_port()
