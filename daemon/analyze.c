@@ -112,7 +112,7 @@ static void summarize(struct btsdumpd_ctx *c, const struct btsdec_model *model,
 		      size_t nr_traces, struct btsdumpd_analysis *an)
 {
 	const struct btsdec_model_thread *t = model->nr_threads ? &model->threads[0] : NULL;
-	size_t n = c->cfg.journal_branches, i, len = 0;
+	size_t n = c->cfg.journal_branches, i, len = 0, nr;
 	char *out = NULL, num[32];
 	bool first = true;
 	int width;
@@ -128,11 +128,12 @@ static void summarize(struct btsdumpd_ctx *c, const struct btsdec_model *model,
 	if (!f)
 		return;
 	/* the numbers aligned: as wide as the newest's */
-	width = snprintf(num, sizeof(num), "%zu", t->d.nr);
-	for (i = n < t->d.nr ? t->d.nr - n : 0; i < t->d.nr; i++) {
+	nr = btsdec_thread_nr_branches(t);	/* the inferred one counts */
+	width = snprintf(num, sizeof(num), "%zu", nr);
+	for (i = n < nr ? nr - n : 0; i < nr; i++) {
 		struct btsdec_branch b;
 
-		btsdec_decoded_branch(&t->d, i, &b);
+		btsdec_thread_branch(t, i, &b);	/* the inferred one last */
 		if (b.kind == BTSDEC_K_MARKER)
 			continue;
 		fputs(first ? "" : "\n", f);

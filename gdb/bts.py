@@ -142,7 +142,7 @@ class _BtsCache:
 
 # The btsdump JSON this file reads (docs/json.md).
 BTS_JSON_SCHEMA = "btscrash-core"
-BTS_JSON_VERSION = 6
+BTS_JSON_VERSION = 7
 
 
 def _bts_run_btsdump(btsdump, core, exe):
@@ -655,6 +655,9 @@ def _bts_rebuild(t, arch, pc):
                        "machine, `set sysroot` before loading it) --"
                        % (b["number"], b["kind"], frm, last.asm))
         h.at_branch[b["number"]] = len(h.insns)
+        if b.get("inferred"):
+            h.note("-- branch %d inferred from the core: the %s was not "
+                   "recorded --" % (b["number"], b["kind"]))
         here = to
     if pc is None:
         if here is not None:
@@ -698,8 +701,10 @@ def _bts_branch_line(b, width, symw, mods):
     # "call*", "jump*": indirect, as btsdump marks them
     kind = b["kind"] + ("*" if b.get("indirect") else "")
     line = "%s%-*s " % (num, BTS_KIND_WIDTH, kind)
+    # not recorded: marked so in every form, /r's too
+    inferred = "  (inferred: %s not recorded)" % b["kind"] if b.get("inferred") else ""
     if "r" in mods:
-        return line + "0x%016x => 0x%016x" % (frm, to)
+        return line + "0x%016x => 0x%016x" % (frm, to) + inferred
     line += "%-*s => %s" % (symw, _bts_at(frm), _bts_at(to))
     if "s" in mods:
         ends = []
@@ -710,7 +715,7 @@ def _bts_branch_line(b, width, symw, mods):
             line += "  [%s -> %s]" % tuple(ends)
     if b.get("smashed_stack"):
         line += "  <- smashed stack? no call returns here"
-    return line
+    return line + inferred
 
 
 def _bts_branch_what(b):
@@ -734,7 +739,8 @@ def _bts_fault_line(t):
     byno = {b["number"]: b for b in t["branches"]}
     b = byno.get(f.get("branch"))
     if rel == "target" and b:
-        line += " = target of #%d (%s)" % (b["number"], _bts_branch_what(b))
+        line += " = target of #%d (%s%s)" % (b["number"], _bts_branch_what(b),
+                                             ", inferred" if f.get("inferred") else "")
     elif rel == "run" and b:
         line += " = 0x%x bytes into the straight-line run after #%d (%s)" % (
             f.get("run_bytes", 0), b["number"], _bts_branch_what(b))
@@ -838,7 +844,7 @@ def _bts_insns(arg):
     gdb.write("".join(out))
 
 
-def _bts_segment_insns(h, segs, k, nbranches):
+def _bts_segment_insns(h, segs, k):
     """Instruction numbers (first, last) of call segment K, or None."""
     if not h.insns:
         return None
@@ -850,7 +856,7 @@ def _bts_segment_insns(h, segs, k, nbranches):
             return None
         first = prev + 1
     lb = segs[k]["last_branch"]
-    last = len(h.insns) if lb > nbranches else h.at_branch.get(lb)
+    last = len(h.insns) if lb is None else h.at_branch.get(lb)
     if last is None or last < first:
         return None
     return first, last
@@ -885,13 +891,12 @@ def _bts_calls(arg):
                             _bts_history_size("function-call-history"),
                             "function call history")
     h = _bts_history(key, t) if mods & {"i", "l"} else None
-    nb = len(t["branches"])
     width = len(str(len(segs)))
     for k in range(first - 1, last):
         s = segs[k]
         line = "%*d\t%s%s" % (width, k + 1, "  " * s["depth"] if "c" in mods
                               else "", _bts_function(int(s["address"], 16)))
-        rng = _bts_segment_insns(h, segs, k, nb) if h else None
+        rng = _bts_segment_insns(h, segs, k) if h else None
         if "i" in mods and rng:
             line += "\tinst %d,%d" % rng
         if "l" in mods:

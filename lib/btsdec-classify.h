@@ -48,4 +48,27 @@ enum btsdec_kind btsdec_classify_insn(struct btsdec_classifier *c,
 				      const uint8_t *code, size_t len, uint64_t addr,
 				      bool *indirect, size_t *size);
 
+/* The general registers in the encoding's order (rax, rcx, rdx, rbx, rsp,
+ * rbp, rsi, rdi, r8 ... r15), as NT_PRSTATUS holds them. */
+#define BTSDEC_NR_GPR	16
+#define BTSDEC_GPR_RSP	4
+
+/* The machine state an operand is evaluated in (btsdec_branch_target):
+ * the registers before the instruction and the memory it reads. */
+struct btsdec_insn_env {
+	uint64_t gpr[BTSDEC_NR_GPR];
+	/* Reads len bytes at addr: bytes read; fewer means unknown. */
+	size_t (*read)(void *arg, uint64_t addr, void *buf, size_t len);
+	void *arg;
+};
+
+/* Where the call or jump in code[0..len) at addr goes, its operand
+ * evaluated in env (a direct one's target needs none): 0 and *target,
+ * *size its length; -ENOENT when the operand cannot be evaluated (a
+ * segment or 32-bit address, memory env cannot read), -EINVAL when it is
+ * no call or jump. */
+int btsdec_branch_target(struct btsdec_classifier *c, const uint8_t *code,
+			 size_t len, uint64_t addr, const struct btsdec_insn_env *env,
+			 uint64_t *target, size_t *size);
+
 #endif /* BTSDEC_CLASSIFY_API_H */

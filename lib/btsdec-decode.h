@@ -31,6 +31,8 @@ struct btsdec_branch {
 	bool indirect;
 	bool smashed;		/* a return that smashed the stack (ret_smashed()
 				 * in decode.c, docs/json.md `smashed_stack`) */
+	bool inferred;		/* not recorded: the branch to the fault's pc that
+				 * the core proves (infer.c, docs/json.md) */
 	int depth;		/* call depth after normalization, >= 0 */
 	struct btsdec_loc from_loc;
 	struct btsdec_loc to_loc;
@@ -42,10 +44,13 @@ struct btsdec_segment {
 	const char *func;	/* NULL = unknown (shown as the address) */
 	uint64_t addr;		/* first address executed in the segment */
 	int depth;
-	size_t first, last;	/* branch indexes bounding the segment */
-	const char *file;
-	int line_lo, line_hi;
+	size_t first, last;	/* indexes of the first and last branch taken
+				 * from the segment; BTSDEC_SEG_NONE for
+				 * the segment the trace ends in */
+	const char *file;	/* NULL = no line known */
+	int line_lo, line_hi;	/* 0 when file is NULL */
 };
+#define BTSDEC_SEG_NONE	SIZE_MAX
 
 /* A decoded trace, compact (issue 16): the trace (borrowed: it must
  * outlive this; its records held or streamed from the core), one byte of
@@ -88,7 +93,8 @@ int btsdec_decoded_segments(const struct btsdec_decoded *d, size_t first,
 /* How the faulting thread's pc relates to the newest branch of its trail. */
 enum btsdec_fault_rel {
 	BTSDEC_FAULT_NO_TRAIL,	/* the trace holds no branch (or no trace) */
-	BTSDEC_FAULT_TARGET,	/* pc is the newest branch's `to` */
+	BTSDEC_FAULT_TARGET,	/* pc is the newest branch's `to` (or the
+				 * inferred branch's, btsdec_fault.inferred) */
 	BTSDEC_FAULT_RUN,	/* pc lies in the straight-line code after `to`:
 				 * no call, jump or return between them */
 	BTSDEC_FAULT_UNRELATED,	/* the code after `to` branches away before pc,
@@ -112,6 +118,10 @@ struct btsdec_fault {
 	enum btsdec_fault_rel rel;
 	size_t branch;		/* index of the newest branch (not NO_TRAIL) */
 	uint64_t run;		/* RUN: bytes from that branch's `to` to pc */
+	bool inferred;		/* the trail lacks the branch to pc, which the
+				 * core proves: `infer`, numbered `branch`, one
+				 * past the trail (btsdec_fault_infer) */
+	struct btsdec_branch infer;
 };
 
 /* How pc relates to a branch target `to`: TARGET (equal), RUN (straight
@@ -128,6 +138,11 @@ enum btsdec_fault_rel btsdec_run_relate(struct btsdec_sym *sym,
  * read. */
 uint64_t btsdec_run_syscall(struct btsdec_sym *sym, struct btsdec_classifier *cls,
 			    uint64_t to);
+/* The first instruction on the straight code from `to` that leaves it (a
+ * call, jump or return), within 64 KiB; *kind its kind.  0 when there is
+ * none or the code cannot be read. */
+uint64_t btsdec_run_exit(struct btsdec_sym *sym, struct btsdec_classifier *cls,
+			 uint64_t to, enum btsdec_kind *kind);
 /* Relates f->pc to the newest branch of d: fills rel, branch and run.
  * Reads the code after the branch's `to` through sym (may be NULL:
  * only TARGET or UNKNOWN then). */

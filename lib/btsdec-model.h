@@ -70,5 +70,11 @@ int btsdec_model_build(struct btsdec_core *core, struct btsdec_sym *sym,
 		       struct btsdec_classifier *cls, const struct btsdec_model_opts *o,
 		       struct btsdec_model **out, struct btsdec_err *err);
 void btsdec_model_free(struct btsdec_model *m);
+/* A thread's branches as every renderer shows them: its trace's, then the
+ * branch inferred from the core (fault.inferred), numbered one past them. */
+size_t btsdec_thread_nr_branches(const struct btsdec_model_thread *th);
+/* Branch i (< btsdec_thread_nr_branches) of th. */
+void btsdec_thread_branch(const struct btsdec_model_thread *th, size_t i,
+			  struct btsdec_branch *b);
 
 #endif /* BTSDEC_MODEL_API_H */

@@ -28,6 +28,7 @@
 #include "btsdec-symbol.h"
 #include "btsdec-classify.h"
 #include "btsdec-decode.h"
+#include "btsdec-infer.h"
 #include "btsdec-model.h"
 #include "btsdec-trail.h"
 #include "btsdec-render.h"

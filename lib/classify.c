@@ -123,3 +123,84 @@ enum btsdec_kind btsdec_classify(struct btsdec_classifier *c,
 
 	return btsdec_classify_insn(c, code, len, addr, indirect, &size);
 }
+
+/* ---- where a call or jump goes --------------------------------------- */
+
+/* The index in btsdec_insn_env.gpr of a 64-bit general register, or -1. */
+static int gpr_index(x86_reg r)
+{
+	static const x86_reg gpr[BTSDEC_NR_GPR] = {
+		X86_REG_RAX, X86_REG_RCX, X86_REG_RDX, X86_REG_RBX,
+		X86_REG_RSP, X86_REG_RBP, X86_REG_RSI, X86_REG_RDI,
+		X86_REG_R8, X86_REG_R9, X86_REG_R10, X86_REG_R11,
+		X86_REG_R12, X86_REG_R13, X86_REG_R14, X86_REG_R15,
+	};
+
+	for (int i = 0; i < BTSDEC_NR_GPR; i++)
+		if (gpr[i] == r)
+			return i;
+	return -1;
+}
+
+/* A memory operand's address: base + index * scale + disp, rip-relative
+ * from the next instruction.  -ENOENT for a segment override (fs, gs) or
+ * a register that is not a 64-bit general one. */
+static int mem_address(const cs_insn *insn, const x86_op_mem *m,
+		       const struct btsdec_insn_env *env, uint64_t *out)
+{
+	uint64_t a = (uint64_t)m->disp;
+	int b = gpr_index(m->base), x = gpr_index(m->index);
+
+	if (m->segment != X86_REG_INVALID || insn->detail->x86.addr_size != 8)
+		return -ENOENT;
+	if (m->base == X86_REG_RIP)
+		a += insn->address + insn->size;
+	else if (m->base != X86_REG_INVALID && b < 0)
+		return -ENOENT;
+	else if (b >= 0)
+		a += env->gpr[b];
+	if (m->index != X86_REG_INVALID && x < 0)
+		return -ENOENT;
+	if (x >= 0)
+		a += env->gpr[x] * (uint64_t)m->scale;
+	*out = a;
+	return 0;
+}
+
+int btsdec_branch_target(struct btsdec_classifier *c, const uint8_t *code,
+			 size_t len, uint64_t addr, const struct btsdec_insn_env *env,
+			 uint64_t *target, size_t *size)
+{
+	const cs_x86_op *op;
+	enum btsdec_kind k;
+	uint64_t a;
+	int r;
+
+	*size = 0;
+	if (!len || !cs_disasm_iter(c->cs, &code, &len, &addr, c->insn))
+		return -EINVAL;
+	*size = c->insn->size;
+	k = kind_of(c->insn->id);
+	if (c->insn->id == X86_INS_LCALL || c->insn->id == X86_INS_LJMP ||
+	    (k != BTSDEC_K_CALL && k != BTSDEC_K_JUMP) || c->insn->detail->x86.op_count != 1)
+		return -EINVAL;
+	op = &c->insn->detail->x86.operands[0];
+	switch (op->type) {
+	case X86_OP_IMM:
+		*target = (uint64_t)op->imm;
+		return 0;
+	case X86_OP_REG:
+		r = gpr_index(op->reg);
+		if (r < 0)
+			return -ENOENT;
+		*target = env->gpr[r];
+		return 0;
+	case X86_OP_MEM:
+		if (op->size != 8 || mem_address(c->insn, &op->mem, env, &a) ||
+		    env->read(env->arg, a, target, sizeof(*target)) != sizeof(*target))
+			return -ENOENT;
+		return 0;
+	default:
+		return -ENOENT;
+	}
+}

@@ -278,11 +278,12 @@ static void seg_add_line(struct btsdec_segment *s, const struct btsdec_loc *l)
 		s->line_hi = l->line;
 }
 
-static void seg_start(struct btsdec_segment *s, size_t i, const struct btsdec_loc *at,
+static void seg_start(struct btsdec_segment *s, const struct btsdec_loc *at,
 		      uint64_t addr, int depth)
 {
 	*s = (struct btsdec_segment){ .func = at->func, .addr = addr,
-				      .depth = depth, .first = i, .last = i };
+				      .depth = depth, .first = BTSDEC_SEG_NONE,
+				      .last = BTSDEC_SEG_NONE };
 	seg_add_line(s, at);
 }
 
@@ -306,9 +307,11 @@ static long walk_segments(const struct btsdec_decoded *d, int base, size_t first
 		b.rec = btsdec_trace_at(d->t, i);
 		get_loc(d, b.rec.from, &b.from_loc);
 		if (!n) {
-			seg_start(&cur, i, &b.from_loc, b.rec.from, base);
+			seg_start(&cur, &b.from_loc, b.rec.from, base);
 			n = 1;
 		}
+		if (cur.first == BTSDEC_SEG_NONE)
+			cur.first = i;
 		cur.last = i;
 		seg_add_line(&cur, &b.from_loc);
 		delta = depth_delta(b.kind);
@@ -317,7 +320,7 @@ static long walk_segments(const struct btsdec_decoded *d, int base, size_t first
 		if (delta || !same_func(cur.func, b.to_loc.func)) {
 			if (fn && n - 1 >= first && (ret = fn(arg, n - 1, &cur)))
 				return ret;
-			seg_start(&cur, i + 1, &b.to_loc, b.rec.to, base);
+			seg_start(&cur, &b.to_loc, b.rec.to, base);
 			n++;
 		}
 	}
@@ -488,23 +491,44 @@ enum btsdec_fault_rel btsdec_run_relate(struct btsdec_sym *sym,
 	return BTSDEC_FAULT_RUN;
 }
 
-uint64_t btsdec_run_syscall(struct btsdec_sym *sym, struct btsdec_classifier *cls,
-			    uint64_t to)
+/* The first instruction on the straight code from `to` that leaves it
+ * or, with syscalls, is a syscall, within MAX_RUN: its address and kind;
+ * 0 when the code ends or cannot be read first. */
+static uint64_t run_walk(struct btsdec_sym *sym, struct btsdec_classifier *cls,
+			 uint64_t to, bool syscalls, enum btsdec_kind *kind)
 {
 	uint8_t code[MAX_INSN];
 	enum btsdec_kind k;
 	size_t n, size;
 	bool ind;
 
+	*kind = BTSDEC_K_UNKNOWN;
 	for (uint64_t a = to; sym && cls && a - to <= MAX_RUN; a += size) {
 		n = btsdec_sym_read_code(sym, a, code, sizeof(code));
 		k = btsdec_classify_insn(cls, code, n, a, &ind, &size);
-		if (k == BTSDEC_K_SYSCALL)
+		if ((syscalls && k == BTSDEC_K_SYSCALL) || leaves_run(k)) {
+			*kind = k;
 			return a;
-		if (leaves_run(k) || !size)
+		}
+		if (!size)
 			break;
 	}
 	return 0;
+}
+
+uint64_t btsdec_run_syscall(struct btsdec_sym *sym, struct btsdec_classifier *cls,
+			    uint64_t to)
+{
+	enum btsdec_kind k;
+	uint64_t a = run_walk(sym, cls, to, true, &k);
+
+	return k == BTSDEC_K_SYSCALL ? a : 0;
+}
+
+uint64_t btsdec_run_exit(struct btsdec_sym *sym, struct btsdec_classifier *cls,
+			 uint64_t to, enum btsdec_kind *kind)
+{
+	return run_walk(sym, cls, to, false, kind);
 }
 
 void btsdec_fault_relate(struct btsdec_sym *sym, struct btsdec_classifier *cls,

@@ -2,7 +2,8 @@
 /*
  * The decoded model of a core: every selected thread with its trace facts,
  * its classified and symbolized branches and its call segments, and the
- * faulting thread's pc tied to its trail (btsdec_fault_relate), and the
+ * faulting thread's pc tied to its trail (btsdec_fault_relate; a branch
+ * the trail lacks, inferred: btsdec_fault_infer), and the
  * modules whose file was not found (with their build-id), decoded
  * once (btsdec_decode) and then handed to every renderer (report-text.c,
  * report-json.c; btsdumpd: the journal).  The records are borrowed from the core and
@@ -34,10 +35,11 @@ static int model_copy_head(struct btsdec_model *m, struct btsdec_core *core,
 	return 0;
 }
 
-/* The faulting thread's pc, symbolized and tied to its trail. */
-static void model_fault(struct btsdec_model_thread *mt, const struct btsdec_thread *th,
-			struct btsdec_sym *sym, struct btsdec_classifier *cls,
-			bool symbols)
+/* The faulting thread's pc, symbolized and tied to its trail, through the
+ * branch the trail lacks where the core proves it (infer.c). */
+static void model_fault(struct btsdec_model_thread *mt, struct btsdec_core *core,
+			const struct btsdec_thread *th, struct btsdec_sym *sym,
+			struct btsdec_classifier *cls, bool symbols)
 {
 	struct btsdec_fault *f = &mt->fault;
 
@@ -48,6 +50,7 @@ static void model_fault(struct btsdec_model_thread *mt, const struct btsdec_thre
 	if (sym && symbols)
 		btsdec_sym_lookup(sym, f->pc, &f->loc);
 	btsdec_fault_relate(sym, cls, &mt->d, f);
+	btsdec_fault_infer(core, th, sym, cls, &mt->d, symbols, f);
 	mt->has_fault = true;
 }
 
@@ -140,7 +143,7 @@ int btsdec_model_build(struct btsdec_core *core, struct btsdec_sym *sym,
 				break;
 		}
 		if (th->faulting && th->has_regs)
-			model_fault(mt, th, sym, cls, !(o && o->no_symbols));
+			model_fault(mt, core, th, sym, cls, !(o && o->no_symbols));
 		m->nr_threads++;
 	}
 	if (!ret)
@@ -157,6 +160,20 @@ int btsdec_model_build(struct btsdec_core *core, struct btsdec_sym *sym,
 	}
 	*out = m;
 	return 0;
+}
+
+size_t btsdec_thread_nr_branches(const struct btsdec_model_thread *th)
+{
+	return th->d.nr + (th->has_fault && th->fault.inferred);
+}
+
+void btsdec_thread_branch(const struct btsdec_model_thread *th, size_t i,
+			  struct btsdec_branch *b)
+{
+	if (i == th->d.nr && th->has_fault && th->fault.inferred)
+		*b = th->fault.infer;
+	else
+		btsdec_decoded_branch(&th->d, i, b);
 }
 
 void btsdec_model_free(struct btsdec_model *m)

@@ -56,6 +56,8 @@ static void json_branch_text(FILE *out, size_t i, const struct btsdec_branch *b,
 			"\"to_module_offset\":%s", b->indirect ? "true" : "false",
 			b->smashed ? "true" : "false", b->depth, f->sym, t->sym, f->line,
 			t->line, f->module, t->module, f->mod_off, t->mod_off);
+	if (b->inferred)
+		fputs(",\"inferred\":true", out);
 	fputc('}', out);
 }
 
@@ -116,11 +118,13 @@ static struct json_object *json_segment(size_t i, const struct btsdec_segment *s
 	ADD(o, "function", btsdec_json_str(s->func));
 	ADD(o, "address", btsdec_json_hex(s->addr));
 	ADD(o, "depth", json_object_new_int(s->depth));
-	ADD(o, "first_branch", json_object_new_uint64(s->first + 1));
-	ADD(o, "last_branch", json_object_new_uint64(s->last + 1));
+	ADD(o, "first_branch", s->first == BTSDEC_SEG_NONE ? NULL :
+				json_object_new_uint64(s->first + 1));
+	ADD(o, "last_branch", s->last == BTSDEC_SEG_NONE ? NULL :
+			       json_object_new_uint64(s->last + 1));
 	ADD(o, "file", btsdec_json_str(s->file));
-	ADD(o, "line_min", json_object_new_int(s->line_lo));
-	ADD(o, "line_max", json_object_new_int(s->line_hi));
+	ADD(o, "line_min", s->file ? json_object_new_int(s->line_lo) : NULL);
+	ADD(o, "line_max", s->file ? json_object_new_int(s->line_hi) : NULL);
 	return o;
 }
 
@@ -194,16 +198,16 @@ static int json_branch_cached(FILE *out, struct jloc_cache *c, size_t i,
 }
 
 /* ,"branches":[...]: one branch object at a time, written as it is made,
- * so memory does not grow with the trace. */
-static int json_branches(FILE *out, const struct btsdec_decoded *d, size_t first)
+ * so memory does not grow with the trace; the inferred one last. */
+static int json_branches(FILE *out, const struct btsdec_model_thread *th, size_t first)
 {
 	struct jloc_cache c = { 0 };
 	struct btsdec_branch b;
 	int ret = 0;
 
 	fputs(",\"branches\":[", out);
-	for (size_t i = first; !ret && i < d->nr; i++) {
-		btsdec_decoded_branch(d, i, &b);
+	for (size_t i = first; !ret && i < btsdec_thread_nr_branches(th); i++) {
+		btsdec_thread_branch(th, i, &b);
 		if (i > first)
 			fputc(',', out);
 		ret = json_branch_cached(out, &c, i, &b);
@@ -257,6 +261,7 @@ static struct json_object *json_fault(const struct btsdec_model_thread *th)
 	ADD(o, "relation", btsdec_json_str(btsdec_fault_rel_name(f->rel)));
 	ADD(o, "branch", br ? json_object_new_uint64(f->branch + 1) : NULL);
 	ADD(o, "run_bytes", json_object_new_uint64(f->run));
+	ADD(o, "inferred", json_object_new_boolean(f->inferred));
 	return o;
 }
 
@@ -280,7 +285,7 @@ static int json_thread(FILE *out, const struct btsdec_model_thread *th,
 	ADD(j, "fault", json_fault(th));
 	ret = json_open(out, j);
 	if (!ret)
-		ret = json_branches(out, d, btsdec_report_first(d->nr, o));
+		ret = json_branches(out, th, btsdec_report_first(d->nr, o));
 	if (!ret && o->calls)
 		ret = json_calls(out, d, btsdec_report_first(d->nr_seg, o));
 	fputc('}', out);

@@ -81,6 +81,8 @@ static void text_branch(FILE *out, int width, size_t i, const struct btsdec_bran
 	fputs(btsdec_cycles_text(&b->rec, cyc, sizeof(cyc)), out);
 	if (b->smashed)
 		fputs("  <- smashed stack? no call returns here", out);
+	if (b->inferred)
+		fprintf(out, "  (inferred: %s not recorded)", btsdec_kind_name(b->kind));
 }
 
 /* "indirect call in dispatch", "return at crasher+0x12e0", ... */
@@ -126,9 +128,9 @@ void btsdec_render_fault_line(FILE *out, const struct btsdec_model_thread *th)
 		fputs(": no branch in the trace to tie it to", out);
 	}
 	if (f->rel != BTSDEC_FAULT_NO_TRAIL) {
-		btsdec_decoded_branch(&th->d, f->branch, &b);
+		btsdec_thread_branch(th, f->branch, &b);
 		text_branch_what(out, &b);
-		fputc(')', out);
+		fputs(f->inferred ? ", inferred)" : ")", out);
 	}
 	if (f->has_addr && f->addr != f->pc)
 		fprintf(out, "; fault address 0x%llx", (unsigned long long)f->addr);
@@ -233,9 +235,16 @@ void btsdec_render_ring_decoded(FILE *out, const struct btsdec_ring_text *v,
 static void text_thread(FILE *out, const struct btsdec_model_thread *th,
 			const struct btsdec_render_opts *o)
 {
+	struct btsdec_branch b;
+
 	text_thread_head(out, th);
 	if (th->has_trace)
 		btsdec_render_text_trail(out, &th->d, o);
+	for (size_t i = th->d.nr; !o->calls && i < btsdec_thread_nr_branches(th); i++) {
+		btsdec_thread_branch(th, i, &b);
+		text_branch(out, 7, i, &b);	/* the inferred branch */
+		fputc('\n', out);
+	}
 	if (th->has_fault)
 		text_fault(out, th);
 	fputc('\n', out);

@@ -3,7 +3,9 @@
 # End-to-end tests of the btsdump CLI on the real gdb cores in
 # tests/fixtures: golden text/JSON output, exit codes, hostile and truncated
 # notes, the fault tied to the trail, smashed stacks, indirect branches,
-# an executable not found (module+offset, its build-id), and `btsdump add-note` producing cores that readelf, eu-readelf and
+# an executable not found (module+offset, its build-id), a call or jump
+# to 0 the trace lacks inferred from the core (and not when the core does
+# not prove it), and `btsdump add-note` producing cores that readelf, eu-readelf and
 # gdb still read.  Usage: test-btsdump.py BTSDUMP [--update-golden]
 import json
 import re
@@ -86,6 +88,15 @@ def test_json_shape():
     check([c["function"] for c in calls] ==
           ["main", "serve", "parse_request", "checksum", "parse_request", "dispatch", None],
           "json call history")
+    # issue 41: the segment the trace ends in (at 0) has no branch taken
+    # from it and no line: null, not numbers past the trace or 0
+    bounds = [(c["first_branch"], c["last_branch"]) for c in calls]
+    check(bounds[-1] == (None, None) and all(
+        1 <= f <= l <= len(br) for f, l in bounds[:-1]),
+        "json call bounds are branch numbers, null past the trace", str(bounds))
+    check(all((c["line_min"] is None) == (c["file"] is None) and
+              (c["line_max"] is None) == (c["file"] is None) for c in calls) and
+          calls[-1]["line_min"] is None, "json call lines null when unknown")
     rc, out, _ = run("--json", "--last", "3", FIX + "/crasher-null.core")
     check(len(json.loads(out)["threads"][0]["branches"]) == 3, "--last 3 in json")
     # -n 0 is "all", for cores as for vmcores (issue 16: one set of options)
@@ -260,15 +271,23 @@ def elf_note(name, ntype, desc):
     return struct.pack("<III", len(n), len(desc), ntype) + pad(n) + pad(desc)
 
 
-def prstatus_note(tid, rip=0, sig=11):
+def prstatus_note(tid, rip=0, sig=11, regs=()):
     """NT_PRSTATUS as Linux lays out struct elf_prstatus on x86-64:
     pr_cursig at 12, pr_pid at 32, pr_reg at 112 (user_regs_struct, rip
-    its 17th word)."""
+    its 17th word); regs: (word, value) pairs of pr_reg."""
     p = bytearray(336)
     struct.pack_into("<h", p, 12, sig)                # pr_cursig
     struct.pack_into("<i", p, 32, tid)                # pr_pid
     struct.pack_into("<Q", p, 112 + 16 * 8, rip)      # pr_reg.rip
+    for word, value in regs:
+        struct.pack_into("<Q", p, 112 + 8 * word, value)
     return elf_note("CORE", 1, bytes(p))
+
+
+def siginfo_note(signo, code, addr):
+    """NT_SIGINFO: si_signo, si_errno, si_code, then si_addr at 16."""
+    return elf_note("CORE", 0x53494749, struct.pack("<iii4xQ", signo, 0, code, addr) +
+                    b"\0" * 104)
 
 
 def trace_note(tid, recs):
@@ -278,9 +297,9 @@ def trace_note(tid, recs):
     return elf_note("BTSCRASH", 0x42540001, hdr + body)
 
 
-def kernel_style_core(path, tid, recs, cut=None, notes=None):
+def kernel_style_core(path, tid, recs, cut=None, notes=None, code=b""):
     """A core laid out as Linux's binfmt_elf writes it (notes first, then
-    page-aligned loads: 8 KiB of nops at 0x400000), with a trace note built
+    page-aligned loads: 8 KiB of nops at 0x400000, code first), with a trace note built
     from docs/format.md alone: an independent writer of the format."""
     if notes is None:
         notes = prstatus_note(tid) + trace_note(tid, recs)
@@ -290,7 +309,7 @@ def kernel_style_core(path, tid, recs, cut=None, notes=None):
     ph = struct.pack("<IIQQQQQQ", 4, 0, note_off, 0, 0, len(notes), 0, 4)
     ph += struct.pack("<IIQQQQQQ", 1, 5, load_off, 0x400000, 0, 0x2000, 0x2000, 0x1000)
     data = ehdr + ph + notes
-    data += b"\0" * (load_off - len(data)) + b"\x90" * 0x2000
+    data += b"\0" * (load_off - len(data)) + code + b"\x90" * (0x2000 - len(code))
     open(path, "wb").write(data[:cut] if cut else data)
 
 
@@ -346,6 +365,128 @@ def test_fault_and_smash():
               for l in lines), "smash text:\n" + out)
     rc, out, _ = run(FIX + "/crasher-null.core", FIX + "/crasher")
     check("smashed stack" not in out, "null text: no smashed-stack marker")
+
+
+def last_dropped(tmp, mode, patch=None, tail=()):
+    """crasher-MODE.core as perf's LBR filter leaves a call to 0: its
+    trace note hidden (renamed) and a new one written by add-note without
+    the newest record (then the add-note lines of tail); patch(data) may
+    change the core first."""
+    data = bytearray(open(os.path.join(SRC, FIX, "crasher-%s.core" % mode), "rb").read())
+    i = data.index(b"BTSCRASH\0")
+    data[i:i + 8] = b"BTSCRASX"
+    if patch:
+        patch(data)
+    hidden, recs = os.path.join(tmp, "hidden.core"), os.path.join(tmp, "dropped.records")
+    core = os.path.join(tmp, "%s-dropped.core" % mode)
+    open(hidden, "wb").write(data)
+    with open(recs, "w") as f:
+        f.writelines("0x%x 0x%x\n" % r for r in records("crasher-%s.records" % mode)[:-1])
+        f.writelines(line + "\n" for line in tail)
+    rc, _, err = run("add-note", "--source", "lbr", "--capacity", "32", "-o", core,
+                     hidden, recs)
+    check(rc == 0, "add-note %s without its newest record: %d %s" % (mode, rc, err))
+    return core
+
+
+def thread_doc(core, exe=FIX + "/crasher"):
+    rc, out, err = run("--json", core, *([exe] if exe else []))
+    check(rc == 0, "%s: exit %d %s" % (core, rc, err))
+    return json.loads(out)["threads"][0] if rc == 0 else {"branches": [], "fault": {}}
+
+
+PR_REG = 112            # struct elf_prstatus's pr_reg on x86-64
+REG_RAX, REG_RDX, REG_RSP = 10, 12, 19   # their words in user_regs_struct
+
+
+def prstatus_reg(data, word, value=None):
+    """The first NT_PRSTATUS's register `word` (the faulting thread's);
+    set to value if given."""
+    o = data.index(struct.pack("<III", 5, 336, 1) + b"CORE\0\0\0\0") + 20
+    o += PR_REG + 8 * word
+    if value is not None:
+        struct.pack_into("<Q", data, o, value)
+    return struct.unpack_from("<Q", data, o)[0]
+
+
+def core_offset(data, addr):
+    """The file offset of addr in the core's PT_LOAD segments."""
+    phoff, = struct.unpack_from("<Q", data, 32)
+    for k in range(struct.unpack_from("<H", data, 56)[0]):
+        typ, _, off, vaddr, _, filesz = struct.unpack_from("<IIQQQQ", data, phoff + 56 * k)
+        if typ == 1 and vaddr <= addr < vaddr + filesz:
+            return off + addr - vaddr
+    raise KeyError(hex(addr))
+
+
+def test_inferred_call(tmp):
+    """A trail whose newest record, the call to 0, was dropped (perf's LBR
+    filter): the call in dispatch is inferred from the core, marked so
+    in text and JSON; never when the core does not prove it."""
+    full = records("crasher-null.records")
+    core = last_dropped(tmp, "null")
+    t = thread_doc(core)
+    f, last = t["fault"] or {}, t["branches"][-1] if t["branches"] else {}
+    check(f.get("relation") == "target" and f.get("inferred") is True and
+          f.get("branch") == len(full) == last.get("number") and last.get("inferred") is True and
+          (int(last["from"], 16), int(last["to"], 16)) == full[-1] and
+          last["kind"] == "call" and last["indirect"] and
+          not any(b.get("inferred") for b in t["branches"][:-1]),
+          "JSON: the call to 0 inferred as #%d: %s %s" % (len(full), f, last))
+    rc, out, _ = run(core, FIX + "/crasher")
+    check(rc == 0 and "faulted at 0x0 = target of #16 (indirect call in dispatch, inferred)"
+          in out and re.search(r"\n +16  call\* .*dispatch\+0x33 .*\(inferred: call not "
+                               r"recorded\)\n", out), "text: #16 and the fault inferred:\n" + out)
+    rc, out, _ = run("--calls", core, FIX + "/crasher")
+    check(rc == 0 and "inferred)" in out and "not recorded" not in out,
+          "--calls: the fault line says inferred, the history has recorded calls only")
+    rc, out, _ = run(FIX + "/crasher-null.core", FIX + "/crasher")
+    t = thread_doc(FIX + "/crasher-null.core")
+    check("inferred" not in out and t["fault"]["inferred"] is False and
+          not any("inferred" in b for b in t["branches"]),
+          "the recorded call to 0: nothing inferred")
+    t = thread_doc(FIX + "/crasher-smash.core")
+    check(t["fault"]["inferred"] is False, "smash: nothing inferred")
+    t = thread_doc(last_dropped(tmp, "smash"))
+    check(t["fault"]["relation"] == "unrelated" and t["fault"]["inferred"] is False and
+          not any("inferred" in b for b in t["branches"]),
+          "smash without the wild ret: no inference: %s" % t["fault"])
+
+    def rdx(d):
+        prstatus_reg(d, REG_RDX, 8)
+
+    def stack_word(d):
+        o = core_offset(d, prstatus_reg(d, REG_RSP))
+        d[o:o + 8] = struct.pack("<Q", struct.unpack_from("<Q", d, o)[0] + 1)
+    for name, patch in (("rdx not 0", rdx), ("no return address at rsp", stack_word)):
+        t = thread_doc(last_dropped(tmp, "null", patch))
+        check(t["fault"]["relation"] == "unrelated" and t["fault"]["inferred"] is False,
+              "%s: no inference: %s" % (name, t["fault"]))
+    t = thread_doc(last_dropped(tmp, "null", tail=["gap 1 2000000000 5000"]))
+    check(t["fault"]["relation"] == "unrelated" and t["fault"]["inferred"] is False,
+          "a gap after the newest branch: no inference: %s" % t["fault"])
+    t = thread_doc(last_dropped(tmp, "null", tail=["switch-out 1000000000 1",
+                                                   "switch-in 1000200000 0"]))
+    check(t["fault"]["inferred"] is True and t["fault"]["branch"] == 18,
+          "switch markers after the newest branch: inferred as #18: %s" % t["fault"])
+
+
+def test_inferred_jump(tmp):
+    """A jmp *%rax to 0 the trace lacks: inferred from rax in the core,
+    as the jump it was; not when rax is not pc."""
+    core = os.path.join(tmp, "jump.core")
+    recs = [(0x400100, 0x400000)]
+    for rax, want in ((0, True), (8, False)):
+        kernel_style_core(core, 0, [], code=b"\x90\x90\xff\xe0", notes=(
+            prstatus_note(5, rip=0, regs=[(REG_RAX, rax)]) + siginfo_note(11, 1, 0) +
+            trace_note(5, recs)))
+        t = thread_doc(core, exe=None)
+        last = t["branches"][-1] if t["branches"] else {}
+        got = (t["fault"] or {}).get("inferred"), last.get("inferred", False)
+        check(got == (want, want) and (not want or (
+              last["from"], last["to"], last["kind"], last["indirect"], last["number"]) ==
+              ("0x400002", "0x0", "jump", True, 2)),
+              "jmp *%%rax, rax 0x%x: inferred %s: %s %s" % (rax, want, t["fault"], last))
 
 
 def test_indirect_without_symbols(tmp):
@@ -463,7 +604,7 @@ def test_json_utf8(tmp):
                        capture_output=True)
     try:
         doc = json.loads(p.stdout.decode("utf-8", errors="strict"))
-        ok = (doc["schema"] == "btscrash-core" and doc["version"] == 6 and
+        ok = (doc["schema"] == "btscrash-core" and doc["version"] == 7 and
               json_bytes(doc["core"]) == name and isinstance(doc["executable"], str) and
               doc["threads"][0]["branches"])
     except (UnicodeDecodeError, ValueError, KeyError, IndexError, TypeError) as e:
@@ -580,6 +721,8 @@ def main():
         test_add_note(tmp)
         test_kernel_layout(tmp)
         test_fault_by_tid(tmp)
+        test_inferred_call(tmp)
+        test_inferred_jump(tmp)
         test_indirect_without_symbols(tmp)
         test_missing_module(tmp)
         test_separate_debuginfo(tmp)

@@ -222,6 +222,36 @@ if e:
     out = subprocess.run([ctl, "--store", st, "dump", e, "-o", dumped], capture_output=True)
     check(out.returncode == 0 and read(dumped, "rb") == core, "btsdumpctl dump -o")
 
+# --- the call to 0 perf's LBR filter drops: inferred, marked so --------------
+# (crasher null's records but the last, as the collector writes them on the
+# model-specific LBR; lib/infer.c proves the call from the core)
+recs = [l for l in read(os.path.join(FIX, "crasher-null.records")).splitlines()
+        if l.strip() and not l.startswith("#")]
+with open(os.path.join(tmp, "dropped.records"), "w") as f:
+    f.write("\n".join(recs[:-1]) + "\n")
+dropped = os.path.join(tmp, "dropped.core")
+subprocess.run([btsdump, "add-note", "--source", "lbr", "--capacity", "32", "-o", dropped,
+                os.path.join(FIX, "crasher-notrace.core"),
+                os.path.join(tmp, "dropped.records")], check=True)
+st = os.path.join(tmp, "inferred")
+r = handler(st, read(dropped, "rb"), pid)
+e = one_entry(st, "inferred")
+m = meta(st, e) if e else {}
+br = m.get("LAST_BRANCHES", "").split("\\n")
+check(r.returncode == 0 and re.search(r"^ *%d  call\* +0x[0-9a-f]+ dispatch\+0x33 +-> "
+                                      r"0x000000000000 .*\(inferred: call not recorded\)$"
+                                      % len(recs), br[-1]) and
+      not any("inferred" in b for b in br[:-1]),
+      "LAST_BRANCHES: the dropped call to 0 last, marked inferred", "\n".join(br[-3:]))
+check(m.get("FAULT") == "faulted at 0x0 = target of #%d (indirect call in dispatch, "
+      "inferred)" % len(recs), "FAULT: tied to the inferred call in dispatch", m.get("FAULT"))
+txt = report(st, e) if e else ""
+js = json.loads(report(st, e, "json") or "{}") if e else {}
+last = js["threads"][0]["branches"][-1] if js.get("threads") else {}
+check("(inferred: call not recorded)" in txt and last.get("inferred") is True and
+      js["threads"][0]["fault"]["inferred"] is True,
+      "the stored reports (text, JSON) mark it inferred", txt[-600:])
+
 # --- no trace, hostile and odd input: the core is kept all the same -----------
 cases = [
     ("notrace", read(os.path.join(FIX, "crasher-notrace.core"), "rb"), "absent"),
@@ -244,7 +274,7 @@ for name, data, want in cases:
             rep = json.loads(report(st, e, "json"))
         except (OSError, ValueError) as ex:
             rep = {"exception": repr(ex)}
-        check(rep.get("schema") == "btscrash-error" and rep.get("version") == 6 and
+        check(rep.get("schema") == "btscrash-error" and rep.get("version") == 7 and
               rep.get("error"), f"{name}: report.json is the error document", str(rep))
 
 st = os.path.join(tmp, "odd")

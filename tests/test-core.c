@@ -266,6 +266,12 @@ static void test_decode_null_call(void)
 		CHECK_EQ(segs.s[i].depth, depth[i]);
 	}
 	CHECK_EQ(segs.s[segs.n - 1].addr, 0);
+	/* no branch is taken from 0: the last segment has none (issue 41) */
+	CHECK_EQ(segs.s[0].first, 0);
+	CHECK_EQ(segs.s[segs.n - 2].last, d->nr - 1);
+	CHECK_EQ(segs.s[segs.n - 1].first, BTSDEC_SEG_NONE);
+	CHECK_EQ(segs.s[segs.n - 1].last, BTSDEC_SEG_NONE);
+	CHECK(segs.s[segs.n - 1].file == NULL && segs.s[segs.n - 1].line_lo == 0);
 	release_fixture(&f);
 }
 

@@ -7,7 +7,8 @@
 # gdb's own symbols, separate debuginfo), bts function-call-history
 # (/c /i /l), bts instruction-history (/m /r /f, paging) checked against
 # the instructions gdb single-stepped when the fixtures were made
-# (tests/fixtures/*.insns), thread apply all, the messages, and the
+# (tests/fixtures/*.insns), thread apply all, the messages, a call to 0
+# the trace lacks shown as btsdump inferred it, and the
 # branches cross-checked against `btsdump --json`.
 # Usage: test-gdb.py BTSDUMP.  TAP; exit 77 (skip) without gdb's Python.
 import json
@@ -537,6 +538,36 @@ def test_made_cores(tmp):
                        r"core", out), "a thread without trace: the error", out)
 
 
+def test_inferred(tmp):
+    """The call to 0 dropped from the note (perf's LBR filter), inferred
+    from the core by btsdump: bts list and instruction-history mark it
+    inferred and go on to the pc, with no gap before it."""
+    with open(fix("crasher-null.records")) as f:
+        recs = [l.strip() for l in f if l.strip() and not l.startswith("#")]
+    core = add_note(tmp, "dropped", recs[:-1], "-s", "lbr", "--capacity", "32")
+    n = len(recs)
+    out, hist, raw = gdb(core, "bts list 2", "bts instruction-history 1,1000",
+                         "bts list /r 1")
+    check(branch_lines(raw)[-1:] and branch_lines(raw)[-1].endswith(
+          "=> 0x%016x  (inferred: call not recorded)" % 0),
+          "bts list /r: the inferred call marked too", raw)
+    ls = branch_lines(out)
+    check(len(ls) == 2 and branch_fields(ls[-1])[0] == n and
+          ls[-1].endswith("=> 0x%016x  (inferred: call not recorded)" % 0) and
+          "inferred" not in ls[0],
+          "bts list: the newest branch, the call to 0, marked inferred", out)
+    check(fault_line(out) == "faulted at 0x0 = target of #%d (indirect call in "
+          "dispatch, inferred)" % n == btsdump_fault(core),
+          "bts list: the fault tied to the inferred call, as btsdump says it", out)
+    ls = lines(hist)
+    check(len(ls) > 3 and insn_fields(ls[-3])[4].startswith("call") and
+          ls[-2].strip() == "-- branch %d inferred from the core: the call was "
+          "not recorded --" % n and insn_fields(ls[-1])[1:3] == (True, 0) and
+          not any("no trace from here" in l for l in ls),
+          "instruction-history: dispatch's call, the inferred note, => 0x0",
+          "\n".join(ls[-4:]))
+
+
 def main():
     if not GDB or subprocess.run([GDB, "-batch", "-nx", "-ex", "python 1"],
                                  capture_output=True).returncode:
@@ -554,6 +585,7 @@ def main():
         test_errors(tmp)
         test_path_bytes(tmp)
         test_made_cores(tmp)
+        test_inferred(tmp)
     return T.done()
 
 

@@ -130,7 +130,9 @@ def test_goto_and_bt(name):
     depth_ok, dbad = 0, []
     seg_depth = {}
     for c in t["calls"]:
-        for i in range(c["first_branch"], c["last_branch"] + 1):
+        # null bounds: the segment the trace ends in, after its newest branch
+        lo = c["first_branch"] or t["branches"][-1]["number"] + 1
+        for i in range(lo, (c["last_branch"] or lo) + 1):
             seg_depth[i] = c["depth"]
     for i, (n, b) in enumerate(starts):
         pc = out[3 * i + 1]
@@ -303,6 +305,34 @@ def test_lost_branch(tmp):
           "a lost branch between two: a gdb gap, no line through the ret "
           "(%d instructions, %d with every branch)" % (len(hist), len(whole)),
           out[0] + "\n" + out[1][-1500:])
+
+
+def test_inferred(tmp):
+    """The call to 0 dropped from the note (perf's LBR filter) and inferred
+    by btsdump: the stub serves the recorded branches only, its history
+    ending at the newest of them as gdb/bts.py's does before the inferred
+    one (btsgdb.stub_histories, the comparison the VM's collector cores
+    get)."""
+    recs = [l for l in open(fix("crasher-null.records"))
+            if l.strip() and not l.startswith("#")]
+    path = os.path.join(tmp, "dropped.records")
+    with open(path, "w") as f:
+        f.writelines(recs[:-1])
+    core = os.path.join(tmp, "dropped.core")
+    p = subprocess.run([BTSDUMP, "add-note", "--source", "lbr", "--capacity", "32", "-o",
+                        core, fix("crasher-notrace.core"), path],
+                       capture_output=True, text=True)
+    doc = btsdump_json(core)
+    brs = doc["threads"][0]["branches"]
+    check(p.returncode == 0 and brs[-1].get("inferred") is True and len(brs) == len(recs),
+          "add-note without the call to 0: btsdump infers it", p.stderr)
+    res = btsgdb.stub_histories(EXE, core, BTSDUMP, doc)
+    for ok, what, detail in res:
+        check(ok, "inferred call: " + what, detail[-1500:])
+    out, _ = gdb(core, ["info record"])
+    check(len(res) == 3 and re.search(r"Recorded \d+ instructions in \d+ functions \(1 gaps\)",
+                                       out[0]), "the stub: the recorded branches, a gap after "
+          "the newest (no inferred block)", out[0])
 
 
 def test_bts_target():
@@ -559,6 +589,7 @@ def main():
         test_bts_target()
         test_gap(tmp)
         test_lost_branch(tmp)
+        test_inferred(tmp)
         test_hostile_packets()
         test_binary_read()
         test_port()

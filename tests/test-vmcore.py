@@ -97,7 +97,7 @@ with tempfile.TemporaryDirectory() as tmp:
         d = json.loads(out)
         c = d["cpus"][0]
         t = c["trace"]
-        ok = (d["schema"] == "btscrash-vmcore" and d["version"] == 6 and
+        ok = (d["schema"] == "btscrash-vmcore" and d["version"] == 7 and
               d["format"] == "elf" and c["cpu"] == 0 and c["panic"] and
               c["copy"] == "ring" and t["source"] == "emulation" and
               t["records"] == 8 and t["wrapped"] and

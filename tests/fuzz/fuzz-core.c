@@ -19,7 +19,10 @@ static int check_segment(void *arg, size_t i, const struct btsdec_segment *s)
 {
 	const struct btsdec_decoded *d = arg;
 
-	if (i >= d->nr_seg || s->depth < 0 || s->first > s->last || s->last > d->nr)
+	if (i >= d->nr_seg || s->depth < 0 ||
+	    (s->first == BTSDEC_SEG_NONE) != (s->last == BTSDEC_SEG_NONE) ||
+	    (s->first != BTSDEC_SEG_NONE && (s->first > s->last || s->last >= d->nr)) ||
+	    (!s->file && (s->line_lo || s->line_hi)))
 		__builtin_trap();
 	return 0;
 }

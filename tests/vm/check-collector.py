@@ -149,7 +149,7 @@ def check_crash(tool, ctl, res, mode, entry, seqs, depth):
     # filter (perf record -b: any branch, no software filter) is in force
     dropped = mode in NULL_CALLS and recs[-1][1] != 0
     check(not kernel, f"{mode}: no kernel address", kernel[:3])
-    ok = []
+    ok, inferred = [], None
     for cpu, seq in seqs.items():
         for i, e in enumerate(seq):
             if e != recs[-1] or seq[i - len(recs) + 1:i + 1] != recs:
@@ -164,41 +164,80 @@ def check_crash(tool, ctl, res, mode, entry, seqs, depth):
                         rf"(target of|straight-line run after) #{numbered} ",
                         m.get("FAULT", ""))):
                 ok.append(cpu)
+                inferred = nxt if dropped else None
     check(ok, f"{mode}: its {len(recs)} records are, entry for entry, the model's "
           "newest user pushes on the vCPU before the fault" +
           (" but the call to 0 (perf's filter drops it)" if dropped else ""),
           ([(hex(f), hex(t)) for f, t in recs[-4:]], m.get("FAULT")))
+    check_inferred_meta(mode, m, numbered, dropped, inferred)
     if mode != "pingpong":      # btsabi's: not the crasher
-        check_readers(tool, ctl, res, mode, entry, recs, 0 if dropped else None,
+        check_readers(tool, ctl, res, mode, entry, recs, inferred,
                       GDB_TRANSFERS.get(mode, 0) if depth == lbr.DEPTH else 0)
 
 
-def check_readers(tool, ctl, res, mode, entry, recs, to_pc, transfers):
+def check_inferred_meta(mode, m, numbered, dropped, inferred):
+    """btsdumpd's FAULT and LAST_BRANCHES: where perf dropped the call to 0
+    (the model-specific LBR; INFERRED: the model's push of it), the readers
+    infer it from the core (lib/infer.c), numbered one past the note and
+    marked inferred: the fault tied to it, in dispatch; nothing is inferred
+    where the note holds every branch (Arch LBR, perf record -b).  btsabi's
+    pingpong may also leave it unproven (its code is not the crasher's)."""
+    fault, last = m.get("FAULT", ""), m.get("LAST_BRANCHES", "").split("\\n")
+    marked = [l for l in last if "inferred" in l]
+    inf = re.fullmatch(rf"faulted at 0x0 = target of #{numbered + 1} \(indirect call "
+                       rf"in (\S+), inferred\)", fault)
+    if not dropped:
+        check("inferred" not in fault and not marked,
+              f"{mode}: the note holds the branch to the fault: nothing inferred",
+              (fault, marked))
+        return
+    if mode == "pingpong" and not inf and not marked:
+        return
+    check(inferred and inf and (inf[1] == "dispatch" or mode == "pingpong") and
+          marked == last[-1:] and re.match(
+              rf"\s*{numbered + 1}  call\* +0x{inferred[0]:012x} .*-> 0x000000000000 .*"
+              r"\(inferred: call not recorded\)$", last[-1]),
+          f"{mode}: the call to 0 perf dropped is inferred, as the model pushed it: "
+          f"#{numbered + 1}, marked in LAST_BRANCHES, the fault tied to it",
+          (fault, last[-2:], inferred and hex(inferred[0])))
+
+
+def check_readers(tool, ctl, res, mode, entry, recs, inferred, transfers):
     """The note as every reader shows it: btsdump's records (source lbr),
     `btsdumpctl info`'s last branches (the newest JournalBranches of
     them), gdb/bts.py's bts list and history (check-vm.py's
-    check_gdb_core: a call to 0 that perf dropped is the one break, at
-    the end) and gdb's own record commands through the stub."""
+    check_gdb_core) and gdb's own record commands through the stub.
+    INFERRED: the call to 0 perf dropped, as the model pushed it: every
+    reader but the stub shows it after the records, marked inferred (the
+    stub serves recorded branches only)."""
     exe = os.path.join(res, "crasher")
+    shown_recs = recs + ([inferred] if inferred else [])
     try:
         d = cv.branches_json(tool, os.path.join(res, mode + ".core"), exe)
         th = [t for t in d["threads"] if t.get("trace")]
-        got = [(int(b["from"], 16), int(b["to"], 16)) for t in th
-               for b in t["branches"] if b["kind"] != "marker"]
-        check(len(th) == 1 and th[0]["trace"]["source"] == "lbr" and got == recs,
-              f"{mode}: btsdump reads the note (source lbr), its {len(recs)} records",
-              [t["trace"] for t in th])
+        brs = [b for t in th for b in t["branches"] if b["kind"] != "marker"]
+        got = [(int(b["from"], 16), int(b["to"], 16)) for b in brs]
+        marked = [i for i, b in enumerate(brs) if "inferred" in b]
+        check(len(th) == 1 and th[0]["trace"]["source"] == "lbr" and got == shown_recs and
+              marked == ([len(brs) - 1] if inferred else []) and
+              all(brs[i]["inferred"] is True for i in marked),
+              f"{mode}: btsdump reads the note (source lbr), its {len(recs)} records" +
+              (", then the dropped call inferred" if inferred else ""),
+              ([t["trace"] for t in th], marked))
     except (RuntimeError, KeyError, ValueError) as e:
         check(False, f"{mode}: btsdump reads the note", repr(e))
     p = subprocess.run([ctl, "--store", os.path.join(res, "store"), "info",
                         os.path.basename(entry)], capture_output=True, text=True)
     lines = p.stdout.split(" Last Branches:\n")[-1].split("\n        Report:")[0]
-    shown = [tuple(int(a, 16) for a in re.findall(r"0x([0-9a-f]{12})\b", l))
-             for l in lines.splitlines() if re.match(r"\s+\d+  ", l)]
-    check(p.returncode == 0 and shown and shown == recs[-len(shown):],
-          f"{mode}: btsdumpctl info shows the newest {len(shown)} of them",
+    rows = [l for l in lines.splitlines() if re.match(r"\s+\d+  ", l)]
+    shown = [tuple(int(a, 16) for a in re.findall(r"0x([0-9a-f]{12})\b", l)) for l in rows]
+    marked = [l for l in rows if "inferred" in l]
+    check(p.returncode == 0 and shown and shown == shown_recs[-len(shown):] and
+          marked == (rows[-1:] if inferred else []),
+          f"{mode}: btsdumpctl info shows the newest {len(shown)} of them" +
+          (", the last inferred" if inferred else ""),
           p.stdout[-1500:] + p.stderr)
-    cv.check_gdb_core(tool, res, exe, mode, transfers, to_pc)
+    cv.check_gdb_core(tool, res, exe, mode, transfers, inferred)
     try:
         cv.check_gdb_stub(tool, res, exe, (mode,))
     except (RuntimeError, ValueError) as e:

@@ -609,17 +609,20 @@ def check_gdb_stub(tool, res, exe, names):
             check(ok, f"gdb stub {name}: {what}", detail[-1500:])
 
 
-def check_gdb_core(tool, res, exe, name, transfers=0, to_pc=None):
+def check_gdb_core(tool, res, exe, name, transfers=0, inferred=None):
     """bts-aware gdb (gdb/bts.py) on NAME's core: every thread's branches
     are btsdump's, and its instruction history rebuilds from the first
     record to the thread's pc without a break: each run of code between two
     recorded branches leads straight to the next one, and each recorded
     branch is a branch of its kind in the code.  TRANSFERS: how many times
-    the history says the kernel moved the thread at a syscall; TO_PC: a
-    pc the newest record's code cannot reach (a branch the source left
-    out), the one break allowed, at the end."""
+    the history says the kernel moved the thread at a syscall; INFERRED:
+    (from, to) of the branch the source left out (perf's LBR filter drops
+    a call to 0), which btsdump infers from the core: the one branch
+    marked inferred, the faulting thread's last, and the history notes it
+    just before the pc; without INFERRED no branch may be inferred."""
     core = os.path.join(res, name + ".core")
     ref = branches_json(tool, core, exe)
+    check_inferred(name, ref, inferred)
     lst, hist = gdb_bts(tool, res, exe, core,
                         "thread apply all bts list /r 1,1000000",
                         "thread apply all bts instruction-history 1,100000000")
@@ -633,22 +636,32 @@ def check_gdb_core(tool, res, exe, name, transfers=0, to_pc=None):
     # faulting thread's) is said to have none
     bare = [tid for tid, r in got.items() if not r]
     got = {tid: r for tid, r in got.items() if r}
+    # an inferred branch: listed last, marked (gdb/bts.py, as btsdump)
+    marked = {tid: [l for l in ls if re.match(r"\s*\d+  (?!--)", l)]
+              for tid, ls in btsgdb.by_thread(lst).items()}
+    marked = sorted((tid, i) for tid, ls in marked.items() for i, l in enumerate(ls)
+                    if "(inferred: " in l)
     check(got == want and want and
+          marked == sorted((t["tid"], len(want[t["tid"]]) - 1) for t in ref["threads"]
+                           if any("inferred" in b for b in t["branches"])) and
           all(f"(LWP {tid}) has no branch trace in this core" in lst for tid in bare),
           f"gdb {name}: bts list of every thread = btsdump's records "
-          f"({sum(map(len, want.values()))}; {len(bare)} threads without)", lst[-800:])
+          f"({sum(map(len, want.values()))}; {len(bare)} threads without; "
+          f"{len(marked)} inferred, marked, last)", lst[-800:])
     threads = {tid: ls for tid, ls in btsgdb.by_thread(hist).items() if tid in want}
     broken = [l for ls in threads.values() for l in ls
               if "does not lead" in l or "differs from" in l or
               "no trace from here" in l or "cannot read" in l]
-    if to_pc is not None:
-        end = f"-- no trace from here to the thread's pc {to_pc:#x} --"
-        check([l.strip() for l in broken] == [end] and
-              all(ls[-2].strip() == end for ls in threads.values() if end in
-                  "\n".join(ls)),
-              f"gdb {name}: the history breaks once, at its end: the newest "
-              f"record's code does not reach the pc {to_pc:#x}", "\n".join(broken[:8]))
-        broken = []
+    notes = [(tid, l.strip()) for tid, ls in threads.items() for l in ls
+             if "inferred from the core" in l]
+    inf = [(t["tid"], b) for t in ref["threads"] for b in t["branches"] if "inferred" in b]
+    want_notes = [(tid, f"-- branch {b['number']} inferred from the core: the "
+                   f"{b['kind']} was not recorded --") for tid, b in inf]
+    check(notes == want_notes and
+          all(threads[tid][-2].strip() == n for tid, n in notes),
+          f"gdb {name}: the history notes {len(want_notes)} inferred branch"
+          f"{'es' if len(want_notes) != 1 else ''}, just before the pc",
+          "\n".join(n for _, n in notes) + "\n" + hist[-800:])
     # the kernel's transfers into a handler and back: not in a branch
     # trace, so the history says so, at the two syscalls (raise's
     # tgkill, __restore_rt's rt_sigreturn)
@@ -664,6 +677,27 @@ def check_gdb_core(tool, res, exe, name, transfers=0, to_pc=None):
           f"gdb {name}: instruction history rebuilt without a break "
           f"({sum(map(len, nums.values()))} instructions)",
           "\n".join(broken[:8]) or hist[-800:])
+
+
+def check_inferred(name, ref, inferred):
+    """btsdump's branches marked inferred: none without INFERRED; with it
+    exactly one, (from, to) = INFERRED, the faulting thread's last branch,
+    numbered one past its records, the fault tied to it."""
+    inf = [(t, b) for t in ref["threads"] for b in t["branches"] if "inferred" in b]
+    if inferred is None:
+        check(not inf, f"{name}: btsdump infers no branch (the trace holds them all)",
+              [b for _, b in inf])
+        return
+    t, b = inf[0] if len(inf) == 1 else ({}, {})
+    f = t.get("fault") or {}
+    check(len(inf) == 1 and t["faulting"] and b is t["branches"][-1] and
+          b["inferred"] is True and
+          (int(b["from"], 16), int(b["to"], 16)) == tuple(inferred) and
+          b["number"] == t["trace"]["records"] + 1 and f.get("inferred") is True and
+          f.get("relation") == "target" and f.get("branch") == b["number"],
+          f"{name}: btsdump infers the one branch the source left out "
+          f"({inferred[0]:#x} -> {inferred[1]:#x}), last, the fault tied to it",
+          [(b, t.get("fault")) for t, b in inf])
 
 
 def check_gdb(tool, res, exe):
