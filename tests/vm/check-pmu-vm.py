@@ -107,7 +107,21 @@ def main():
     check_bpf(t, console, sys.argv[6], phases(sys.argv[4]))
     check_migration(t, console, log)
     check_attach(t, console, log)
+    check_iocperiod(t, console)
     return t.done(prune=os.path.dirname(sys.argv[1]))
+
+
+def check_iocperiod(t, console):
+    """Issue 39 M1: the BTS event made a counting event by
+    PERF_EVENT_IOC_PERIOD (stopped and started, no del/add) and closed
+    gives the BTS half back to the recorder: no perf user holds CPU 0's
+    (ds/bts_buffers "perf 0x0"; it said 0x2, DS_USER_BTS_EVENT, and every
+    traced crash on the CPU then had no branch)."""
+    line = (tagged(console, "PMU-IOCPERIOD:") or [""])[0]
+    t.check(tagged(console, "PMU-IOCPERIOD-RC:") == ["0"] and
+            line.endswith(" perf 0x0"),
+            "the BTS event's period changed by PERF_EVENT_IOC_PERIOD, then "
+            "closed: the recorder has CPU 0's BTS half back", line)
 
 
 def nmi_counts(console, tag):

@@ -818,8 +818,9 @@ def present_ranges(ptdump):
 
 
 def ring_ranges(buffers):
-    """debugfs ds/bts_buffers: "cpu N [bts A B] [kernel A B] [ring A B]",
-    each range [A, B) where a ring is written (empty ranges left out)."""
+    """debugfs ds/bts_buffers: "cpu N [bts A B] [kernel A B] [ring A B]
+    [perf MASK]", each range [A, B) where a ring is written (empty ranges
+    left out; the pair at the end is no range)."""
     out = []
     for line in buffers.splitlines():
         f = line.split()

@@ -13,7 +13,8 @@
 # while its ring records, then a traced task moving between CPU 0 and 1
 # with and without perf holding its BTS (pmu-mig.sh), then perf's
 # intel_bts attaching to a traced task while it runs, never blocking,
-# and detaching (pmu-attach.sh); the cores and perf's
+# and detaching (pmu-attach.sh), then the BTS event turned into a
+# counting event by PERF_EVENT_IOC_PERIOD and closed (iocperiod); the cores and perf's
 # records sent on a second serial port (data.log: no kernel message can cut into it).  The
 # model logs every user-mode BTS record (bts-log, CPL 3), every LBR push
 # (lbr-log) and every MSR access and PMI (pmu-log).  check-pmu-vm.py checks (TAP):
@@ -57,8 +58,9 @@ gcc -static -nostdlib -Wl,-Ttext=0x1000000 -o "$root/bin/spinloop" \
 	"$src/tests/vm/spinloop.S"
 nm "$root/bin/spinloop" > "$out/spinloop.syms"
 cp "$src/tests/vm/pmu-attach.sh" "$root/bin/pmu-attach.sh"
+gcc -static -O1 -o "$root/bin/iocperiod" "$src/tests/vm/iocperiod.c"
 vm_prog "$root" btsrun vmbench bpfsnap
-vm_init "$root/init"
+vm_init "$root/init" debugfs
 cat >> "$root/init" <<'INIT'
 echo "PMU-DEVICES: $(ls /sys/bus/event_source/devices | tr '\n' ' ')"
 echo "PMU-BRANCHES: $(cat /sys/devices/cpu/caps/branches 2>&1)"
@@ -175,6 +177,11 @@ base64 /tmp/rec.core | sed "s/^/PMU-REC-CORE: /" > /dev/ttyS1
 /bin/pmu-mig.sh
 # perf attaching to a traced task while it runs on CPU 1, and detaching
 taskset 1 /bin/pmu-attach.sh
+# the BTS event's period changed to 1000, then closed: the recorder has
+# the BTS half of CPU 0 back (perf's holders 0 in ds/bts_buffers)
+taskset 1 /bin/iocperiod
+echo "PMU-IOCPERIOD-RC: $?"
+echo "PMU-IOCPERIOD: $(grep '^cpu 0 ' /sys/kernel/debug/ds/bts_buffers)"
 echo PMU-DATA-DONE > /dev/ttyS1
 sleep 1
 echo PMU-VM-DONE

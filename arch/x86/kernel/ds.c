@@ -1250,6 +1250,8 @@ static int ds_buffers_show(struct seq_file *m, void *unused)
 		if (r)
 			seq_printf(m, " ring 0x%lx 0x%llx", (unsigned long)r->base,
 				   (unsigned long)r->base + bytes);
+		if (ds_hw_ok)	/* BIT(enum ds_user) of perf's users holding BTS */
+			seq_printf(m, " perf 0x%lx", READ_ONCE(per_cpu(ds_cpu, cpu).perf));
 		seq_putc(m, '\n');
 	}
 	return 0;
