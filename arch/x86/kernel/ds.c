@@ -800,28 +800,44 @@ void ds_task_trace_drop(struct task_struct *child)
  * symbolized against it they name the wrong functions, and a reader that
  * rebuilds the code between branches finds no path.  The ring starts over,
  * zeroed (ds_hw_save()'s wrap test relies on that), reloaded into the BTS
- * half if it was there.  A suspension still pending (perf holds BTS) gets
- * its GAP marker in the new ring when it ends.
+ * half if it was there.  It is zeroed with IRQs on (up to
+ * ds_task_max_records(), 1.5 MiB by default: any user could make that an
+ * IRQs-off stretch), disarmed meanwhile, so that no switch loads it or
+ * writes a marker into it.  A suspension still pending (perf holds BTS)
+ * gets its GAP marker in the new ring when it ends.
  */
 void ds_task_trace_exec(struct pt_regs *regs, struct ds_trace *t)
 {
+	bool hw = ds_backend() == DS_BACKEND_HW, running = false;
 	struct ds_cpu *c;
 	unsigned long flags;
-	bool reload;
 
 	if (!t->armed)
 		return;
 	local_irq_save(flags);
-	c = this_cpu_ptr(&ds_cpu);
-	reload = ds_backend() == DS_BACKEND_HW && c->loaded == t;
-	if (reload)
-		ds_hw_unload(c);
+	if (hw) {
+		c = this_cpu_ptr(&ds_cpu);
+		running = c->running == t;
+		if (c->loaded == t)
+			ds_hw_unload(c);
+		if (running)
+			c->running = NULL;
+	}
+	t->armed = false;
+	local_irq_restore(flags);
+
 	memset(t->ring.base, 0, t->ring.capacity * BTS_RECORD_SIZE);
 	t->ring.index = 0;
 	t->ring.written = 0;
 	t->ring.wrapped = false;
-	if (reload)
+
+	local_irq_save(flags);
+	t->armed = true;
+	if (running) {		/* current's: on this CPU now, wherever it ran */
+		c = this_cpu_ptr(&ds_cpu);
+		c->running = t;
 		ds_hw_settle(c, local_clock());
+	}
 	local_irq_restore(flags);
 	if (ds_backend() != DS_BACKEND_EMUL)
 		return;
