@@ -582,6 +582,10 @@ static void ds_hw_start_cpu(void)
 	struct ds_cpu *c = this_cpu_ptr(&ds_cpu);
 
 	c->stopped = false;
+	/* the LBR source's freeze there was this stop, not a crash (perf's
+	 * tail comes up again on its own)
+	 */
+	this_cpu_write(ds_lbr_cpu.frozen, false);
 	ds_hw_settle(c, local_clock());
 }
 
