@@ -17,8 +17,10 @@ the cgs samples (lbrcalls-yield switching against a spinner) three calls
 deep, perf having restored the task's stack at each switch-in, not read
 the tail's kernel branches; in the w run (perf record -b -C 0 across an
 LKDTM WARNING, the only warning allowed) lbrcalls' loop sampled after it,
-perf's LBR on.
-Usage: check-lbr-perf.py MODEL CONSOLE DATA LBR_LOG LBRCALLS_SYMS YIELD_SYMS"""
+perf's LBR on; in the n run (nullcall's handler sampled) a branch stack
+holding nullcall's call to address 0.
+Usage: check-lbr-perf.py MODEL CONSOLE DATA LBR_LOG LBRCALLS_SYMS YIELD_SYMS
+NULLCALL_SYMS"""
 import importlib.util
 import os
 import re
@@ -87,7 +89,7 @@ def match(got, stacks, convert):
 
 
 def main():
-    model, console_path, data_path, log_path, syms_path, ysyms_path = sys.argv[1:7]
+    model, console_path, data_path, log_path, syms_path, ysyms_path, nsyms_path = sys.argv[1:8]
     console = open(console_path, errors="replace").read()
     data = open(data_path, errors="replace").read().replace("\r", "")
     t = Tap()
@@ -117,7 +119,7 @@ def main():
         t.check("ds: no model-specific LBR in the Skylake format or "
                 "LbrExtV2 on this CPU: LBR source off" in console,
                 "the recorder's LBR source refuses Arch LBR in one line")
-    for run in ("b", "cg", "cgs", "w"):
+    for run in ("b", "cg", "cgs", "w", "n"):
         t.check("LBRP-RC: %s 0" % run in console,
                 "perf record %s exited 0" % run,
                 "\n".join(ln for ln in console.splitlines()
@@ -128,6 +130,12 @@ def main():
     check_b(t, b, stacks, syms)
     check_cg(t, cg, stacks, syms)
     check_tail(t, samples(data, "cgs"), samples(data, "w"), syms, ysyms)
+    call = read_syms(nsyms_path)["nc_call"]
+    n = samples(data, "n")
+    kept = sum(1 for s in n if (call, 0) in s)
+    t.check(kept > 0, "n: %d of %d samples in nullcall hold its call to "
+            "address 0 (%#x -> 0), kept by perf's branch filter" %
+            (kept, len(n), call))
     return t.done(prune=os.path.dirname(sys.argv[2]))
 
 

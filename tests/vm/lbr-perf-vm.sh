@@ -19,7 +19,9 @@
 # switching against a spinning shell on CPU 0 (the tail records between
 # its switch-out and switch-in: perf must restore the task's stack, not
 # read the tail's); w, `perf record -b -C 0` across an LKDTM WARNING on
-# CPU 0 (the recorder's bug trap must leave perf's LBR alone).
+# CPU 0 (the recorder's bug trap must leave perf's LBR alone).  And n:
+# `perf record -b` samples in nullcall's SIGSEGV handler hold its call
+# through a NULL pointer (perf keeps a branch to address 0: patch 0022).
 # Usage: lbr-perf-vm.sh MODEL OUTDIR [QEMU]
 set -eu
 model=$1 out=$2
@@ -40,6 +42,8 @@ gcc -static -nostdlib -o "$root/bin/lbrcalls" "$src/tests/vm/lbrcalls.S"
 nm "$root/bin/lbrcalls" > "$out/lbrcalls.syms"
 gcc -static -nostdlib -DLBRCALLS_YIELD -o "$root/bin/lbrcalls-yield" "$src/tests/vm/lbrcalls.S"
 nm "$root/bin/lbrcalls-yield" > "$out/lbrcalls-yield.syms"
+gcc -static -O1 -o "$root/bin/nullcall" "$src/tests/vm/nullcall.c"
+nm "$root/bin/nullcall" > "$out/nullcall.syms"
 vm_add_dynamic "$root" /usr/bin/perf
 vm_init "$root/init" debugfs nopanic
 cat >> "$root/init" <<'INIT'
@@ -69,8 +73,11 @@ taskset 1 perf record -b -C 0 -e cycles -c 12007 -o /tmp/w.data -- taskset 1 sh 
 	'echo WARNING > /sys/kernel/debug/provoke-crash/DIRECT; /bin/lbrcalls' \
 	> /tmp/w.out 2>&1
 echo "LBRP-RC: w $?"
-sed 's/^/LBRP-SAID: /' /tmp/b.out /tmp/cg.out /tmp/cgs.out /tmp/w.out
-for r in b cg cgs w; do
+taskset 1 perf record -b -e instructions:u -c 50 -o /tmp/n.data -- /bin/nullcall \
+	> /tmp/n.out 2>&1
+echo "LBRP-RC: n $?"
+sed 's/^/LBRP-SAID: /' /tmp/b.out /tmp/cg.out /tmp/cgs.out /tmp/w.out /tmp/n.out
+for r in b cg cgs w n; do
 	perf report -D -i /tmp/$r.data 2>/dev/null |
 		grep -E '^\.\.\. [a-zA-Z]|^\.\.\.\.\. +[0-9]+:' |
 		sed "s/^/LBRP-$r: /" > /dev/ttyS1
@@ -91,4 +98,5 @@ vm_boot "$obj" "$work/initrd.gz" "$out" LBRP-VM-DONE 900 \
 	-cpu "$cpu,lbr-log=$out/lbr.log,lbr-log-cpl=3,lbr-log-nmi=on" \
 	-serial mon:stdio -serial "file:$out/data.log"
 python3 "$src/tests/vm/check-lbr-perf.py" "$model" "$out/console.log" \
-	"$out/data.log" "$out/lbr.log" "$out/lbrcalls.syms" "$out/lbrcalls-yield.syms"
+	"$out/data.log" "$out/lbr.log" "$out/lbrcalls.syms" "$out/lbrcalls-yield.syms" \
+	"$out/nullcall.syms"
