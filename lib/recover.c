@@ -1,0 +1,460 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The value-recovery engine (btsdec-recover.h): one state of registers per
+ * instruction of a thread's sequence, memory found on demand along it,
+ * and the fixed point of backward and forward steps (recover-insn.c).
+ * Read by the renderers and the gdb stub; process context, one thread.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/procfs.h>
+#include <sys/user.h>
+
+#include "recover-int.h"
+
+/* Passes of backward then forward steps before giving up on a fixed
+ * point (each pass only adds proven bits; real code settles in a few). */
+#define MAX_PASSES 64
+/* Straight code a block may hold, as btsdec_run_relate walks it. */
+#define MAX_BLOCK (64 * 1024)
+#define MAX_INSN 15
+
+static const char *const reg_names[NREG] = {
+	"rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "rsp",
+	"r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "rip", "eflags",
+};
+
+const char *btsdec_reg_name(enum btsdec_reg r)
+{
+	return r < NREG ? reg_names[r] : "?";
+}
+
+int btsdec_recover_new(const struct btsdec_regs *final, btsdec_recover_read_fn read,
+		       void *arg, struct btsdec_recover **out, struct btsdec_err *err)
+{
+	struct btsdec_recover *r = calloc(1, sizeof(*r));
+
+	if (!r)
+		return btsdec_fail(err, -ENOMEM, "out of memory");
+	if (cs_open(CS_ARCH_X86, CS_MODE_64, &r->cs) != CS_ERR_OK) {
+		free(r);
+		return btsdec_fail(err, -ENOSYS, "cs_open: capstone without x86");
+	}
+	cs_option(r->cs, CS_OPT_DETAIL, CS_OPT_ON);
+	r->ci = cs_malloc(r->cs);
+	if (!r->ci) {
+		btsdec_recover_free(r);
+		return btsdec_fail(err, -ENOMEM, "cs_malloc: out of memory");
+	}
+	r->final = *final;
+	r->read = read;
+	r->arg = arg;
+	r->mem_hi = ~0ull;
+	*out = r;
+	return 0;
+}
+
+void btsdec_recover_free(struct btsdec_recover *r)
+{
+	if (!r)
+		return;
+	if (r->ci)
+		cs_free(r->ci, 1);
+	cs_close(&r->cs);
+	free(r->in);
+	free(r->s);
+	free(r);
+}
+
+void btsdec_recover_limit_mem(struct btsdec_recover *r, uint64_t lo, uint64_t hi)
+{
+	r->mem_lo = lo;
+	r->mem_hi = hi;
+}
+
+static struct xinsn *append(struct btsdec_recover *r)
+{
+	if (r->nr == r->cap) {
+		size_t cap = r->cap ? 2 * r->cap : 256;
+		struct xinsn *n = realloc(r->in, cap * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		r->in = n;
+		r->cap = cap;
+	}
+	return &r->in[r->nr];
+}
+
+int btsdec_recover_add_gap(struct btsdec_recover *r)
+{
+	struct xinsn *x = append(r);
+
+	if (!x)
+		return -ENOMEM;
+	memset(x, 0, sizeof(*x));
+	x->sem = S_GAP;
+	x->store = ST_ANY;
+	for (int k = 0; k < NREG; k++)
+		x->wmask[k] = ~0ull;
+	r->nr++;
+	return 0;
+}
+
+int btsdec_recover_add(struct btsdec_recover *r, uint64_t addr,
+		       const uint8_t *code, size_t len)
+{
+	struct xinsn *x = append(r);
+	int n;
+
+	if (!x)
+		return -ENOMEM;
+	n = rec_decode(r, addr, code, len, x);
+	if (n < 0)
+		return btsdec_recover_add_gap(r) ? -ENOMEM : n;
+	r->nr++;
+	return n;
+}
+
+size_t btsdec_recover_nr(const struct btsdec_recover *r)
+{
+	return r->nr;
+}
+
+size_t btsdec_recover_conflicts(const struct btsdec_recover *r)
+{
+	return r->conflicts;
+}
+
+int btsdec_recover_insn(const struct btsdec_recover *r, size_t i, uint64_t *addr)
+{
+	if (i >= r->nr)
+		return -ERANGE;
+	if (r->in[i].sem == S_GAP)
+		return -ENODATA;
+	*addr = r->in[i].addr;
+	return 0;
+}
+
+/* ---- Memory --------------------------------------------------------------- */
+
+/* The byte at addr before instruction i, looking back to the newest
+ * store or load that proves it (a write that may alias ends the look). */
+static bool byte_before(const struct btsdec_recover *r, size_t i, uint64_t addr,
+			uint8_t *byte)
+{
+	uint64_t a;
+	unsigned size;
+
+	for (size_t j = i; j-- > 0;) {
+		const struct xinsn *x = &r->in[j];
+
+		if (x->sem == S_GAP)
+			return false;
+		switch (rec_store_at(r, j, &a, &size)) {
+		case ST_ANY:
+			return false;
+		case ST_OP:
+			if (addr - a >= size)
+				break;
+			if (x->st[addr - a].k != 0xff)
+				return false;
+			*byte = x->st[addr - a].v;
+			return true;
+		default:
+			break;
+		}
+		if (rec_loaded_byte(r, j, addr, byte))
+			return true;
+	}
+	return false;
+}
+
+/* The same, looking forward to the oldest load that proves it, or to the
+ * final image, before any write that may alias. */
+static bool byte_after(const struct btsdec_recover *r, size_t i, uint64_t addr,
+		       uint8_t *byte)
+{
+	uint64_t a;
+	unsigned size;
+
+	for (size_t j = i; j < r->nr; j++) {
+		if (r->in[j].sem == S_GAP)
+			return false;
+		if (rec_loaded_byte(r, j, addr, byte))
+			return true;
+		switch (rec_store_at(r, j, &a, &size)) {
+		case ST_ANY:
+			return false;
+		case ST_OP:
+			if (addr - a < size)
+				return false;
+			break;
+		default:
+			break;
+		}
+	}
+	return r->read && r->read(r->arg, addr, byte, 1) == 1;
+}
+
+static bool mem_byte(const struct btsdec_recover *r, size_t i, uint64_t addr,
+		     uint8_t *byte)
+{
+	if (addr < r->mem_lo || addr >= r->mem_hi)
+		return false;
+	return byte_before(r, i, addr, byte) || byte_after(r, i, addr, byte);
+}
+
+struct rval rec_mem(const struct btsdec_recover *r, size_t i, uint64_t addr,
+		    unsigned size)
+{
+	struct rval v = { 0, 0 };
+	uint8_t b;
+
+	for (unsigned k = 0; k < size && k < 8; k++)
+		if (mem_byte(r, i, addr + k, &b)) {
+			v.v |= (uint64_t)b << 8 * k;
+			v.k |= 0xffull << 8 * k;
+		}
+	return v;
+}
+
+/* ---- The fixed point ------------------------------------------------------ */
+
+/* Adds what src proves to dst: whether anything was new.  Bits proven
+ * both ways and different are conflicts, counted when count is set. */
+static bool merge(struct btsdec_recover *r, struct rval *dst, const struct rval *src,
+		  bool count)
+{
+	bool changed = false;
+
+	for (int k = 0; k < NREG; k++) {
+		uint64_t add = src[k].k & ~dst[k].k;
+
+		if (count)
+			r->conflicts += __builtin_popcountll(src[k].k & dst[k].k &
+							     (src[k].v ^ dst[k].v));
+		if (!add)
+			continue;
+		dst[k].v = (dst[k].v & dst[k].k) | (src[k].v & add);
+		dst[k].k |= add;
+		changed = true;
+	}
+	return changed;
+}
+
+static bool pass(struct btsdec_recover *r, bool count)
+{
+	struct rval out[NREG];
+	bool changed = false;
+
+	for (size_t i = r->nr; i-- > 0;) {
+		if (r->in[i].sem == S_GAP)
+			continue;
+		rec_backward(r, i, out);
+		changed |= merge(r, state(r, i), out, count);
+	}
+	for (size_t i = 0; i < r->nr; i++) {
+		if (r->in[i].sem == S_GAP)
+			continue;
+		rec_forward(r, i, out);
+		changed |= merge(r, state(r, i + 1), out, count);
+	}
+	return changed;
+}
+
+int btsdec_recover_run(struct btsdec_recover *r)
+{
+	struct rval *fin;
+
+	free(r->s);
+	r->s = calloc((r->nr + 1) * NREG, sizeof(*r->s));
+	if (!r->s)
+		return -ENOMEM;
+	fin = state(r, r->nr);
+	for (int k = 0; k < NREG; k++)
+		fin[k] = (struct rval){ r->final.val[k] & r->final.known[k], r->final.known[k] };
+	for (size_t i = 0; i < r->nr; i++)
+		if (r->in[i].sem != S_GAP)
+			state(r, i)[RIP] = (struct rval){ r->in[i].addr, ~0ull };
+	for (int n = 0; n < MAX_PASSES && pass(r, false); n++)
+		;
+	r->conflicts = 0;
+	pass(r, true);
+	return 0;
+}
+
+/* ---- Reading -------------------------------------------------------------- */
+
+int btsdec_recover_regs_at(const struct btsdec_recover *r, size_t i,
+			   struct btsdec_regs *out)
+{
+	const struct rval *st;
+
+	if (i > r->nr || !r->s)
+		return -ERANGE;
+	st = state(r, i);
+	for (int k = 0; k < NREG; k++) {
+		out->val[k] = st[k].v & st[k].k;
+		out->known[k] = st[k].k;
+	}
+	return 0;
+}
+
+ssize_t btsdec_recover_mem_at(const struct btsdec_recover *r, size_t i,
+			      uint64_t addr, size_t len, uint8_t *buf, bool *known)
+{
+	ssize_t n = 0;
+
+	if (i > r->nr || !r->s)
+		return -ERANGE;
+	for (size_t k = 0; k < len; k++) {
+		known[k] = mem_byte(r, i, addr + k, &buf[k]);
+		if (!known[k])
+			buf[k] = 0;
+		n += known[k];
+	}
+	return n;
+}
+
+/* ---- From a core ---------------------------------------------------------- */
+
+struct seq {
+	struct btsdec_recover *r;
+	struct btsdec_sym *sym;
+	uint64_t (*blocks)[2];
+	size_t nr, cap;
+	bool failed;
+};
+
+static void on_block(void *arg, uint64_t begin, uint64_t end)
+{
+	struct seq *q = arg;
+
+	if (q->nr == q->cap) {
+		size_t cap = q->cap ? 2 * q->cap : 64;
+		void *n = realloc(q->blocks, cap * sizeof(*q->blocks));
+
+		if (!n) {
+			q->failed = true;
+			return;
+		}
+		q->blocks = n;
+		q->cap = cap;
+	}
+	q->blocks[q->nr][0] = begin;
+	q->blocks[q->nr][1] = end;
+	q->nr++;
+}
+
+/* Appends the instructions of block [begin, end] (end itself only when
+ * it ran: last false); a gap where its code cannot be read straight. */
+static int add_block(struct seq *q, uint64_t begin, uint64_t end, bool last)
+{
+	uint8_t code[MAX_INSN];
+	uint64_t a = begin;
+	size_t got;
+	int n;
+
+	if (!end && begin)	/* a gap; (0, 0) is a jump to 0 that faulted */
+		return btsdec_recover_add_gap(q->r);
+	while (a - begin <= MAX_BLOCK && a <= end) {
+		if (a == end && last)
+			return 0;
+		got = btsdec_sym_read_code(q->sym, a, code, sizeof(code));
+		n = btsdec_recover_add(q->r, a, code, got);
+		if (n < 0)
+			return n == -EINVAL ? 0 : n;
+		if (a == end)
+			return 0;
+		a += n;
+	}
+	return btsdec_recover_add_gap(q->r);
+}
+
+static size_t read_sym(void *arg, uint64_t addr, void *buf, size_t len)
+{
+	size_t done = 0, got;
+
+	while (done < len && addr + done >= addr) {
+		got = btsdec_sym_read_code(arg, addr + done, (uint8_t *)buf + done, len - done);
+		if (!got)
+			break;
+		done += got;
+	}
+	return done;
+}
+
+static int final_regs(struct btsdec_core *core, const struct btsdec_thread *th,
+		      struct btsdec_regs *f)
+{
+#define U(n) offsetof(struct user_regs_struct, n)
+	static const uint16_t off[NREG] = {
+		U(rax), U(rbx), U(rcx), U(rdx), U(rsi), U(rdi), U(rbp), U(rsp),
+		U(r8), U(r9), U(r10), U(r11), U(r12), U(r13), U(r14), U(r15),
+		U(rip), U(eflags),
+	};
+#undef U
+	struct user_regs_struct u;
+
+	if (!th->has_regs || btsdec_core_note_read(core, &th->prstatus,
+			offsetof(struct elf_prstatus, pr_reg), &u, sizeof(u)) != sizeof(u))
+		return -ENODATA;
+	for (int k = 0; k < NREG; k++) {
+		memcpy(&f->val[k], (const uint8_t *)&u + off[k], 8);
+		f->known[k] = ~0ull;
+	}
+	return 0;
+}
+
+static int build(struct btsdec_core *core, struct btsdec_sym *sym,
+		 struct btsdec_classifier *cls, const struct btsdec_thread *th,
+		 struct btsdec_recover *r)
+{
+	struct btsdec_blocks bw;
+	struct seq q = { .r = r, .sym = sym };
+	uint64_t lo, hi;
+	int rc = 0;
+
+	if (btsdec_core_nr_threads(core) > 1) {
+		/* another thread may write anything but this one's stack */
+		if (btsdec_core_segment(core, r->final.val[RSP], &lo, &hi))
+			btsdec_recover_limit_mem(r, lo, hi);
+		else
+			btsdec_recover_limit_mem(r, 0, 0);
+	}
+	btsdec_blocks_init(&bw, sym, cls);
+	btsdec_blocks_walk(&bw, th, SIZE_MAX, on_block, &q);
+	btsdec_blocks_fini(&bw);
+	if (q.failed)
+		rc = -ENOMEM;
+	for (size_t k = q.nr; !rc && k-- > 0;)
+		rc = add_block(&q, q.blocks[k][0], q.blocks[k][1], k == 0);
+	free(q.blocks);
+	return rc ? rc : btsdec_recover_run(r);
+}
+
+int btsdec_recover_open(struct btsdec_core *core, struct btsdec_sym *sym,
+			struct btsdec_classifier *cls,
+			const struct btsdec_thread *th,
+			struct btsdec_recover **out, struct btsdec_err *err)
+{
+	struct btsdec_regs f;
+	struct btsdec_recover *r;
+	int rc;
+
+	if (!th->has_trace || final_regs(core, th, &f))
+		return btsdec_fail(err, -ENODATA, "thread %d: no trace or no registers",
+				   (int)th->tid);
+	rc = btsdec_recover_new(&f, read_sym, sym, &r, err);
+	if (rc)
+		return rc;
+	rc = build(core, sym, cls, th, r);
+	if (rc) {
+		btsdec_recover_free(r);
+		return btsdec_fail(err, rc, "thread %d: out of memory", (int)th->tid);
+	}
+	*out = r;
+	return 0;
+}
