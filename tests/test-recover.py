@@ -7,8 +7,10 @@
 # every register bit the engine claims known, at every instruction of the
 # trace, must equal what gdb logged there (zero wrong), the two ways of
 # recovery must never disagree (no conflicts), and the share of
-# general-purpose registers recovered is reported and held above a floor.
+# general-purpose registers recovered is reported and held above a floor;
+# `btsdump regs --back N --json` shows the same truth.
 # Usage: test-recover.py BTSDUMP RECOVER-DUMP CRASHER CRASHER-O2
+import json
 import os
 import subprocess
 import sys
@@ -28,6 +30,7 @@ GPRS = ["rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "rsp", "r8", "r9",
 # over "rsp and a few constants".
 FLOOR = 0.40
 RF = 0x10000
+BACK = (0, 1, 5, 20)
 
 
 def record(tmp, exe, args):
@@ -80,6 +83,9 @@ def check_program(tap, btsdump, dump, exe, args, label):
                        capture_output=True)
         out = subprocess.run([dump, core, exe], capture_output=True, text=True)
         truth = parse_truth(recs + ".regs")
+        shown = {n: subprocess.run([btsdump, "regs", "--json", "--back", str(n), core, exe],
+                                   capture_output=True, text=True)
+                 for n in BACK}
     if out.returncode:
         tap.check(False, "%s: recover-dump ran" % label, out.stderr)
         return
@@ -119,6 +125,29 @@ def check_program(tap, btsdump, dump, exe, args, label):
     tap.check(conflicts == 0, "%s: no conflicts (%d)" % (label, conflicts))
     tap.check(share >= FLOOR, "%s: %.1f %% recovered, floor %.0f %%"
               % (label, 100 * share, 100 * FLOOR))
+    check_regs_tool(tap, label, shown, truth)
+
+
+def check_regs_tool(tap, label, shown, truth):
+    """`btsdump regs --back N --json` shows gdb's values N instructions
+    before the fault, or unknown."""
+    bad, known = [], 0
+    for n, out in shown.items():
+        if out.returncode or n >= len(truth):
+            bad.append("--back %d: exit %d %s" % (n, out.returncode, out.stderr))
+            continue
+        real = truth[len(truth) - 1 - n][1]
+        for name, r in json.loads(out.stdout)["registers"].items():
+            if r is None:
+                continue
+            v, k = int(r["value"], 16), int(r["known"], 16)
+            if n == 0 and name == "eflags":
+                k &= ~RF
+            known += k == 2**64 - 1
+            if (v ^ real[name]) & k:
+                bad.append("--back %d: %s = %x/%x, gdb %x" % (n, name, v, k, real[name]))
+    tap.check(not bad and known, "%s: btsdump regs --back %s shows gdb's values (%d known)"
+              % (label, "/".join(map(str, BACK)), known), "\n".join(bad[:20]))
 
 
 def main():
