@@ -6,7 +6,8 @@
 #   gdb -batch -x gdb-record-regs.py  with $BTS_RECORDS ("FROM TO" lines,
 #   for `btsdump add-note`) and $BTS_CORE set; $BTS_RECORDS.regs gets one
 #   line per instruction stepped (a `rep` instruction once), the thread's
-#   state at the end last: "PC NAME=VALUE ..." in hex.
+#   state at the end last: "PC NAME=VALUE ... mem=ADDR:BYTES" in hex, the
+#   memory from 64 bytes below rsp to 64 above ("??" where unreadable).
 import os
 import gdb
 
@@ -28,8 +29,16 @@ def pc():
 
 def regs():
     f = gdb.selected_frame()
-    return " ".join("%s=%x" % (r, int(f.read_register(r)) & (2**64 - 1))
+    text = " ".join("%s=%x" % (r, int(f.read_register(r)) & (2**64 - 1))
                     for r in REGS)
+    lo = (int(f.read_register("rsp")) & (2**64 - 1)) - 64
+    mem = []
+    for a in range(lo, lo + 128):
+        try:
+            mem.append("%02x" % gdb.selected_inferior().read_memory(a, 1).tobytes()[0])
+        except gdb.MemoryError:
+            mem.append("??")
+    return text + " mem=%x:%s" % (lo, "".join(mem))
 
 
 def always_branches(asm):

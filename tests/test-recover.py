@@ -46,13 +46,22 @@ def record(tmp, exe, args):
     return core, recs
 
 
+def parse_mem(text):
+    """"ADDR:BYTES" -> {address: byte}, "??" bytes left out."""
+    lo, hexes = text.split(":")
+    lo = int(lo, 16)
+    return {lo + i // 2: int(hexes[i:i + 2], 16) for i in range(0, len(hexes), 2)
+            if hexes[i:i + 2] != "??"}
+
+
 def parse_truth(path):
     states = []
     with open(path) as f:
         for line in f:
             w = line.split()
-            states.append((int(w[0], 16), {k: int(v, 16) for k, v in
-                                            (x.split("=") for x in w[1:])}))
+            regs = {k: v for k, v in (x.split("=") for x in w[1:])}
+            mem = parse_mem(regs.pop("mem"))
+            states.append((int(w[0], 16), {k: int(v, 16) for k, v in regs.items()}, mem))
     return states
 
 
@@ -62,12 +71,15 @@ def parse_engine(text):
     entries = []
     for line in lines[1:]:
         w = line.split()
-        regs = {}
+        regs, mem = {}, {}
         for x in w[2:]:
             name, vk = x.split("=")
+            if name == "mem":
+                mem = parse_mem(vk)
+                continue
             v, k = vk.split("/")
             regs[name] = (int(v, 16), int(k, 16))
-        entries.append((w[1], regs))
+        entries.append((w[1], regs, mem))
     return int(head[3]), entries
 
 
@@ -93,12 +105,19 @@ def check_program(tap, btsdump, dump, exe, args, label):
     # Aligned from the end: the engine's last entry is the final state
     # (truth's last), its instructions the newest ones gdb stepped.
     wrong, known, total, compared = [], 0, 0, 0
+    mem_known = mem_total = 0
     t = len(truth) - 1
     for e in range(len(entries) - 1, -1, -1):
-        what, regs = entries[e]
+        what, regs, mem = entries[e]
         if what == "gap" or t < 0:
             break
-        pc, real = truth[t]
+        pc, real, real_mem = truth[t]
+        for a, b in mem.items():
+            if a in real_mem and real_mem[a] != b:
+                wrong.append("entry %d (0x%x) memory at 0x%x: engine %02x, gdb %02x"
+                             % (e, pc, a, b, real_mem[a]))
+        mem_known += sum(1 for a in mem if a in real_mem)
+        mem_total += len(real_mem)
         if what != "end" and int(what, 16) != pc:
             wrong.append("entry %d at %s, gdb stepped 0x%x there" % (e, what, pc))
             break
@@ -114,13 +133,16 @@ def check_program(tap, btsdump, dump, exe, args, label):
             known += sum(1 for g in GPRS if g in regs and regs[g][1] == 2**64 - 1)
         t -= 1
     share = known / total if total else 0.0
+    print("# %s: %.1f %% of the stack bytes around rsp recovered"
+          % (label, 100 * mem_known / mem_total if mem_total else 0.0), flush=True)
     print("# %s: %d instructions compared, %.1f %% of general-purpose register "
              "values recovered (REPT reports 92 %% of data values)"
           % (label, compared, 100 * share), flush=True)
     tap.check(compared == len(entries) - 1 and compared > 0,
               "%s: every instruction of the trace is one gdb stepped (%d of %d)"
               % (label, compared, len(entries) - 1))
-    tap.check(not wrong, "%s: every value the engine claims is gdb's (%d wrong)"
+    tap.check(not wrong, "%s: every register and stack byte the engine claims is "
+              "gdb's (%d wrong)"
               % (label, len(wrong)), "\n".join(wrong[:20]))
     tap.check(conflicts == 0, "%s: no conflicts (%d)" % (label, conflicts))
     tap.check(share >= FLOOR, "%s: %.1f %% recovered, floor %.0f %%"

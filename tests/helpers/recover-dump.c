@@ -4,7 +4,9 @@
  * run on the faulting thread of CORE, printed for tests/test-recover.py:
  * a line "nr N conflicts C", then one line per instruction, oldest first,
  * and the final state last: "I ADDR" (or "I gap") and every register with
- * a known bit as NAME=VALUE/KNOWN (hex) — the registers before it ran.
+ * a known bit as NAME=VALUE/KNOWN (hex) — the registers before it ran —
+ * then, when rsp is known, "mem=ADDR:BYTES": the memory from 64 bytes
+ * below it to 64 above, "??" for a byte not known.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -27,6 +29,16 @@ static void print_regs(const struct btsdec_recover *r, size_t i)
 		if (s.known[k])
 			printf(" %s=%" PRIx64 "/%" PRIx64, btsdec_reg_name(k),
 			       s.val[k], s.known[k]);
+	if (s.known[BTSDEC_REG_RSP] == ~0ull) {
+		uint64_t lo = s.val[BTSDEC_REG_RSP] - 64;
+		uint8_t buf[128];
+		bool known[128];
+
+		btsdec_recover_mem_at(r, i, lo, sizeof(buf), buf, known);
+		printf(" mem=%" PRIx64 ":", lo);
+		for (size_t b = 0; b < sizeof(buf); b++)
+			known[b] ? printf("%02x", buf[b]) : printf("??");
+	}
 	putchar('\n');
 }
 
