@@ -17,7 +17,8 @@
  *   it held the target*), jcc (its outcome, known from the trace, proves
  *   the flag it tests alone: OF, CF, ZF, SF or PF), cmovcc* and setcc*
  *   (when the flags they test are known), nop, endbr64, and syscall (rax,
- *   rcx, r11, rflags and all memory unknown after it).
+ *   rcx, r11 and rflags unknown after it; memory too, but for the calls
+ *   known to write none, and rt_sigprocmask's old set alone).
  * A load proves the memory it read where its result is known (pop, ret,
  * leave and indirect calls and jumps too: the trace gives their target).
  * The arithmetic flags (CF PF AF ZF SF OF) are computed as the SDM defines
@@ -31,7 +32,8 @@
  * known (or fs:/gs:) all memory; so does a gap in the trace, and all
  * registers.
  * Memory is assumed written only by the thread's own instructions and by
- * the kernel at its syscalls and gaps; with several threads in the core,
+ * the kernel at its syscalls and gaps (not modelled: the kernel's rseq
+ * cpu_id updates after a migration); with several threads in the core,
  * only the thread's stack mapping is followed (btsdec_recover_limit_mem).
  */
 #ifndef BTSDEC_RECOVER_API_H

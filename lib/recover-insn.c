@@ -334,7 +334,7 @@ static void effects(struct xinsn *x)
 	case S_SYSCALL:
 		x->wmask[BTSDEC_REG_RAX] = x->wmask[BTSDEC_REG_RCX] = ~0ull;
 		x->wmask[BTSDEC_REG_R11] = x->wmask[RFL] = ~0ull;
-		x->store = ST_ANY;
+		x->store = ST_SYSCALL;
 		return;
 	default:
 		break;
@@ -1177,6 +1177,45 @@ void rec_backward(struct btsdec_recover *r, size_t i, struct rval *out)
 
 /* ---- Memory accesses ------------------------------------------------------ */
 
+/* Linux x86-64 syscalls that write no user memory (their numbers, from
+ * arch/x86/entry/syscalls/syscall_64.tbl): write, close, lseek, mprotect,
+ * sched_yield, getpid, kill, getuid, getgid, geteuid, getegid, getppid,
+ * exit, tkill, gettid, exit_group, tgkill. */
+static bool syscall_writes_nothing(uint64_t nr)
+{
+	static const uint16_t none[] = { 1, 3, 8, 10, 24, 39, 60, 62, 102, 104, 107,
+					 108, 110, 186, 200, 231, 234 };
+
+	for (size_t k = 0; k < sizeof(none) / sizeof(none[0]); k++)
+		if (none[k] == nr)
+			return true;
+	return false;
+}
+
+#define SYS_RT_SIGPROCMASK 14
+
+/* What syscall j writes in user memory, from its registers in S(j):
+ * nothing, rt_sigprocmask's old set (rdx, r10 bytes), or anything. */
+static enum store syscall_store(const struct rval *st, uint64_t *addr, unsigned *size)
+{
+	const struct rval *rax = &st[BTSDEC_REG_RAX], *rdx = &st[BTSDEC_REG_RDX];
+	const struct rval *r10 = &st[BTSDEC_REG_R10];
+
+	if (rax->k != ~0ull)
+		return ST_ANY;
+	if (syscall_writes_nothing(rax->v))
+		return ST_NONE;
+	if (rax->v != SYS_RT_SIGPROCMASK || rdx->k != ~0ull || r10->k != ~0ull)
+		return ST_ANY;
+	if (!rdx->v)
+		return ST_NONE;
+	if (r10->v > 8)
+		return ST_ANY;
+	*addr = rdx->v;
+	*size = r10->v;
+	return ST_OP;
+}
+
 enum store rec_store_at(const struct btsdec_recover *r, size_t j, uint64_t *addr,
 			unsigned *size)
 {
@@ -1199,6 +1238,8 @@ enum store rec_store_at(const struct btsdec_recover *r, size_t j, uint64_t *addr
 			return ST_OP;
 		}
 		return ST_ANY;
+	case ST_SYSCALL:
+		return syscall_store(st, addr, size);
 	default:
 		return ST_ANY;
 	}

@@ -67,6 +67,7 @@ enum store {
 	ST_OP,		/* its memory operand op[0] (size bytes) */
 	ST_PUSH,	/* 8 bytes below rsp */
 	ST_ANY,		/* anywhere: all memory unknown */
+	ST_SYSCALL,	/* what the kernel writes: by the syscall's number */
 };
 
 /* How an instruction reads memory, for what its result proves of it. */

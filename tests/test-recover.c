@@ -276,6 +276,32 @@ static void test_limit_mem(void)
 	btsdec_recover_free(r);
 }
 
+/* A syscall writes memory only as its number says: getpid nothing, read
+ * its buffer (anything, for the engine). */
+static void test_syscall(void)
+{
+	struct btsdec_recover *r;
+	uint64_t v;
+
+	for (int nr = 39; nr >= 0; nr -= 39) {	/* getpid, then read */
+		char code[] = "\xb8\x00\x00\x00\x00"	/* mov eax,NR */
+			      "\x0f\x05";		/* syscall */
+
+		code[1] = (char)nr;
+		start();
+		reg(RSP, STACK);
+		set_image(STACK, 0, 9);
+		r = engine();
+		REQUIRE(r);
+		REQUIRE(ADD(r, BASE, code));
+		CHECK_EQ(btsdec_recover_run(r), 0);
+		CHECK_EQ(mem64(r, 0, STACK, &v) && v == 9, nr == 39);
+		CHECK_KNOWN(r, 2, RAX, 0);	/* the kernel's result */
+		CHECK_REG(r, 2, RSP, STACK);
+		btsdec_recover_free(r);
+	}
+}
+
 #define F_CF 0x001
 #define F_PF 0x004
 #define F_AF 0x010
@@ -482,6 +508,7 @@ static const struct test_case tests[] = {
 	TEST_CASE(test_unknown_load),
 	TEST_CASE(test_unknown_store),
 	TEST_CASE(test_limit_mem),
+	TEST_CASE(test_syscall),
 	TEST_CASE(test_flags),
 	TEST_CASE(test_flags_unknown),
 	TEST_CASE(test_jcc),
