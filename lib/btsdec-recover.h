@@ -26,7 +26,8 @@
  * instructions, so it is known only in the final state.  Every other
  * instruction makes all it may write unknown: the registers capstone says
  * it writes (and those it may leave out: mul, div, cpuid, rdtsc, ...),
- * the arithmetic flags, and the memory of its memory operands.  String
+ * all its register operands, the arithmetic flags, and the memory of its
+ * memory operands (read or not: capstone 4 mislabels some stores).  String
  * and rep instructions, xsave, enter, cmpxchg8b, pushf and the like make
  * all registers and all memory unknown; a store through an address not
  * known (or fs:/gs:) all memory; so does a gap in the trace, and all

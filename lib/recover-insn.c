@@ -287,20 +287,19 @@ static void decode_other(const cs_insn *ci, struct xinsn *x)
 			else if (rw[k] == X86_REG_EFLAGS)
 				x->wmask[RFL] = ~0ull;
 	}
+	/* Every operand may be written: capstone 4 says read for some stores
+	 * (movups, movdqa, vmovdqu to memory). */
 	for (unsigned k = 0; k < d->op_count; k++) {
 		const cs_x86_op *o = &d->operands[k];
 		struct xop xo;
 
-		if (o->type == X86_OP_REG && gpr(o->reg, &reg, &shift, &size) &&
-		    (o->access & CS_AC_WRITE || !o->access))
+		if (o->type == X86_OP_REG && gpr(o->reg, &reg, &shift, &size))
 			x->wmask[reg] |= size >= 4 ? ~0ull : mask_of(size) << shift;
-		if (o->type != X86_OP_MEM || !(o->access & CS_AC_WRITE || !o->access))
+		if (o->type != X86_OP_MEM || ci->id == X86_INS_LEA || ci->id == X86_INS_NOP)
 			continue;
 		decode_op(ci, o, &xo);
-		if (x->store != ST_NONE || xo.bad || xo.fsgs || !o->size || o->size > 64 ||
-		    ci->id == X86_INS_LEA || ci->id == X86_INS_NOP) {
-			x->store = ci->id == X86_INS_LEA || ci->id == X86_INS_NOP ?
-				   x->store : ST_ANY;
+		if (x->store != ST_NONE || xo.bad || xo.fsgs || !o->size || o->size > 64) {
+			x->store = ST_ANY;
 			continue;
 		}
 		x->store = ST_OP;

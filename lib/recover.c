@@ -158,7 +158,9 @@ static bool byte_before(const struct btsdec_recover *r, size_t i, uint64_t addr,
 		case ST_OP:
 			if (addr - a >= size)
 				break;
-			if (x->st[addr - a].k != 0xff)
+			/* an unmodelled store may be wider than the bytes kept */
+			if (addr - a >= sizeof(x->st) / sizeof(x->st[0]) ||
+			    x->st[addr - a].k != 0xff)
 				return false;
 			*byte = x->st[addr - a].v;
 			return true;

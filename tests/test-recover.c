@@ -276,6 +276,34 @@ static void test_limit_mem(void)
 	btsdec_recover_free(r);
 }
 
+/* An instruction not modelled that stores 32 bytes (capstone 4 calls its
+ * memory operand read): all of them unknown before it, the image proves
+ * them only after the last. */
+static void test_wide_store(void)
+{
+	static const char code[] =
+		"\xc5\xfe\x7f\x04\x24"	/* vmovdqu YMMWORD PTR [rsp],ymm0 */
+		"\x48\x8b\x44\x24\x18";	/* mov rax,QWORD PTR [rsp+0x18] */
+	struct btsdec_recover *r;
+	uint64_t v;
+
+	start();
+	reg(RSP, STACK);
+	set_image(STACK, 24, 0x1234);
+	r = engine();
+	REQUIRE(r);
+	REQUIRE(ADD(r, BASE, code));
+	REQUIRE(ADD(r, BASE + 10, code));	/* and again, newer */
+	CHECK_EQ(btsdec_recover_run(r), 0);
+	CHECK(!mem64(r, 0, STACK + 24, &v));
+	CHECK(!mem64(r, 1, STACK + 24, &v));	/* stored over again at 2 */
+	CHECK(!mem64(r, 2, STACK + 16, &v));	/* its bytes 16-23: never seen */
+	CHECK(mem64(r, 3, STACK + 24, &v) && v == 0x1234);
+	CHECK_KNOWN(r, 2, RAX, 0);
+	CHECK_REG(r, 4, RAX, 0x1234);
+	btsdec_recover_free(r);
+}
+
 /* A syscall writes memory only as its number says: getpid nothing, read
  * its buffer (anything, for the engine). */
 static void test_syscall(void)
@@ -508,6 +536,7 @@ static const struct test_case tests[] = {
 	TEST_CASE(test_unknown_load),
 	TEST_CASE(test_unknown_store),
 	TEST_CASE(test_limit_mem),
+	TEST_CASE(test_wide_store),
 	TEST_CASE(test_syscall),
 	TEST_CASE(test_flags),
 	TEST_CASE(test_flags_unknown),
