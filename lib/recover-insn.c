@@ -258,13 +258,17 @@ static void implicit_writes(unsigned id, uint64_t *wmask)
 		wmask[BTSDEC_REG_RCX] |= id == X86_INS_RDTSCP ? ~0ull : 0;
 		break;
 	case X86_INS_CMPXCHG: case X86_INS_LAHF: case X86_INS_CBW: case X86_INS_CWDE:
+	case X86_INS_XLATB:
 		wmask[BTSDEC_REG_RAX] = ~0ull;
+		break;
+	case X86_INS_LOOP: case X86_INS_LOOPE: case X86_INS_LOOPNE:
+		wmask[BTSDEC_REG_RCX] = ~0ull;
 		break;
 	}
 }
 
 /* Instruction not modelled: everything it may write is unknown. */
-static void decode_other(const cs_insn *ci, struct xinsn *x)
+static void decode_other(csh cs, const cs_insn *ci, struct xinsn *x)
 {
 	const cs_x86 *d = &ci->detail->x86;
 	cs_regs rr, rw;
@@ -280,7 +284,9 @@ static void decode_other(const cs_insn *ci, struct xinsn *x)
 	}
 	x->wmask[RFL] |= F_ARITH;
 	implicit_writes(ci->id, x->wmask);
-	if (cs_regs_access(0, ci, rr, &nr, rw, &nw) == CS_ERR_OK) {
+	if (cs_regs_access(cs, ci, rr, &nr, rw, &nw) != CS_ERR_OK) {
+		set_all(x->wmask);	/* what it writes is not known */
+	} else {
 		for (unsigned k = 0; k < nw; k++)
 			if (gpr(rw[k], &reg, &shift, &size))
 				x->wmask[reg] |= size >= 4 ? ~0ull : mask_of(size) << shift;
@@ -422,7 +428,7 @@ int rec_decode(struct btsdec_recover *r, uint64_t addr, const uint8_t *code,
 	if (x->sem == S_OTHER || d->op_count > 3 || !ok || !ops_fit(x)) {
 		memset(x->op, 0, sizeof(x->op));
 		x->nops = 0;
-		decode_other(r->ci, x);
+		decode_other(r->cs, r->ci, x);
 		return x->len;
 	}
 	effects(x);

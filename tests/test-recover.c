@@ -439,6 +439,15 @@ static void test_unmodelled(void)
 	CHECK_REG(r, 5, RBX, 3);
 	CHECK_KNOWN(r, 5, RCX, 0);
 	btsdec_recover_free(r);
+
+	start();		/* loop decrements rcx, no operand says so */
+	r = engine();
+	REQUIRE(r);
+	REQUIRE(ADD(r, BASE, "\xb9\x05\x00\x00\x00\xe2\x00"));	/* mov ecx,5; loop +0 */
+	CHECK_EQ(btsdec_recover_run(r), 0);
+	CHECK_REG(r, 1, RCX, 5);
+	CHECK_KNOWN(r, 2, RCX, 0);
+	btsdec_recover_free(r);
 }
 
 /* Nothing crosses a gap in either direction. */
