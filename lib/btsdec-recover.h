@@ -16,7 +16,7 @@
  *   (registers), push*, pop*, call*, ret*, leave*, jmp (through a register:
  *   it held the target*), jcc (its outcome, known from the trace, proves
  *   the flag it tests alone: OF, CF, ZF, SF or PF), cmovcc* and setcc*
- *   (when the flags they test are known), nop, endbr64, and syscall (rax,
+ *   (when the flags they test are known), nop, endbr64, pause, syscall (rax,
  *   rcx, r11 and rflags unknown after it; memory too, but for the calls
  *   known to write none, and rt_sigprocmask's old set alone).
  * A load proves the memory it read where its result is known (pop, ret,

@@ -131,7 +131,7 @@ static int cc_of(unsigned id)
 static enum sem sem_of(unsigned id)
 {
 	switch (id) {
-	case X86_INS_NOP: case X86_INS_ENDBR64: return S_NOP;
+	case X86_INS_NOP: case X86_INS_ENDBR64: case X86_INS_PAUSE: return S_NOP;
 	case X86_INS_MOV: case X86_INS_MOVABS: return S_MOV;
 	case X86_INS_MOVZX: return S_MOVZX;
 	case X86_INS_MOVSX: case X86_INS_MOVSXD: return S_MOVSX;

@@ -8,6 +8,8 @@
 #   line per instruction stepped (a `rep` instruction once), the thread's
 #   state at the end last: "PC NAME=VALUE ... mem=ADDR:BYTES" in hex, the
 #   memory from 64 bytes below rsp to 64 above ("??" where unreadable).
+#   With $BTS_START=FUNCTION the recording starts there instead of main,
+#   in the thread that reaches it, the others held (a worker thread).
 import os
 import gdb
 
@@ -76,8 +78,11 @@ def record(limit=200000):
 
 gdb.execute("set pagination off")
 gdb.execute("set confirm off")
-gdb.execute("break main")
+start = os.environ.get("BTS_START", "main")
+gdb.execute("break " + start)
 gdb.execute("run")
+if start != "main":
+    gdb.execute("set scheduler-locking on")
 gdb.events.stop.connect(on_stop)
 recs, states = record()
 with open(records_path, "w") as f:

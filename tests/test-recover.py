@@ -33,11 +33,12 @@ RF = 0x10000
 BACK = (0, 1, 5, 20)
 
 
-def record(tmp, exe, args):
-    """Runs exe under gdb-record-regs.py; returns (core, records)."""
+def record(tmp, exe, args, start):
+    """Runs exe under gdb-record-regs.py from function start; returns
+    (core, records)."""
     core = os.path.join(tmp, "core")
     recs = os.path.join(tmp, "records")
-    env = dict(os.environ, BTS_RECORDS=recs, BTS_CORE=core)
+    env = dict(os.environ, BTS_RECORDS=recs, BTS_CORE=core, BTS_START=start)
     out = subprocess.run(["gdb", "-batch", "-nx", "-q", "-x",
                           os.path.join(HERE, "gdb-record-regs.py"), "--args", exe] + args,
                          env=env, capture_output=True, text=True, timeout=300)
@@ -83,10 +84,10 @@ def parse_engine(text):
     return int(head[3]), entries
 
 
-def check_program(tap, btsdump, dump, exe, args, label):
+def check_program(tap, btsdump, dump, exe, args, label, start="main"):
     with tempfile.TemporaryDirectory() as tmp:
         try:
-            core, recs = record(tmp, exe, args)
+            core, recs = record(tmp, exe, args, start)
         except (RuntimeError, subprocess.TimeoutExpired) as e:
             tap.check(False, "%s: recorded under gdb" % label, str(e)[-2000:])
             return
@@ -181,6 +182,10 @@ def main():
         for args in list(modes) + extra:
             check_program(tap, btsdump, dump, exe, args,
                           "crasher %s (%s)" % (" ".join(args), opt))
+    # a worker thread's fault: a core with two threads, where only the
+    # faulting thread's stack is followed in memory
+    check_program(tap, btsdump, dump, crasher, ["threads"], "crasher threads (-O0)",
+                  start="worker")
     return tap.done()
 
 
