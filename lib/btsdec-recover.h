@@ -98,10 +98,14 @@ void btsdec_recover_limit_mem(struct btsdec_recover *r, uint64_t lo, uint64_t hi
 /* Iterates backward and forward until nothing more is learned.  0. */
 int btsdec_recover_run(struct btsdec_recover *r);
 
+/* The most instructions btsdec_recover_open follows: the newest of a
+ * longer trace (about 550 bytes of memory each). */
+#define BTSDEC_RECOVER_MAX_INSNS 200000
+
 /* The engine for thread th of core (its trace's instructions as gdb's
- * btrace blocks give them, btsdec_trace_blocks(); code and final memory
- * read through sym), run.  -ENODATA when the thread has no registers or
- * no trace, -ENOMEM. */
+ * BTS blocks give them, btsdec_blocks_walk(), at most the newest
+ * BTSDEC_RECOVER_MAX_INSNS; code and final memory read through sym), run.
+ * -ENODATA when the thread has no registers or no trace, -ENOMEM. */
 int btsdec_recover_open(struct btsdec_core *core, struct btsdec_sym *sym,
 			struct btsdec_classifier *cls,
 			const struct btsdec_thread *th,

@@ -515,6 +515,16 @@ static void put_reg(struct rval *out, const struct xop *o, struct rval v)
 	}
 }
 
+/* The low size bytes of v as what instruction x stores. */
+static void store_bytes(struct xinsn *x, struct rval v, unsigned size)
+{
+	for (unsigned b = 0; b < size && b < 8; b++) {
+		x->st[b] = v.v >> 8 * b & 0xff;
+		if ((v.k >> 8 * b & 0xff) == 0xff)
+			x->st_known |= 1u << b;
+	}
+}
+
 /* Writes v to operand o: a register of out, or instruction x's stored
  * bytes. */
 static void put(struct xinsn *x, struct rval *out, const struct xop *o, struct rval v)
@@ -523,8 +533,7 @@ static void put(struct xinsn *x, struct rval *out, const struct xop *o, struct r
 		put_reg(out, o, v);
 		return;
 	}
-	for (unsigned b = 0; b < o->size && b < 8; b++)
-		x->st[b] = (struct rval){ (v.v >> 8 * b) & 0xff, (v.k >> 8 * b) & 0xff };
+	store_bytes(x, v, o->size);
 }
 
 /* ---- Flags ---------------------------------------------------------------- */
@@ -845,8 +854,7 @@ static void fwd_stack(struct btsdec_recover *r, size_t i, const struct rval *st,
 			v = get(r, i, &x->op[0], st);
 		else if (rsp)
 			v = known(st[RSP].v, 8);
-		for (unsigned b = 0; b < 8; b++)
-			x->st[b] = (struct rval){ (v.v >> 8 * b) & 0xff, (v.k >> 8 * b) & 0xff };
+		store_bytes(x, v, 8);
 		return;
 	case S_POP:
 		out[RSP] = rsp ? known(st[RSP].v + 8, 8) : unknown;
@@ -902,7 +910,7 @@ void rec_forward(struct btsdec_recover *r, size_t i, struct rval *out)
 
 	for (int k = 0; k < NREG; k++)
 		out[k] = (struct rval){ st[k].v, st[k].k & ~x->wmask[k] };
-	memset(x->st, 0, sizeof(x->st));
+	x->st_known = 0;
 	switch (x->sem) {
 	case S_ADD: case S_SUB: case S_ADC: case S_SBB: case S_AND: case S_OR:
 	case S_XOR: case S_CMP: case S_TEST:

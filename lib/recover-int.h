@@ -89,8 +89,8 @@ struct xinsn {
 	uint8_t st_size;
 	struct xop op[3];
 	uint64_t wmask[NREG];	/* the bits it may write */
-	struct rval st[16];	/* the bytes it stores, as known (byte i:
-				 * st[i].v/k low 8 bits) */
+	uint8_t st[8];		/* the bytes it stores (modelled: at most 8) */
+	uint8_t st_known;	/* which of them are known, a bit each */
 };
 
 struct btsdec_recover {

@@ -159,10 +159,9 @@ static bool byte_before(const struct btsdec_recover *r, size_t i, uint64_t addr,
 			if (addr - a >= size)
 				break;
 			/* an unmodelled store may be wider than the bytes kept */
-			if (addr - a >= sizeof(x->st) / sizeof(x->st[0]) ||
-			    x->st[addr - a].k != 0xff)
+			if (addr - a >= sizeof(x->st) || !(x->st_known >> (addr - a) & 1))
 				return false;
-			*byte = x->st[addr - a].v;
+			*byte = x->st[addr - a];
 			return true;
 		default:
 			break;
@@ -325,6 +324,7 @@ ssize_t btsdec_recover_mem_at(const struct btsdec_recover *r, size_t i,
 struct seq {
 	struct btsdec_recover *r;
 	struct btsdec_sym *sym;
+	struct btsdec_classifier *cls;
 	uint64_t (*blocks)[2];
 	size_t nr, cap;
 	bool failed;
@@ -350,29 +350,37 @@ static void on_block(void *arg, uint64_t begin, uint64_t end)
 	q->nr++;
 }
 
-/* Appends the instructions of block [begin, end] (end itself only when
- * it ran: last false); a gap where its code cannot be read straight. */
-static int add_block(struct seq *q, uint64_t begin, uint64_t end, bool last)
+/* Walks block [begin, end] (end itself only when it ran: last false) as
+ * entries of the sequence: its instructions, a gap where its code cannot
+ * be read straight.  Appends them when add, else only counts them (their
+ * lengths from the classifier's capstone).  The entries, or -ENOMEM. */
+static long walk_block(struct seq *q, uint64_t begin, uint64_t end, bool last, bool add)
 {
 	uint8_t code[MAX_INSN];
 	uint64_t a = begin;
-	size_t got;
+	long nr = 0;
+	size_t got, size;
+	bool ind;
 	int n;
 
 	if (!end && begin)	/* a gap; (0, 0) is a jump to 0 that faulted */
-		return btsdec_recover_add_gap(q->r);
-	while (a - begin <= MAX_BLOCK && a <= end) {
+		return add && btsdec_recover_add_gap(q->r) ? -ENOMEM : 1;
+	for (; a - begin <= MAX_BLOCK && a <= end; nr++, a += n) {
 		if (a == end && last)
-			return 0;
+			return nr;
 		got = btsdec_sym_read_code(q->sym, a, code, sizeof(code));
-		n = btsdec_recover_add(q->r, a, code, got);
-		if (n < 0)
-			return n == -EINVAL ? 0 : n;
+		if (add) {
+			n = btsdec_recover_add(q->r, a, code, got);
+		} else {
+			btsdec_classify_insn(q->cls, code, got, a, &ind, &size);
+			n = size ? (int)size : -EINVAL;
+		}
+		if (n < 0)	/* not decoded: added as a gap */
+			return n == -EINVAL ? nr + 1 : n;
 		if (a == end)
-			return 0;
-		a += n;
+			return nr + 1;
 	}
-	return btsdec_recover_add_gap(q->r);
+	return add && btsdec_recover_add_gap(q->r) ? -ENOMEM : nr + 1;
 }
 
 static size_t read_sym(void *arg, uint64_t addr, void *buf, size_t len)
@@ -415,9 +423,10 @@ static int build(struct btsdec_core *core, struct btsdec_sym *sym,
 		 struct btsdec_recover *r)
 {
 	struct btsdec_blocks bw;
-	struct seq q = { .r = r, .sym = sym };
+	struct seq q = { .r = r, .sym = sym, .cls = cls };
+	size_t keep = 0, total = 0;
 	uint64_t lo, hi;
-	int rc = 0;
+	long n = 0;
 
 	if (btsdec_core_nr_threads(core) > 1) {
 		/* another thread may write anything but this one's stack */
@@ -430,11 +439,18 @@ static int build(struct btsdec_core *core, struct btsdec_sym *sym,
 	btsdec_blocks_walk(&bw, th, SIZE_MAX, on_block, &q);
 	btsdec_blocks_fini(&bw);
 	if (q.failed)
-		rc = -ENOMEM;
-	for (size_t k = q.nr; !rc && k-- > 0;)
-		rc = add_block(&q, q.blocks[k][0], q.blocks[k][1], k == 0);
+		n = -ENOMEM;
+	/* the newest blocks that fit, added oldest first */
+	for (; n >= 0 && keep < q.nr; keep++) {
+		n = walk_block(&q, q.blocks[keep][0], q.blocks[keep][1], keep == 0, false);
+		if (n < 0 || total + n > BTSDEC_RECOVER_MAX_INSNS)
+			break;
+		total += n;
+	}
+	for (size_t k = keep; n >= 0 && k-- > 0;)
+		n = walk_block(&q, q.blocks[k][0], q.blocks[k][1], k == 0, true);
 	free(q.blocks);
-	return rc ? rc : btsdec_recover_run(r);
+	return n < 0 ? (int)n : btsdec_recover_run(r);
 }
 
 int btsdec_recover_open(struct btsdec_core *core, struct btsdec_sym *sym,
