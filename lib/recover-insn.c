@@ -1258,6 +1258,27 @@ enum store rec_store_at(const struct btsdec_recover *r, size_t j, uint64_t *addr
 	}
 }
 
+bool rec_load_at(const struct btsdec_recover *r, size_t j, uint64_t *addr,
+		 unsigned *size)
+{
+	const struct xinsn *x = &r->in[j];
+	const struct rval *st = state(r, j);
+	int reg = x->load == LD_RSP ? RSP : BTSDEC_REG_RBP;
+
+	*size = x->load == LD_OP ? x->op[1].size : 8;
+	switch (x->load) {
+	case LD_OP:
+		return rec_addr(r, x, &x->op[1], st, addr);
+	case LD_OP0:
+		return rec_addr(r, x, &x->op[0], st, addr);
+	case LD_RSP: case LD_RBP:
+		*addr = st[reg].v;
+		return st[reg].k == ~0ull;
+	default:
+		return false;
+	}
+}
+
 /* Where instruction j loads (state S(j)) and what its result holds of
  * the loaded bytes: false when it proves nothing. */
 static bool load_of(const struct btsdec_recover *r, size_t j, uint64_t *addr,

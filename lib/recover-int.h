@@ -93,6 +93,13 @@ struct xinsn {
 	uint8_t st_known;	/* which of them are known, a bit each */
 };
 
+/* A memory access in the index: granule g (addr / 8) touched by
+ * instruction j (a load or a store at a known address). */
+struct mem_ev {
+	uint64_t g;
+	size_t j;
+};
+
 struct btsdec_recover {
 	csh cs;
 	cs_insn *ci;
@@ -104,6 +111,15 @@ struct btsdec_recover {
 	btsdec_recover_read_fn read;
 	void *arg;
 	uint64_t mem_lo, mem_hi;	/* the memory followed at all */
+	/* The accesses at addresses known when the index was made (at each
+	 * pass: addresses only become known), sorted by granule then
+	 * instruction, and the instructions that may write anywhere (gaps,
+	 * stores at unknown addresses), in order: a byte's search visits
+	 * only these.  An index behind the states only proves less. */
+	struct mem_ev *ev;
+	size_t nr_ev, cap_ev;
+	size_t *bar;
+	size_t nr_bar, cap_bar;
 	size_t conflicts;
 };
 
@@ -129,6 +145,10 @@ bool rec_addr(const struct btsdec_recover *r, const struct xinsn *x,
 /* What instruction j's result proves of the byte at addr it loaded. */
 bool rec_loaded_byte(const struct btsdec_recover *r, size_t j, uint64_t addr,
 		     uint8_t *byte);
+/* Where instruction j loads in state S(j) (its result may prove the
+ * bytes): false when it loads nothing or the address is not known. */
+bool rec_load_at(const struct btsdec_recover *r, size_t j, uint64_t *addr,
+		 unsigned *size);
 /* Where instruction j stores in state S(j): ST_NONE, ST_ANY (or an
  * address it cannot compute), or ST_OP with *addr and *size. */
 enum store rec_store_at(const struct btsdec_recover *r, size_t j, uint64_t *addr,

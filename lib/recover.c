@@ -64,6 +64,8 @@ void btsdec_recover_free(struct btsdec_recover *r)
 	cs_close(&r->cs);
 	free(r->in);
 	free(r->s);
+	free(r->ev);
+	free(r->bar);
 	free(r);
 }
 
@@ -139,36 +141,173 @@ int btsdec_recover_insn(const struct btsdec_recover *r, size_t i, uint64_t *addr
 
 /* ---- Memory --------------------------------------------------------------- */
 
+/* What instruction j shows of the byte at addr. */
+enum look {
+	LOOK_ON,	/* nothing: look further */
+	LOOK_KNOWN,	/* *byte */
+	LOOK_UNKNOWN,	/* a write that may alias it: stop */
+};
+
+/* Seen from after it: its store (which came last), then its load. */
+static enum look back_at(const struct btsdec_recover *r, size_t j, uint64_t addr,
+			 uint8_t *byte)
+{
+	const struct xinsn *x = &r->in[j];
+	uint64_t a;
+	unsigned size;
+
+	if (x->sem == S_GAP)
+		return LOOK_UNKNOWN;
+	switch (rec_store_at(r, j, &a, &size)) {
+	case ST_ANY:
+		return LOOK_UNKNOWN;
+	case ST_OP:
+		if (addr - a >= size)
+			break;
+		/* an unmodelled store may be wider than the bytes kept */
+		if (addr - a >= sizeof(x->st) || !(x->st_known >> (addr - a) & 1))
+			return LOOK_UNKNOWN;
+		*byte = x->st[addr - a];
+		return LOOK_KNOWN;
+	default:
+		break;
+	}
+	return rec_loaded_byte(r, j, addr, byte) ? LOOK_KNOWN : LOOK_ON;
+}
+
+/* Seen from before it: its load, then its store. */
+static enum look ahead_at(const struct btsdec_recover *r, size_t j, uint64_t addr,
+			  uint8_t *byte)
+{
+	uint64_t a;
+	unsigned size;
+
+	if (r->in[j].sem == S_GAP)
+		return LOOK_UNKNOWN;
+	if (rec_loaded_byte(r, j, addr, byte))
+		return LOOK_KNOWN;
+	switch (rec_store_at(r, j, &a, &size)) {
+	case ST_ANY:
+		return LOOK_UNKNOWN;
+	case ST_OP:
+		return addr - a < size ? LOOK_UNKNOWN : LOOK_ON;
+	default:
+		return LOOK_ON;
+	}
+}
+
+/* ---- The index of accesses ------------------------------------------------ */
+
+static int ev_cmp(const void *pa, const void *pb)
+{
+	const struct mem_ev *a = pa, *b = pb;
+
+	if (a->g != b->g)
+		return a->g < b->g ? -1 : 1;
+	return a->j < b->j ? -1 : a->j > b->j;
+}
+
+static int add_ev(struct btsdec_recover *r, uint64_t addr, unsigned size, size_t j)
+{
+	for (uint64_t g = addr >> 3; size && g <= (addr + size - 1) >> 3; g++) {
+		if (r->nr_ev == r->cap_ev) {
+			size_t cap = r->cap_ev ? 2 * r->cap_ev : 1024;
+			struct mem_ev *n = realloc(r->ev, cap * sizeof(*n));
+
+			if (!n)
+				return -ENOMEM;
+			r->ev = n;
+			r->cap_ev = cap;
+		}
+		r->ev[r->nr_ev++] = (struct mem_ev){ g, j };
+		if (g == UINT64_MAX >> 3)
+			break;
+	}
+	return 0;
+}
+
+static int add_bar(struct btsdec_recover *r, size_t j)
+{
+	if (r->nr_bar == r->cap_bar) {
+		size_t cap = r->cap_bar ? 2 * r->cap_bar : 256;
+		size_t *n = realloc(r->bar, cap * sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		r->bar = n;
+		r->cap_bar = cap;
+	}
+	r->bar[r->nr_bar++] = j;
+	return 0;
+}
+
+/* Indexes every access at an address the states know now.  0 or -ENOMEM. */
+static int index_build(struct btsdec_recover *r)
+{
+	uint64_t a;
+	unsigned size;
+	int rc = 0;
+
+	r->nr_ev = r->nr_bar = 0;
+	for (size_t j = 0; j < r->nr && !rc; j++) {
+		enum store st = r->in[j].sem == S_GAP ? ST_ANY : rec_store_at(r, j, &a, &size);
+
+		if (st == ST_ANY)
+			rc = add_bar(r, j);
+		else if (st == ST_OP)
+			rc = add_ev(r, a, size, j);
+		if (!rc && r->in[j].sem != S_GAP && rec_load_at(r, j, &a, &size))
+			rc = add_ev(r, a, size, j);
+	}
+	if (!rc)
+		qsort(r->ev, r->nr_ev, sizeof(*r->ev), ev_cmp);
+	return rc;
+}
+
+/* The first barrier at or after instruction i (nr_bar if none). */
+static size_t bar_from(const struct btsdec_recover *r, size_t i)
+{
+	size_t lo = 0, hi = r->nr_bar;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (r->bar[mid] < i)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The first access of granule g by instruction i or later. */
+static size_t ev_from(const struct btsdec_recover *r, uint64_t g, size_t i)
+{
+	struct mem_ev key = { g, i };
+	size_t lo = 0, hi = r->nr_ev;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ev_cmp(&r->ev[mid], &key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* The byte at addr before instruction i, looking back to the newest
  * store or load that proves it (a write that may alias ends the look). */
 static bool byte_before(const struct btsdec_recover *r, size_t i, uint64_t addr,
 			uint8_t *byte)
 {
-	uint64_t a;
-	unsigned size;
+	size_t p = bar_from(r, i), k = ev_from(r, addr >> 3, i);
+	enum look l;
 
-	for (size_t j = i; j-- > 0;) {
-		const struct xinsn *x = &r->in[j];
-
-		if (x->sem == S_GAP)
-			return false;
-		switch (rec_store_at(r, j, &a, &size)) {
-		case ST_ANY:
-			return false;
-		case ST_OP:
-			if (addr - a >= size)
-				break;
-			/* an unmodelled store may be wider than the bytes kept */
-			if (addr - a >= sizeof(x->st) || !(x->st_known >> (addr - a) & 1))
-				return false;
-			*byte = x->st[addr - a];
-			return true;
-		default:
-			break;
-		}
-		if (rec_loaded_byte(r, j, addr, byte))
-			return true;
-	}
+	while (k-- > 0 && r->ev[k].g == addr >> 3 && (!p || r->ev[k].j > r->bar[p - 1]))
+		if ((l = back_at(r, r->ev[k].j, addr, byte)) != LOOK_ON)
+			return l == LOOK_KNOWN;
 	return false;
 }
 
@@ -177,25 +316,15 @@ static bool byte_before(const struct btsdec_recover *r, size_t i, uint64_t addr,
 static bool byte_after(const struct btsdec_recover *r, size_t i, uint64_t addr,
 		       uint8_t *byte)
 {
-	uint64_t a;
-	unsigned size;
+	size_t p = bar_from(r, i), k = ev_from(r, addr >> 3, i);
+	enum look l;
 
-	for (size_t j = i; j < r->nr; j++) {
-		if (r->in[j].sem == S_GAP)
-			return false;
-		if (rec_loaded_byte(r, j, addr, byte))
-			return true;
-		switch (rec_store_at(r, j, &a, &size)) {
-		case ST_ANY:
-			return false;
-		case ST_OP:
-			if (addr - a < size)
-				return false;
-			break;
-		default:
-			break;
-		}
-	}
+	for (; k < r->nr_ev && r->ev[k].g == addr >> 3 &&
+	       (p == r->nr_bar || r->ev[k].j < r->bar[p]); k++)
+		if ((l = ahead_at(r, r->ev[k].j, addr, byte)) != LOOK_ON)
+			return l == LOOK_KNOWN;
+	if (p < r->nr_bar)	/* its load may still prove it */
+		return ahead_at(r, r->bar[p], addr, byte) == LOOK_KNOWN;
 	return r->read && r->read(r->arg, addr, byte, 1) == 1;
 }
 
@@ -279,11 +408,15 @@ int btsdec_recover_run(struct btsdec_recover *r)
 	for (size_t i = 0; i < r->nr; i++)
 		if (r->in[i].sem != S_GAP)
 			state(r, i)[RIP] = (struct rval){ r->in[i].addr, ~0ull };
-	for (int n = 0; n < MAX_PASSES && pass(r, false); n++)
-		;
+	for (int n = 0; n < MAX_PASSES; n++) {
+		if (index_build(r))
+			return -ENOMEM;
+		if (!pass(r, false))
+			break;
+	}
 	r->conflicts = 0;
 	pass(r, true);
-	return 0;
+	return index_build(r);	/* for the readers: what the states know */
 }
 
 /* ---- Reading -------------------------------------------------------------- */
