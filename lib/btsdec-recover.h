@@ -16,9 +16,12 @@
  *   (registers), push*, pop*, call*, ret*, leave*, jmp (through a register:
  *   it held the target*), jcc (its outcome, known from the trace, proves
  *   the flag it tests alone: OF, CF, ZF, SF or PF), cmovcc* and setcc*
- *   (when the flags they test are known), nop, endbr64, pause, syscall (rax,
- *   rcx, r11 and rflags unknown after it; memory too, but for the calls
- *   known to write none, and rt_sigprocmask's old set alone).
+ *   (when the flags they test are known), stos* and movs* (rep or not:
+ *   rdi, rsi and rcx, and the memory they write, up to 4 KiB, when the
+ *   direction flag is known clear and rcx known; stos's values), nop,
+ *   endbr64, pause, syscall (rax, rcx, r11 and rflags unknown after it;
+ *   memory too, but for the calls known to write none, and
+ *   rt_sigprocmask's old set alone).
  * A load proves the memory it read where its result is known (pop, ret,
  * leave and indirect calls and jumps too: the trace gives their target).
  * The arithmetic flags (CF PF AF ZF SF OF) are computed as the SDM defines
@@ -27,9 +30,9 @@
  * instruction makes all it may write unknown: the registers capstone says
  * it writes (and those it may leave out: mul, div, cpuid, rdtsc, ...),
  * all its register operands, the arithmetic flags, and the memory of its
- * memory operands (read or not: capstone 4 mislabels some stores).  String
- * and rep instructions, xsave, enter, cmpxchg8b, pushf and the like make
- * all registers and all memory unknown; a store through an address not
+ * memory operands (read or not: capstone 4 mislabels some stores).  Other
+ * string and rep instructions, xsave, enter, cmpxchg8b, pushf and the like
+ * make all registers and all memory unknown; a store through an address not
  * known (or fs:/gs:) all memory; so does a gap in the trace, and all
  * registers.
  * Memory is assumed written only by the thread's own instructions and by

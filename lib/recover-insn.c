@@ -164,6 +164,10 @@ static enum sem sem_of(unsigned id)
 	case X86_INS_LEAVE: return S_LEAVE;
 	case X86_INS_JMP: return S_JMP;
 	case X86_INS_SYSCALL: return S_SYSCALL;
+	case X86_INS_STOSB: case X86_INS_STOSW: case X86_INS_STOSD: case X86_INS_STOSQ:
+		return S_STOS;
+	case X86_INS_MOVSB: case X86_INS_MOVSW: case X86_INS_MOVSD: case X86_INS_MOVSQ:
+		return S_MOVS;	/* movsd: SSE's too, told apart by its operands */
 	}
 	if (id >= X86_INS_CMOVA && id <= X86_INS_CMOVS && cc_of(id) != CC_NONE)
 		return S_CMOV;
@@ -205,6 +209,12 @@ static bool ops_fit(const struct xinsn *x)
 	case S_CALL: case S_JMP: return n == 1 && (k0 & (R | I | M));
 	case S_RET: return n == 0 || (n == 1 && (k0 & I));
 	case S_SETCC: return n == 1 && (k0 & (R | M)) && x->op[0].size == 1;
+	case S_STOS: case S_MOVS:	/* es:[rdi], and rax or [rsi] */
+		return n == 2 && (k0 & M) && x->op[0].base == BTSDEC_REG_RDI &&
+		       x->op[0].index == NOREG && !x->op[0].bad && !x->op[0].fsgs &&
+		       x->op[0].size <= 8 && (x->sem == S_STOS ? (k1 & R) :
+		       (k1 & M) && x->op[1].base == BTSDEC_REG_RSI && !x->op[1].bad &&
+		       !x->op[1].fsgs);
 	}
 	return false;
 }
@@ -290,8 +300,9 @@ static void decode_other(csh cs, const cs_insn *ci, struct xinsn *x)
 		for (unsigned k = 0; k < nw; k++)
 			if (gpr(rw[k], &reg, &shift, &size))
 				x->wmask[reg] |= size >= 4 ? ~0ull : mask_of(size) << shift;
-			else if (rw[k] == X86_REG_EFLAGS)
-				x->wmask[RFL] = ~0ull;
+			/* EFLAGS: the arithmetic flags, as above; the others
+			 * change only by what clobbers_all() lists (popf,
+			 * iret, cld, std, sahf) or in the kernel */
 	}
 	/* Every operand may be written: capstone 4 says read for some stores
 	 * (movups, movdqa, vmovdqu to memory). */
@@ -340,6 +351,13 @@ static void effects(struct xinsn *x)
 		x->wmask[BTSDEC_REG_RAX] = x->wmask[BTSDEC_REG_RCX] = ~0ull;
 		x->wmask[BTSDEC_REG_R11] = x->wmask[RFL] = ~0ull;
 		x->store = ST_SYSCALL;
+		return;
+	case S_STOS: case S_MOVS:
+		x->wmask[BTSDEC_REG_RDI] = ~0ull;
+		x->wmask[BTSDEC_REG_RSI] |= x->sem == S_MOVS ? ~0ull : 0;
+		x->wmask[BTSDEC_REG_RCX] |= x->rep ? ~0ull : 0;
+		x->store = ST_STRING;
+		x->st_size = o0->size;
 		return;
 	default:
 		break;
@@ -419,9 +437,13 @@ int rec_decode(struct btsdec_recover *r, uint64_t addr, const uint8_t *code,
 	x->nops = d->op_count > 3 ? 3 : d->op_count;
 	for (unsigned k = 0; k < x->nops; k++)
 		ok &= decode_op(r->ci, &d->operands[k], &x->op[k]);
-	/* rep ret, bnd jmp: the prefix changes nothing; elsewhere it repeats */
-	if (x->sem != S_RET && x->sem != S_CALL && x->sem != S_JMP && x->sem != S_JCC &&
-	    (d->prefix[0] == X86_PREFIX_REP || d->prefix[0] == X86_PREFIX_REPNE))
+	/* rep ret, bnd jmp: the prefix changes nothing; rep stos, rep movs:
+	 * modelled; elsewhere it repeats */
+	x->rep = d->prefix[0] == X86_PREFIX_REP;
+	if (x->sem == S_STOS || x->sem == S_MOVS)
+		ok &= d->prefix[0] != X86_PREFIX_REPNE;
+	else if (x->sem != S_RET && x->sem != S_CALL && x->sem != S_JMP && x->sem != S_JCC &&
+		 (d->prefix[0] == X86_PREFIX_REP || d->prefix[0] == X86_PREFIX_REPNE))
 		ok = false;
 	x->wmask[RIP] = ~0ull;
 	x->wmask[RFL] = F_RF;
@@ -903,6 +925,42 @@ static void fwd_extend(const struct xinsn *x, const struct rval *st, struct rval
 	}
 }
 
+/* stos, movs: the bytes they move in state st (rcx elements with rep,
+ * else one), when the direction flag is known clear and the count known. */
+#define F_DF 0x400ull
+static bool string_bytes(const struct xinsn *x, const struct rval *st, uint64_t *n)
+{
+	const struct rval *rcx = &st[BTSDEC_REG_RCX];
+	uint64_t count = 1;
+
+	if (!(st[RFL].k & F_DF) || st[RFL].v & F_DF)
+		return false;
+	if (x->rep) {
+		if (rcx->k != ~0ull || rcx->v > (UINT64_MAX >> 4))
+			return false;
+		count = rcx->v;
+	}
+	*n = count * x->st_size;
+	return true;
+}
+
+static void fwd_string(struct btsdec_recover *r, size_t i, const struct rval *st,
+		       struct rval *out)
+{
+	struct xinsn *x = &r->in[i];
+	uint64_t n;
+
+	if (x->rep)
+		out[BTSDEC_REG_RCX] = known(0, 8);	/* when it completed */
+	if (x->sem == S_STOS)
+		store_bytes(x, get(r, i, &x->op[1], st), x->st_size);
+	if (!string_bytes(x, st, &n))
+		return;
+	for (int k = BTSDEC_REG_RSI; k <= BTSDEC_REG_RDI; k++)
+		if ((k == BTSDEC_REG_RDI || x->sem == S_MOVS) && st[k].k == ~0ull)
+			out[k] = known(st[k].v + n, 8);
+}
+
 void rec_forward(struct btsdec_recover *r, size_t i, struct rval *out)
 {
 	struct xinsn *x = &r->in[i];
@@ -934,6 +992,9 @@ void rec_forward(struct btsdec_recover *r, size_t i, struct rval *out)
 		break;
 	case S_CDQE: case S_CDQ: case S_CQO:
 		fwd_extend(x, st, out);
+		break;
+	case S_STOS: case S_MOVS:
+		fwd_string(r, i, st, out);
 		break;
 	default:
 		break;
@@ -1160,6 +1221,19 @@ static void bwd_stack(struct btsdec_recover *r, size_t i, const struct rval *st0
 	}
 }
 
+static void bwd_string(struct btsdec_recover *r, size_t i, const struct rval *st0,
+		       const struct rval *st1, struct rval *out)
+{
+	const struct xinsn *x = &r->in[i];
+	uint64_t n;
+
+	if (!string_bytes(x, st0, &n))
+		return;
+	for (int k = BTSDEC_REG_RSI; k <= BTSDEC_REG_RDI; k++)
+		if ((k == BTSDEC_REG_RDI || x->sem == S_MOVS) && st1[k].k == ~0ull)
+			out[k] = known(st1[k].v - n, 8);
+}
+
 void rec_backward(struct btsdec_recover *r, size_t i, struct rval *out)
 {
 	struct xinsn *x = &r->in[i];
@@ -1181,6 +1255,9 @@ void rec_backward(struct btsdec_recover *r, size_t i, struct rval *out)
 	case S_PUSH: case S_CALL: case S_JMP: case S_POP: case S_RET: case S_LEAVE:
 	case S_JCC:
 		bwd_stack(r, i, st0, st1, out);
+		break;
+	case S_STOS: case S_MOVS:
+		bwd_string(r, i, st0, st1, out);
 		break;
 	default:
 		break;
@@ -1229,11 +1306,15 @@ static enum store syscall_store(const struct rval *st, uint64_t *addr, unsigned 
 	return ST_OP;
 }
 
+/* The most a stos or movs may store for the engine to follow it. */
+#define MAX_STRING 4096
+
 enum store rec_store_at(const struct btsdec_recover *r, size_t j, uint64_t *addr,
 			unsigned *size)
 {
 	const struct xinsn *x = &r->in[j];
 	const struct rval *st = state(r, j);
+	uint64_t n;
 
 	*size = x->st_size;
 	switch (x->store) {
@@ -1253,6 +1334,13 @@ enum store rec_store_at(const struct btsdec_recover *r, size_t j, uint64_t *addr
 		return ST_ANY;
 	case ST_SYSCALL:
 		return syscall_store(st, addr, size);
+	case ST_STRING:
+		if (!string_bytes(x, st, &n) || st[BTSDEC_REG_RDI].k != ~0ull ||
+		    n > MAX_STRING)
+			return ST_ANY;
+		*addr = st[BTSDEC_REG_RDI].v;
+		*size = n;
+		return n ? ST_OP : ST_NONE;
 	default:
 		return ST_ANY;
 	}

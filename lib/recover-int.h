@@ -58,7 +58,7 @@ enum sem {
 	S_AND, S_OR, S_XOR, S_CMP, S_TEST, S_INC, S_DEC, S_NEG, S_NOT,
 	S_SHL, S_SHR, S_SAR, S_IMUL, S_CDQE, S_CDQ, S_CQO, S_XCHG,
 	S_PUSH, S_POP, S_CALL, S_RET, S_LEAVE, S_JMP, S_JCC,
-	S_CMOV, S_SETCC, S_SYSCALL,
+	S_CMOV, S_SETCC, S_SYSCALL, S_STOS, S_MOVS,
 };
 
 /* How an instruction writes memory. */
@@ -68,6 +68,7 @@ enum store {
 	ST_PUSH,	/* 8 bytes below rsp */
 	ST_ANY,		/* anywhere: all memory unknown */
 	ST_SYSCALL,	/* what the kernel writes: by the syscall's number */
+	ST_STRING,	/* stos, movs: rcx (rep) or 1 elements at rdi */
 };
 
 /* How an instruction reads memory, for what its result proves of it. */
@@ -86,10 +87,12 @@ struct xinsn {
 	uint8_t cc;		/* condition, X86_INS_* order-free: cc_* below */
 	uint8_t nops;
 	uint8_t store, load;
-	uint8_t st_size;
+	uint8_t st_size;	/* bytes; stos, movs: an element's */
+	bool rep;		/* stos, movs: rcx elements */
 	struct xop op[3];
 	uint64_t wmask[NREG];	/* the bits it may write */
-	uint8_t st[8];		/* the bytes it stores (modelled: at most 8) */
+	uint8_t st[8];		/* the bytes it stores (modelled: at most 8;
+				 * stos: its element, repeated) */
 	uint8_t st_known;	/* which of them are known, a bit each */
 };
 

@@ -153,7 +153,7 @@ static enum look back_at(const struct btsdec_recover *r, size_t j, uint64_t addr
 			 uint8_t *byte)
 {
 	const struct xinsn *x = &r->in[j];
-	uint64_t a;
+	uint64_t a, off;
 	unsigned size;
 
 	if (x->sem == S_GAP)
@@ -164,10 +164,11 @@ static enum look back_at(const struct btsdec_recover *r, size_t j, uint64_t addr
 	case ST_OP:
 		if (addr - a >= size)
 			break;
+		off = x->sem == S_STOS ? (addr - a) % x->st_size : addr - a;
 		/* an unmodelled store may be wider than the bytes kept */
-		if (addr - a >= sizeof(x->st) || !(x->st_known >> (addr - a) & 1))
+		if (off >= sizeof(x->st) || !(x->st_known >> off & 1))
 			return LOOK_UNKNOWN;
-		*byte = x->st[addr - a];
+		*byte = x->st[off];
 		return LOOK_KNOWN;
 	default:
 		break;

@@ -304,6 +304,63 @@ static void test_wide_store(void)
 	btsdec_recover_free(r);
 }
 
+/* rep stos and rep movs: rcx elements at rdi, when the direction flag
+ * is known clear; stos's value is known, movs's only as the image has it. */
+static void test_string(void)
+{
+	static const char stos[] =
+		"\xb9\x04\x00\x00\x00"	/* mov ecx,0x4 */
+		"\xb8\x41\x00\x00\x00"	/* mov eax,0x41 */
+		"\xf3\x48\xab";		/* rep stos QWORD PTR es:[rdi],rax */
+	static const char movs[] =
+		"\xb9\x02\x00\x00\x00"	/* mov ecx,0x2 */
+		"\xf3\xa4";			/* rep movs BYTE PTR es:[rdi],BYTE PTR ds:[rsi] */
+	struct btsdec_recover *r;
+	uint64_t v;
+
+	start();
+	reg(RDI, STACK + 32);
+	reg(RFL, 0x202);
+	set_image(STACK, 8, 0x99);
+	set_image(STACK, 40, 0x98);
+	r = engine();
+	REQUIRE(r);
+	REQUIRE(ADD(r, BASE, stos));
+	CHECK_EQ(btsdec_recover_run(r), 0);
+	CHECK_REG(r, 2, RDI, STACK);
+	CHECK_REG(r, 2, RCX, 4);
+	CHECK_REG(r, 3, RCX, 0);
+	CHECK(!mem64(r, 2, STACK + 8, &v));		/* stored over */
+	CHECK(mem64(r, 3, STACK + 8, &v) && v == 0x41);	/* stored */
+	CHECK(mem64(r, 2, STACK + 40, &v) && v == 0x98);	/* past its end */
+	btsdec_recover_free(r);
+
+	start();
+	reg(RSI, STACK + 2);
+	reg(RDI, STACK + 34);
+	reg(RFL, 0x202);
+	set_image(STACK, 32, 0x1111);
+	r = engine();
+	REQUIRE(r);
+	REQUIRE(ADD(r, BASE, movs));
+	CHECK_EQ(btsdec_recover_run(r), 0);
+	CHECK_REG(r, 1, RSI, STACK);
+	CHECK_REG(r, 1, RDI, STACK + 32);
+	CHECK(!mem64(r, 1, STACK + 32, &v));		/* copied over */
+	CHECK(mem64(r, 2, STACK + 32, &v) && v == 0x1111);
+	btsdec_recover_free(r);
+
+	start();			/* the direction unknown: anywhere */
+	reg(RSI, STACK + 2);
+	set_image(STACK, 32, 0x1111);
+	r = engine();
+	REQUIRE(r);
+	REQUIRE(ADD(r, BASE, movs));
+	CHECK_EQ(btsdec_recover_run(r), 0);
+	CHECK(!mem64(r, 1, STACK + 48, &v));
+	btsdec_recover_free(r);
+}
+
 /* A syscall writes memory only as its number says: getpid nothing, read
  * its buffer (anything, for the engine). */
 static void test_syscall(void)
@@ -547,6 +604,7 @@ static const struct test_case tests[] = {
 	TEST_CASE(test_limit_mem),
 	TEST_CASE(test_wide_store),
 	TEST_CASE(test_syscall),
+	TEST_CASE(test_string),
 	TEST_CASE(test_flags),
 	TEST_CASE(test_flags_unknown),
 	TEST_CASE(test_jcc),
