@@ -187,6 +187,11 @@ static bool ops_fit(const struct xinsn *x)
 	unsigned k1 = x->nops > 1 ? K(x->op[1].kind) : K(OP_NONE);
 	unsigned n = x->nops;
 
+	for (unsigned k = 0; k < n; k++)	/* a size the arithmetic knows */
+		if (x->op[k].kind != OP_IMM && x->op[k].size != 1 && x->op[k].size != 2 &&
+		    x->op[k].size != 4 && x->op[k].size != 8 &&
+		    !(x->op[k].kind == OP_MEM && (x->sem == S_LEA || x->sem == S_NOP)))
+			return false;
 	switch (x->sem) {
 	case S_NOP: case S_SYSCALL: case S_JCC: return true;
 	case S_MOV: return n == 2 && (k0 & (R | M)) && (k1 & (R | I | M)) && !(k0 & k1 & M);
@@ -1095,6 +1100,10 @@ static void bwd_unary(struct btsdec_recover *r, size_t i, const struct rval *st0
 		c = cnt.v & (size == 8 ? 0x3f : 0x1f);
 		if (c >= 8 * size)
 			return;
+		if (!c) {	/* nothing moved */
+			learn(out, o0, aft, size);
+			return;
+		}
 		if (x->sem == S_SHL)
 			learn(out, o0, (struct rval){ aft.v >> c, (aft.k >> c) &
 					(mask_of(size) >> c) }, size);
@@ -1309,8 +1318,8 @@ static enum store syscall_store(const struct rval *st, uint64_t *addr, unsigned 
 /* The most a stos or movs may store for the engine to follow it. */
 #define MAX_STRING 4096
 
-enum store rec_store_at(const struct btsdec_recover *r, size_t j, uint64_t *addr,
-			unsigned *size)
+static enum store store_at(const struct btsdec_recover *r, size_t j, uint64_t *addr,
+			   unsigned *size)
 {
 	const struct xinsn *x = &r->in[j];
 	const struct rval *st = state(r, j);
@@ -1365,6 +1374,15 @@ bool rec_load_at(const struct btsdec_recover *r, size_t j, uint64_t *addr,
 	default:
 		return false;
 	}
+}
+
+enum store rec_store_at(const struct btsdec_recover *r, size_t j, uint64_t *addr,
+			unsigned *size)
+{
+	enum store st = store_at(r, j, addr, size);
+
+	/* across the top of the address space: the index cannot hold it */
+	return st == ST_OP && *addr + *size - 1 < *addr ? ST_ANY : st;
 }
 
 /* Where instruction j loads (state S(j)) and what its result holds of

@@ -260,7 +260,7 @@ static int index_build(struct btsdec_recover *r)
 		if (!rc && r->in[j].sem != S_GAP && rec_load_at(r, j, &a, &size))
 			rc = add_ev(r, a, size, j);
 	}
-	if (!rc)
+	if (!rc && r->nr_ev)
 		qsort(r->ev, r->nr_ev, sizeof(*r->ev), ev_cmp);
 	return rc;
 }
