@@ -23,7 +23,9 @@
  *   memory too, but for the calls known to write none, and
  *   rt_sigprocmask's old set alone).
  * A load proves the memory it read where its result is known (pop, ret,
- * leave and indirect calls and jumps too: the trace gives their target).
+ * leave and indirect calls and jumps too: the trace gives their target);
+ * add, sub, xor, inc, dec, neg and not on memory are inverted to what it
+ * held.
  * The arithmetic flags (CF PF AF ZF SF OF) are computed as the SDM defines
  * them; a flag it calls undefined is unknown; RF is set by the CPU, not by
  * instructions, so it is known only in the final state.  Every other

@@ -406,6 +406,9 @@ static void effects(struct xinsn *x)
 	case S_MOV: case S_MOVZX: case S_MOVSX:
 		x->load = x->op[1].kind == OP_MEM && o0->kind == OP_REG ? LD_OP : LD_NONE;
 		break;
+	case S_ADD: case S_SUB: case S_XOR: case S_INC: case S_DEC: case S_NEG: case S_NOT:
+		x->load = o0->kind == OP_MEM && x->store == ST_OP ? LD_RMW : LD_NONE;
+		break;
 	case S_CDQE:
 		x->wmask[BTSDEC_REG_RAX] = ~0ull;
 		break;
@@ -1035,6 +1038,38 @@ static bool same_reg(const struct xop *a, const struct xop *b)
 	return a->kind == OP_REG && b->kind == OP_REG && a->reg == b->reg;
 }
 
+/* A read-modify-write of memory, inverted: what its memory operand held,
+ * from what it holds after (b: the other operand) into x->ld. */
+static void bwd_rmw(struct btsdec_recover *r, size_t i, const struct rval *st0)
+{
+	struct xinsn *x = &r->in[i];
+	const struct xop *o0 = &x->op[0], *o1 = &x->op[1];
+	unsigned size = o0->size;
+	struct rval aft, b = known(1, size), bef;
+	uint64_t a;
+
+	if (x->load != LD_RMW || !rec_addr(r, x, o0, st0, &a))
+		return;
+	aft = rec_mem(r, i + 1, a, size);
+	if (x->nops == 2)
+		b = o1->kind == OP_IMM ? known((uint64_t)o1->imm, size) : get(r, i, o1, st0);
+	switch (x->sem) {
+	case S_XOR: bef = (struct rval){ aft.v ^ b.v, aft.k & b.k }; break;
+	case S_NOT: bef = (struct rval){ ~aft.v, aft.k }; break;
+	default:
+		if (!full(aft, size) || !full(b, size))
+			return;
+		bef = known(x->sem == S_ADD || x->sem == S_INC ? aft.v - b.v :
+			    x->sem == S_NEG ? -aft.v : aft.v + b.v, size);
+		break;
+	}
+	for (unsigned k = 0; k < size && k < 8; k++)
+		if ((bef.k >> 8 * k & 0xff) == 0xff) {
+			x->ld[k] = bef.v >> 8 * k & 0xff;
+			x->ld_known |= 1u << k;
+		}
+}
+
 static void bwd_alu(struct btsdec_recover *r, size_t i, const struct rval *st0,
 		    const struct rval *st1, struct rval *out)
 {
@@ -1250,6 +1285,7 @@ void rec_backward(struct btsdec_recover *r, size_t i, struct rval *out)
 
 	for (int k = 0; k < NREG; k++)
 		out[k] = (struct rval){ st1[k].v, st1[k].k & ~x->wmask[k] };
+	bwd_rmw(r, i, st0);
 	switch (x->sem) {
 	case S_ADD: case S_SUB: case S_XOR: case S_AND: case S_OR:
 		bwd_alu(r, i, st0, st1, out);
@@ -1362,10 +1398,12 @@ bool rec_load_at(const struct btsdec_recover *r, size_t j, uint64_t *addr,
 	const struct rval *st = state(r, j);
 	int reg = x->load == LD_RSP ? RSP : BTSDEC_REG_RBP;
 
-	*size = x->load == LD_OP ? x->op[1].size : 8;
+	*size = x->load == LD_OP ? x->op[1].size : x->load == LD_RMW ? x->op[0].size : 8;
 	switch (x->load) {
 	case LD_OP:
 		return rec_addr(r, x, &x->op[1], st, addr);
+	case LD_RMW:
+		return rec_addr(r, x, &x->op[0], st, addr);
 	case LD_OP0:
 		return rec_addr(r, x, &x->op[0], st, addr);
 	case LD_RSP: case LD_RBP:
@@ -1399,6 +1437,15 @@ static bool load_of(const struct btsdec_recover *r, size_t j, uint64_t *addr,
 		*size = x->op[1].size;
 		*v = after(&x->op[0], st1);
 		return rec_addr(r, x, &x->op[1], st, addr);
+	case LD_RMW:
+		*size = x->op[0].size;
+		*v = (struct rval){ 0, 0 };
+		for (unsigned k = 0; k < 8; k++)
+			if (x->ld_known >> k & 1) {
+				v->v |= (uint64_t)x->ld[k] << 8 * k;
+				v->k |= 0xffull << 8 * k;
+			}
+		return rec_addr(r, x, &x->op[0], st, addr);
 	case LD_OP0:
 		*size = 8;
 		if (!next_rip(r, j, &pc))

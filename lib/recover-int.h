@@ -78,6 +78,7 @@ enum load {
 	LD_OP0,		/* op[0] (jmp/call through memory, push) */
 	LD_RSP,		/* 8 bytes at rsp: pop, ret */
 	LD_RBP,		/* 8 bytes at rbp: leave */
+	LD_RMW,		/* op[0], read then written: what it held is ld */
 };
 
 struct xinsn {
@@ -94,6 +95,10 @@ struct xinsn {
 	uint8_t st[8];		/* the bytes it stores (modelled: at most 8;
 				 * stos: its element, repeated) */
 	uint8_t st_known;	/* which of them are known, a bit each */
+	uint8_t ld[8];		/* LD_RMW: the bytes its memory operand held,
+				 * proven by inverting it (add, sub, xor, inc,
+				 * dec, neg, not) from the bytes after */
+	uint8_t ld_known;
 };
 
 /* A memory access in the index: granule g (addr / 8) touched by

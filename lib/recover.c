@@ -381,10 +381,12 @@ static bool pass(struct btsdec_recover *r, bool count)
 	bool changed = false;
 
 	for (size_t i = r->nr; i-- > 0;) {
+		uint8_t ld = r->in[i].ld_known;
+
 		if (r->in[i].sem == S_GAP)
 			continue;
 		rec_backward(r, i, out);
-		changed |= merge(r, state(r, i), out, count);
+		changed |= merge(r, state(r, i), out, count) || r->in[i].ld_known != ld;
 	}
 	for (size_t i = 0; i < r->nr; i++) {
 		if (r->in[i].sem == S_GAP)

@@ -253,6 +253,30 @@ static void test_unknown_store(void)
 	btsdec_recover_free(r);
 }
 
+/* A counter in memory, incremented: inverted back from the image. */
+static void test_rmw(void)
+{
+	static const char code[] =
+		"\x8b\x04\x24"		/* mov eax,DWORD PTR [rsp] */
+		"\x83\x04\x24\x01"	/* add DWORD PTR [rsp],0x1 */
+		"\x83\x04\x24\x01";	/* add DWORD PTR [rsp],0x1 */
+	struct btsdec_recover *r;
+	uint64_t v;
+
+	start();
+	reg(RSP, STACK);
+	set_image(STACK, 0, 7);
+	r = engine();
+	REQUIRE(r);
+	REQUIRE(ADD(r, BASE, code));
+	CHECK_EQ(btsdec_recover_run(r), 0);
+	CHECK(mem64(r, 2, STACK, &v) && v == 6);
+	CHECK(mem64(r, 1, STACK, &v) && v == 5);
+	CHECK_REG(r, 1, RAX, 5);
+	CHECK_EQ(btsdec_recover_conflicts(r), 0);
+	btsdec_recover_free(r);
+}
+
 /* Memory outside the range followed is never known (several threads). */
 static void test_limit_mem(void)
 {
@@ -601,6 +625,7 @@ static const struct test_case tests[] = {
 	TEST_CASE(test_call_ret),
 	TEST_CASE(test_unknown_load),
 	TEST_CASE(test_unknown_store),
+	TEST_CASE(test_rmw),
 	TEST_CASE(test_limit_mem),
 	TEST_CASE(test_wide_store),
 	TEST_CASE(test_syscall),
