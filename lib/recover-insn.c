@@ -239,6 +239,11 @@ static bool clobbers_all(const cs_insn *ci)
 
 	if (d->prefix[0] == X86_PREFIX_REP || d->prefix[0] == X86_PREFIX_REPNE)
 		return true;
+	/* bts, btr, btc on memory with a register's bit offset: anywhere */
+	if ((ci->id == X86_INS_BTS || ci->id == X86_INS_BTR || ci->id == X86_INS_BTC) &&
+	    d->op_count == 2 && d->operands[0].type == X86_OP_MEM &&
+	    d->operands[1].type == X86_OP_REG)
+		return true;
 	switch (ci->id) {
 	case X86_INS_STOSB: case X86_INS_STOSW: case X86_INS_STOSD: case X86_INS_STOSQ:
 	case X86_INS_MOVSB: case X86_INS_MOVSW: case X86_INS_MOVSQ:
@@ -256,7 +261,8 @@ static bool clobbers_all(const cs_insn *ci)
 	case X86_INS_FXRSTOR: case X86_INS_FXRSTOR64: case X86_INS_PUSH: case X86_INS_POP:
 	case X86_INS_CALL: case X86_INS_RET: case X86_INS_LCALL: case X86_INS_LJMP:
 	case X86_INS_RETF: case X86_INS_RETFQ: case X86_INS_IRET: case X86_INS_IRETQ:
-	case X86_INS_MASKMOVDQU: case X86_INS_VMASKMOVDQU: case X86_INS_STD:
+	case X86_INS_MASKMOVDQU: case X86_INS_VMASKMOVDQU: case X86_INS_MASKMOVQ:
+	case X86_INS_STD:
 	case X86_INS_CLD: case X86_INS_SAHF: case X86_INS_UD2:
 		return true;
 	}

@@ -385,6 +385,24 @@ static void test_string(void)
 	btsdec_recover_free(r);
 }
 
+/* bts with a register's bit offset writes outside its operand. */
+static void test_bit_string(void)
+{
+	struct btsdec_recover *r;
+	uint64_t v;
+
+	start();
+	reg(RSP, STACK);
+	set_image(STACK, 32, 0x33);
+	r = engine();
+	REQUIRE(r);
+	REQUIRE(ADD(r, BASE, "\x0f\xab\x04\x24"));	/* bts DWORD PTR [rsp],eax */
+	CHECK_EQ(btsdec_recover_run(r), 0);
+	CHECK(!mem64(r, 0, STACK + 32, &v));
+	CHECK(mem64(r, 1, STACK + 32, &v) && v == 0x33);
+	btsdec_recover_free(r);
+}
+
 /* A syscall writes memory only as its number says: getpid nothing, read
  * its buffer (anything, for the engine). */
 static void test_syscall(void)
@@ -628,6 +646,7 @@ static const struct test_case tests[] = {
 	TEST_CASE(test_rmw),
 	TEST_CASE(test_limit_mem),
 	TEST_CASE(test_wide_store),
+	TEST_CASE(test_bit_string),
 	TEST_CASE(test_syscall),
 	TEST_CASE(test_string),
 	TEST_CASE(test_flags),
