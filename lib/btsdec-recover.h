@@ -95,6 +95,14 @@ int btsdec_recover_add(struct btsdec_recover *r, uint64_t addr,
 		       const uint8_t *code, size_t len);
 /* Appends a gap: code the trace does not show ran here.  0 or -ENOMEM. */
 int btsdec_recover_add_gap(struct btsdec_recover *r);
+/* The instruction at the final pc, which faulted (code: its bytes, len at
+ * least its own): a rep string instruction faults after the iterations it
+ * completed, so the final state is part-way through it.  Appended then,
+ * as an instruction that changed rax, rcx, rsi, rdi, the arithmetic flags
+ * and any memory: 1; 0 when it did nothing before faulting (every other
+ * instruction: x86 faults are precise) or cannot be decoded; -ENOMEM. */
+int btsdec_recover_add_fault(struct btsdec_recover *r, uint64_t addr,
+			     const uint8_t *code, size_t len);
 /* Memory outside [lo, hi) is never known: in a core with several threads
  * another may have written it between any two instructions of this one,
  * so only the thread's own stack mapping is followed (btsdec_recover_open

@@ -432,6 +432,20 @@ static void effects(struct xinsn *x)
 		x->store = ST_ANY;
 }
 
+bool rec_partial(struct btsdec_recover *r, uint64_t addr, const uint8_t *code,
+		 size_t len, uint8_t *size)
+{
+	uint8_t p;
+
+	if (!len || !cs_disasm_iter(r->cs, &code, &len, &addr, r->ci))
+		return false;
+	*size = r->ci->size;
+	p = r->ci->detail->x86.prefix[0];
+	return (p == X86_PREFIX_REP || p == X86_PREFIX_REPNE) && clobbers_all(r->ci) &&
+	       r->ci->id != X86_INS_RET && r->ci->id != X86_INS_CALL &&
+	       r->ci->id != X86_INS_JMP && cc_of(r->ci->id) == CC_NONE;
+}
+
 int rec_decode(struct btsdec_recover *r, uint64_t addr, const uint8_t *code,
 	       size_t len, struct xinsn *x)
 {

@@ -136,6 +136,10 @@ static inline struct rval *state(const struct btsdec_recover *r, size_t i)
 	return &r->s[i * NREG];
 }
 
+/* Whether the instruction at code repeats (a rep string instruction),
+ * so that a fault may stop it part-way. */
+bool rec_partial(struct btsdec_recover *r, uint64_t addr, const uint8_t *code,
+		 size_t len, uint8_t *size);
 /* Decodes code at addr into x: 0, or -EINVAL. */
 int rec_decode(struct btsdec_recover *r, uint64_t addr, const uint8_t *code,
 	       size_t len, struct xinsn *x);

@@ -104,6 +104,31 @@ int btsdec_recover_add_gap(struct btsdec_recover *r)
 	return 0;
 }
 
+int btsdec_recover_add_fault(struct btsdec_recover *r, uint64_t addr,
+			     const uint8_t *code, size_t len)
+{
+	static const int steps[] = { BTSDEC_REG_RAX, BTSDEC_REG_RCX, BTSDEC_REG_RSI,
+				     BTSDEC_REG_RDI };
+	struct xinsn *x;
+	uint8_t size;
+
+	if (!rec_partial(r, addr, code, len, &size))
+		return 0;
+	if (!(x = append(r)))
+		return -ENOMEM;
+	memset(x, 0, sizeof(*x));
+	x->addr = addr;
+	x->len = size;
+	x->sem = S_OTHER;
+	x->store = ST_ANY;
+	for (size_t k = 0; k < sizeof(steps) / sizeof(steps[0]); k++)
+		x->wmask[steps[k]] = ~0ull;
+	x->wmask[RIP] = ~0ull;
+	x->wmask[RFL] = F_ARITH | F_RF;
+	r->nr++;
+	return 1;
+}
+
 int btsdec_recover_add(struct btsdec_recover *r, uint64_t addr,
 		       const uint8_t *code, size_t len)
 {
@@ -560,6 +585,7 @@ static int build(struct btsdec_core *core, struct btsdec_sym *sym,
 {
 	struct btsdec_blocks bw;
 	struct seq q = { .r = r, .sym = sym, .cls = cls };
+	uint8_t code[MAX_INSN];
 	size_t keep = 0, total = 0;
 	uint64_t lo, hi;
 	long n = 0;
@@ -586,6 +612,9 @@ static int build(struct btsdec_core *core, struct btsdec_sym *sym,
 	for (size_t k = keep; n >= 0 && k-- > 0;)
 		n = walk_block(&q, q.blocks[k][0], q.blocks[k][1], k == 0, true);
 	free(q.blocks);
+	if (n >= 0)	/* stopped part-way through a rep movs, say */
+		n = btsdec_recover_add_fault(r, th->pc, code,
+					     btsdec_sym_read_code(sym, th->pc, code, sizeof(code)));
 	return n < 0 ? (int)n : btsdec_recover_run(r);
 }
 

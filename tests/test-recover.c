@@ -403,6 +403,31 @@ static void test_bit_string(void)
 	btsdec_recover_free(r);
 }
 
+/* A fault part-way through rep stos: the final rcx and rdi are its, the
+ * state before it is not the final one. */
+static void test_partial_fault(void)
+{
+	struct btsdec_recover *r;
+
+	start();
+	reg(RCX, 2);
+	reg(RDI, STACK + 3);
+	reg(RBX, 7);
+	reg(RIP, BASE + 10);
+	r = engine();
+	REQUIRE(r);
+	REQUIRE(ADD(r, BASE, "\xb9\x05\x00\x00\x00\xbb\x07\x00\x00\x00"));
+	CHECK_EQ(btsdec_recover_add_fault(r, BASE + 10, (const uint8_t *)"\x48\x89\xc1", 3), 0);
+	CHECK_EQ(btsdec_recover_add_fault(r, BASE + 10, (const uint8_t *)"\xf3\xaa", 2), 1);
+	CHECK_EQ(btsdec_recover_run(r), 0);		/* rep stos BYTE PTR es:[rdi],al */
+	CHECK_REG(r, 2, RCX, 5);
+	CHECK_KNOWN(r, 2, RDI, 0);
+	CHECK_REG(r, 2, RBX, 7);
+	CHECK_REG(r, 3, RCX, 2);
+	CHECK_EQ(btsdec_recover_conflicts(r), 0);
+	btsdec_recover_free(r);
+}
+
 /* A syscall writes memory only as its number says: getpid nothing, read
  * its buffer (anything, for the engine). */
 static void test_syscall(void)
@@ -647,6 +672,7 @@ static const struct test_case tests[] = {
 	TEST_CASE(test_limit_mem),
 	TEST_CASE(test_wide_store),
 	TEST_CASE(test_bit_string),
+	TEST_CASE(test_partial_fault),
 	TEST_CASE(test_syscall),
 	TEST_CASE(test_string),
 	TEST_CASE(test_flags),
