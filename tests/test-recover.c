@@ -80,6 +80,20 @@ static uint64_t add_code(struct btsdec_recover *r, uint64_t addr, const char *co
 
 #define ADD(r, addr, s) add_code(r, addr, s, sizeof(s) - 1)
 
+/* An engine over `final` and the image, with code at BASE, run. */
+static struct btsdec_recover *run_code(const char *code, size_t len)
+{
+	struct btsdec_recover *r = engine();
+
+	if (r && (!add_code(r, BASE, code, len) || btsdec_recover_run(r))) {
+		btsdec_recover_free(r);
+		r = NULL;
+	}
+	return r;
+}
+
+#define RUN(s) run_code(s, sizeof(s) - 1)
+
 static void start(void)
 {
 	memset(&final, 0, sizeof(final));
@@ -156,10 +170,8 @@ static void test_stack(void)
 	reg(RSP, STACK);
 	reg(RAX, 0x55);
 	reg(RCX, 7);		/* rbx unknown at the end */
-	r = engine();
+	r = RUN(code);
 	REQUIRE(r);
-	REQUIRE(ADD(r, BASE, code));
-	CHECK_EQ(btsdec_recover_run(r), 0);
 	CHECK_REG(r, 0, RSP, STACK);
 	CHECK_REG(r, 1, RSP, STACK - 8);
 	CHECK_REG(r, 2, RSP, STACK - 16);
@@ -207,10 +219,8 @@ static void test_unknown_load(void)
 
 	start();
 	reg(RCX, 42);		/* rax, rbx unknown at the end */
-	r = engine();
+	r = RUN(code);
 	REQUIRE(r);
-	REQUIRE(ADD(r, BASE, code));
-	CHECK_EQ(btsdec_recover_run(r), 0);
 	CHECK_KNOWN(r, 0, RAX, 0);
 	CHECK_REG(r, 1, RAX, 7);
 	CHECK_REG(r, 2, RAX, 42);	/* from rcx */
@@ -237,10 +247,8 @@ static void test_unknown_store(void)
 	reg(RCX, 0x77);		/* rbx, rdx unknown at the end */
 	set_image(STACK, 0, 9);
 	set_image(STACK, 32, 0x33);
-	r = engine();
+	r = RUN(code);
 	REQUIRE(r);
-	REQUIRE(ADD(r, BASE, code));
-	CHECK_EQ(btsdec_recover_run(r), 0);
 	CHECK(!mem64(r, 0, STACK, &v));			/* overwritten at 0 */
 	CHECK(mem64(r, 1, STACK, &v) && v == 5);	/* stored at 0 */
 	CHECK(mem64(r, 2, STACK, &v) && v == 9);	/* the image, after the alias */
@@ -266,10 +274,8 @@ static void test_rmw(void)
 	start();
 	reg(RSP, STACK);
 	set_image(STACK, 0, 7);
-	r = engine();
+	r = RUN(code);
 	REQUIRE(r);
-	REQUIRE(ADD(r, BASE, code));
-	CHECK_EQ(btsdec_recover_run(r), 0);
 	CHECK(mem64(r, 2, STACK, &v) && v == 6);
 	CHECK(mem64(r, 1, STACK, &v) && v == 5);
 	CHECK_REG(r, 1, RAX, 5);
@@ -347,10 +353,8 @@ static void test_string(void)
 	reg(RFL, 0x202);
 	set_image(STACK, 8, 0x99);
 	set_image(STACK, 40, 0x98);
-	r = engine();
+	r = RUN(stos);
 	REQUIRE(r);
-	REQUIRE(ADD(r, BASE, stos));
-	CHECK_EQ(btsdec_recover_run(r), 0);
 	CHECK_REG(r, 2, RDI, STACK);
 	CHECK_REG(r, 2, RCX, 4);
 	CHECK_REG(r, 3, RCX, 0);
@@ -364,10 +368,8 @@ static void test_string(void)
 	reg(RDI, STACK + 34);
 	reg(RFL, 0x202);
 	set_image(STACK, 32, 0x1111);
-	r = engine();
+	r = RUN(movs);
 	REQUIRE(r);
-	REQUIRE(ADD(r, BASE, movs));
-	CHECK_EQ(btsdec_recover_run(r), 0);
 	CHECK_REG(r, 1, RSI, STACK);
 	CHECK_REG(r, 1, RDI, STACK + 32);
 	CHECK(!mem64(r, 1, STACK + 32, &v));		/* copied over */
@@ -377,10 +379,8 @@ static void test_string(void)
 	start();			/* the direction unknown: anywhere */
 	reg(RSI, STACK + 2);
 	set_image(STACK, 32, 0x1111);
-	r = engine();
+	r = RUN(movs);
 	REQUIRE(r);
-	REQUIRE(ADD(r, BASE, movs));
-	CHECK_EQ(btsdec_recover_run(r), 0);
 	CHECK(!mem64(r, 1, STACK + 48, &v));
 	btsdec_recover_free(r);
 }
@@ -478,10 +478,8 @@ static void test_flags(void)
 	start();
 	reg(RSI, 0x11);
 	reg(RDI, 0x22);		/* everything else unknown at the end */
-	r = engine();
+	r = RUN(code);
 	REQUIRE(r);
-	REQUIRE(ADD(r, BASE, code));
-	CHECK_EQ(btsdec_recover_run(r), 0);
 	CHECK_EQ(btsdec_recover_regs_at(r, 3, &s), 0);
 	CHECK_EQ(s.known[RFL] & F_ARITH, F_ARITH);	/* 0xff + 1 in 8 bits */
 	CHECK_EQ(s.val[RFL] & F_ARITH, F_CF | F_PF | F_AF | F_ZF);
@@ -509,10 +507,8 @@ static void test_flags_unknown(void)
 	start();
 	reg(RSI, 0x11);
 	reg(RDX, 0x22);		/* rax, rbx, rcx, eflags unknown */
-	r = engine();
+	r = RUN(code);
 	REQUIRE(r);
-	REQUIRE(ADD(r, BASE, code));
-	CHECK_EQ(btsdec_recover_run(r), 0);
 	CHECK_KNOWN(r, 2, RCX, 0);
 	CHECK_KNOWN(r, 2, RFL, 0);
 	CHECK_KNOWN(r, 2, RDX, 0);	/* moved or not: 0x11 or unknown */
@@ -552,10 +548,8 @@ static void test_unmodelled(void)
 	struct btsdec_recover *r;
 
 	start();
-	r = engine();
+	r = RUN(code);
 	REQUIRE(r);
-	REQUIRE(ADD(r, BASE, code));
-	CHECK_EQ(btsdec_recover_run(r), 0);
 	CHECK_REG(r, 3, RAX, 1);
 	CHECK_REG(r, 3, RDX, 2);
 	CHECK_KNOWN(r, 4, RAX, 0);
@@ -612,10 +606,8 @@ static void test_shift_extend(void)
 	struct btsdec_recover *r;
 
 	start();
-	r = engine();
+	r = RUN(code);
 	REQUIRE(r);
-	REQUIRE(ADD(r, BASE, code));
-	CHECK_EQ(btsdec_recover_run(r), 0);
 	CHECK_REG(r, 2, RAX, 0x810);
 	CHECK_KNOWN(r, 4, RBX, 0xe000000000000000ull);	/* shifted in: zeros */
 	CHECK_KNOWN(r, 5, RDX, 0xffffffff00000000ull);	/* a 32-bit write */
