@@ -125,7 +125,8 @@ int btsdec_recover_open(struct btsdec_core *core, struct btsdec_sym *sym,
 			struct btsdec_recover **out, struct btsdec_err *err);
 void btsdec_recover_free(struct btsdec_recover *r);
 
-/* Instructions in the sequence (gaps included), oldest first. */
+/* Instructions in the sequence (gaps included), oldest first.  Adding
+ * more drops the results until btsdec_recover_run runs again. */
 size_t btsdec_recover_nr(const struct btsdec_recover *r);
 /* The address of instruction i (< nr): 0, or -ENODATA for a gap. */
 int btsdec_recover_insn(const struct btsdec_recover *r, size_t i, uint64_t *addr);

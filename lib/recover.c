@@ -75,8 +75,12 @@ void btsdec_recover_limit_mem(struct btsdec_recover *r, uint64_t lo, uint64_t hi
 	r->mem_hi = hi;
 }
 
+/* Room for one more instruction; results of an earlier run are dropped
+ * (btsdec_recover_run again). */
 static struct xinsn *append(struct btsdec_recover *r)
 {
+	free(r->s);
+	r->s = NULL;
 	if (r->nr == r->cap) {
 		size_t cap = r->cap ? 2 * r->cap : 256;
 		struct xinsn *n = realloc(r->in, cap * sizeof(*n));
