@@ -71,6 +71,9 @@ uint64_t btsdec_core_truncated(const struct btsdec_core *core);
 /* Whether addr lies in a mapping of the process (a PT_LOAD's p_memsz),
  * dumped or not. */
 bool btsdec_core_mapped(const struct btsdec_core *core, uint64_t addr);
+/* The mapping (PT_LOAD segment) holding addr: [*lo, *hi); false if none. */
+bool btsdec_core_segment(const struct btsdec_core *core, uint64_t addr,
+			 uint64_t *lo, uint64_t *hi);
 /* Reads memory the core holds at a virtual address; returns bytes read. */
 size_t btsdec_core_read(const struct btsdec_core *core, uint64_t addr,
 			void *buf, size_t len);

@@ -19,6 +19,7 @@
 #include "format.h"
 #include "grow.h"
 #include "btsdec-note.h"
+#include "btsdec-core.h"
 #include "btsdec-symbol.h"
 #include "btsdec-classify.h"
 
@@ -148,5 +149,32 @@ uint64_t btsdec_run_exit(struct btsdec_sym *sym, struct btsdec_classifier *cls,
  * only TARGET or UNKNOWN then). */
 void btsdec_fault_relate(struct btsdec_sym *sym, struct btsdec_classifier *cls,
 			 const struct btsdec_decoded *d, struct btsdec_fault *f);
+
+/* A thread's trace as gdb's BTS blocks (lib/blocks.c): the one model of
+ * its instruction sequence, served to gdb by the stub and walked by the
+ * value-recovery engine.  Straight runs already walked are remembered
+ * (a ring repeats its loops). */
+struct btsdec_run {
+	uint64_t to, from;	/* from 0: an empty slot */
+	bool straight;
+};
+
+struct btsdec_blocks {
+	struct btsdec_sym *sym;		/* borrowed: reads the code */
+	struct btsdec_classifier *cls;	/* borrowed */
+	struct btsdec_run *runs;	/* open addressing, a power of two long */
+	size_t runs_cap, runs_nr;
+};
+
+void btsdec_blocks_init(struct btsdec_blocks *b, struct btsdec_sym *sym,
+			struct btsdec_classifier *cls);
+void btsdec_blocks_fini(struct btsdec_blocks *b);
+/* Called with each block, newest first: the instructions from begin to end
+ * (both executed, but the newest block's end is the thread's pc, not yet
+ * executed); end 0 (begin 1 when unknown) is a gap: code not known ran. */
+typedef void (*btsdec_block_fn)(void *arg, uint64_t begin, uint64_t end);
+/* Walks th's trace (its newest `keep` records; SIZE_MAX = all) into blocks. */
+void btsdec_blocks_walk(struct btsdec_blocks *b, const struct btsdec_thread *th,
+			size_t keep, btsdec_block_fn fn, void *arg);
 
 #endif /* BTSDEC_DECODE_API_H */

@@ -37,5 +37,6 @@
 #include "btsdec-vmcore.h"
 #include "btsdec-ksym.h"
 #include "btsdec-vmreport.h"
+#include "btsdec-recover.h"
 
 #endif /* BTSDEC_H */

@@ -517,6 +517,18 @@ bool btsdec_core_mapped(const struct btsdec_core *c, uint64_t addr)
 	return l && addr - l->vaddr < l->memsz;
 }
 
+bool btsdec_core_segment(const struct btsdec_core *c, uint64_t addr, uint64_t *lo,
+			 uint64_t *hi)
+{
+	const struct load_seg *l = find_load(c, addr);
+
+	if (!l || addr - l->vaddr >= l->memsz)
+		return false;
+	*lo = l->vaddr;
+	*hi = l->vaddr + l->memsz;
+	return true;
+}
+
 const struct btsdec_note_loc *btsdec_core_note(const struct btsdec_core *c, uint32_t type)
 {
 	const struct btsdec_note_loc *l = type == NT_AUXV ? &c->auxv :

@@ -23,12 +23,6 @@ struct stub_thread {
 	uint8_t xs[832];	/* NT_X86_XSTATE up to its AVX component */
 };
 
-/* A block's walk, remembered: a ring repeats its loops. */
-struct stub_run {
-	uint64_t to, from;	/* from 0: an empty slot */
-	bool straight;
-};
-
 struct btsdec_gdbstub {
 	struct btsdec_core *core;
 	struct btsdec_sym *sym;
@@ -44,8 +38,7 @@ struct btsdec_gdbstub {
 	uint64_t bts_size;	/* Qbtrace-conf:bts:size: serve the newest
 				 * bts_size / 24 records; 0 = all */
 	struct btsdec_rsp_buf obj;	/* a qXfer object being made */
-	struct stub_run *runs;	/* open addressing, a power of two long */
-	size_t runs_cap, runs_nr;
+	struct btsdec_blocks blocks;	/* the traces' blocks (its walks remembered) */
 };
 
 /* "qXfer:OBJECT:read:ANNEX:OFF,LEN" (args after "qXfer:"): the reply. */

@@ -501,6 +501,7 @@ int btsdec_gdbstub_new(struct btsdec_core *core, struct btsdec_sym *sym,
 		btsdec_gdbstub_free(s);
 		return btsdec_fail(err, -ENOMEM, "out of memory");
 	}
+	btsdec_blocks_init(&s->blocks, sym, s->cls);
 	for (size_t i = 0; i < n; i++)
 		s->t[i].th = btsdec_core_thread(core, i);
 	s->pid = stub_core_pid(core);
@@ -520,7 +521,7 @@ void btsdec_gdbstub_free(struct btsdec_gdbstub *s)
 	free(s->exe);
 	btsdec_classifier_free(s->cls);
 	btsdec_rsp_buf_free(&s->obj);
-	free(s->runs);
+	btsdec_blocks_fini(&s->blocks);
 	free(s);
 }
 

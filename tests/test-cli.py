@@ -62,6 +62,7 @@ def piped(argv, data, name_at):
 
 PROGRAMS = [("btsdump", [BTSDUMP]), ("btsdump", [BTSDUMP, "vmcore"]),
             ("btsdump", [BTSDUMP, "add-note"]), ("btsdump", [BTSDUMP, "gdbserver"]),
+            ("btsdump", [BTSDUMP, "regs"]),
             ("btsdumpctl", [CTL]), ("btsdumpd", [DAEMON])]
 
 
@@ -94,6 +95,8 @@ def test_version_and_usage():
                        ([BTSDUMP, "gdbserver", "-"],
                         "btsdump: gdbserver: CORE cannot be \"-\" (stdin is gdb's): "
                         "give a file or <(zstdcat CORE.zst)"),
+                       ([BTSDUMP, "regs"], "btsdump: regs: missing CORE"),
+                       ([BTSDUMP, "regs", "-n", "x", CORE], "btsdump: regs: --back: not a number: 'x'"),
                        ([CTL, "frobnicate"], "btsdumpctl: unknown command 'frobnicate'"),
                        ([DAEMON, "--log", "x"],
                         "btsdumpd: --log: auto, journal, kmsg or stderr, not 'x'")):

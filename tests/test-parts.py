@@ -15,11 +15,11 @@ BUILD = sys.argv[1]
 # test name -> the Debian package(s) without which meson would drop it or
 # it would skip.  Parts added to meson.build are added here.
 TESTS = {
-    "note": "", "ring": "", "format": "", "classify": "", "core": "", "symbol": "", "escape": "", "grow": "", "rsp": "", "trail": "", "store": "", "config": "",
+    "note": "", "ring": "", "format": "", "classify": "", "core": "", "symbol": "", "escape": "", "grow": "", "rsp": "", "trail": "", "recover": "", "store": "", "config": "",
     "btsdump": "", "vmcore": "", "btsdumpctl": "zstd gdb",
     "btsdumpd": "", "btsdumpd-lbr": "zstd", "journal": "systemd", "units": "systemd", "companion": "systemd zstd xz-utils lz4",
     "fleet": "systemd-journal-remote", "cli": "systemd-journal-remote util-linux",
-    "gdb": "gdb", "gdbstub": "gdb", "threads": "", "fixtures-remade": "gdb", "trail-crashes": "gdb",
+    "gdb": "gdb", "gdbstub": "gdb", "threads": "", "recover-truth": "gdb", "fixtures-remade": "gdb", "trail-crashes": "gdb",
     "fuzz-note": "clang libclang-rt-14-dev",
     "fuzz-core": "clang libclang-rt-14-dev",
     "fuzz-vmcore": "clang libclang-rt-14-dev",
@@ -27,6 +27,7 @@ TESTS = {
     "fuzz-meta": "clang libclang-rt-14-dev",
     "fuzz-escape": "clang libclang-rt-14-dev",
     "fuzz-rsp": "clang libclang-rt-14-dev",
+    "fuzz-recover": "clang libclang-rt-14-dev",
     "oracle": "", "kwarn": "", "vm-leftovers": "", "kernel-build": "", "vm-default": "", "vm-pti": "", "vm-hw": "", "vm-hw-pti": "", "vm-hw-defaults": "", "vm-lbr": "", "vm-lbr-amd": "linux-perf", "vm-lbr-zen5": "", "vm-pmu": "linux-perf", "vm-lbr-perf-arch": "linux-perf", "vm-lbr-perf-legacy": "linux-perf", "vm-collector": "linux-perf",
     "vm-collector-nopmu": "linux-perf", "vm-collector-6.12": "linux-perf",
     "vm-collector-amd": "linux-perf", "vm-collector-amd-6.1": "linux-perf", "vm-collector-zen5": "linux-perf",
@@ -66,6 +67,7 @@ TARGETS = {
     "fuzz-meta": "clang libclang-rt-14-dev",
     "fuzz-escape": "clang libclang-rt-14-dev",
     "fuzz-rsp": "clang libclang-rt-14-dev",
+    "fuzz-recover": "clang libclang-rt-14-dev",
 }
 
 

@@ -2,7 +2,8 @@
 /*
  * The three programs behind btsdump (docs/btsdump.md), one file each:
  * a core's report (btsdump-core.c), a vmcore's per-CPU traces
- * (btsdump-vmcore.c) and the note writer (btsdump-addnote.c); tools/
+ * (btsdump-vmcore.c), the note writer (btsdump-addnote.c) and the
+ * recovered registers (btsdump-regs.c); tools/
  * btsdump.c picks one by the first argument.  Shared conventions: cli.h.
  */
 #ifndef BTS_TOOLS_BTSDUMP_H
@@ -23,6 +24,7 @@
 int btsdump_core_main(int argc, char **argv);
 int btsdump_vmcore_main(int argc, char **argv);
 int btsdump_addnote_main(int argc, char **argv);
+int btsdump_regs_main(int argc, char **argv);
 
 struct btsdec_core;
 /* Checks the EXECUTABLE given for core (btsdump-exe.c): 0 if usable, else

@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * `btsdump regs [OPTIONS] CORE [EXECUTABLE]`: a thread's registers N
+ * instructions before its fault, as the value-recovery engine proves them
+ * from the core and the trace (lib/recover.c); unknown stays unknown.
+ * Text (symbols escaped, lib/escape.c) or --json.  Exit codes: exit.h.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "btsdec.h"
+#include "btsdump.h"
+#include "exit.h"
+
+struct regs_args {
+	struct btsdec_symopts so;
+	uint64_t back;		/* instructions before the fault */
+	bool have_tid, json;
+	pid_t tid;
+};
+
+static void usage(FILE *out)
+{
+	fputs("Usage: btsdump regs [OPTIONS] CORE [EXECUTABLE]\n"
+	      "\n"
+	      "Prints a thread's registers N instructions before its fault, as recovered\n"
+	      "from the core's final state and the trace; a value that cannot be proven\n"
+	      "is shown as unknown (a nibble as '?').\n"
+	      "\n"
+	      "  -n, --back N              N instructions before the fault (default 0: at it)\n"
+	      "  -t, --thread TID          this thread (default: the faulting one)\n"
+	      "  -j, --json                JSON instead of text\n"
+	      "  -d, --debuginfo-path P    where to look for separate debuginfo\n"
+	      "  -h, --help                this text\n"
+	      "      --version             the version\n"
+	      "\n"
+	      "Exit status: 0 shown; 1 usage; 2 core unreadable; 3 no trace or N beyond\n"
+	      "it; 5 no such traced thread; 7 EXECUTABLE not used.\n",
+	      out);
+}
+
+/* 0, -1 after --help or --version (*status set), or a usage error's status. */
+static int parse(int argc, char **argv, struct regs_args *a, int *status)
+{
+	static const struct option opts[] = {
+		{ "back", required_argument, NULL, 'n' },
+		{ "thread", required_argument, NULL, 't' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "debuginfo-path", required_argument, NULL, 'd' },
+		{ "help", no_argument, NULL, 'h' },
+		BTS_CLI_OPTION_VERSION,
+		{ 0 }
+	};
+	uint64_t v;
+	int c, ret;
+
+	while ((c = getopt_long(argc, argv, BTS_CLI_OPTSTRING "n:t:jd:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'n': case 't':
+			if ((ret = bts_cli_parse_u64(optarg, &v)) || (c == 't' && v > INT_MAX))
+				return usage_error("regs: --%s: %s: '%s'", c == 'n' ? "back" : "thread",
+						   bts_cli_number_error(ret ? ret : -ERANGE), optarg);
+			if (c == 'n')
+				a->back = v;
+			else
+				a->have_tid = true, a->tid = (pid_t)v;
+			break;
+		case 'j': a->json = true; break;
+		case 'd': a->so.debuginfo_path = optarg; break;
+		case 'h': usage(stdout); *status = 0; return -1;
+		case BTS_CLI_VERSION: *status = bts_cli_version("btsdump"); return -1;
+		default: return bts_cli_bad_option("btsdump", argv, c);
+		}
+	}
+	if (argc - optind < 1 || argc - optind > 2)
+		return usage_error(argc - optind < 1 ? "regs: missing CORE" :
+				   "regs: too many arguments");
+	a->so.executable = argc - optind == 2 ? argv[optind + 1] : NULL;
+	return 0;
+}
+
+static const struct btsdec_thread *pick_thread(struct btsdec_core *core,
+					       const struct regs_args *a)
+{
+	for (size_t i = 0; i < btsdec_core_nr_threads(core); i++) {
+		const struct btsdec_thread *t = btsdec_core_thread(core, i);
+
+		if (a->have_tid ? t->tid == a->tid : true)
+			return t;
+	}
+	return NULL;
+}
+
+/* The value as hex digits, '?' for a nibble not wholly known. */
+static const char *nibbles(uint64_t v, uint64_t k, char buf[19])
+{
+	buf[0] = '0';
+	buf[1] = 'x';
+	for (int n = 0; n < 16; n++) {
+		unsigned sh = 4 * (15 - n);
+
+		buf[2 + n] = (k >> sh & 0xf) == 0xf ? "0123456789abcdef"[v >> sh & 0xf] : '?';
+	}
+	buf[18] = 0;
+	return buf;
+}
+
+static void print_text(struct btsdec_sym *sym, const struct regs_args *a,
+		       const struct btsdec_thread *th, const struct btsdec_regs *s,
+		       size_t nr, bool gap)
+{
+	struct btsdec_loc loc;
+	char where[512], hex[19];
+	uint64_t pc = s->val[BTSDEC_REG_RIP];
+
+	if (gap) {
+		snprintf(where, sizeof(where), "in a gap of the trace");
+	} else {
+		btsdec_sym_lookup(sym, pc, &loc);
+		btsdec_loc_format(&loc, pc, where, sizeof(where));
+	}
+	btsdec_escape_line(stdout, NULL, "thread %d: %llu instruction%s before the fault "
+			   "(of %zu traced), %s%s", (int)th->tid, (unsigned long long)a->back,
+			   a->back == 1 ? "" : "s", nr, gap ? "" : "at ", where);
+	for (int k = 0; k < BTSDEC_REG__MAX; k++)
+		printf("%-7s %s\n", btsdec_reg_name(k), !s->known[k] ? "unknown" :
+		       nibbles(s->val[k], s->known[k], hex));
+}
+
+static int print_json(const struct regs_args *a, const struct btsdec_thread *th,
+		      const struct btsdec_regs *s, size_t nr, bool gap)
+{
+	struct json_object *doc = json_object_new_object(), *regs = json_object_new_object();
+	struct btsdec_err err;
+	int ret;
+
+	json_object_object_add(doc, "tid", json_object_new_int(th->tid));
+	json_object_object_add(doc, "back", json_object_new_uint64(a->back));
+	json_object_object_add(doc, "instructions", json_object_new_uint64(nr));
+	json_object_object_add(doc, "gap", json_object_new_boolean(gap));
+	for (int k = 0; k < BTSDEC_REG__MAX; k++) {
+		struct json_object *r = NULL;
+
+		if (s->known[k]) {
+			r = json_object_new_object();
+			json_object_object_add(r, "value", btsdec_json_hex(s->val[k]));
+			json_object_object_add(r, "known", btsdec_json_hex(s->known[k]));
+		}
+		json_object_object_add(regs, btsdec_reg_name(k), r);
+	}
+	json_object_object_add(doc, "registers", regs);
+	ret = btsdec_json_write(stdout, doc, &err);	/* frees doc */
+	if (ret)
+		say("%s", err.msg);
+	return ret ? BTS_EXIT_READ : 0;
+}
+
+static int show(struct btsdec_core *core, struct btsdec_sym *sym, const struct regs_args *a)
+{
+	const struct btsdec_thread *th = pick_thread(core, a);
+	struct btsdec_classifier *cls = NULL;
+	struct btsdec_recover *r = NULL;
+	struct btsdec_regs s;
+	struct btsdec_err err;
+	uint64_t addr;
+	size_t nr;
+	int ret = BTS_EXIT_NONE;
+
+	if (!th) {
+		say("%s: no thread %d", btsdec_core_path(core), (int)a->tid);
+		return BTS_EXIT_NO_THREAD;
+	}
+	if (btsdec_classifier_new(&cls, &err) ||
+	    btsdec_recover_open(core, sym, cls, th, &r, &err)) {
+		say("%s: %s", btsdec_core_path(core), err.msg);
+		goto out;
+	}
+	nr = btsdec_recover_nr(r);
+	if (a->back > nr) {
+		say("%s: thread %d: --back %llu: only %zu instructions traced",
+		    btsdec_core_path(core), (int)th->tid, (unsigned long long)a->back, nr);
+		goto out;
+	}
+	btsdec_recover_regs_at(r, nr - a->back, &s);
+	if (a->json)
+		ret = print_json(a, th, &s, nr, a->back && btsdec_recover_insn(r, nr - a->back, &addr));
+	else
+		print_text(sym, a, th, &s, nr, a->back && btsdec_recover_insn(r, nr - a->back, &addr));
+	if (!a->json)
+		ret = 0;
+out:
+	btsdec_recover_free(r);
+	btsdec_classifier_free(cls);
+	return ret;
+}
+
+int btsdump_regs_main(int argc, char **argv)
+{
+	struct regs_args a = { 0 };
+	struct btsdec_core *core = NULL;
+	struct btsdec_sym *sym = NULL;
+	struct btsdec_err err;
+	const char *path;
+	char buf[64];
+	int status = 0, fd = -1, exe = 0, ret = parse(argc, argv, &a, &status);
+
+	if (ret)
+		return ret < 0 ? status : ret;
+	ret = bts_cli_input_path(argv[optind], buf, sizeof(buf), &path, &fd);
+	if (ret) {
+		say("%s: %s", argv[optind], strerror(-ret));
+		return BTS_EXIT_READ;
+	}
+	ret = BTS_EXIT_READ;
+	if (btsdec_core_open(path, &core, &err)) {
+		say("%s", err.msg);
+		goto out;
+	}
+	if (a.so.executable && btsdump_check_executable(core, a.so.executable)) {
+		a.so.executable = NULL;
+		exe = BTS_EXIT_EXECUTABLE;
+	}
+	if (btsdec_sym_open_core(core, &a.so, &sym, &err)) {
+		say("%s", err.msg);
+		goto out;
+	}
+	ret = show(core, sym, &a);
+	if (!ret && exe)
+		ret = exe;
+out:
+	btsdec_sym_close(sym);
+	btsdec_core_close(core);
+	if (fd >= 0)
+		close(fd);
+	return ret;
+}
