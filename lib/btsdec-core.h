@@ -74,6 +74,10 @@ bool btsdec_core_mapped(const struct btsdec_core *core, uint64_t addr);
 /* The mapping (PT_LOAD segment) holding addr: [*lo, *hi); false if none. */
 bool btsdec_core_segment(const struct btsdec_core *core, uint64_t addr,
 			 uint64_t *lo, uint64_t *hi);
+/* Whether [addr, addr + len) lies in one mapping the core's program
+ * header says was not writable (no PF_W) when the process was dumped. */
+bool btsdec_core_read_only(const struct btsdec_core *core, uint64_t addr,
+			   size_t len);
 /* Reads memory the core holds at a virtual address; returns bytes read. */
 size_t btsdec_core_read(const struct btsdec_core *core, uint64_t addr,
 			void *buf, size_t len);

@@ -139,6 +139,13 @@ int btsdec_recover_regs_at(const struct btsdec_recover *r, size_t i,
  * -ERANGE. */
 ssize_t btsdec_recover_mem_at(const struct btsdec_recover *r, size_t i,
 			      uint64_t addr, size_t len, uint8_t *buf, bool *known);
+/* The memory instruction i (< nr) writes, as proven: 0 with [*addr,
+ * *addr + *len) (*len 0: none), -ENODATA when it may write where the
+ * engine cannot tell (a gap, a store through an address not known, a
+ * syscall writing what is not modelled, an unmodelled string
+ * instruction), or -ERANGE. */
+int btsdec_recover_store(const struct btsdec_recover *r, size_t i,
+			 uint64_t *addr, size_t *len);
 /* Bits two ways of recovery disagreed on (the model does not match the
  * run: another writer, a kernel change): kept as first proven; a test of
  * the engine expects 0. */

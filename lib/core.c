@@ -29,6 +29,7 @@
 struct load_seg {
 	uint64_t vaddr, memsz, filesz, offset;
 	size_t phdr;		/* its program header, to sort stably */
+	uint32_t flags;		/* its p_flags: PF_R, PF_W, PF_X */
 };
 
 struct btsdec_core {
@@ -358,7 +359,7 @@ static int add_load(struct btsdec_core *c, const GElf_Phdr *ph, size_t i, size_t
 	c->loads[c->nr_loads++] = (struct load_seg){
 		.vaddr = ph->p_vaddr, .memsz = ph->p_memsz,
 		.filesz = ph->p_filesz,
-		.offset = ph->p_offset, .phdr = i,
+		.offset = ph->p_offset, .phdr = i, .flags = ph->p_flags,
 	};
 	return 0;
 }
@@ -527,6 +528,14 @@ bool btsdec_core_segment(const struct btsdec_core *c, uint64_t addr, uint64_t *l
 	*lo = l->vaddr;
 	*hi = l->vaddr + l->memsz;
 	return true;
+}
+
+bool btsdec_core_read_only(const struct btsdec_core *c, uint64_t addr, size_t len)
+{
+	const struct load_seg *l = find_load(c, addr);
+
+	return l && len && addr - l->vaddr < l->memsz &&
+	       len <= l->memsz - (addr - l->vaddr) && !(l->flags & PF_W);
 }
 
 const struct btsdec_note_loc *btsdec_core_note(const struct btsdec_core *c, uint32_t type)

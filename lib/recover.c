@@ -484,6 +484,29 @@ ssize_t btsdec_recover_mem_at(const struct btsdec_recover *r, size_t i,
 	return n;
 }
 
+int btsdec_recover_store(const struct btsdec_recover *r, size_t i,
+			 uint64_t *addr, size_t *len)
+{
+	unsigned size;
+
+	if (i >= r->nr || !r->s)
+		return -ERANGE;
+	*addr = 0;
+	*len = 0;
+	if (r->in[i].sem == S_GAP)
+		return -ENODATA;
+	switch (rec_store_at(r, i, addr, &size)) {
+	case ST_NONE:
+		*addr = 0;
+		return 0;
+	case ST_OP:
+		*len = size;
+		return 0;
+	default:
+		return -ENODATA;
+	}
+}
+
 /* ---- From a core ---------------------------------------------------------- */
 
 struct seq {
