@@ -2,11 +2,14 @@
 /*
  * The stub's state, shared by lib/gdbstub.c (packets, threads, registers,
  * memory, the connection) and lib/gdbxfer.c (the qXfer objects: target
- * description, auxv, exec-file, libraries-svr4, btrace).  Private.
+ * description, auxv, exec-file, libraries-svr4, btrace) and
+ * lib/gdbreplay.c (replay mode: the current point, reverse execution,
+ * breakpoints and watchpoints).  Private.
  */
 #ifndef BTSDEC_GDBSTUB_INT_H
 #define BTSDEC_GDBSTUB_INT_H
 
+#include "btsdec-recover.h"
 #include "gdbstub.h"
 
 /* One thread of the core as the stub serves it. */
@@ -21,6 +24,20 @@ struct stub_thread {
 	uint8_t prs[512];	/* NT_PRSTATUS descriptor (struct elf_prstatus) */
 	uint8_t fp[512];	/* NT_FPREGSET descriptor (user_fpregs_struct) */
 	uint8_t xs[832];	/* NT_X86_XSTATE up to its AVX component */
+	/* Replay mode (gdbreplay.c): */
+	bool rec_tried;		/* rec below opened (or found impossible) */
+	struct btsdec_recover *rec;	/* its engine; NULL: no history */
+	size_t at;		/* the current point: before instruction at;
+				 * btsdec_recover_nr(rec) is the core's state */
+	size_t ro_from;		/* from this point on, no gap or syscall
+				 * before the end: read-only mappings held
+				 * what the core holds (single-threaded) */
+};
+
+/* A breakpoint or watchpoint gdb inserted (Z0/Z1, Z2), replay mode. */
+struct stub_point {
+	uint8_t type;		/* 0, 1: break at addr; 2: write watch */
+	uint64_t addr, len;
 };
 
 struct btsdec_gdbstub {
@@ -39,6 +56,11 @@ struct btsdec_gdbstub {
 				 * bts_size / 24 records; 0 = all */
 	struct btsdec_rsp_buf obj;	/* a qXfer object being made */
 	struct btsdec_blocks blocks;	/* the traces' blocks (its walks remembered) */
+	bool replay;		/* serve reverse execution (gdbreplay.c) */
+	size_t resume;		/* Hc: the thread s, c, bs and bc move */
+	bool resume_any;	/* Hc-1 / Hc0: the Hg thread */
+	struct stub_point *pts;
+	size_t nr_pts, cap_pts;
 };
 
 /* "qXfer:OBJECT:read:ANNEX:OFF,LEN" (args after "qXfer:"): the reply. */
@@ -64,5 +86,30 @@ size_t stub_nr_regs(struct btsdec_gdbstub *s);
 size_t stub_reg_size(size_t n);
 int stub_reg(struct btsdec_gdbstub *s, struct stub_thread *t, size_t n,
 	     uint8_t *out);
+
+/* The stop reply for thread t at the end: the core's signal. */
+void stub_put_stop(struct btsdec_gdbstub *s, const struct stub_thread *t,
+		   struct btsdec_rsp_buf *r);
+
+/* Replay mode (gdbreplay.c).  Whether thread t is somewhere before the
+ * core's state (else the core is served as in the other mode). */
+bool stub_replay_before_end(struct btsdec_gdbstub *s, struct stub_thread *t);
+/* Register n of thread t at its point, as the g and p replies write it:
+ * hex for each byte proven, "xx" for the others. */
+void stub_replay_put_reg(struct btsdec_gdbstub *s, struct stub_thread *t,
+			 size_t n, struct btsdec_rsp_buf *r);
+/* Memory of thread t at its point: the bytes proven from addr on (the
+ * first unproven one ends them) into buf; their count. */
+size_t stub_replay_read_mem(struct btsdec_gdbstub *s, struct stub_thread *t,
+			    uint64_t addr, uint8_t *buf, size_t len);
+/* s, c, vCont (forward: back false) and bs, bc (back): moves thread t
+ * one instruction (step) or to the next stop, its stop reply into r.
+ * 0. */
+int stub_replay_resume(struct btsdec_gdbstub *s, struct stub_thread *t, bool back,
+		       bool step, struct btsdec_rsp_buf *r);
+/* Z and z in replay mode: args after the letter. */
+int stub_replay_point(struct btsdec_gdbstub *s, bool insert, const char *a,
+		      struct btsdec_rsp_buf *r);
+void stub_replay_free(struct btsdec_gdbstub *s);
 
 #endif /* BTSDEC_GDBSTUB_INT_H */

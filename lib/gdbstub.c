@@ -5,7 +5,8 @@
  * in the manner of gdbserver's server.cc and QEMU's gdbstub/), threads,
  * the stop reply, registers, memory and the branch-trace switches.  The
  * core is a stopped process: whatever would resume or change it is
- * refused with an error; what is not implemented gets the empty reply.
+ * refused with an error (in replay mode, lib/gdbreplay.c moves along the
+ * recorded past instead); what is not implemented gets the empty reply.
  */
 #include <errno.h>
 #include <limits.h>
@@ -98,13 +99,19 @@ static struct stub_thread *parse_thread(struct btsdec_gdbstub *s, const char *p)
 
 /* ---- Packets: each handler gets the bytes after its name ---------------- */
 
+void stub_put_stop(struct btsdec_gdbstub *s, const struct stub_thread *t,
+		   struct btsdec_rsp_buf *r)
+{
+	btsdec_rsp_printf(r, "T%02xthread:", thread_signal(t->th));
+	stub_put_thread_id(s, r, t);
+	btsdec_rsp_puts(r, ";");
+}
+
 static int h_stop_reason(struct btsdec_gdbstub *s, const char *a,
 			 struct btsdec_rsp_buf *r)
 {
 	(void)a;
-	btsdec_rsp_printf(r, "T%02xthread:", thread_signal(s->t[0].th));
-	stub_put_thread_id(s, r, &s->t[0]);
-	btsdec_rsp_puts(r, ";");
+	stub_put_stop(s, &s->t[0], r);
 	return 0;
 }
 
@@ -120,7 +127,8 @@ static bool gdb_offers(const char *a, const char *f)
 }
 
 /* multiprocess when gdb offers it: its thread ids carry the core's pid
- * (else gdb makes one up, 42000, and shows it in MI's thread groups). */
+ * (else gdb makes one up, 42000, and shows it in MI's thread groups).
+ * Replay mode serves reverse execution itself, not a branch trace. */
 static int h_supported(struct btsdec_gdbstub *s, const char *a,
 		       struct btsdec_rsp_buf *r)
 {
@@ -128,10 +136,11 @@ static int h_supported(struct btsdec_gdbstub *s, const char *a,
 	btsdec_rsp_printf(r, "PacketSize=%x;QStartNoAckMode+;binary-upload+;%s"
 			  "qXfer:features:read+;qXfer:auxv:read+;"
 			  "qXfer:exec-file:read+;qXfer:libraries-svr4:read+;"
-			  "qXfer:threads:read+;"
+			  "qXfer:threads:read+;%s",
+			  BTSDEC_RSP_PACKET_MAX, s->multi ? "multiprocess+;" : "",
+			  s->replay ? "ReverseStep+;ReverseContinue+" :
 			  "Qbtrace:bts+;Qbtrace:off+;Qbtrace:pt-;Qbtrace-conf:bts:size+;"
-			  "qXfer:btrace:read+;qXfer:btrace-conf:read+",
-			  BTSDEC_RSP_PACKET_MAX, s->multi ? "multiprocess+;" : "");
+			  "qXfer:btrace:read+;qXfer:btrace-conf:read+");
 	return 0;
 }
 
@@ -205,8 +214,8 @@ static int h_thread_alive(struct btsdec_gdbstub *s, const char *a,
 	return 0;
 }
 
-/* Hg selects the thread later requests name; Hc (resume) is accepted and
- * ignored: nothing resumes. */
+/* Hg selects the thread later requests name; Hc the one s, c, bs and bc
+ * move in replay mode (-1 or 0: Hg's). */
 static int h_set_thread(struct btsdec_gdbstub *s, const char *a,
 			struct btsdec_rsp_buf *r)
 {
@@ -222,6 +231,11 @@ static int h_set_thread(struct btsdec_gdbstub *s, const char *a,
 	}
 	if (*a == 'g')
 		s->cur = (size_t)(t - s->t);
+	else
+		s->resume_any = !strcmp(a + 1, "-1") || !strcmp(a + 1, "0") ||
+				!strcmp(a + 1, "p-1.-1") || !strcmp(a + 1, "p0.0");
+	if (*a == 'c')
+		s->resume = (size_t)(t - s->t);
 	btsdec_rsp_puts(r, "OK");
 	return 0;
 }
@@ -255,7 +269,13 @@ static void put_reg(struct btsdec_gdbstub *s, struct stub_thread *t, size_t n,
 		    struct btsdec_rsp_buf *r)
 {
 	uint8_t v[16];
-	int size = stub_reg(s, t, n, v);
+	int size;
+
+	if (stub_replay_before_end(s, t)) {
+		stub_replay_put_reg(s, t, n, r);
+		return;
+	}
+	size = stub_reg(s, t, n, v);
 
 	if (size > 0) {
 		btsdec_rsp_put_hex(r, v, (size_t)size);
@@ -321,7 +341,10 @@ static int read_mem(struct btsdec_gdbstub *s, const char *a,
 		len = BTSDEC_RSP_PACKET_MAX / 2 - 1;
 	if (!(buf = malloc(len ? len : 1)))
 		return -ENOMEM;
-	got = stub_read_mem(s, addr, buf, len);
+	if (stub_replay_before_end(s, &s->t[s->cur]))
+		got = stub_replay_read_mem(s, &s->t[s->cur], addr, buf, len);
+	else
+		got = stub_read_mem(s, addr, buf, len);
 	if (len && !got) {
 		btsdec_rsp_puts(r, "E01");	/* gdb reads only Exx here */
 	} else if (binary) {
@@ -347,14 +370,104 @@ static int h_read_mem_binary(struct btsdec_gdbstub *s, const char *a,
 }
 
 /* Z0/z0: gdb inserts its internal breakpoints while replaying; nothing
- * runs, so they are accepted and never hit.  Other kinds: not supported. */
-static int h_breakpoint(struct btsdec_gdbstub *s, const char *a,
-			struct btsdec_rsp_buf *r)
+ * runs, so they are accepted and never hit.  Other kinds: not supported.
+ * In replay mode they are kept and honoured (gdbreplay.c). */
+static int h_insert(struct btsdec_gdbstub *s, const char *a,
+		    struct btsdec_rsp_buf *r)
 {
-	(void)s;
+	if (s->replay)
+		return stub_replay_point(s, true, a, r);
 	if (a[0] == '0' && a[1] == ',')
 		btsdec_rsp_puts(r, "OK");
 	return 0;
+}
+
+static int h_remove(struct btsdec_gdbstub *s, const char *a,
+		    struct btsdec_rsp_buf *r)
+{
+	if (s->replay)
+		return stub_replay_point(s, false, a, r);
+	return h_insert(s, a, r);
+}
+
+/* ---- Resuming: refused, but in replay mode ------------------------------ */
+
+static struct stub_thread *resumed(struct btsdec_gdbstub *s)
+{
+	return &s->t[s->resume_any ? s->cur : s->resume];
+}
+
+/* c, C, s, S (a signal, an address: ignored; the past is what it was),
+ * bc, bs. */
+static int resume(struct btsdec_gdbstub *s, bool back, bool step,
+		  struct btsdec_rsp_buf *r)
+{
+	if (!s->replay) {
+		btsdec_rsp_puts(r, ERR_RUN);
+		return 0;
+	}
+	return stub_replay_resume(s, resumed(s), back, step, r);
+}
+
+static int h_continue(struct btsdec_gdbstub *s, const char *a, struct btsdec_rsp_buf *r)
+{
+	(void)a;
+	return resume(s, false, false, r);
+}
+
+static int h_step(struct btsdec_gdbstub *s, const char *a, struct btsdec_rsp_buf *r)
+{
+	(void)a;
+	return resume(s, false, true, r);
+}
+
+static int h_back_continue(struct btsdec_gdbstub *s, const char *a,
+			   struct btsdec_rsp_buf *r)
+{
+	(void)a;
+	return resume(s, true, false, r);
+}
+
+static int h_back_step(struct btsdec_gdbstub *s, const char *a,
+		       struct btsdec_rsp_buf *r)
+{
+	(void)a;
+	return resume(s, true, true, r);
+}
+
+static int h_vcont_query(struct btsdec_gdbstub *s, const char *a,
+			 struct btsdec_rsp_buf *r)
+{
+	(void)a;
+	if (s->replay)
+		btsdec_rsp_puts(r, "vCont;c;C;s;S");
+	return 0;	/* else empty: gdb uses c and s, refused */
+}
+
+/* "vCont;ACTION[:THREAD]...": the first action moves its thread (or the
+ * Hg thread); one thread moves at a time, the others keep their point. */
+static int h_vcont(struct btsdec_gdbstub *s, const char *a, struct btsdec_rsp_buf *r)
+{
+	const char *tid;
+	struct stub_thread *t = &s->t[s->cur];
+	char act[64];
+	size_t n;
+
+	if (!s->replay) {
+		btsdec_rsp_puts(r, ERR_RUN);
+		return 0;
+	}
+	if (*a++ != ';' || !*a || !strchr("cCsS", *a)) {
+		btsdec_rsp_puts(r, ERR_MALFORMED);
+		return 0;
+	}
+	n = strcspn(a, ";");
+	snprintf(act, sizeof(act), "%.*s", (int)n, a);
+	if ((tid = strchr(act, ':')) && !(t = parse_thread(s, tid + 1))) {
+		btsdec_rsp_puts(r, ERR_UNKNOWN_THREAD);
+		return 0;
+	}
+	return stub_replay_resume(s, t, false, *a == 's' || *a == 'S', r);
 }
 
 static int h_btrace(struct btsdec_gdbstub *s, const char *a,
@@ -430,14 +543,16 @@ static const struct {
 	{ "p", h_read_reg, BTSDEC_GDBSTUB_REPLY, false },
 	{ "m", h_read_mem, BTSDEC_GDBSTUB_REPLY, false },
 	{ "x", h_read_mem_binary, BTSDEC_GDBSTUB_REPLY, false },
-	{ "Z", h_breakpoint, BTSDEC_GDBSTUB_REPLY, false },
-	{ "z", h_breakpoint, BTSDEC_GDBSTUB_REPLY, false },
-	{ "vCont?", NULL, BTSDEC_GDBSTUB_REPLY, true },	/* empty: use c/s */
-	{ "vCont", h_refuse, BTSDEC_GDBSTUB_REPLY, false },
-	{ "c", h_refuse, BTSDEC_GDBSTUB_REPLY, false },
-	{ "C", h_refuse, BTSDEC_GDBSTUB_REPLY, false },
-	{ "s", h_refuse, BTSDEC_GDBSTUB_REPLY, false },
-	{ "S", h_refuse, BTSDEC_GDBSTUB_REPLY, false },
+	{ "Z", h_insert, BTSDEC_GDBSTUB_REPLY, false },
+	{ "z", h_remove, BTSDEC_GDBSTUB_REPLY, false },
+	{ "vCont?", h_vcont_query, BTSDEC_GDBSTUB_REPLY, true },
+	{ "vCont", h_vcont, BTSDEC_GDBSTUB_REPLY, false },
+	{ "bc", h_back_continue, BTSDEC_GDBSTUB_REPLY, true },
+	{ "bs", h_back_step, BTSDEC_GDBSTUB_REPLY, true },
+	{ "c", h_continue, BTSDEC_GDBSTUB_REPLY, false },
+	{ "C", h_continue, BTSDEC_GDBSTUB_REPLY, false },
+	{ "s", h_step, BTSDEC_GDBSTUB_REPLY, false },
+	{ "S", h_step, BTSDEC_GDBSTUB_REPLY, false },
 	{ "M", h_refuse, BTSDEC_GDBSTUB_REPLY, false },
 	{ "X", h_refuse, BTSDEC_GDBSTUB_REPLY, false },
 	{ "G", h_refuse, BTSDEC_GDBSTUB_REPLY, false },
@@ -511,10 +626,16 @@ int btsdec_gdbstub_new(struct btsdec_core *core, struct btsdec_sym *sym,
 	return 0;
 }
 
+void btsdec_gdbstub_set_replay(struct btsdec_gdbstub *s)
+{
+	s->replay = true;
+}
+
 void btsdec_gdbstub_free(struct btsdec_gdbstub *s)
 {
 	if (!s)
 		return;
+	stub_replay_free(s);
 	for (size_t i = 0; s->t && i < s->nr; i++)
 		free(s->t[i].btrace);
 	free(s->t);

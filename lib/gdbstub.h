@@ -4,7 +4,8 @@
  * with a recorded branch trace (lib/gdbstub.c): registers, memory, threads,
  * auxv, the shared libraries, and each thread's trace note as gdb's BTS
  * blocks (qXfer:btrace:read), so gdb's own `record` and reverse-execution
- * commands work on the core.  Used by `btsdump gdbserver` and the packet
+ * commands work on the core; or, in replay mode, reverse execution itself
+ * with recovered values (lib/gdbreplay.c).  Used by `btsdump gdbserver` and the packet
  * fuzzer; process context, one connection per stub.
  */
 #ifndef BTSDEC_GDBSTUB_H
@@ -23,6 +24,12 @@ int btsdec_gdbstub_new(struct btsdec_core *core, struct btsdec_sym *sym,
 		       const char *executable, struct btsdec_gdbstub **out,
 		       struct btsdec_err *err);
 void btsdec_gdbstub_free(struct btsdec_gdbstub *s);
+/* Replay mode (lib/gdbreplay.c): instead of a branch trace for gdb's
+ * btrace, reverse execution served natively (ReverseStep+,
+ * ReverseContinue+: bs, bc, s, c, vCont along each thread's recovered
+ * instructions), with the registers and memory value recovery proves at
+ * the current point.  Call before serving. */
+void btsdec_gdbstub_set_replay(struct btsdec_gdbstub *s);
 
 /* What a packet asks of the connection. */
 enum btsdec_gdbstub_next {
