@@ -955,6 +955,7 @@ Usage: bts list [/rs] [N | - | + | FIRST,LAST | FIRST, | ,LAST]
        bts function-call-history [/cil] [N | - | + | FIRST,LAST | ...]
        bts instruction-history [/mrf] [N | - | + | FIRST,LAST | ...]
        bts target       (gdb's own record and reverse commands on the core)
+       bts replay       (reverse execution with recovered values)
        info bts
 
 The commands act on the selected thread; use "thread apply all bts list 5"
@@ -1080,32 +1081,61 @@ is refused.
         super().__init__("bts target", gdb.COMMAND_SUPPORT, gdb.COMPLETE_NONE)
 
     def invoke(self, arg, from_tty):
-        _bts_do(lambda a: self._serve(a, from_tty), arg)
+        _bts_do(lambda a: _bts_serve("bts target", a, from_tty), arg)
 
-    @staticmethod
-    def _serve(arg, from_tty):
-        if arg.strip():
-            raise gdb.GdbError("bts: \"bts target\" takes no arguments")
-        inferior = gdb.selected_inferior()
-        if _bts_served(inferior):
-            raise gdb.GdbError("bts: the core is served already (bts target)")
-        orig = _bts_core_path()
-        # no trace: nothing to replay, said as the other commands say it;
-        # the companion's copy when it has the trace
-        core = _bts_load()[1]["_core"]
-        cmd = [_bts_find_btsdump(), "gdbserver",
-               _bts_plain_path(os.path.abspath(core))]
-        exe = gdb.current_progspace().filename
-        if exe:
-            cmd.append(exe)
-        gdb.execute("core-file", from_tty=False)
-        gdb.execute("target remote | " + " ".join(shlex.quote(c) for c in cmd),
-                    from_tty=from_tty)
-        conn = inferior.connection
-        # the bts commands stay: they read the same core (docs/gdb.md)
-        _BtsCache.served[inferior.num] = (orig, (conn.num, conn.details))
-        if gdb.current_recording() is None:
-            gdb.execute("record btrace bts", from_tty=from_tty)
+
+def _bts_serve(name, arg, from_tty):
+    """Swaps the core for btsdump gdbserver on it: "bts target" starts
+    gdb's btrace on it, "bts replay" serves reverse execution (--replay)."""
+    if arg.strip():
+        raise gdb.GdbError("bts: \"%s\" takes no arguments" % name)
+    inferior = gdb.selected_inferior()
+    if _bts_served(inferior):
+        raise gdb.GdbError("bts: the core is served already (bts target "
+                           "or bts replay)")
+    orig = _bts_core_path()
+    # no trace: nothing to replay, said as the other commands say it;
+    # the companion's copy when it has the trace
+    core = _bts_load()[1]["_core"]
+    replay = name == "bts replay"
+    cmd = [_bts_find_btsdump(), "gdbserver"] + (["--replay"] if replay else []) + \
+        [_bts_plain_path(os.path.abspath(core))]
+    exe = gdb.current_progspace().filename
+    if exe:
+        cmd.append(exe)
+    gdb.execute("core-file", from_tty=False)
+    gdb.execute("target remote | " + " ".join(shlex.quote(c) for c in cmd),
+                from_tty=from_tty)
+    conn = inferior.connection
+    # the bts commands stay: they read the same core (docs/gdb.md)
+    _BtsCache.served[inferior.num] = (orig, (conn.num, conn.details))
+    if not replay and gdb.current_recording() is None:
+        gdb.execute("record btrace bts", from_tty=from_tty)
+
+
+class BtsReplay(gdb.Command):
+    """Reverse-execute the core with the values recovered at each instruction.
+
+Usage: bts replay
+
+Swaps the core file for "btsdump gdbserver --replay CORE EXECUTABLE",
+which serves reverse execution itself (as rr's server does): gdb's
+reverse-stepi, reverse-step, reverse-next, reverse-finish and
+reverse-continue move back along the thread's recorded instructions, and
+stepi, next, continue forward again up to the crash.  At each point the
+registers and memory are the ones value recovery proves (btsdump regs);
+what it cannot prove is <unavailable>, never guessed, so "p", "info
+locals", "bt" with arguments and "frame" show what is known.
+Breakpoints and write watchpoints ("watch", hardware) stop in both
+directions; read watchpoints are not served.  The start of the trace is
+"No more reverse-execution history".  There is no "record": the
+record commands are "bts target"'s.  "detach" ends the session."""
+
+    def __init__(self):
+        super().__init__("bts replay", gdb.COMMAND_SUPPORT, gdb.COMPLETE_NONE)
+
+    def invoke(self, arg, from_tty):
+        _bts_do(lambda a: _bts_serve("bts replay", a, from_tty), arg)
 
 
 class InfoBts(gdb.Command):
@@ -1135,4 +1165,5 @@ BtsFunctionCallHistory()
 BtsCalls()
 BtsInstructionHistory()
 BtsTarget()
+BtsReplay()
 InfoBts()

@@ -4,7 +4,9 @@
  * remote protocol on stdin/stdout (`target remote | btsdump gdbserver
  * ...`) or on a TCP port (`--port [HOST:]PORT`, loopback by default) as a
  * stopped process with a recorded branch trace, so gdb's own `record` and
- * reverse-execution commands work on it (lib/gdbstub.c).  Messages go to
+ * reverse-execution commands work on it (lib/gdbstub.c); with --replay,
+ * reverse execution served by the stub itself with recovered values
+ * (lib/gdbreplay.c).  Messages go to
  * stderr, which gdb shows.  Exit codes: tools/exit.h.
  */
 #include <errno.h>
@@ -39,11 +41,16 @@ static void usage(FILE *out)
 	      "  (gdb) target remote | btsdump gdbserver CORE EXECUTABLE\n"
 	      "  (gdb) record btrace bts\n"
 	      "then gdb's record and reverse-execution commands work on the core.\n"
+	      "With --replay the stub serves reverse execution itself, with the\n"
+	      "register and memory values recovered at each instruction (no record):\n"
+	      "  (gdb) target remote | btsdump gdbserver --replay CORE EXECUTABLE\n"
+	      "  (gdb) reverse-stepi\n"
 	      "\n"
 	      "  -d, --debuginfo-path P    where to look for separate debuginfo\n"
 	      "  -p, --port [HOST:]PORT    serve one connection on a TCP port instead\n"
 	      "                            (HOST 127.0.0.1 unless given; PORT 0: any free\n"
 	      "                            one): (gdb) target remote HOST:PORT\n"
+	      "  -r, --replay              reverse execution with recovered values\n"
 	      "  -h, --help                this text\n"
 	      "      --version             the version\n"
 	      "\n"
@@ -73,18 +80,19 @@ static int parse_port(const char *spec)
 
 /* 0, -1 after --help or --version (*status set), or a usage error's status. */
 static int parse(int argc, char **argv, struct btsdec_symopts *so,
-		 const char **port, int *status)
+		 const char **port, bool *replay, int *status)
 {
 	static const struct option opts[] = {
 		{ "debuginfo-path", required_argument, NULL, 'd' },
 		{ "port", required_argument, NULL, 'p' },
+		{ "replay", no_argument, NULL, 'r' },
 		{ "help", no_argument, NULL, 'h' },
 		BTS_CLI_OPTION_VERSION,
 		{ 0 }
 	};
 	int c, ret;
 
-	while ((c = getopt_long(argc, argv, BTS_CLI_OPTSTRING "d:hp:", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, BTS_CLI_OPTSTRING "d:hp:r", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd': so->debuginfo_path = optarg; break;
 		case 'p':
@@ -92,6 +100,7 @@ static int parse(int argc, char **argv, struct btsdec_symopts *so,
 				return ret;
 			*port = optarg;
 			break;
+		case 'r': *replay = true; break;
 		case 'h': usage(stdout); *status = 0; return -1;
 		case BTS_CLI_VERSION: *status = bts_cli_version("btsdump"); return -1;
 		default: return bts_cli_bad_option("btsdump", argv, c);
@@ -197,7 +206,7 @@ static int connect_peer(const char *port, int *in, int *out)
 }
 
 static int serve(const char *path, const struct btsdec_symopts *so,
-		 const char *port)
+		 const char *port, bool replay)
 {
 	struct btsdec_core *core = NULL;
 	struct btsdec_sym *sym = NULL;
@@ -211,6 +220,8 @@ static int serve(const char *path, const struct btsdec_symopts *so,
 		say("%s", err.msg);
 		goto out;
 	}
+	if (replay)
+		btsdec_gdbstub_set_replay(stub);
 	for (size_t i = 0; i < btsdec_core_nr_rejects(core); i++)
 		say("warning: %s", btsdec_core_reject(core, i));
 	if ((ret = connect_peer(port, &in, &out)))
@@ -233,8 +244,9 @@ int gdbserver_main(int argc, char **argv)
 {
 	struct btsdec_symopts so = { 0 };
 	const char *path, *port = NULL;
+	bool replay = false;
 	char buf[64];
-	int status = 0, fd = -1, ret = parse(argc, argv, &so, &port, &status);
+	int status = 0, fd = -1, ret = parse(argc, argv, &so, &port, &replay, &status);
 
 	if (ret)
 		return ret < 0 ? status : ret;
@@ -251,7 +263,7 @@ int gdbserver_main(int argc, char **argv)
 		say("%s: %s", argv[optind], strerror(-ret));
 		return BTS_EXIT_READ;
 	}
-	ret = serve(path, &so, port);
+	ret = serve(path, &so, port, replay);
 	if (fd >= 0)
 		close(fd);
 	return ret;

@@ -3,7 +3,8 @@
  * btsdumpctl dump and gdb: an entry's core decompressed (store/decompress.c)
  * to a file or a pipe, and gdb launched on EXE and that core with
  * gdb/bts.py loaded (found beside the install or the build tree) and
- * $BTSDUMP naming the btsdump beside btsdumpctl.
+ * $BTSDUMP naming the btsdump beside btsdumpctl; with --replay, bts.py's
+ * "bts replay" run once the core is loaded.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -173,7 +174,7 @@ static void btsdump_beside(void)
 
 static int run_gdb(const struct ctl *c, const char *exe, const char *core)
 {
-	char *script = gdb_script(), *src = NULL, *argv[c->n_gdb_args + 8];
+	char *script = gdb_script(), *src = NULL, *argv[c->n_gdb_args + 10];
 	struct sigaction ign = { .sa_handler = SIG_IGN }, oint, oquit;
 	int n = 0, status;
 	pid_t pid;
@@ -189,6 +190,12 @@ static int run_gdb(const struct ctl *c, const char *exe, const char *core)
 	}
 	argv[n++] = "-c";
 	argv[n++] = (char *)core;
+	if (c->replay && script) {
+		argv[n++] = "-ex";
+		argv[n++] = "bts replay";
+	} else if (c->replay) {
+		say("warning: --replay needs gdb/bts.py: gdb runs on the plain core");
+	}
 	for (int i = 0; i < c->n_gdb_args; i++)
 		argv[n++] = c->gdb_args[i];
 	argv[n] = NULL;

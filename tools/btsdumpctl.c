@@ -58,6 +58,8 @@ static void usage(void)
 	      "      --no-legend           no column headings\n"
 	      "      --no-pager            do not pipe the output into a pager\n"
 	      "  -o, --output FILE         dump: write the core here\n"
+	      "      --replay              gdb: start in \"bts replay\" (reverse execution\n"
+	      "                            with recovered values; docs/gdb.md)\n"
 	      "  -h, --help                this text\n"
 	      "      --version             the version\n"
 	      "\n"
@@ -79,7 +81,7 @@ static const struct command {
 
 #define usage_error(...)	bts_cli_usage_error("btsdumpctl", __VA_ARGS__)
 
-enum { OPT_STORE = 0x101, OPT_FILE, OPT_NO_LEGEND, OPT_NO_PAGER };
+enum { OPT_STORE = 0x101, OPT_FILE, OPT_NO_LEGEND, OPT_NO_PAGER, OPT_REPLAY };
 
 /* "today" and "yesterday": local midnight, days back from today. */
 static int midnight(int days_back, uint64_t *t)
@@ -202,6 +204,7 @@ static int ctl_option(struct ctl *c, int o, char **argv, int *status)
 		c->journal_files[c->n_journal_files++] = optarg;
 		return 0;
 	case 'o': c->output = optarg; return 0;
+	case OPT_REPLAY: c->replay = true; return 0;
 	case 'h': usage(); *status = 0; return -1;
 	case BTS_CLI_VERSION: *status = bts_cli_version("btsdumpctl"); return -1;
 	default: return bts_cli_bad_option("btsdumpctl", argv, o);
@@ -234,6 +237,8 @@ static int ctl_command(struct ctl *c, int argc, char **argv, const struct comman
 		return usage_error("-F is for list");
 	if (c->group && ((*cmd)->fn != cmd_list || c->field))
 		return usage_error("--group is for list, without -F");
+	if (c->replay && (*cmd)->fn != cmd_gdb)
+		return usage_error("--replay is for gdb");
 	if (c->gdb_args && (*cmd)->fn != cmd_gdb)
 		return usage_error("\"--\" arguments are for gdb");
 	return 0;
@@ -258,6 +263,7 @@ static int parse_args(struct ctl *c, int argc, char **argv, const struct command
 		{ "no-legend", no_argument, NULL, OPT_NO_LEGEND },
 		{ "no-pager", no_argument, NULL, OPT_NO_PAGER },
 		{ "output", required_argument, NULL, 'o' },
+		{ "replay", no_argument, NULL, OPT_REPLAY },
 		{ "help", no_argument, NULL, 'h' },
 		BTS_CLI_OPTION_VERSION,
 		{}

@@ -45,6 +45,7 @@ struct ctl {
 	const char *field;	/* -F: print this field of each match */
 	bool group;		/* list --group: counts per trail signature */
 	const char *output;	/* dump -o */
+	bool replay;		/* gdb --replay: "bts replay" once loaded */
 	const char *match;
 	bool store_missing;	/* the store does not exist: no entry */
 	char **gdb_args;	/* after "--" */
