@@ -1,0 +1,234 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-or-later
+# End-to-end tests of the stub's replay mode (`btsdump gdbserver --replay`,
+# lib/gdbreplay.c) through gdb/bts.py's `bts replay`, with real gdb (batch,
+# then MI): reverse-stepi shows the engine's registers (recover-dump on the
+# same core), and on a crash recorded here under gdb-record-regs.py every
+# register gdb shows while reverse-stepping is the one the program really
+# had; reverse-finish out of the faulting function, the NULL pointer's
+# value, `info locals` in the caller (values or <unavailable>, never a
+# wrong one), a breakpoint hit by reverse-continue, a watchpoint on a
+# stack slot stopping at the instruction that wrote it, stepping forward
+# back to the fault, the start of the history, and `bts target` unchanged.
+# Usage: test-gdb-replay.py BTSDUMP RECOVER-DUMP CRASHER.  TAP; 77 without gdb.
+import importlib.util
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+BTSDUMP, RECOVER_DUMP, CRASHER = (os.path.abspath(a) for a in sys.argv[1:4])
+SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FIX = os.path.join(SRC, "tests", "fixtures")
+sys.path.insert(0, os.path.join(SRC, "tests"))
+sys.path.insert(0, os.path.join(SRC, "tests", "helpers"))
+from tap import Tap, skip_all  # noqa: E402
+import btsgdb  # noqa: E402
+EXE = os.path.join(FIX, "crasher")
+CORE = os.path.join(FIX, "crasher-null.core")
+GDB = shutil.which("gdb")
+T = Tap(detail_lines=60)
+check = T.check
+GPRS = ["rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "rsp", "r8", "r9",
+        "r10", "r11", "r12", "r13", "r14", "r15"]
+STEPS = 40
+
+
+def load_recover_test():
+    """tests/test-recover.py's recording and parsers (one truth, one way)."""
+    spec = importlib.util.spec_from_file_location(
+        "test_recover", os.path.join(SRC, "tests", "test-recover.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+REC = load_recover_test()
+
+
+def replay(cmds, exe=EXE, core=CORE):
+    return btsgdb.run(exe, core, ["bts replay"] + cmds, BTSDUMP,
+                      pre=["set pagination off"])[1:]
+
+
+def engine(core, exe):
+    out = subprocess.run([RECOVER_DUMP, core, exe], capture_output=True, text=True,
+                         check=True)
+    return REC.parse_engine(out.stdout)[1]
+
+
+def regs_shown(text):
+    """`info registers` output: {name: int, or None for <unavailable>}."""
+    res = {}
+    for line in text.splitlines():
+        w = line.split()
+        if len(w) >= 2 and w[0] in GPRS + ["rip"]:
+            res[w[0]] = None if w[1] == "<unavailable>" else int(w[1], 16)
+    return res
+
+
+def test_registers_engine():
+    """reverse-stepi k times: every register gdb shows is the engine's at
+    instruction nr - k, and shown exactly when the engine knows it."""
+    ent = engine(CORE, EXE)
+    out = replay(["reverse-stepi", "info registers"] * STEPS)
+    bad, shown = [], 0
+    for k in range(1, STEPS + 1):
+        what, regs, _ = ent[len(ent) - 1 - k]
+        got = regs_shown(out[2 * k - 1])
+        if got.get("rip") != int(what, 16):
+            bad.append("step %d: rip %s, engine at %s" % (k, got.get("rip"), what))
+        for g in GPRS:
+            v, kn = regs.get(g, (0, 0))
+            want = v if kn == 2**64 - 1 else None
+            if got.get(g, "missing") != want:
+                bad.append("step %d %s: gdb %s, engine %s" % (k, g, got.get(g), want))
+            shown += want is not None
+    check(not bad, "bts replay: %d reverse-stepi, rip and the 16 registers = the "
+          "engine's, <unavailable> where it knows nothing (%d values shown)"
+          % (STEPS, shown), "\n".join(bad[:20]))
+
+
+def test_registers_truth(tmp):
+    """On a crash recorded here: every register shown while reverse-stepping
+    to the first instruction is what the program had there."""
+    try:
+        core, recs = REC.record(tmp, CRASHER, ["null"], "main")
+    except (RuntimeError, subprocess.TimeoutExpired) as e:
+        check(False, "crasher null recorded under gdb", str(e)[-2000:])
+        return
+    tid = [ln.split()[2] for ln in open(recs) if ln.startswith("# tid")][0]
+    subprocess.run([BTSDUMP, "add-note", "--tid", tid, core, recs], check=True,
+                   capture_output=True)
+    truth = REC.parse_truth(recs + ".regs")
+    n = len(truth) - 1
+    out = replay(["reverse-stepi", "info registers"] * n + ["reverse-stepi"],
+                 exe=CRASHER, core=core)
+    bad, shown, back = [], 0, 0
+    for k in range(1, n + 1):
+        if "No more reverse-execution history" in out[2 * k - 2]:
+            break   # the trace starts after main's first instructions
+        back = k
+        pc, real, _ = truth[n - k]
+        got = regs_shown(out[2 * k - 1])
+        if got.get("rip") != pc:
+            bad.append("step %d: rip %s, gdb stepped 0x%x" % (k, got.get("rip"), pc))
+            break
+        for g in GPRS:
+            if got.get(g) is not None:
+                shown += 1
+                if got[g] != real[g]:
+                    bad.append("step %d (0x%x) %s: shown %x, truth %x"
+                               % (k, pc, g, got[g], real[g]))
+    check(not bad and shown and back > 100, "bts replay on a recorded crash: every "
+          "register shown at each of %d instructions back is the truth (%d shown, "
+          "%d wrong)" % (back, shown, len(bad)), "\n".join(bad[:20]))
+    check("No more reverse-execution history" in out[-1],
+          "bts replay: reverse-stepi past the first instruction: no more history",
+          out[-1])
+
+
+def test_session():
+    out = replay(["reverse-stepi", "p h", "p kind", "reverse-finish", "bt 1",
+                  "info locals", "p/x $pc"])
+    check(re.search(r"= \(handler_fn\) 0x0$", out[1]) is not None,
+          "bts replay: p of the pointer that was NULL, in dispatch: 0x0", out[1])
+    check(out[2] == "$2 = 15", "bts replay: p kind in dispatch: 15", out[2])
+    check(re.search(r"^#0 .* in parse_request \(n=2\)", out[4], re.M) is not None,
+          "bts replay: reverse-finish out of dispatch into parse_request "
+          "(its argument known)", out[3] + "\n" + out[4])
+    # the caller's frame at the crash holds the truth: dispatch writes none
+    # of it (plain gdb on the core, frame 2)
+    plain = btsgdb.run(EXE, CORE, ["frame 2", "info locals"], BTSDUMP)[1]
+    want = dict(ln.split(" = ", 1) for ln in plain.splitlines() if " = " in ln)
+    got = dict(ln.split(" = ", 1) for ln in out[5].splitlines() if " = " in ln)
+    wrong = {k: v for k, v in got.items()
+             if v != "<unavailable>" and want.get(k) != v}
+    check(got and not wrong and set(got) == set(want),
+          "bts replay: info locals in the caller: the core's values or "
+          "<unavailable>, none wrong", "replay:\n%s\ncore:\n%s" % (out[5], plain))
+    bt = btsgdb.run(EXE, CORE, ["bt"], BTSDUMP)[0]
+    ret = int(re.search(r"^#2 +0x([0-9a-f]+) in parse_request", bt, re.M).group(1), 16)
+    check(out[6].endswith("0x%x" % (ret - 5)),
+          "bts replay: reverse-finish stops at the call (5 bytes before the "
+          "return address)", out[6])
+
+
+def test_break_watch_forward():
+    out = replay(["break checksum", "reverse-continue", "p/x $pc",
+                  "delete", "continue", "reverse-stepi", "p &h",
+                  "watch -l h", "reverse-continue", "x/i $pc",
+                  "delete", "stepi 1000", "p/x $pc"])
+    check("Breakpoint 1, checksum" in out[1],
+          "bts replay: reverse-continue stops at a breakpoint (checksum)", out[1])
+    check("Program received signal SIGSEGV" in out[4],
+          "bts replay: continue forward to the end: the core's signal", out[4])
+    check(re.search(r"Hardware watchpoint 2: -location h\s+Old value = "
+                    r"\(.*\) 0x0\s+New value = ", out[8]) is not None,
+          "bts replay: a watchpoint on a stack slot stops reverse-continue",
+          out[8])
+    check(re.search(r"mov +%rax,-0x8\(%rbp\)", out[9]) is not None,
+          "bts replay: ... at the instruction that wrote it (h's store)", out[9])
+    check("Program received signal SIGSEGV" in out[11] and out[12] == "$3 = 0x0",
+          "bts replay: stepi forward back to the faulting state", "\n".join(out[10:]))
+
+
+def test_mi():
+    cmds = ['-interpreter-exec console "source %s"' % btsgdb.SCRIPT,
+            '-interpreter-exec console "bts replay"',
+            "-exec-step-instruction --reverse",
+            "-data-evaluate-expression h",
+            "-break-insert checksum",
+            "-exec-continue --reverse",
+            "-stack-list-frames",
+            "-exec-continue",
+            "-break-delete",
+            "-exec-continue --reverse",
+            "-gdb-exit"]
+    p = subprocess.run([GDB, "-nx", "-q", "-i=mi", "-ex", "set pagination off", EXE,
+                        CORE], input="\n".join(cmds) + "\n", capture_output=True,
+                       text=True, timeout=120,
+                       env=dict(os.environ, LC_ALL="C", BTSDUMP=BTSDUMP))
+    o = p.stdout
+    check('*stopped,reason="end-stepping-range"' in o and 'func="dispatch"' in o
+          and '^done,value="0x0"' in o,
+          "MI: reverse step into dispatch, h evaluated (0x0)", o)
+    check('*stopped,reason="breakpoint-hit"' in o and 'func="checksum"' in o,
+          "MI: -exec-continue --reverse to a breakpoint", o)
+    check('*stopped,reason="signal-received",signal-name="SIGSEGV"' in o,
+          "MI: -exec-continue forward to the core's signal", o)
+    check("No more reverse-execution history" in o.split("-exec-continue")[-1] and
+          p.returncode == 0,
+          "MI: reverse to the start of the history: no-history, clean exit", o)
+
+
+def test_modes():
+    out = btsgdb.run(EXE, CORE, ["bts replay", "bts replay", "record btrace bts"],
+                     BTSDUMP)
+    check("served already" in out[1], "bts replay twice: served already", out[1])
+    check("not support" in out[2] or "ould not" in out[2],
+          "bts replay: no branch trace for gdb's record (that is bts target)", out[2])
+    out = btsgdb.run(EXE, CORE, ["bts target", "info record", "reverse-stepi",
+                                 "p $rdx"], BTSDUMP)
+    check("Recorded 139 instructions" in out[1] and "<unavailable>" in out[3],
+          "bts target: gdb's btrace as before, values unavailable there",
+          "\n".join(out))
+
+
+def main():
+    if not GDB:
+        skip_all("no gdb")
+    test_registers_engine()
+    test_session()
+    test_break_watch_forward()
+    test_mi()
+    test_modes()
+    with tempfile.TemporaryDirectory() as tmp:
+        test_registers_truth(tmp)
+    return T.done()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
