@@ -1091,8 +1091,7 @@ def _bts_serve(name, arg, from_tty):
         raise gdb.GdbError("bts: \"%s\" takes no arguments" % name)
     inferior = gdb.selected_inferior()
     if _bts_served(inferior):
-        raise gdb.GdbError("bts: the core is served already (bts target "
-                           "or bts replay)")
+        raise gdb.GdbError("bts: the core is served already (%s)" % name)
     orig = _bts_core_path()
     # no trace: nothing to replay, said as the other commands say it;
     # the companion's copy when it has the trace

@@ -3,7 +3,8 @@
  * Unit tests of the remote-protocol wire layer (lib/rsp.c) and the
  * stub's packet table (lib/gdbstub.c) on tests/fixtures/crasher-null.core:
  * framing, escapes, checksums, overlong packets, hex parsing, replies,
- * the trace's blocks and qXfer paging.
+ * the trace's blocks and qXfer paging; replay mode's moves, values,
+ * breakpoints and watchpoints (lib/gdbreplay.c).
  */
 #include <errno.h>
 
@@ -139,12 +140,57 @@ static void test_btrace(void)
 	CHECK_STR(ask("Qbtrace:off"), "OK");
 }
 
+/* Replay mode (lib/gdbreplay.c) on the same core: the engine's 139
+ * instructions, the last the call through NULL at dispatch+51. */
+static void test_replay(void)
+{
+	struct btsdec_gdbstub *plain = stub;
+	struct btsdec_err err;
+
+	if (btsdec_gdbstub_new(core, sym, NULL, &stub, &err)) {
+		CHECK(!"a replay stub");
+		stub = plain;
+		return;
+	}
+	btsdec_gdbstub_set_replay(stub);
+	CHECK_CONTAINS(ask("qSupported:multiprocess-"), "ReverseStep+;ReverseContinue+");
+	CHECK(!strstr(reply.p, "Qbtrace"));
+	CHECK_STR(ask("vCont?"), "vCont;c;C;s;S");
+	CHECK_STR(ask("?"), "T0bthread:5304;");
+	CHECK_STR(ask("bs"), "T05thread:5304;");
+	CHECK_STR(ask("p10"), "0c52175758550000");	/* rip: call *%rdx */
+	CHECK_STR(ask("p3"), "0000000000000000");	/* rdx: the NULL */
+	CHECK_STR(ask("p12"), "xxxxxxxx");		/* cs: not followed */
+	CHECK_STR(ask("m0,4"), "E01");
+	CHECK_STR(ask("m7ffcbc4ff838,8"), "0000000000000000");	/* h */
+	CHECK_STR(ask("s"), "T0bthread:5304;");	/* the end: the core's signal */
+	CHECK_STR(ask("p10"), "0000000000000000");
+	CHECK_STR(ask("Z3,7ffcbc4ff838,8"), "");	/* reads: not served */
+	CHECK_STR(ask("Z0,5558571751e4,1"), "OK");	/* dispatch, line 30 */
+	CHECK_STR(ask("bc"), "T05thread:5304;");
+	CHECK_STR(ask("p10"), "e451175758550000");
+	CHECK_STR(ask("z0,5558571751e4,1"), "OK");
+	CHECK_STR(ask("vCont;c"), "T0bthread:5304;");
+	CHECK_STR(ask("Z2,7ffcbc4ff838,8"), "OK");	/* h's slot */
+	CHECK_STR(ask("bc"), "T05watch:7ffcbc4ff838;thread:5304;");
+	CHECK_STR(ask("p10"), "ff51175758550000");	/* the store to h */
+	CHECK_STR(ask("vCont;s:5304"), "T05watch:7ffcbc4ff838;thread:5304;");
+	CHECK_STR(ask("z2,7ffcbc4ff838,8"), "OK");
+	CHECK_STR(ask("bc"), "T05replaylog:begin;thread:5304;");
+	CHECK_STR(ask("bs"), "T05replaylog:begin;thread:5304;");
+	CHECK_CONTAINS(ask("vCont;x"), "E.");
+	CHECK_CONTAINS(ask("Z2,1000,0"), "E.");
+	CHECK_STR(ask("c"), "T0bthread:5304;");
+	btsdec_gdbstub_free(stub);
+	stub = plain;
+}
+
 int main(void)
 {
 	static const struct test_case cases[] = {
 		TEST_CASE(test_framer), TEST_CASE(test_overlong),
 		TEST_CASE(test_frame_and_hex), TEST_CASE(test_packets),
-		TEST_CASE(test_btrace),
+		TEST_CASE(test_btrace), TEST_CASE(test_replay),
 	};
 	struct btsdec_symopts so = { .executable = SOURCE_ROOT "/tests/fixtures/crasher" };
 	struct btsdec_err err;

@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * libFuzzer target for the remote-protocol stub (lib/rsp.c, lib/gdbstub.c,
- * lib/gdbxfer.c): the input is a byte stream from gdb, framed one byte at
- * a time; every packet it completes is answered by a stub serving
- * tests/fixtures/crasher-null.core (opened once).  A reply must be built
- * (no crash, no leak) and framed; the framer must never overrun.
+ * lib/gdbxfer.c, lib/gdbreplay.c): the input is a byte stream from gdb,
+ * framed one byte at a time; every packet it completes is answered by a
+ * stub serving tests/fixtures/crasher-null.core (opened once), in the
+ * btrace mode and then in replay mode (bs, bc, Z2 and the values served
+ * along the recovered trace).  A reply must be built (no crash, no leak)
+ * and framed; the framer must never overrun.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,7 +31,7 @@ static void open_fixture(void)
 	}
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+static void serve_input(const uint8_t *data, size_t size, bool replay)
 {
 	static struct btsdec_rsp_reader rd;
 	struct btsdec_rsp_buf reply = { 0 }, framed = { 0 };
@@ -37,10 +39,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct btsdec_gdbstub *s;
 	struct btsdec_err err;
 
-	if (!core)
-		open_fixture();
 	if (btsdec_gdbstub_new(core, sym, NULL, &s, &err))
 		abort();
+	if (replay)
+		btsdec_gdbstub_set_replay(s);
 	btsdec_rsp_reader_init(&rd);
 	for (size_t i = 0; i < size; i++) {
 		if (btsdec_rsp_feed(&rd, data[i]) != BTSDEC_RSP_PACKET)
@@ -54,5 +56,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	btsdec_rsp_buf_free(&reply);
 	btsdec_rsp_buf_free(&framed);
 	btsdec_gdbstub_free(s);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (!core)
+		open_fixture();
+	serve_input(data, size, false);
+	serve_input(data, size, true);
 	return 0;
 }
