@@ -246,6 +246,9 @@ int stub_replay_resume(struct btsdec_gdbstub *s, struct stub_thread *t, bool bac
 	enum stop why = STOP_END;
 	uint64_t hit = 0;
 
+	/* gdb takes the thread of a stop reply as the one Hg named since
+	 * (remote.c's record_currthread), as gdbserver makes it */
+	s->cur = (size_t)(t - s->t);
 	if (engine(s, t))
 		why = move(s, t, back, step, &hit);
 	else if (back)

@@ -76,25 +76,34 @@ static int parse_id(const char **p, uint64_t *v, bool *any)
 }
 
 /* A thread id as gdb writes it: "TID", or under multiprocess "pPID.TID"
- * and "pPID" (any thread of PID); -1 or 0 for "any".  NULL when
- * malformed, or naming another process or an unknown thread. */
-static struct stub_thread *parse_thread(struct btsdec_gdbstub *s, const char *p)
+ * and "pPID" (any thread of PID); -1 or 0 for "any" (the first thread,
+ * *any set when any is not NULL).  NULL when malformed, or naming
+ * another process or an unknown thread. */
+static struct stub_thread *parse_thread_any(struct btsdec_gdbstub *s, const char *p,
+					    bool *any_out)
 {
 	uint64_t pid = 0, tid = 0;
-	bool any_pid = true, any;
+	bool any_pid = true, any = true;
 
 	if (*p == 'p') {
 		p++;
 		if (parse_id(&p, &pid, &any_pid) || (!any_pid && pid != (uint64_t)s->pid))
 			return NULL;
-		if (!*p)
-			return &s->t[0];
-		if (*p++ != '.')
+		if (*p && (*p++ != '.' || parse_id(&p, &tid, &any)))
 			return NULL;
-	}
-	if (parse_id(&p, &tid, &any) || *p)
+	} else if (parse_id(&p, &tid, &any)) {
 		return NULL;
+	}
+	if (*p)
+		return NULL;
+	if (any_out)
+		*any_out = any;
 	return any ? &s->t[0] : find_tid(s, tid);
+}
+
+static struct stub_thread *parse_thread(struct btsdec_gdbstub *s, const char *p)
+{
+	return parse_thread_any(s, p, NULL);
 }
 
 /* ---- Packets: each handler gets the bytes after its name ---------------- */
@@ -111,6 +120,7 @@ static int h_stop_reason(struct btsdec_gdbstub *s, const char *a,
 			 struct btsdec_rsp_buf *r)
 {
 	(void)a;
+	s->cur = 0;	/* gdb now takes it as Hg's thread */
 	stub_put_stop(s, &s->t[0], r);
 	return 0;
 }
@@ -220,22 +230,22 @@ static int h_set_thread(struct btsdec_gdbstub *s, const char *a,
 			struct btsdec_rsp_buf *r)
 {
 	struct stub_thread *t;
+	bool any = false;
 
 	if (*a != 'g' && *a != 'c') {
 		btsdec_rsp_puts(r, ERR_MALFORMED);
 		return 0;
 	}
-	if (!(t = parse_thread(s, a + 1))) {
+	if (!(t = parse_thread_any(s, a + 1, &any))) {
 		btsdec_rsp_puts(r, ERR_UNKNOWN_THREAD);
 		return 0;
 	}
-	if (*a == 'g')
+	if (*a == 'g') {
 		s->cur = (size_t)(t - s->t);
-	else
-		s->resume_any = !strcmp(a + 1, "-1") || !strcmp(a + 1, "0") ||
-				!strcmp(a + 1, "p-1.-1") || !strcmp(a + 1, "p0.0");
-	if (*a == 'c')
+	} else {
+		s->resume_any = any;
 		s->resume = (size_t)(t - s->t);
+	}
 	btsdec_rsp_puts(r, "OK");
 	return 0;
 }

@@ -9,7 +9,8 @@
 # value, `info locals` in the caller (values or <unavailable>, never a
 # wrong one), a breakpoint hit by reverse-continue, a watchpoint on a
 # stack slot stopping at the instruction that wrote it, stepping forward
-# back to the fault, the start of the history, and `bts target` unchanged.
+# back to the fault, the start of the history, two threads moving apart,
+# and `bts target` unchanged.
 # Usage: test-gdb-replay.py BTSDUMP RECOVER-DUMP CRASHER.  TAP; 77 without gdb.
 import importlib.util
 import os
@@ -204,6 +205,23 @@ def test_mi():
           "MI: reverse to the start of the history: no-history, clean exit", o)
 
 
+def test_threads():
+    """crasher-threads: each thread moves alone, keeps its own point, and
+    its registers are its own after a stop of another."""
+    core = os.path.join(FIX, "crasher-threads.core")
+    out = replay(["reverse-stepi", "p $pc", "thread 2", "p $pc", "reverse-stepi",
+                  "p $pc", "thread 1", "p $pc", "thread 2", "stepi", "p $pc",
+                  "thread 1", "p $pc", "stepi", "p $pc"], core=core)
+    pcs = [re.sub(r"^\$\d+ = \(void \(\*\)\(\)\) ", "", out[i])
+           for i in (1, 3, 5, 7, 10, 12, 14)]
+    want = ["<dispatch+51>", "<__futex_abstimed_wait_common+198>",
+            "<run_threads+32>", "<dispatch+51>",
+            "<__futex_abstimed_wait_common+198>", "<dispatch+51>", "0x0"]
+    check(all(p.endswith(w) for p, w in zip(pcs, want)),
+          "bts replay, two threads: each moves alone (the main thread across "
+          "its trace's gap), each keeps its point", "\n".join(out))
+
+
 def test_modes():
     out = btsgdb.run(EXE, CORE, ["bts replay", "bts replay", "record btrace bts"],
                      BTSDUMP)
@@ -224,6 +242,7 @@ def main():
     test_session()
     test_break_watch_forward()
     test_mi()
+    test_threads()
     test_modes()
     with tempfile.TemporaryDirectory() as tmp:
         test_registers_truth(tmp)
