@@ -29,28 +29,50 @@ enum stop {
 	STOP_MAYBE,	/* across one that may have written one: unproven */
 };
 
-static bool is_syscall(struct btsdec_gdbstub *s, uint64_t addr)
+/* The x86-64 syscalls that may change a mapping's permissions or
+ * contents (mmap, mprotect, munmap, mremap, madvise, shmat, shmdt,
+ * execve, remap_file_pages, pkey_mprotect, process_madvise). */
+static bool remaps(uint64_t nr)
 {
-	uint8_t c[2];
+	static const uint16_t calls[] = { 9, 10, 11, 25, 28, 30, 67, 59, 216, 329, 440 };
 
-	if (btsdec_sym_read_code(s->sym, addr, c, sizeof(c)) != sizeof(c))
-		return true;	/* unreadable: assume the worst */
-	return (c[0] == 0x0f && (c[1] == 0x05 || c[1] == 0x34)) ||
-	       (c[0] == 0xcd && c[1] == 0x80);
+	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
+		if (nr == calls[i])
+			return true;
+	return false;
 }
 
-/* The first point from which no gap and no syscall lies before the end:
- * a read-only mapping kept its permissions and bytes from there on (a
- * single thread: another could mprotect it at any time). */
+/* Whether instruction k may have changed a read-only mapping: a gap, or
+ * a syscall that remaps, or whose number is not known (int 0x80 and
+ * sysenter: any).  Code that cannot be read counts as one. */
+static bool may_remap(struct btsdec_gdbstub *s, struct stub_thread *t, size_t k)
+{
+	struct btsdec_regs regs;
+	uint64_t addr;
+	uint8_t c[2];
+
+	if (btsdec_recover_insn(t->rec, k, &addr) ||
+	    btsdec_sym_read_code(s->sym, addr, c, sizeof(c)) != sizeof(c))
+		return true;
+	if ((c[0] == 0xcd && c[1] == 0x80) || (c[0] == 0x0f && c[1] == 0x34))
+		return true;
+	if (c[0] != 0x0f || c[1] != 0x05)
+		return false;
+	return btsdec_recover_regs_at(t->rec, k, &regs) ||
+	       regs.known[BTSDEC_REG_RAX] != ~0ull || remaps(regs.val[BTSDEC_REG_RAX]);
+}
+
+/* The first point from which nothing before the end may have remapped:
+ * a read-only mapping held then what the core holds (a single thread:
+ * another could mprotect it at any time). */
 static size_t read_only_from(struct btsdec_gdbstub *s, struct stub_thread *t)
 {
 	size_t nr = btsdec_recover_nr(t->rec);
-	uint64_t addr;
 
 	if (s->nr > 1)
 		return nr;
 	for (size_t k = nr; k-- > 0;)
-		if (btsdec_recover_insn(t->rec, k, &addr) || is_syscall(s, addr))
+		if (may_remap(s, t, k))
 			return k + 1;
 	return 0;
 }

@@ -455,6 +455,25 @@ static void test_core_read(void)
 	btsdec_core_close(c);
 }
 
+/* Read-only as the program headers say: the crasher's code is, its stack
+ * and its data are not; a range past the mapping's end is not. */
+static void test_core_read_only(void)
+{
+	struct btsdec_core *c;
+	uint64_t lo, hi;
+
+	REQUIRE(btsdec_core_open(FIX "crasher-null.core", &c, NULL) == 0);
+	CHECK(btsdec_core_read_only(c, 0x55585717520cULL, 5));	/* dispatch+51 */
+	CHECK(!btsdec_core_read_only(c, 0x7ffcbc4ff820ULL, 8));	/* the stack */
+	CHECK(!btsdec_core_read_only(c, 0x555857178040ULL, 8));	/* handlers[] */
+	CHECK(!btsdec_core_read_only(c, 0, 1));
+	CHECK(!btsdec_core_read_only(c, 0x55585717520cULL, 0));
+	REQUIRE(btsdec_core_segment(c, 0x55585717520cULL, &lo, &hi));
+	CHECK(btsdec_core_read_only(c, hi - 1, 1));
+	CHECK(!btsdec_core_read_only(c, hi - 1, 2));
+	btsdec_core_close(c);
+}
+
 /* What the program headers say of addr, looked up the plain way (the
  * first PT_LOAD holding it): its byte in *b (when dumped), and whether it
  * is mapped. */
@@ -640,6 +659,7 @@ static const struct test_case tests[] = {
 	TEST_CASE(test_write_and_read_back),
 	TEST_CASE(test_writer_refuses_bad_input),
 	TEST_CASE(test_core_read),
+	TEST_CASE(test_core_read_only),
 	TEST_CASE(test_core_read_segments),
 	TEST_CASE(test_json_string),
 	TEST_CASE(test_model_renderers),

@@ -222,6 +222,19 @@ def test_threads():
           "its trace's gap), each keeps its point", "\n".join(out))
 
 
+def test_code_before_syscalls():
+    """crasher-abort's trace runs through abort's syscalls: at its oldest
+    point the code still reads (the engine follows it across them).  The
+    read-only-mapping path of lib/gdbreplay.c is not reached here."""
+    out = replay(["reverse-continue", "x/2i $pc", "x/8xb $sp+0x100000"],
+                 core=os.path.join(FIX, "crasher-abort.core"))
+    check("No more reverse-execution history" in out[0] and
+          re.search(r"=> 0x[0-9a-f]+ <main\+\d+>:\s+mov", out[1]) is not None,
+          "bts replay: code reads at the start of a trace with syscalls", out[1])
+    check("Cannot access memory" in out[2],
+          "bts replay: memory nothing proves is an error there", out[2])
+
+
 def test_modes():
     out = btsgdb.run(EXE, CORE, ["bts replay", "bts replay", "record btrace bts"],
                      BTSDUMP)
@@ -243,6 +256,7 @@ def main():
     test_break_watch_forward()
     test_mi()
     test_threads()
+    test_code_before_syscalls()
     test_modes()
     with tempfile.TemporaryDirectory() as tmp:
         test_registers_truth(tmp)
