@@ -108,7 +108,8 @@ void stub_replay_put_reg(struct btsdec_gdbstub *s, struct stub_thread *t,
 	size_t size = stub_reg_size(n);
 
 	/* only the engine's registers; the others are not followed */
-	if (n >= BTSDEC_REG__MAX || btsdec_recover_regs_at(engine(s, t), t->at, &regs)) {
+	if (n >= BTSDEC_REG__MAX || !engine(s, t) ||
+	    btsdec_recover_regs_at(t->rec, t->at, &regs)) {
 		for (size_t i = 0; i < size; i++)
 			btsdec_rsp_puts(r, "xx");
 		return;
@@ -130,10 +131,11 @@ void stub_replay_put_reg(struct btsdec_gdbstub *s, struct stub_thread *t,
 size_t stub_replay_read_mem(struct btsdec_gdbstub *s, struct stub_thread *t,
 			    uint64_t addr, uint8_t *buf, size_t len)
 {
+	struct btsdec_recover *rec = engine(s, t);
 	bool *known = malloc(len ? len : 1);
 	size_t n = 0;
 
-	if (!known || btsdec_recover_mem_at(engine(s, t), t->at, addr, len, buf, known) < 0) {
+	if (!rec || !known || btsdec_recover_mem_at(rec, t->at, addr, len, buf, known) < 0) {
 		free(known);
 		return 0;
 	}

@@ -460,6 +460,7 @@ static int h_vcont(struct btsdec_gdbstub *s, const char *a, struct btsdec_rsp_bu
 {
 	const char *tid;
 	struct stub_thread *t = &s->t[s->cur];
+	bool any = false;
 	char act[64];
 	size_t n;
 
@@ -473,10 +474,12 @@ static int h_vcont(struct btsdec_gdbstub *s, const char *a, struct btsdec_rsp_bu
 	}
 	n = strcspn(a, ";");
 	snprintf(act, sizeof(act), "%.*s", (int)n, a);
-	if ((tid = strchr(act, ':')) && !(t = parse_thread(s, tid + 1))) {
+	if ((tid = strchr(act, ':')) && !(t = parse_thread_any(s, tid + 1, &any))) {
 		btsdec_rsp_puts(r, ERR_UNKNOWN_THREAD);
 		return 0;
 	}
+	if (any)
+		t = &s->t[s->cur];
 	return stub_replay_resume(s, t, false, *a == 's' || *a == 'S', r);
 }
 

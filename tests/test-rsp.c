@@ -141,7 +141,39 @@ static void test_btrace(void)
 }
 
 /* Replay mode (lib/gdbreplay.c) on the same core: the engine's 139
- * instructions, the last the call through NULL at dispatch+51. */
+ * instructions, the last the call through NULL at dispatch+51.  Each
+ * packet in order, its reply (a prefix, for errors). */
+static const struct {
+	const char *pkt, *reply;
+} replay_session[] = {
+	{ "vCont?", "vCont;c;C;s;S" },
+	{ "?", "T0bthread:5304;" },
+	{ "bs", "T05thread:5304;" },
+	{ "p10", "0c52175758550000" },		/* rip: call *%rdx */
+	{ "p3", "0000000000000000" },		/* rdx: the NULL */
+	{ "p12", "xxxxxxxx" },			/* cs: not followed */
+	{ "m0,4", "E01" },
+	{ "m7ffcbc4ff838,8", "0000000000000000" },	/* h */
+	{ "s", "T0bthread:5304;" },		/* the end: the core's signal */
+	{ "p10", "0000000000000000" },
+	{ "Z3,7ffcbc4ff838,8", "" },		/* reads: not served */
+	{ "Z0,5558571751e4,1", "OK" },		/* dispatch, line 30 */
+	{ "bc", "T05thread:5304;" },
+	{ "p10", "e451175758550000" },
+	{ "z0,5558571751e4,1", "OK" },
+	{ "vCont;c", "T0bthread:5304;" },
+	{ "Z2,7ffcbc4ff838,8", "OK" },		/* h's slot */
+	{ "bc", "T05watch:7ffcbc4ff838;thread:5304;" },
+	{ "p10", "ff51175758550000" },		/* the store to h */
+	{ "vCont;s:5304", "T05watch:7ffcbc4ff838;thread:5304;" },
+	{ "z2,7ffcbc4ff838,8", "OK" },
+	{ "bc", "T05replaylog:begin;thread:5304;" },
+	{ "bs", "T05replaylog:begin;thread:5304;" },
+	{ "vCont;x", "E." },
+	{ "Z2,1000,0", "E." },
+	{ "c", "T0bthread:5304;" },
+};
+
 static void test_replay(void)
 {
 	struct btsdec_gdbstub *plain = stub;
@@ -155,32 +187,14 @@ static void test_replay(void)
 	btsdec_gdbstub_set_replay(stub);
 	CHECK_CONTAINS(ask("qSupported:multiprocess-"), "ReverseStep+;ReverseContinue+");
 	CHECK(!strstr(reply.p, "Qbtrace"));
-	CHECK_STR(ask("vCont?"), "vCont;c;C;s;S");
-	CHECK_STR(ask("?"), "T0bthread:5304;");
-	CHECK_STR(ask("bs"), "T05thread:5304;");
-	CHECK_STR(ask("p10"), "0c52175758550000");	/* rip: call *%rdx */
-	CHECK_STR(ask("p3"), "0000000000000000");	/* rdx: the NULL */
-	CHECK_STR(ask("p12"), "xxxxxxxx");		/* cs: not followed */
-	CHECK_STR(ask("m0,4"), "E01");
-	CHECK_STR(ask("m7ffcbc4ff838,8"), "0000000000000000");	/* h */
-	CHECK_STR(ask("s"), "T0bthread:5304;");	/* the end: the core's signal */
-	CHECK_STR(ask("p10"), "0000000000000000");
-	CHECK_STR(ask("Z3,7ffcbc4ff838,8"), "");	/* reads: not served */
-	CHECK_STR(ask("Z0,5558571751e4,1"), "OK");	/* dispatch, line 30 */
-	CHECK_STR(ask("bc"), "T05thread:5304;");
-	CHECK_STR(ask("p10"), "e451175758550000");
-	CHECK_STR(ask("z0,5558571751e4,1"), "OK");
-	CHECK_STR(ask("vCont;c"), "T0bthread:5304;");
-	CHECK_STR(ask("Z2,7ffcbc4ff838,8"), "OK");	/* h's slot */
-	CHECK_STR(ask("bc"), "T05watch:7ffcbc4ff838;thread:5304;");
-	CHECK_STR(ask("p10"), "ff51175758550000");	/* the store to h */
-	CHECK_STR(ask("vCont;s:5304"), "T05watch:7ffcbc4ff838;thread:5304;");
-	CHECK_STR(ask("z2,7ffcbc4ff838,8"), "OK");
-	CHECK_STR(ask("bc"), "T05replaylog:begin;thread:5304;");
-	CHECK_STR(ask("bs"), "T05replaylog:begin;thread:5304;");
-	CHECK_CONTAINS(ask("vCont;x"), "E.");
-	CHECK_CONTAINS(ask("Z2,1000,0"), "E.");
-	CHECK_STR(ask("c"), "T0bthread:5304;");
+	for (size_t i = 0; i < sizeof(replay_session) / sizeof(replay_session[0]); i++) {
+		const char *want = replay_session[i].reply;
+
+		if (!strncmp(want, "E.", 2))
+			CHECK_CONTAINS(ask(replay_session[i].pkt), want);
+		else
+			CHECK_STR(ask(replay_session[i].pkt), want);
+	}
 	btsdec_gdbstub_free(stub);
 	stub = plain;
 }
