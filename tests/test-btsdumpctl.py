@@ -316,6 +316,15 @@ def test_gdb(s, tmp):
     check(rc == 0 and "Recorded 139 instructions in 6 functions" in t and
           re.search(r"6\t      dispatch", t) and "#3 " in t and
           os.listdir(td) == [], "gdb: bts target on the stored core:\n" + t)
+    # --replay: `bts replay` once the core is loaded, the values recovered
+    rc, out, err = run(s, "gdb", "42", "--replay", "--", "-batch", "-ex", "reverse-stepi",
+                       "-ex", "p h", env=real)
+    t = out.decode(errors="replace") + err
+    check(rc == 0 and "in dispatch (kind=15)" in t and "(handler_fn) 0x0" in t and
+          os.listdir(td) == [], "gdb --replay: bts replay on the stored core:\n" + t)
+    rc, _, err = run(s, "list", "--replay")
+    check(rc == 1 and "--replay is for gdb" in err, "--replay with list: a usage "
+          "error: %d %r" % (rc, err))
     rc, _, err = run(s, "gdb", "43", "--", "-batch", env=env)
     check(rc == 2 and "not stored" in err, "gdb without core: %d %r" % (rc, err))
     rc, _, err = run(s, "gdb", "45", "--", "-batch", env=env)

@@ -19,7 +19,7 @@ TESTS = {
     "btsdump": "", "vmcore": "", "btsdumpctl": "zstd gdb",
     "btsdumpd": "", "btsdumpd-lbr": "zstd", "journal": "systemd", "units": "systemd", "companion": "systemd zstd xz-utils lz4",
     "fleet": "systemd-journal-remote", "cli": "systemd-journal-remote util-linux",
-    "gdb": "gdb", "gdbstub": "gdb", "threads": "", "recover-truth": "gdb", "fixtures-remade": "gdb", "trail-crashes": "gdb",
+    "gdb": "gdb", "gdbstub": "gdb", "gdb-replay": "gdb", "threads": "", "recover-truth": "gdb", "fixtures-remade": "gdb", "trail-crashes": "gdb",
     "fuzz-note": "clang libclang-rt-14-dev",
     "fuzz-core": "clang libclang-rt-14-dev",
     "fuzz-vmcore": "clang libclang-rt-14-dev",
