@@ -205,6 +205,20 @@ def test_mi():
           "MI: reverse to the start of the history: no-history, clean exit", o)
 
 
+def test_source_steps():
+    """reverse-next over a line, reverse-step into the function that line
+    called (checksum, its local known), next forward again."""
+    out = replay(["reverse-stepi", "reverse-finish", "reverse-next", "reverse-next",
+                  "reverse-step", "bt 1", "info locals", "next", "next"])
+    check(re.match(r"40\t", out[3].splitlines()[-1]) is not None,
+          "bts replay: reverse-next to the line before (40)", out[3])
+    check(out[4].startswith("checksum (v=0x") and out[6] == "sum = 15",
+          "bts replay: reverse-step into checksum, at its return, sum = 15",
+          "\n".join(out[4:7]))
+    check(re.match(r"42\t", out[8].splitlines()[-1]) is not None,
+          "bts replay: next forward again (line 42)", out[8])
+
+
 def test_threads():
     """crasher-threads: each thread moves alone, keeps its own point, and
     its registers are its own after a stop of another."""
@@ -255,6 +269,7 @@ def main():
     test_session()
     test_break_watch_forward()
     test_mi()
+    test_source_steps()
     test_threads()
     test_code_before_syscalls()
     test_modes()
