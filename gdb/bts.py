@@ -1125,8 +1125,8 @@ stepi, next, continue forward again up to the crash.  At each point the
 registers and memory are the ones value recovery proves (btsdump regs);
 what it cannot prove is <unavailable>, never guessed, so "p", "info
 locals", "bt" with arguments and "frame" show what is known.
-Breakpoints and write watchpoints ("watch", hardware) stop in both
-directions; read watchpoints are not served.  The start of the trace is
+Breakpoints and hardware watchpoints ("watch", "awatch", "rwatch") stop
+in both directions, where the engine places the access.  The start of the trace is
 "No more reverse-execution history".  There is no "record": the
 record commands are "bts target"'s.  "detach" ends the session."""
 

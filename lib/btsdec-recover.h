@@ -146,6 +146,15 @@ ssize_t btsdec_recover_mem_at(const struct btsdec_recover *r, size_t i,
  * instruction), or -ERANGE. */
 int btsdec_recover_store(const struct btsdec_recover *r, size_t i,
 			 uint64_t *addr, size_t *len);
+/* The most ranges btsdec_recover_access reports for one instruction. */
+#define BTSDEC_RECOVER_MAX_ACCESS 4
+/* All the memory instruction i (< nr) reads or writes, as proven: how
+ * many ranges [addr[k], addr[k] + len[k]) (at most
+ * BTSDEC_RECOVER_MAX_ACCESS; 0: none), -ENODATA when it may touch memory
+ * where the engine cannot tell (as btsdec_recover_store, and a syscall,
+ * a movs, an operand whose address is not known), or -ERANGE. */
+int btsdec_recover_access(const struct btsdec_recover *r, size_t i,
+			  uint64_t *addr, size_t *len);
 /* Bits two ways of recovery disagreed on (the model does not match the
  * run: another writer, a kernel change): kept as first proven; a test of
  * the engine expects 0. */

@@ -4,8 +4,8 @@
  * dispatches here): each thread's point along its recovered instruction
  * sequence (lib/recover.c, an engine opened when gdb first needs it),
  * moved by s, c, vCont, bs and bc as rr's gdbserver moves its replay;
- * registers and memory at that point, proven bytes only; breakpoints and
- * write watchpoints in both directions.  Process context.
+ * registers and memory at that point, proven bytes only; breakpoints,
+ * write and access watchpoints in both directions.  Process context.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -26,6 +26,7 @@ enum stop {
 	STOP_END,	/* the core's state: its signal */
 	STOP_BREAK,	/* at a breakpoint's address */
 	STOP_WATCH,	/* across an instruction proven to write a watched byte */
+	STOP_AWATCH,	/* ... to read or write a byte of an access watchpoint */
 	STOP_MAYBE,	/* across one that may have written one: unproven */
 };
 
@@ -170,25 +171,52 @@ static bool same_at(struct stub_thread *t, size_t i, size_t j, const struct stub
 	return !memcmp(a, b, w->len);
 }
 
+/* Whether one of instruction k's n accesses (n < 0: not known) touches
+ * access watchpoint w: STOP_AWATCH (*hit set), STOP_MAYBE or STOP_STEP. */
+static enum stop access_check(const uint64_t *addr, const size_t *len, int n,
+			      const struct stub_point *w, uint64_t *hit)
+{
+	if (n < 0)
+		return STOP_MAYBE;
+	for (int j = 0; j < n; j++)
+		if (overlaps(addr[j], len[j], w->addr, w->len)) {
+			*hit = addr[j] > w->addr ? addr[j] : w->addr;
+			return STOP_AWATCH;
+		}
+	return STOP_STEP;
+}
+
 /* Instruction k's effect on the watchpoints: STOP_STEP (none),
- * STOP_WATCH (*hit: the watched address it writes) or STOP_MAYBE. */
+ * STOP_WATCH or STOP_AWATCH (*hit: the watched address it touches) or
+ * STOP_MAYBE.  A write that cannot be placed is passed over only where
+ * the watched bytes are proven the same across it. */
 static enum stop watch_check(struct btsdec_gdbstub *s, struct stub_thread *t,
 			     size_t k, uint64_t *hit)
 {
-	uint64_t addr;
-	size_t len;
-	int ret = btsdec_recover_store(t->rec, k, &addr, &len);
+	uint64_t addr, acc[BTSDEC_RECOVER_MAX_ACCESS];
+	size_t len, acc_len[BTSDEC_RECOVER_MAX_ACCESS];
+	int ret = btsdec_recover_store(t->rec, k, &addr, &len), n = -1;
+	bool got = false;
+	enum stop w;
 
 	for (size_t i = 0; i < s->nr_pts; i++) {
-		const struct stub_point *w = &s->pts[i];
+		const struct stub_point *p = &s->pts[i];
 
-		if (w->type != 2)
+		if (p->type == 4) {
+			if (!got)
+				n = btsdec_recover_access(t->rec, k, acc, acc_len);
+			got = true;
+			if ((w = access_check(acc, acc_len, n, p, hit)) != STOP_STEP)
+				return w;
 			continue;
-		if (!ret && overlaps(addr, len, w->addr, w->len)) {
-			*hit = addr > w->addr ? addr : w->addr;
+		}
+		if (p->type != 2)
+			continue;
+		if (!ret && overlaps(addr, len, p->addr, p->len)) {
+			*hit = addr > p->addr ? addr : p->addr;
 			return STOP_WATCH;
 		}
-		if (ret && !same_at(t, k, k + 1, w))
+		if (ret && !same_at(t, k, k + 1, p))
 			return STOP_MAYBE;
 	}
 	return STOP_STEP;
@@ -284,8 +312,9 @@ int stub_replay_resume(struct btsdec_gdbstub *s, struct stub_thread *t, bool bac
 	btsdec_rsp_puts(r, "T05");
 	if (why == STOP_BEGIN)
 		btsdec_rsp_puts(r, "replaylog:begin;");
-	else if (why == STOP_WATCH)
-		btsdec_rsp_printf(r, "watch:%llx;", (unsigned long long)hit);
+	else if (why == STOP_WATCH || why == STOP_AWATCH)
+		btsdec_rsp_printf(r, "%s:%llx;", why == STOP_WATCH ? "watch" : "awatch",
+				  (unsigned long long)hit);
 	btsdec_rsp_puts(r, "thread:");
 	stub_put_thread_id(s, r, t);
 	btsdec_rsp_puts(r, ";");
@@ -295,20 +324,20 @@ int stub_replay_resume(struct btsdec_gdbstub *s, struct stub_thread *t, bool bac
 /* ---- Breakpoints and watchpoints ------------------------------------------- */
 
 /* "TYPE,ADDR,KIND": Z0 and Z1 break at ADDR, Z2 watches KIND bytes
- * written at ADDR; Z3 and Z4 (reads) are not served: no engine knows
- * every load's address. */
+ * written at ADDR, Z4 read or written.  Z3 (reads alone) is not served,
+ * as x86's debug registers cannot: gdb makes rwatch of Z4. */
 int stub_replay_point(struct btsdec_gdbstub *s, bool insert, const char *a,
 		      struct btsdec_rsp_buf *r)
 {
 	struct stub_point p = { .type = (uint8_t)(a[0] - '0') };
 	size_t i;
 
-	if (a[0] < '0' || a[0] > '2')
+	if (a[0] < '0' || a[0] > '4' || a[0] == '3')
 		return 0;	/* the empty reply: not supported */
 	a++;
 	if (*a++ != ',' || btsdec_rsp_hex_u64(&a, &p.addr) || *a++ != ',' ||
 	    btsdec_rsp_hex_u64(&a, &p.len) || *a ||
-	    (p.type == 2 && (!p.len || p.len > WATCH_MAX))) {
+	    (p.type >= 2 && (!p.len || p.len > WATCH_MAX))) {
 		btsdec_rsp_puts(r, ERR_MALFORMED);
 		return 0;
 	}

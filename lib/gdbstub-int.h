@@ -34,9 +34,10 @@ struct stub_thread {
 				 * what the core holds (single-threaded) */
 };
 
-/* A breakpoint or watchpoint gdb inserted (Z0/Z1, Z2), replay mode. */
+/* A breakpoint or watchpoint gdb inserted (Z0/Z1, Z2, Z4), replay mode. */
 struct stub_point {
-	uint8_t type;		/* 0, 1: break at addr; 2: write watch */
+	uint8_t type;		/* 0, 1: break at addr; 2: write watch;
+				 * 4: access watch */
 	uint64_t addr, len;
 };
 

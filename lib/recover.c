@@ -507,6 +507,51 @@ int btsdec_recover_store(const struct btsdec_recover *r, size_t i,
 	}
 }
 
+/* Appends [a, a + n) to the accesses: false when they are full. */
+static bool add_access(uint64_t a, size_t n, uint64_t *addr, size_t *len, int *nr)
+{
+	if (*nr == BTSDEC_RECOVER_MAX_ACCESS)
+		return false;
+	addr[*nr] = a;
+	len[(*nr)++] = n;
+	return true;
+}
+
+int btsdec_recover_access(const struct btsdec_recover *r, size_t i,
+			  uint64_t *addr, size_t *len)
+{
+	const struct xinsn *x;
+	uint64_t a;
+	size_t n;
+	unsigned size;
+	int nr = 0, ret;
+
+	if (i >= r->nr || !r->s)
+		return -ERANGE;
+	x = &r->in[i];
+	/* the kernel's accesses, a string's source: not followed */
+	if (x->sem == S_SYSCALL || x->sem == S_MOVS)
+		return -ENODATA;
+	if ((ret = btsdec_recover_store(r, i, &a, &n)))
+		return ret;
+	if (n)
+		add_access(a, n, addr, len, &nr);
+	/* an unmodelled instruction's memory operand is its store above */
+	for (unsigned k = 0; x->sem != S_OTHER && x->sem != S_LEA && x->sem != S_NOP &&
+	     k < x->nops; k++) {
+		if (x->op[k].kind != OP_MEM)
+			continue;
+		if (!rec_addr(r, x, &x->op[k], state(r, i), &a) ||
+		    !add_access(a, x->op[k].size, addr, len, &nr))
+			return -ENODATA;
+	}
+	if (x->load == LD_RSP || x->load == LD_RBP) {
+		if (!rec_load_at(r, i, &a, &size) || !add_access(a, size, addr, len, &nr))
+			return -ENODATA;
+	}
+	return nr;
+}
+
 /* ---- From a core ---------------------------------------------------------- */
 
 struct seq {

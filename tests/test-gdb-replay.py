@@ -8,7 +8,8 @@
 # had; reverse-finish out of the faulting function, the NULL pointer's
 # value, `info locals` in the caller (values or <unavailable>, never a
 # wrong one), a breakpoint hit by reverse-continue, a watchpoint on a
-# stack slot stopping at the instruction that wrote it, stepping forward
+# stack slot stopping at the instruction that wrote it (and an access
+# watchpoint at the one that read it), stepping forward
 # back to the fault, the start of the history, two threads moving apart,
 # and `bts target` unchanged.
 # Usage: test-gdb-replay.py BTSDUMP RECOVER-DUMP CRASHER.  TAP; 77 without gdb.
@@ -205,6 +206,22 @@ def test_mi():
           "MI: reverse to the start of the history: no-history, clean exit", o)
 
 
+def test_access_watch():
+    """awatch and rwatch (gdb builds rwatch of Z4): reverse-continue stops
+    at the load of h, then at its store; forward, after the load."""
+    out = replay(["reverse-stepi", "awatch -l h", "reverse-continue", "x/i $pc",
+                  "reverse-continue", "x/i $pc", "delete", "rwatch -l h", "continue",
+                  "x/i $pc"])
+    check("Hardware access (read/write) watchpoint 1: -location h" in out[2] and
+          re.search(r"mov +-0x8\(%rbp\),%rdx", out[3]) is not None,
+          "bts replay: awatch, reverse-continue stops at h's load", out[2] + out[3])
+    check(re.search(r"mov +%rax,-0x8\(%rbp\)", out[5]) is not None,
+          "bts replay: awatch, reverse-continue again stops at h's store", out[5])
+    check("Hardware read watchpoint 2: -location h" in out[8] and
+          re.search(r"<dispatch\+49>", out[9]) is not None,
+          "bts replay: rwatch, continue stops just after h's load", out[8] + out[9])
+
+
 def test_source_steps():
     """reverse-next over a line, reverse-step into the function that line
     called (checksum, its local known), next forward again."""
@@ -269,6 +286,7 @@ def main():
     test_session()
     test_break_watch_forward()
     test_mi()
+    test_access_watch()
     test_source_steps()
     test_threads()
     test_code_before_syscalls()

@@ -156,7 +156,7 @@ static const struct {
 	{ "m7ffcbc4ff838,8", "0000000000000000" },	/* h */
 	{ "s", "T0bthread:5304;" },		/* the end: the core's signal */
 	{ "p10", "0000000000000000" },
-	{ "Z3,7ffcbc4ff838,8", "" },		/* reads: not served */
+	{ "Z3,7ffcbc4ff838,8", "" },		/* reads alone: not served */
 	{ "Z0,5558571751e4,1", "OK" },		/* dispatch, line 30 */
 	{ "bc", "T05thread:5304;" },
 	{ "p10", "e451175758550000" },
@@ -167,6 +167,9 @@ static const struct {
 	{ "p10", "ff51175758550000" },		/* the store to h */
 	{ "vCont;s:5304", "T05watch:7ffcbc4ff838;thread:5304;" },
 	{ "z2,7ffcbc4ff838,8", "OK" },
+	{ "Z4,7ffcbc4ff838,8", "OK" },		/* read or written */
+	{ "bs", "T05awatch:7ffcbc4ff838;thread:5304;" },	/* the store */
+	{ "z4,7ffcbc4ff838,8", "OK" },
 	{ "bc", "T05replaylog:begin;thread:5304;" },
 	{ "bs", "T05replaylog:begin;thread:5304;" },
 	{ "vCont;x", "E." },
