@@ -15,19 +15,19 @@
 #include "grow.h"
 
 #define ERR_MALFORMED	"E.malformed packet"
-/* The most bytes a write watchpoint covers (x86's debug registers: 8;
- * gdb splits a wider one). */
+/* The most bytes a watchpoint covers (x86's debug registers: 8; gdb
+ * splits a wider one). */
 #define WATCH_MAX	64
 
 /* Why a move stopped. */
 enum stop {
 	STOP_STEP,	/* one instruction done */
-	STOP_BEGIN,	/* the oldest point (or the newest gap before it) */
+	STOP_BEGIN,	/* the oldest point: no more history */
 	STOP_END,	/* the core's state: its signal */
 	STOP_BREAK,	/* at a breakpoint's address */
 	STOP_WATCH,	/* across an instruction proven to write a watched byte */
 	STOP_AWATCH,	/* ... to read or write a byte of an access watchpoint */
-	STOP_MAYBE,	/* across one that may have written one: unproven */
+	STOP_MAYBE,	/* across one that may have: unproven either way */
 };
 
 /* The x86-64 syscalls that may change a mapping's permissions or
