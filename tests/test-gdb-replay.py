@@ -222,6 +222,33 @@ def test_access_watch():
           "bts replay: rwatch, continue stops just after h's load", out[8] + out[9])
 
 
+def test_watch_across_gap(tmp):
+    """crasher-null's trace with a gap where parse_request stores kind:
+    the write cannot be placed, so reverse-continue with kind watched
+    stops without a reason (gdb: SIGTRAP) at the gap's far side, the
+    return from checksum, never claiming a watchpoint hit."""
+    recs = [ln.split() for ln in open(os.path.join(FIX, "crasher-null.records"))
+            if ln.strip() and not ln.startswith("#")]
+    path = os.path.join(tmp, "gap.records")
+    with open(path, "w") as f:
+        for i, r in enumerate(recs):
+            if i == 13:     # before "cond parse_request+0x3b"
+                f.write("gap 1 2000000000 5000\n")
+            f.write("%s %s\n" % (r[0], r[1]))
+    core = os.path.join(tmp, "gap.core")
+    p = subprocess.run([BTSDUMP, "add-note", "--gaps", "1", "-o", core,
+                        os.path.join(FIX, "crasher-notrace.core"), path],
+                       capture_output=True, text=True)
+    check(p.returncode == 0, "add-note with a gap", p.stderr)
+    out = replay(["reverse-stepi", "up", "watch -l kind", "reverse-continue",
+                  "p/x $pc"], core=core)
+    ret = int(recs[12][0], 16)      # checksum's ret: the gap's far side
+    check("Program received signal SIGTRAP" in out[3] and "Old value" not in out[3]
+          and out[4].endswith("0x%x" % ret),
+          "bts replay: a write the gap hides stops reverse-continue without a "
+          "reason, at the gap's far side", "\n".join(out))
+
+
 def test_source_steps():
     """reverse-next over a line, reverse-step into the function that line
     called (checksum, its local known), next forward again."""
@@ -292,6 +319,7 @@ def main():
     test_code_before_syscalls()
     test_modes()
     with tempfile.TemporaryDirectory() as tmp:
+        test_watch_across_gap(tmp)
         test_registers_truth(tmp)
     return T.done()
 
