@@ -96,9 +96,12 @@ static struct btsdec_recover *engine(struct btsdec_gdbstub *s, struct stub_threa
 	return t->rec;
 }
 
+/* Not opening the engine: a thread is at the end until it first moves,
+ * and gdb's register reads at the connection wait 2 s at most (its
+ * `remote timeout`), where a resume's stop reply is waited for. */
 bool stub_replay_before_end(struct btsdec_gdbstub *s, struct stub_thread *t)
 {
-	return s->replay && engine(s, t) && t->at < btsdec_recover_nr(t->rec);
+	return s->replay && t->rec && t->at < btsdec_recover_nr(t->rec);
 }
 
 void stub_replay_put_reg(struct btsdec_gdbstub *s, struct stub_thread *t,
