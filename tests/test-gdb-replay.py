@@ -5,14 +5,16 @@
 # then MI): reverse-stepi shows the engine's registers (recover-dump on the
 # same core), and on a crash recorded here under gdb-record-regs.py every
 # register gdb shows while reverse-stepping is the one the program really
-# had; reverse-finish out of the faulting function, the NULL pointer's
+# had, and so is every stack word it reads (an -O0 and an -O2 build);
+# reverse-finish out of the faulting function, the NULL pointer's
 # value, `info locals` in the caller (values or <unavailable>, never a
 # wrong one), a breakpoint hit by reverse-continue, a watchpoint on a
 # stack slot stopping at the instruction that wrote it (and an access
 # watchpoint at the one that read it), stepping forward
 # back to the fault, the start of the history, two threads moving apart,
 # and `bts target` unchanged.
-# Usage: test-gdb-replay.py BTSDUMP RECOVER-DUMP CRASHER.  TAP; 77 without gdb.
+# Usage: test-gdb-replay.py BTSDUMP RECOVER-DUMP CRASHER CRASHER-O2.  TAP;
+# 77 without gdb.
 import importlib.util
 import os
 import re
@@ -21,7 +23,7 @@ import subprocess
 import sys
 import tempfile
 
-BTSDUMP, RECOVER_DUMP, CRASHER = (os.path.abspath(a) for a in sys.argv[1:4])
+BTSDUMP, RECOVER_DUMP, CRASHER, CRASHER_O2 = (os.path.abspath(a) for a in sys.argv[1:5])
 SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FIX = os.path.join(SRC, "tests", "fixtures")
 sys.path.insert(0, os.path.join(SRC, "tests"))
@@ -93,28 +95,49 @@ def test_registers_engine():
           % (STEPS, shown), "\n".join(bad[:20]))
 
 
-def test_registers_truth(tmp):
-    """On a crash recorded here: every register shown while reverse-stepping
-    to the first instruction is what the program had there."""
+def words_shown(text):
+    """`x/NXg` output: {address: 8-byte value} for the words gdb printed
+    (it stops at the first it cannot read)."""
+    res = {}
+    for line in text.splitlines():
+        m = re.match(r"(0x[0-9a-f]+)(?: <[^>]*>)?:\s+(.*)", line)
+        if m:
+            for i, w in enumerate(m.group(2).split()):
+                if not re.fullmatch(r"0x[0-9a-f]+", w):
+                    break   # "Cannot access memory at address ..."
+                res[int(m.group(1), 16) + 8 * i] = int(w, 16)
+    return res
+
+
+def word_of(mem, addr):
+    """The 8-byte word at addr from the truth's bytes, or None."""
+    if any(addr + i not in mem for i in range(8)):
+        return None
+    return sum(mem[addr + i] << 8 * i for i in range(8))
+
+
+def test_registers_truth(tmp, exe, label):
+    """On a crash recorded here: every register and stack word shown while
+    reverse-stepping to the first instruction is what the program had."""
     try:
-        core, recs = REC.record(tmp, CRASHER, ["null"], "main")
+        core, recs = REC.record(tmp, exe, ["null"], "main")
     except (RuntimeError, subprocess.TimeoutExpired) as e:
-        check(False, "crasher null recorded under gdb", str(e)[-2000:])
+        check(False, "%s recorded under gdb" % label, str(e)[-2000:])
         return
     tid = [ln.split()[2] for ln in open(recs) if ln.startswith("# tid")][0]
     subprocess.run([BTSDUMP, "add-note", "--tid", tid, core, recs], check=True,
                    capture_output=True)
     truth = REC.parse_truth(recs + ".regs")
     n = len(truth) - 1
-    out = replay(["reverse-stepi", "info registers"] * n + ["reverse-stepi"],
-                 exe=CRASHER, core=core)
-    bad, shown, back = [], 0, 0
+    out = replay(["reverse-stepi", "info registers", "x/8xg $rsp - 32"] * n +
+                 ["reverse-stepi"], exe=exe, core=core)
+    bad, shown, words, back = [], 0, 0, 0
     for k in range(1, n + 1):
-        if "No more reverse-execution history" in out[2 * k - 2]:
+        if "No more reverse-execution history" in out[3 * k - 3]:
             break   # the trace starts after main's first instructions
         back = k
-        pc, real, _ = truth[n - k]
-        got = regs_shown(out[2 * k - 1])
+        pc, real, mem = truth[n - k]
+        got = regs_shown(out[3 * k - 2])
         if got.get("rip") != pc:
             bad.append("step %d: rip %s, gdb stepped 0x%x" % (k, got.get("rip"), pc))
             break
@@ -124,12 +147,19 @@ def test_registers_truth(tmp):
                 if got[g] != real[g]:
                     bad.append("step %d (0x%x) %s: shown %x, truth %x"
                                % (k, pc, g, got[g], real[g]))
-    check(not bad and shown and back > 100, "bts replay on a recorded crash: every "
-          "register shown at each of %d instructions back is the truth (%d shown, "
-          "%d wrong)" % (back, shown, len(bad)), "\n".join(bad[:20]))
+        for a, v in words_shown(out[3 * k - 1]).items():
+            w = word_of(mem, a)
+            words += w is not None
+            if w is not None and w != v:
+                bad.append("step %d (0x%x) memory at 0x%x: shown %x, truth %x"
+                           % (k, pc, a, v, w))
+    check(not bad and shown and words and back > 40, "bts replay on a recorded "
+          "crash (%s): every register and stack word shown at each of %d "
+          "instructions back is the truth (%d registers, %d words shown, %d wrong)"
+          % (label, back, shown, words, len(bad)), "\n".join(bad[:20]))
     check("No more reverse-execution history" in out[-1],
-          "bts replay: reverse-stepi past the first instruction: no more history",
-          out[-1])
+          "bts replay (%s): reverse-stepi past the first instruction: no more "
+          "history" % label, out[-1])
 
 
 def test_session():
@@ -320,7 +350,9 @@ def main():
     test_modes()
     with tempfile.TemporaryDirectory() as tmp:
         test_watch_across_gap(tmp)
-        test_registers_truth(tmp)
+    for exe, label in ((CRASHER, "-O0"), (CRASHER_O2, "-O2")):
+        with tempfile.TemporaryDirectory() as tmp:
+            test_registers_truth(tmp, exe, label)
     return T.done()
 
 
