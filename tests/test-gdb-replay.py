@@ -324,9 +324,12 @@ def test_code_before_syscalls():
 
 
 def test_modes():
-    out = btsgdb.run(EXE, CORE, ["bts replay", "bts replay", "record btrace bts"],
-                     BTSDUMP)
+    out = btsgdb.run(EXE, CORE, ["bts replay", "bts replay", "record btrace bts",
+                                 "reverse-stepi", "bts list 2", "info bts"], BTSDUMP)
     check("served already" in out[1], "bts replay twice: served already", out[1])
+    check("faulted at 0x0 = target of #16" in out[4] and
+          re.search(r"^\* 1 +21252 +SIGSEGV ", out[5], re.M) is not None,
+          "bts replay: the bts commands still read the core", out[4] + out[5])
     check("not support" in out[2] or "ould not" in out[2],
           "bts replay: no branch trace for gdb's record (that is bts target)", out[2])
     out = btsgdb.run(EXE, CORE, ["bts target", "info record", "reverse-stepi",
