@@ -323,6 +323,31 @@ def test_code_before_syscalls():
           "bts replay: memory nothing proves is an error there", out[2])
 
 
+def packets(*pkts):
+    return b"".join(b"$%s#%02x" % (p, sum(p) & 0xff) for p in pkts)
+
+
+def test_hostile_cores(tmp):
+    """test-gdbstub's damaged cores, moved along in replay mode: the stub
+    answers or refuses, never dies of a signal."""
+    data = bytearray(open(CORE, "rb").read())
+    i = data.find(b"BTSN\x01\x00\x40\x00")
+    cases = {"marker": bytearray(data), "descsz": bytearray(data),
+             "cut": data[:i + 100], "notelf": b"\x7fELF" + b"\0" * 60}
+    cases["marker"][i + 64:i + 72] = (0xb75c000000000009).to_bytes(8, "little")
+    cases["descsz"][i - 20:i - 16] = (0xfffffff0).to_bytes(4, "little")
+    data = packets(b"qSupported:multiprocess+", b"bs", b"g", b"Z2,7ffcbc4ff838,8",
+                   b"bc", b"m7ffcbc4ff838,8", b"Z4,7ffcbc4ff838,8", b"vCont;c",
+                   b"bc", b"bs", b"s", b"c", b"D")
+    for name, blob in cases.items():
+        core = os.path.join(tmp, name + ".core")
+        open(core, "wb").write(blob)
+        p = subprocess.run([BTSDUMP, "gdbserver", "--replay", core, EXE], input=data,
+                           capture_output=True, timeout=60)
+        check(p.returncode in (0, 2), "hostile core %s in replay mode: served or "
+              "refused, exit %d" % (name, p.returncode), p.stderr.decode(errors="replace"))
+
+
 def test_modes():
     out = btsgdb.run(EXE, CORE, ["bts replay", "bts replay", "record btrace bts",
                                  "reverse-stepi", "bts list 2", "info bts"], BTSDUMP)
@@ -353,6 +378,7 @@ def main():
     test_modes()
     with tempfile.TemporaryDirectory() as tmp:
         test_watch_across_gap(tmp)
+        test_hostile_cores(tmp)
     for exe, label in ((CRASHER, "-O0"), (CRASHER_O2, "-O2")):
         with tempfile.TemporaryDirectory() as tmp:
             test_registers_truth(tmp, exe, label)
