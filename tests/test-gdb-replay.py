@@ -212,6 +212,11 @@ def test_mi():
             '-interpreter-exec console "bts replay"',
             "-exec-step-instruction --reverse",
             "-data-evaluate-expression h",
+            "-exec-finish --reverse",
+            "-exec-next --reverse",
+            "-exec-next --reverse",
+            "-exec-step --reverse",
+            "-data-evaluate-expression sum",
             "-break-insert checksum",
             "-exec-continue --reverse",
             "-stack-list-frames",
@@ -227,6 +232,13 @@ def test_mi():
     check('*stopped,reason="end-stepping-range"' in o and 'func="dispatch"' in o
           and '^done,value="0x0"' in o,
           "MI: reverse step into dispatch, h evaluated (0x0)", o)
+    check(re.search(r'\*stopped,reason="[a-z-]+",frame=\{addr="0x0*555857175259",'
+                    r'func="parse_request"', o) is not None and
+          re.search(r'\*stopped,reason="end-stepping-range",frame=\{addr="[^"]*",'
+                    r'func="parse_request".*line="40"', o) is not None and
+          re.search(r'\*stopped,reason="end-stepping-range",frame=\{addr="[^"]*",'
+                    r'func="checksum"', o) is not None and '^done,value="15"' in o,
+          "MI: -exec-finish, -exec-next and -exec-step --reverse; sum = 15", o)
     check('*stopped,reason="breakpoint-hit"' in o and 'func="checksum"' in o,
           "MI: -exec-continue --reverse to a breakpoint", o)
     check('*stopped,reason="signal-received",signal-name="SIGSEGV"' in o,
