@@ -82,29 +82,28 @@ static int parse(int argc, char **argv, struct regs_args *a, int *status)
 	return 0;
 }
 
-static const struct btsdec_thread *pick_thread(struct btsdec_core *core,
-					       const struct regs_args *a)
+const struct btsdec_thread *btsdump_pick_thread(struct btsdec_core *core, bool have_tid,
+						pid_t tid)
 {
 	for (size_t i = 0; i < btsdec_core_nr_threads(core); i++) {
 		const struct btsdec_thread *t = btsdec_core_thread(core, i);
 
-		if (a->have_tid ? t->tid == a->tid : true)
+		if (have_tid ? t->tid == tid : true)
 			return t;
 	}
 	return NULL;
 }
 
-/* The value as hex digits, '?' for a nibble not wholly known. */
-static const char *nibbles(uint64_t v, uint64_t k, char buf[19])
+const char *btsdump_nibbles(uint64_t v, uint64_t k, unsigned digits, char buf[19])
 {
 	buf[0] = '0';
 	buf[1] = 'x';
-	for (int n = 0; n < 16; n++) {
-		unsigned sh = 4 * (15 - n);
+	for (unsigned n = 0; n < digits; n++) {
+		unsigned sh = 4 * (digits - 1 - n);
 
 		buf[2 + n] = (k >> sh & 0xf) == 0xf ? "0123456789abcdef"[v >> sh & 0xf] : '?';
 	}
-	buf[18] = 0;
+	buf[2 + digits] = 0;
 	return buf;
 }
 
@@ -127,7 +126,7 @@ static void print_text(struct btsdec_sym *sym, const struct regs_args *a,
 			   a->back == 1 ? "" : "s", nr, gap ? "" : "at ", where);
 	for (int k = 0; k < BTSDEC_REG__MAX; k++)
 		printf("%-7s %s\n", btsdec_reg_name(k), !s->known[k] ? "unknown" :
-		       nibbles(s->val[k], s->known[k], hex));
+		       btsdump_nibbles(s->val[k], s->known[k], 16, hex));
 }
 
 static int print_json(const struct regs_args *a, const struct btsdec_thread *th,
@@ -160,7 +159,7 @@ static int print_json(const struct regs_args *a, const struct btsdec_thread *th,
 
 static int show(struct btsdec_core *core, struct btsdec_sym *sym, const struct regs_args *a)
 {
-	const struct btsdec_thread *th = pick_thread(core, a);
+	const struct btsdec_thread *th = btsdump_pick_thread(core, a->have_tid, a->tid);
 	struct btsdec_classifier *cls = NULL;
 	struct btsdec_recover *r = NULL;
 	struct btsdec_regs s;
@@ -197,21 +196,18 @@ out:
 	return ret;
 }
 
-int btsdump_regs_main(int argc, char **argv)
+int btsdump_open_core(const char *input, struct btsdec_symopts *so,
+		      int (*fn)(struct btsdec_core *, struct btsdec_sym *, void *), void *arg)
 {
-	struct regs_args a = { 0 };
 	struct btsdec_core *core = NULL;
 	struct btsdec_sym *sym = NULL;
 	struct btsdec_err err;
 	const char *path;
 	char buf[64];
-	int status = 0, fd = -1, exe = 0, ret = parse(argc, argv, &a, &status);
+	int fd = -1, exe = 0, ret = bts_cli_input_path(input, buf, sizeof(buf), &path, &fd);
 
-	if (ret)
-		return ret < 0 ? status : ret;
-	ret = bts_cli_input_path(argv[optind], buf, sizeof(buf), &path, &fd);
 	if (ret) {
-		say("%s: %s", argv[optind], strerror(-ret));
+		say("%s: %s", input, strerror(-ret));
 		return BTS_EXIT_READ;
 	}
 	ret = BTS_EXIT_READ;
@@ -219,15 +215,15 @@ int btsdump_regs_main(int argc, char **argv)
 		say("%s", err.msg);
 		goto out;
 	}
-	if (a.so.executable && btsdump_check_executable(core, a.so.executable)) {
-		a.so.executable = NULL;
+	if (so->executable && btsdump_check_executable(core, so->executable)) {
+		so->executable = NULL;
 		exe = BTS_EXIT_EXECUTABLE;
 	}
-	if (btsdec_sym_open_core(core, &a.so, &sym, &err)) {
+	if (btsdec_sym_open_core(core, so, &sym, &err)) {
 		say("%s", err.msg);
 		goto out;
 	}
-	ret = show(core, sym, &a);
+	ret = fn(core, sym, arg);
 	if (!ret && exe)
 		ret = exe;
 out:
@@ -236,4 +232,19 @@ out:
 	if (fd >= 0)
 		close(fd);
 	return ret;
+}
+
+static int show_regs(struct btsdec_core *core, struct btsdec_sym *sym, void *arg)
+{
+	return show(core, sym, arg);
+}
+
+int btsdump_regs_main(int argc, char **argv)
+{
+	struct regs_args a = { 0 };
+	int status = 0, ret = parse(argc, argv, &a, &status);
+
+	if (ret)
+		return ret < 0 ? status : ret;
+	return btsdump_open_core(argv[optind], &a.so, show_regs, &a);
 }
