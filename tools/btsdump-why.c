@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * `btsdump why [OPTIONS] CORE [EXECUTABLE] REGISTER|*ADDR[,SIZE]`: where a
- * value of the final state (the fault) came from, as the chain the
+ * value of the final state (the fault; --back N: N instructions before) came from, as the chain the
  * library builds once (lib/why.c over lib/recover.c), rendered as text (a
  * tree, newest first, every line escaped: lib/escape.c) or --json
  * (docs/json.md "btsdump why").  Exit codes: exit.h.
@@ -23,6 +23,7 @@ struct why_args {
 	struct btsdec_why_value what;
 	const char *target;
 	unsigned depth;
+	uint64_t back;		/* instructions before the fault */
 	bool have_tid, json;
 	pid_t tid;
 };
@@ -40,6 +41,8 @@ static void usage(FILE *out)
 	      "C expressions (req->handler) are not evaluated: use gdb's `bts why`\n"
 	      "with `p &req->handler`, or give the address.\n"
 	      "\n"
+	      "  -n, --back N              the value N instructions before the fault\n"
+	      "                            (default 0: at it), as btsdump regs --back\n"
 	      "  -D, --depth N             follow the chain N links deep (default 8)\n"
 	      "  -t, --thread TID          this thread (default: the faulting one)\n"
 	      "  -j, --json                JSON instead of text\n"
@@ -48,8 +51,8 @@ static void usage(FILE *out)
 	      "      --version             the version\n"
 	      "\n"
 	      "Exit status: 0 shown; 1 usage (an unknown register or address form);\n"
-	      "2 core unreadable; 3 no trace; 5 no such traced thread; 7 EXECUTABLE\n"
-	      "not used.\n",
+	      "2 core unreadable; 3 no trace or N beyond it; 5 no such traced thread;\n"
+	      "7 EXECUTABLE not used.\n",
 	      out);
 }
 
@@ -57,6 +60,7 @@ static void usage(FILE *out)
 static int parse(int argc, char **argv, struct why_args *a, int *status)
 {
 	static const struct option opts[] = {
+		{ "back", required_argument, NULL, 'n' },
 		{ "depth", required_argument, NULL, 'D' },
 		{ "thread", required_argument, NULL, 't' },
 		{ "json", no_argument, NULL, 'j' },
@@ -68,13 +72,17 @@ static int parse(int argc, char **argv, struct why_args *a, int *status)
 	uint64_t v;
 	int c, ret, n;
 
-	while ((c = getopt_long(argc, argv, BTS_CLI_OPTSTRING "D:t:jd:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, BTS_CLI_OPTSTRING "n:D:t:jd:h", opts, NULL)) != -1) {
 		switch (c) {
-		case 'D': case 't':
-			if ((ret = bts_cli_parse_u64(optarg, &v)) || v > (c == 'D' ? 64 : INT_MAX))
-				return usage_error("why: --%s: %s: '%s'", c == 'D' ? "depth" : "thread",
+		case 'n': case 'D': case 't':
+			if ((ret = bts_cli_parse_u64(optarg, &v)) ||
+			    v > (c == 'D' ? 64 : c == 't' ? INT_MAX : UINT64_MAX))
+				return usage_error("why: --%s: %s: '%s'", c == 'D' ? "depth" :
+						   c == 't' ? "thread" : "back",
 						   bts_cli_number_error(ret ? ret : -ERANGE), optarg);
-			if (c == 'D')
+			if (c == 'n')
+				a->back = v;
+			else if (c == 'D')
 				a->depth = (unsigned)v;
 			else
 				a->have_tid = true, a->tid = (pid_t)v;
@@ -277,6 +285,7 @@ static int print_json(struct btsdec_sym *sym, const struct why_args *a,
 
 	json_object_object_add(doc, "tid", json_object_new_int(th->tid));
 	json_object_object_add(doc, "target", btsdec_json_str(a->target));
+	json_object_object_add(doc, "back", json_object_new_uint64(a->back));
 	json_object_object_add(doc, "instructions", json_object_new_uint64(w->nr_insns));
 	json_object_object_add(doc, "depth", json_object_new_int((int)a->depth));
 	json_object_object_add(doc, "truncated", json_object_new_boolean(w->truncated));
@@ -308,7 +317,14 @@ static int show(struct btsdec_core *core, struct btsdec_sym *sym, void *arg)
 		say("%s: %s", btsdec_core_path(core), err.msg);
 		goto out;
 	}
-	if (btsdec_why_explain(r, &a->what, btsdec_recover_nr(r), a->depth, MAX_STEPS, &w)) {
+	if (a->back > btsdec_recover_nr(r)) {
+		say("%s: thread %d: --back %llu: only %zu instructions traced",
+		    btsdec_core_path(core), (int)th->tid, (unsigned long long)a->back,
+		    btsdec_recover_nr(r));
+		goto out;
+	}
+	if (btsdec_why_explain(r, &a->what, btsdec_recover_nr(r) - a->back, a->depth,
+			       MAX_STEPS, &w)) {
 		say("%s: out of memory", btsdec_core_path(core));
 		ret = BTS_EXIT_READ;
 		goto out;
@@ -316,8 +332,13 @@ static int show(struct btsdec_core *core, struct btsdec_sym *sym, void *arg)
 	if (a->json) {
 		ret = print_json(sym, a, th, &w);
 	} else {
-		btsdec_escape_line(stdout, NULL, "thread %d, at the fault (%zu instructions traced):",
-				   (int)th->tid, w.nr_insns);
+		if (a->back)
+			btsdec_escape_line(stdout, NULL, "thread %d, %llu instruction%s before the fault "
+					   "(%zu traced):", (int)th->tid, (unsigned long long)a->back,
+					   a->back == 1 ? "" : "s", w.nr_insns);
+		else
+			btsdec_escape_line(stdout, NULL, "thread %d, at the fault (%zu instructions "
+					   "traced):", (int)th->tid, w.nr_insns);
 		print_tree(sym, &w, 0);
 		if (w.truncated)
 			printf("(more links not shown: the chain holds at most %d)\n", MAX_STEPS);
