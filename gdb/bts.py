@@ -1151,7 +1151,8 @@ def _bts_why_value(v):
         return "[address unknown]/%d" % v["size"]
     if v.get("value") is not None and v["known"] != "0x%x" % ((1 << 8 * v["size"]) - 1):
         val += " (known bits %s)" % v["known"]
-    return "[%s]/%d = %s" % (v["address"], v["size"], val)
+    sym = _bts_symoff(int(v["address"], 16))     # gdb's name of the object
+    return "[%s%s]/%d = %s" % (v["address"], " " + sym if sym else "", v["size"], val)
 
 
 _BTS_WHY_FROM = {
@@ -1205,7 +1206,15 @@ def _bts_why(arg):
     if p.returncode not in (0, 7):
         raise gdb.GdbError("bts: btsdump why failed (exit %d): %s"
                            % (p.returncode, _bts_escape(p.stderr.strip())))
-    w = json.loads(p.stdout)
+    try:
+        w = json.loads(p.stdout)
+    except ValueError as e:
+        raise gdb.GdbError("bts: btsdump why printed no valid JSON: %s" % e)
+    if (w.get("schema"), w.get("version")) != ("btscrash-why", BTS_JSON_VERSION):
+        raise gdb.GdbError("bts: btsdump why writes JSON schema %s version %s, this "
+                           "gdb/bts.py reads btscrash-why version %d: use the btsdump "
+                           "of the same build" % (w.get("schema"), w.get("version"),
+                                                  BTS_JSON_VERSION))
     gdb.write("%s, at the fault (%d instructions traced):\n"
               % (_bts_escape(shown), w["instructions"]))
     steps = w["chain"]

@@ -94,6 +94,8 @@ def check_null(tap):
               p.stderr)
     if w is None:
         return
+    tap.check((w["schema"], w["version"]) == ("btscrash-why", 7) and w["back"] == 0,
+              "schema btscrash-why, version 7", json.dumps(w)[:300])
     c = w["chain"]
     root = c[0]
     i = root["instruction"]
@@ -120,6 +122,7 @@ def check_null(tap):
     mem = [s for s in children(c, k) if s["what"]["kind"] == "memory"]
     lo = bias + e["handlers"]
     ok = (len(mem) == 1 and mem[0]["from"] == "before-trace" and
+          mem[0]["what"]["symbol"] == "handlers" and
           mem[0]["what"]["value"] == "0x0" and mem[0]["instruction"] is None and
           lo <= int(mem[0]["what"]["address"], 16) < lo + 32 and
           int(mem[0]["what"]["address"], 16) % 8 == 0)
@@ -140,9 +143,10 @@ def check_null(tap):
 
     p = run(os.path.join(FIX, "crasher-null.core"), EXE, "$" + e["reg"])
     want = ["dispatch+%#x (crasher.c:" % e["load"], "dispatch+%#x" % e["table"],
-            "a slot the trace never wrote"]
+            "a slot the trace never wrote", "handlers+0x"]
     tap.check(p.returncode == 0 and all(x in p.stdout for x in want),
-              "the text names the load, the table load and the slot", p.stdout + p.stderr)
+              "the text names the load, the table load and the handlers slot",
+              p.stdout + p.stderr)
 
 
 def check_all(tap):
@@ -249,7 +253,7 @@ def check_gdb(tap):
                        capture_output=True, text=True, env=env, timeout=120)
     first, _, second = p.stdout.partition("==\n")
     tap.check("dispatch+%d (crasher.c:" % e["load"] in first and
-              "a slot the trace never wrote" in first,
+              "a slot the trace never wrote" in first and " handlers+" in first,
               "gdb: bts why $%s names the load and the slot" % e["reg"], p.stdout + p.stderr)
     lines = second.splitlines()
     tap.check(len(lines) > 1 and "dispatch+%d" % e["store"] in lines[1] and

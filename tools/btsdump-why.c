@@ -118,18 +118,36 @@ static const char *value_text(const struct btsdec_why_value *v, char buf[19])
 	return btsdump_nibbles(v->val, v->known, 2 * (v->size ? v->size : 8), buf);
 }
 
-/* "rdx = 0x0", "[0x7ffc…] = 0x2a", "[?] = unknown", "3". */
-static void value_line(const struct btsdec_why_value *v, char *out, size_t len)
+/* The symbol holding a memory value's address ("handlers+0x18"), or
+ * NULL; points into the symbolizer. */
+static const char *mem_symbol(struct btsdec_sym *sym, const struct btsdec_why_value *v,
+			      uint64_t *off)
 {
-	char hex[19];
+	if (v->kind != BTSDEC_WHY_MEM || !v->addr_known)
+		return NULL;
+	return btsdec_sym_addrsym(sym, v->addr, off);
+}
+
+/* "rdx = 0x0", "[0x5558… handlers+0x18]/8 = 0x0", "[address unknown]/8",
+ * "3". */
+static void value_line(struct btsdec_sym *sym, const struct btsdec_why_value *v,
+		       char *out, size_t len)
+{
+	const char *name;
+	uint64_t off;
+	char hex[19], at[160] = "";
 
 	if (v->kind == BTSDEC_WHY_IMM)
 		snprintf(out, len, "%s", value_text(v, hex));
 	else if (v->kind == BTSDEC_WHY_REG)
 		snprintf(out, len, "%s = %s", btsdec_why_reg_name(v), value_text(v, hex));
-	else if (v->addr_known)
-		snprintf(out, len, "[0x%llx]/%u = %s", (unsigned long long)v->addr, v->size,
-			 value_text(v, hex));
+	else if (v->addr_known) {
+		if ((name = mem_symbol(sym, v, &off)))
+			snprintf(at, sizeof(at), off ? " %.120s+0x%llx" : " %.120s", name,
+				 (unsigned long long)off);
+		snprintf(out, len, "[0x%llx%s]/%u = %s", (unsigned long long)v->addr, at,
+			 v->size, value_text(v, hex));
+	}
 	else
 		snprintf(out, len, "[address unknown]/%u", v->size);
 }
@@ -169,11 +187,11 @@ static const char *origin(const struct btsdec_why_step *s)
 static void print_step(struct btsdec_sym *sym, const struct btsdec_why *w, size_t k)
 {
 	const struct btsdec_why_step *s = &w->steps[k];
-	char val[96], loc[512], ops[512] = "";
+	char val[256], loc[512], ops[1024] = "";
 	size_t used = 0;
 	int ind = 2 * (int)s->depth;
 
-	value_line(&s->what, val, sizeof(val));
+	value_line(sym, &s->what, val, sizeof(val));
 	if (s->from == BTSDEC_WHY_BEFORE || s->from == BTSDEC_WHY_NOT_FOLLOWED) {
 		btsdec_escape_line(stdout, NULL, "%*s%s <- %s", ind, "", val, origin(s));
 		return;
@@ -188,7 +206,7 @@ static void print_step(struct btsdec_sym *sym, const struct btsdec_why *w, size_
 			   s->what.kind == BTSDEC_WHY_REG && s->what.reg == BTSDEC_REG_RIP &&
 			   !s->nr_ops ? " (the next instruction, or a direct target)" : "");
 	for (unsigned o = 0; o < s->nr_ops && used < sizeof(ops); o++) {
-		value_line(&s->ops[o], val, sizeof(val));
+		value_line(sym, &s->ops[o], val, sizeof(val));
 		used += snprintf(ops + used, sizeof(ops) - used, "%s%s", o ? ", " : "", val);
 	}
 	if (s->nr_ops)
@@ -204,18 +222,23 @@ static void print_tree(struct btsdec_sym *sym, const struct btsdec_why *w, size_
 			print_tree(sym, w, c);
 }
 
-static struct json_object *value_json(const struct btsdec_why_value *v)
+static struct json_object *value_json(struct btsdec_sym *sym,
+				      const struct btsdec_why_value *v)
 {
 	struct json_object *o = json_object_new_object();
-	uint64_t m = v->size >= 8 ? ~0ull : (1ull << (8 * v->size)) - 1;
+	uint64_t m = v->size >= 8 ? ~0ull : (1ull << (8 * v->size)) - 1, off = 0;
+	const char *name = mem_symbol(sym, v, &off);
 
 	json_object_object_add(o, "kind", json_object_new_string(
 		v->kind == BTSDEC_WHY_REG ? "register" : v->kind == BTSDEC_WHY_MEM ? "memory" :
 		"immediate"));
 	if (v->kind == BTSDEC_WHY_REG)
 		json_object_object_add(o, "name", json_object_new_string(btsdec_why_reg_name(v)));
-	if (v->kind == BTSDEC_WHY_MEM)
+	if (v->kind == BTSDEC_WHY_MEM) {
 		json_object_object_add(o, "address", v->addr_known ? btsdec_json_hex(v->addr) : NULL);
+		json_object_object_add(o, "symbol", btsdec_json_str(name));
+		json_object_object_add(o, "offset", name ? json_object_new_uint64(off) : NULL);
+	}
 	json_object_object_add(o, "size", json_object_new_int(v->size));
 	json_object_object_add(o, "value", v->known & m ? btsdec_json_hex(v->val) : NULL);
 	json_object_object_add(o, "known", btsdec_json_hex(v->known & m));
@@ -261,13 +284,13 @@ static struct json_object *step_json(struct btsdec_sym *sym, const struct btsdec
 			       json_object_new_uint64(s->parent));
 	json_object_object_add(o, "depth", json_object_new_int((int)s->depth));
 	json_object_object_add(o, "back", json_object_new_uint64(w->nr_insns - s->at));
-	json_object_object_add(o, "what", value_json(&s->what));
+	json_object_object_add(o, "what", value_json(sym, &s->what));
 	json_object_object_add(o, "from", json_object_new_string(from_names[s->from]));
 	json_object_object_add(o, "instruction", has_insn ? insn_json(sym, w, s) : NULL);
 	json_object_object_add(o, "maybe", json_object_new_boolean(s->maybe));
 	json_object_object_add(o, "partial", json_object_new_boolean(s->partial));
 	for (unsigned k = 0; k < s->nr_ops; k++) {
-		struct json_object *v = value_json(&s->ops[k]);
+		struct json_object *v = value_json(sym, &s->ops[k]);
 
 		json_object_object_add(v, "source", json_object_new_boolean(s->source[k]));
 		json_object_array_add(ops, v);
@@ -283,6 +306,8 @@ static int print_json(struct btsdec_sym *sym, const struct why_args *a,
 	struct btsdec_err err;
 	int ret;
 
+	json_object_object_add(doc, "schema", json_object_new_string(BTSDEC_JSON_SCHEMA_WHY));
+	json_object_object_add(doc, "version", json_object_new_int(BTSDEC_JSON_VERSION));
 	json_object_object_add(doc, "tid", json_object_new_int(th->tid));
 	json_object_object_add(doc, "target", btsdec_json_str(a->target));
 	json_object_object_add(doc, "back", json_object_new_uint64(a->back));
