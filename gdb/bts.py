@@ -1161,7 +1161,8 @@ _BTS_WHY_FROM = {
                      "or proven by a load)"),
     "syscall": ("the kernel, at the syscall",) * 2,
     "gap": ("code the trace does not show (a gap)",) * 2,
-    "alias": ("may have been written by a store at an address not known",) * 2,
+    "alias": ("may have been written by (a store at an address not known, "
+              "or not modelled)",) * 2,
     "not-followed": ("memory another thread may write: not followed",) * 2,
 }
 
@@ -1183,7 +1184,7 @@ def _bts_why_line(s):
     text = i.get("text") or ""
     return "%s <- %s%s%s in %s [back %d]%s" % (
         what, how, ": " if how and text else "", text, where, i["back"],
-        " (a cmov whose condition is not known: maybe)" if s["maybe"] else "")
+        " (maybe: it may not have written it)" if s["maybe"] else "")
 
 
 def _bts_why(arg):

@@ -44,9 +44,9 @@ enum btsdec_why_from {
 				 * what the core holds) */
 	BTSDEC_WHY_SYSCALL,	/* the kernel, at syscall insn */
 	BTSDEC_WHY_GAP,		/* code the trace does not show (entry insn) */
-	BTSDEC_WHY_ALIAS,	/* insn stored at an address not known, or
-				 * wrote memory the engine does not bound: it
-				 * may have written it */
+	BTSDEC_WHY_ALIAS,	/* insn stored at an address not known, wrote
+				 * memory the engine does not bound, or is not
+				 * modelled: it may have written it */
 	BTSDEC_WHY_NOT_FOLLOWED,	/* memory outside what the engine
 					 * follows (another thread's) */
 };
@@ -67,7 +67,10 @@ struct btsdec_why_step {
 	size_t insn;		/* the instruction (all but BEFORE,
 				 * NOT_FOLLOWED) */
 	uint64_t pc;		/* its address (0 for a gap) */
-	bool maybe;		/* a cmovcc whose condition is not known */
+	bool maybe;		/* a register: insn may not have written it (a
+				 * cmovcc whose condition is not known, an
+				 * instruction not modelled): an older writer
+				 * may have made the value */
 	bool partial;		/* memory: insn wrote only some of its bytes
 				 * (the newest writer of any of them) */
 	char text[192];		/* its disassembly ("" for a gap) */

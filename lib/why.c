@@ -365,7 +365,9 @@ static bool reg_writer(const struct btsdec_recover *r, size_t at, unsigned reg,
 		if (!taken)	/* a cmovcc that did not move */
 			continue;
 		*j = k;
-		*maybe = taken < 0;
+		/* a cmovcc that may not have moved; an instruction not
+		 * modelled, which may only have read the register */
+		*maybe = taken < 0 || r->in[k].sem == S_OTHER;
 		return true;
 	}
 	return false;
@@ -400,7 +402,10 @@ static enum btsdec_why_from mem_writer(const struct btsdec_recover *r, size_t at
 		return BTSDEC_WHY_GAP;
 	if (r->in[newest].sem == S_SYSCALL)
 		return BTSDEC_WHY_SYSCALL;
-	return best == ST_OP ? BTSDEC_WHY_INSN : BTSDEC_WHY_ALIAS;
+	/* an instruction not modelled may only have read its memory operand
+	 * (capstone 4 cannot tell): it may have written it, no more */
+	return best == ST_OP && r->in[newest].sem != S_OTHER ? BTSDEC_WHY_INSN :
+	       BTSDEC_WHY_ALIAS;
 }
 
 static enum btsdec_why_from kind_of(const struct xinsn *x)

@@ -715,6 +715,38 @@ static void test_why_chain(void)
 	btsdec_recover_free(r);
 }
 
+static void test_why_maybe(void)
+{
+	static const char code[] =
+		"\xb8\x05\x00\x00\x00"		/* mov eax,0x5 */
+		"\x0f\xba\xe0\x03"		/* bt eax,0x3: not modelled */
+		"\xbb\x07\x00\x00\x00"		/* mov ebx,0x7 */
+		"\x0f\x44\xcb"			/* cmove ecx,ebx: ZF not known */
+		"\x48\x89\x44\x24\xf8"		/* mov [rsp-0x8],rax */
+		"\x0f\xba\x64\x24\xf8\x01";	/* bt dword [rsp-0x8],1 */
+	struct btsdec_why_value v;
+	struct btsdec_why_step s;
+	struct btsdec_recover *r;
+
+	start();
+	reg(RSP, STACK);
+	r = RUN(code);
+	REQUIRE(r);
+	REQUIRE(btsdec_why_parse("eax", &v) == 0);
+	REQUIRE(btsdec_why_step(r, &v, 6, &s) == 0);
+	CHECK(s.from == BTSDEC_WHY_INSN && s.insn == 1 && s.maybe);	/* not "bt wrote it" */
+	REQUIRE(btsdec_why_parse("ecx", &v) == 0);
+	REQUIRE(btsdec_why_step(r, &v, 6, &s) == 0);
+	CHECK(s.insn == 3 && s.maybe);
+	v = (struct btsdec_why_value){ .kind = BTSDEC_WHY_MEM, .size = 4, .addr_known = true,
+				       .addr = STACK - 8 };
+	REQUIRE(btsdec_why_step(r, &v, 6, &s) == 0);
+	CHECK(s.from == BTSDEC_WHY_ALIAS && s.insn == 5);	/* may, not did */
+	REQUIRE(btsdec_why_step(r, &v, 5, &s) == 0);
+	CHECK(s.from == BTSDEC_WHY_INSN && s.insn == 4 && !s.maybe);
+	btsdec_recover_free(r);
+}
+
 static void test_why_parse(void)
 {
 	struct btsdec_why_value v;
@@ -760,6 +792,7 @@ static const struct test_case tests[] = {
 	TEST_CASE(test_shift_extend),
 	TEST_CASE(test_frame),
 	TEST_CASE(test_why_chain),
+	TEST_CASE(test_why_maybe),
 	TEST_CASE(test_why_parse),
 };
 

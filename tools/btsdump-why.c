@@ -176,7 +176,8 @@ static const char *origin(const struct btsdec_why_step *s)
 			     "or proven by a load)" : "held since before the trace began";
 	case BTSDEC_WHY_SYSCALL: return "the kernel, at the syscall";
 	case BTSDEC_WHY_GAP: return "code the trace does not show (a gap)";
-	case BTSDEC_WHY_ALIAS: return "may have been written by a store at an address not known";
+	case BTSDEC_WHY_ALIAS: return "may have been written by (a store at an address not "
+				      "known, or not modelled)";
 	case BTSDEC_WHY_NOT_FOLLOWED:
 		return mem && !s->what.addr_known ? "its address is not known" :
 		       "memory another thread may write: not followed";
@@ -201,7 +202,7 @@ static void print_step(struct btsdec_sym *sym, const struct btsdec_why *w, size_
 			   s->from == BTSDEC_WHY_INSN ? "" : origin(s),
 			   s->from == BTSDEC_WHY_INSN || !s->text[0] ? "" : ": ", s->text,
 			   loc, w->nr_insns - s->insn,
-			   s->maybe ? " (a cmov whose condition is not known: maybe)" : "",
+			   s->maybe ? " (maybe: it may not have written it)" : "",
 			   s->partial ? " (some of its bytes)" : "",
 			   s->what.kind == BTSDEC_WHY_REG && s->what.reg == BTSDEC_REG_RIP &&
 			   !s->nr_ops ? " (the next instruction, or a direct target)" : "");
