@@ -226,6 +226,27 @@ static void alu_ops(const struct btsdec_recover *r, struct btsdec_why_step *s)
 		add_xop(r, s, &x->op[k], src);
 }
 
+/* The sources of what arithmetic, setcc and syscall write, the same for
+ * a register and for memory (a read-modify-write: op[0] is both). */
+static void common_sources(const struct btsdec_recover *r, struct btsdec_why_step *s)
+{
+	switch (r->in[s->insn].sem) {
+	case S_ADD: case S_SUB: case S_ADC: case S_SBB: case S_AND: case S_OR: case S_XOR:
+	case S_CMP: case S_TEST: case S_INC: case S_DEC: case S_NEG: case S_NOT:
+	case S_SHL: case S_SHR: case S_SAR: case S_IMUL:
+		alu_ops(r, s);
+		return;
+	case S_SETCC:
+		add_reg(r, s, RFL, 8, 0, true);
+		return;
+	case S_SYSCALL:	/* its number: the kernel made the value */
+		add_reg(r, s, BTSDEC_REG_RAX, 8, 0, false);
+		return;
+	default:
+		return;
+	}
+}
+
 /* The sources of register reg written by instruction s->insn. */
 static void reg_sources(const struct btsdec_recover *r, struct btsdec_why_step *s,
 			unsigned reg)
@@ -257,11 +278,6 @@ static void reg_sources(const struct btsdec_recover *r, struct btsdec_why_step *
 		if (x->op[1].index != NOREG)
 			add_reg(r, s, x->op[1].index, 8, 0, true);
 		return;
-	case S_ADD: case S_SUB: case S_ADC: case S_SBB: case S_AND: case S_OR: case S_XOR:
-	case S_CMP: case S_TEST: case S_INC: case S_DEC: case S_NEG: case S_NOT:
-	case S_SHL: case S_SHR: case S_SAR: case S_IMUL:
-		alu_ops(r, s);
-		return;
 	case S_CDQE: case S_CDQ: case S_CQO:
 		add_reg(r, s, BTSDEC_REG_RAX, x->sem == S_CQO ? 8 : 4, 0, true);
 		return;
@@ -283,18 +299,13 @@ static void reg_sources(const struct btsdec_recover *r, struct btsdec_why_step *
 	case S_PUSH: case S_CALL: case S_RET:
 		add_reg(r, s, RSP, 8, 0, true);
 		return;
-	case S_SETCC:
-		add_reg(r, s, RFL, 8, 0, true);
-		return;
 	case S_STOS: case S_MOVS:
 		add_reg(r, s, reg, 8, 0, true);
 		if (x->rep && reg != BTSDEC_REG_RCX)
 			add_reg(r, s, BTSDEC_REG_RCX, 8, 0, true);
 		return;
-	case S_SYSCALL:
-		add_reg(r, s, BTSDEC_REG_RAX, 8, 0, false);
-		return;
 	default:
+		common_sources(r, s);
 		return;
 	}
 }
@@ -307,13 +318,6 @@ static void mem_sources(const struct btsdec_recover *r, struct btsdec_why_step *
 	switch (x->sem) {
 	case S_MOV:
 		add_xop(r, s, &x->op[1], true);
-		return;
-	case S_ADD: case S_SUB: case S_ADC: case S_SBB: case S_AND: case S_OR: case S_XOR:
-	case S_INC: case S_DEC: case S_NEG: case S_NOT: case S_SHL: case S_SHR: case S_SAR:
-		alu_ops(r, s);
-		return;
-	case S_SETCC:
-		add_reg(r, s, RFL, 8, 0, true);
 		return;
 	case S_PUSH:
 		add_xop(r, s, &x->op[0], true);
@@ -328,10 +332,8 @@ static void mem_sources(const struct btsdec_recover *r, struct btsdec_why_step *
 	case S_MOVS:
 		add_at_reg(r, s, BTSDEC_REG_RSI);
 		return;
-	case S_SYSCALL:
-		add_reg(r, s, BTSDEC_REG_RAX, 8, 0, false);
-		return;
 	default:
+		common_sources(r, s);
 		return;
 	}
 }

@@ -104,21 +104,17 @@ def check_null(tap):
     tap.check(ok, "%s = 0 was loaded at dispatch+%#x" % (e["reg"], e["load"]),
               json.dumps(root))
     bias = int(i["address"], 16) - e["load_addr"]
-    slot = children(c, 0)
-    ok = (len(slot) == 1 and slot[0]["what"]["kind"] == "memory" and
-          slot[0]["instruction"]["offset"] == e["store"])
-    tap.check(ok, "its stack slot was stored at dispatch+%#x" % e["store"],
-              json.dumps(slot))
-    if not ok:
-        return
-    k = c.index(slot[0])
-    val = [s for s in children(c, k) if s["what"]["kind"] == "register"]
-    ok = len(val) == 1 and val[0]["instruction"]["offset"] == e["table"]
-    tap.check(ok, "the stored value was loaded at dispatch+%#x" % e["table"],
-              json.dumps(val))
-    if not ok:
-        return
-    k = c.index(val[0])
+    k = 0
+    # down the chain: the slot the register was loaded from, the value
+    # stored there
+    for kind, off, what in (("memory", e["store"], "its stack slot was stored"),
+                            ("register", e["table"], "the stored value was loaded")):
+        step = [s for s in children(c, k) if s["what"]["kind"] == kind]
+        ok = len(step) == 1 and step[0]["instruction"]["offset"] == off
+        tap.check(ok, "%s at dispatch+%#x" % (what, off), json.dumps(step))
+        if not ok:
+            return
+        k = c.index(step[0])
     mem = [s for s in children(c, k) if s["what"]["kind"] == "memory"]
     lo = bias + e["handlers"]
     ok = (len(mem) == 1 and mem[0]["from"] == "before-trace" and

@@ -15,12 +15,8 @@
 #include "btsdump.h"
 #include "exit.h"
 
-struct regs_args {
-	struct btsdec_symopts so;
-	uint64_t back;		/* instructions before the fault */
-	bool have_tid, json;
-	pid_t tid;
-};
+/* regs has the shared options alone */
+#define regs_args btsdump_recover_opts
 
 static void usage(FILE *out)
 {
@@ -31,50 +27,50 @@ static void usage(FILE *out)
 	      "is shown as unknown (a nibble as '?').\n"
 	      "\n"
 	      "  -n, --back N              N instructions before the fault (default 0: at it)\n"
-	      "  -t, --thread TID          this thread (default: the faulting one)\n"
-	      "  -j, --json                JSON instead of text\n"
-	      "  -d, --debuginfo-path P    where to look for separate debuginfo\n"
-	      "  -h, --help                this text\n"
-	      "      --version             the version\n"
+	      BTSDUMP_RECOVER_HELP
 	      "\n"
 	      "Exit status: 0 shown; 1 usage; 2 core unreadable; 3 no trace or N beyond\n"
 	      "it; 5 no such traced thread; 7 EXECUTABLE not used.\n",
 	      out);
 }
 
+int btsdump_recover_option(const char *mode, int c, char **argv,
+			   struct btsdump_recover_opts *o, void (*help)(FILE *),
+			   int *status)
+{
+	uint64_t v;
+	int ret;
+
+	switch (c) {
+	case 'n': case 't':
+		if ((ret = bts_cli_parse_u64(optarg, &v)) || (c == 't' && v > INT_MAX))
+			return usage_error("%s: --%s: %s: '%s'", mode, c == 'n' ? "back" : "thread",
+					   bts_cli_number_error(ret ? ret : -ERANGE), optarg);
+		if (c == 'n')
+			o->back = v;
+		else
+			o->have_tid = true, o->tid = (pid_t)v;
+		return 0;
+	case 'j': o->json = true; return 0;
+	case 'd': o->so.debuginfo_path = optarg; return 0;
+	case 'h': help(stdout); *status = 0; return -1;
+	case BTS_CLI_VERSION: *status = bts_cli_version("btsdump"); return -1;
+	default: return bts_cli_bad_option("btsdump", argv, c);
+	}
+}
+
 /* 0, -1 after --help or --version (*status set), or a usage error's status. */
 static int parse(int argc, char **argv, struct regs_args *a, int *status)
 {
 	static const struct option opts[] = {
-		{ "back", required_argument, NULL, 'n' },
-		{ "thread", required_argument, NULL, 't' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "debuginfo-path", required_argument, NULL, 'd' },
-		{ "help", no_argument, NULL, 'h' },
-		BTS_CLI_OPTION_VERSION,
+		BTSDUMP_RECOVER_OPTIONS,
 		{ 0 }
 	};
-	uint64_t v;
 	int c, ret;
 
-	while ((c = getopt_long(argc, argv, BTS_CLI_OPTSTRING "n:t:jd:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'n': case 't':
-			if ((ret = bts_cli_parse_u64(optarg, &v)) || (c == 't' && v > INT_MAX))
-				return usage_error("regs: --%s: %s: '%s'", c == 'n' ? "back" : "thread",
-						   bts_cli_number_error(ret ? ret : -ERANGE), optarg);
-			if (c == 'n')
-				a->back = v;
-			else
-				a->have_tid = true, a->tid = (pid_t)v;
-			break;
-		case 'j': a->json = true; break;
-		case 'd': a->so.debuginfo_path = optarg; break;
-		case 'h': usage(stdout); *status = 0; return -1;
-		case BTS_CLI_VERSION: *status = bts_cli_version("btsdump"); return -1;
-		default: return bts_cli_bad_option("btsdump", argv, c);
-		}
-	}
+	while ((c = getopt_long(argc, argv, BTSDUMP_RECOVER_OPTSTRING, opts, NULL)) != -1)
+		if ((ret = btsdump_recover_option("regs", c, argv, a, usage, status)))
+			return ret;
 	if (argc - optind < 1 || argc - optind > 2)
 		return usage_error(argc - optind < 1 ? "regs: missing CORE" :
 				   "regs: too many arguments");
@@ -157,42 +153,59 @@ static int print_json(const struct regs_args *a, const struct btsdec_thread *th,
 	return ret ? BTS_EXIT_READ : 0;
 }
 
-static int show(struct btsdec_core *core, struct btsdec_sym *sym, const struct regs_args *a)
+int btsdump_recover(struct btsdec_core *core, struct btsdec_sym *sym, bool have_tid,
+		    pid_t tid, uint64_t back, const struct btsdec_thread **th,
+		    struct btsdec_recover **r)
 {
-	const struct btsdec_thread *th = btsdump_pick_thread(core, a->have_tid, a->tid);
 	struct btsdec_classifier *cls = NULL;
-	struct btsdec_recover *r = NULL;
-	struct btsdec_regs s;
 	struct btsdec_err err;
-	uint64_t addr;
-	size_t nr;
-	int ret = BTS_EXIT_NONE;
+	int rc;
 
-	if (!th) {
-		say("%s: no thread %d", btsdec_core_path(core), (int)a->tid);
+	*r = NULL;
+	*th = btsdump_pick_thread(core, have_tid, tid);
+	if (!*th) {
+		say("%s: no thread %d", btsdec_core_path(core), (int)tid);
 		return BTS_EXIT_NO_THREAD;
 	}
-	if (btsdec_classifier_new(&cls, &err) ||
-	    btsdec_recover_open(core, sym, cls, th, &r, &err)) {
+	rc = btsdec_classifier_new(&cls, &err);
+	if (!rc)
+		rc = btsdec_recover_open(core, sym, cls, *th, r, &err);
+	btsdec_classifier_free(cls);	/* the engine keeps no reference */
+	if (rc) {
 		say("%s: %s", btsdec_core_path(core), err.msg);
-		goto out;
+		return BTS_EXIT_NONE;
 	}
-	nr = btsdec_recover_nr(r);
-	if (a->back > nr) {
+	if (back > btsdec_recover_nr(*r)) {
 		say("%s: thread %d: --back %llu: only %zu instructions traced",
-		    btsdec_core_path(core), (int)th->tid, (unsigned long long)a->back, nr);
-		goto out;
+		    btsdec_core_path(core), (int)(*th)->tid, (unsigned long long)back,
+		    btsdec_recover_nr(*r));
+		btsdec_recover_free(*r);
+		*r = NULL;
+		return BTS_EXIT_NONE;
 	}
+	return 0;
+}
+
+static int show(struct btsdec_core *core, struct btsdec_sym *sym, const struct regs_args *a)
+{
+	const struct btsdec_thread *th;
+	struct btsdec_recover *r;
+	struct btsdec_regs s;
+	uint64_t addr;
+	size_t nr;
+	bool gap;
+	int ret = btsdump_recover(core, sym, a->have_tid, a->tid, a->back, &th, &r);
+
+	if (ret)
+		return ret;
+	nr = btsdec_recover_nr(r);
 	btsdec_recover_regs_at(r, nr - a->back, &s);
+	gap = a->back && btsdec_recover_insn(r, nr - a->back, &addr);
 	if (a->json)
-		ret = print_json(a, th, &s, nr, a->back && btsdec_recover_insn(r, nr - a->back, &addr));
+		ret = print_json(a, th, &s, nr, gap);
 	else
-		print_text(sym, a, th, &s, nr, a->back && btsdec_recover_insn(r, nr - a->back, &addr));
-	if (!a->json)
-		ret = 0;
-out:
+		print_text(sym, a, th, &s, nr, gap);
 	btsdec_recover_free(r);
-	btsdec_classifier_free(cls);
 	return ret;
 }
 

@@ -19,13 +19,10 @@
 #define MAX_STEPS 64
 
 struct why_args {
-	struct btsdec_symopts so;
+	struct btsdump_recover_opts o;
 	struct btsdec_why_value what;
 	const char *target;
 	unsigned depth;
-	uint64_t back;		/* instructions before the fault */
-	bool have_tid, json;
-	pid_t tid;
 };
 
 static void usage(FILE *out)
@@ -44,11 +41,7 @@ static void usage(FILE *out)
 	      "  -n, --back N              the value N instructions before the fault\n"
 	      "                            (default 0: at it), as btsdump regs --back\n"
 	      "  -D, --depth N             follow the chain N links deep (default 8)\n"
-	      "  -t, --thread TID          this thread (default: the faulting one)\n"
-	      "  -j, --json                JSON instead of text\n"
-	      "  -d, --debuginfo-path P    where to look for separate debuginfo\n"
-	      "  -h, --help                this text\n"
-	      "      --version             the version\n"
+	      BTSDUMP_RECOVER_HELP
 	      "\n"
 	      "Exit status: 0 shown; 1 usage (an unknown register or address form);\n"
 	      "2 core unreadable; 3 no trace or N beyond it; 5 no such traced thread;\n"
@@ -60,39 +53,23 @@ static void usage(FILE *out)
 static int parse(int argc, char **argv, struct why_args *a, int *status)
 {
 	static const struct option opts[] = {
-		{ "back", required_argument, NULL, 'n' },
 		{ "depth", required_argument, NULL, 'D' },
-		{ "thread", required_argument, NULL, 't' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "debuginfo-path", required_argument, NULL, 'd' },
-		{ "help", no_argument, NULL, 'h' },
-		BTS_CLI_OPTION_VERSION,
+		BTSDUMP_RECOVER_OPTIONS,
 		{ 0 }
 	};
 	uint64_t v;
 	int c, ret, n;
 
-	while ((c = getopt_long(argc, argv, BTS_CLI_OPTSTRING "n:D:t:jd:h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'n': case 'D': case 't':
-			if ((ret = bts_cli_parse_u64(optarg, &v)) ||
-			    v > (c == 'D' ? 64 : c == 't' ? INT_MAX : UINT64_MAX))
-				return usage_error("why: --%s: %s: '%s'", c == 'D' ? "depth" :
-						   c == 't' ? "thread" : "back",
-						   bts_cli_number_error(ret ? ret : -ERANGE), optarg);
-			if (c == 'n')
-				a->back = v;
-			else if (c == 'D')
-				a->depth = (unsigned)v;
-			else
-				a->have_tid = true, a->tid = (pid_t)v;
-			break;
-		case 'j': a->json = true; break;
-		case 'd': a->so.debuginfo_path = optarg; break;
-		case 'h': usage(stdout); *status = 0; return -1;
-		case BTS_CLI_VERSION: *status = bts_cli_version("btsdump"); return -1;
-		default: return bts_cli_bad_option("btsdump", argv, c);
+	while ((c = getopt_long(argc, argv, BTSDUMP_RECOVER_OPTSTRING "D:", opts, NULL)) != -1) {
+		if (c != 'D') {
+			if ((ret = btsdump_recover_option("why", c, argv, &a->o, usage, status)))
+				return ret;
+			continue;
 		}
+		if ((ret = bts_cli_parse_u64(optarg, &v)) || v > 64)
+			return usage_error("why: --depth: %s: '%s'",
+					   bts_cli_number_error(ret ? ret : -ERANGE), optarg);
+		a->depth = (unsigned)v;
 	}
 	n = argc - optind;
 	if (n < 2 || n > 3)
@@ -100,7 +77,7 @@ static int parse(int argc, char **argv, struct why_args *a, int *status)
 	a->target = argv[argc - 1];
 	if (btsdec_why_parse(a->target, &a->what))
 		return usage_error("why: '%s': not a register nor *ADDR[,SIZE]", a->target);
-	a->so.executable = n == 3 ? argv[optind + 1] : NULL;
+	a->o.so.executable = n == 3 ? argv[optind + 1] : NULL;
 	return 0;
 }
 
@@ -311,7 +288,7 @@ static int print_json(struct btsdec_sym *sym, const struct why_args *a,
 	json_object_object_add(doc, "version", json_object_new_int(BTSDEC_JSON_VERSION));
 	json_object_object_add(doc, "tid", json_object_new_int(th->tid));
 	json_object_object_add(doc, "target", btsdec_json_str(a->target));
-	json_object_object_add(doc, "back", json_object_new_uint64(a->back));
+	json_object_object_add(doc, "back", json_object_new_uint64(a->o.back));
 	json_object_object_add(doc, "instructions", json_object_new_uint64(w->nr_insns));
 	json_object_object_add(doc, "depth", json_object_new_int((int)a->depth));
 	json_object_object_add(doc, "truncated", json_object_new_boolean(w->truncated));
@@ -327,53 +304,35 @@ static int print_json(struct btsdec_sym *sym, const struct why_args *a,
 static int show(struct btsdec_core *core, struct btsdec_sym *sym, void *arg)
 {
 	const struct why_args *a = arg;
-	const struct btsdec_thread *th = btsdump_pick_thread(core, a->have_tid, a->tid);
-	struct btsdec_classifier *cls = NULL;
-	struct btsdec_recover *r = NULL;
+	const struct btsdec_thread *th;
+	struct btsdec_recover *r;
 	struct btsdec_why w = { 0 };
-	struct btsdec_err err;
-	int ret = BTS_EXIT_NONE;
+	int ret = btsdump_recover(core, sym, a->o.have_tid, a->o.tid, a->o.back, &th, &r);
 
-	if (!th) {
-		say("%s: no thread %d", btsdec_core_path(core), (int)a->tid);
-		return BTS_EXIT_NO_THREAD;
-	}
-	if (btsdec_classifier_new(&cls, &err) ||
-	    btsdec_recover_open(core, sym, cls, th, &r, &err)) {
-		say("%s: %s", btsdec_core_path(core), err.msg);
-		goto out;
-	}
-	if (a->back > btsdec_recover_nr(r)) {
-		say("%s: thread %d: --back %llu: only %zu instructions traced",
-		    btsdec_core_path(core), (int)th->tid, (unsigned long long)a->back,
-		    btsdec_recover_nr(r));
-		goto out;
-	}
-	if (btsdec_why_explain(r, &a->what, btsdec_recover_nr(r) - a->back, a->depth,
+	if (ret)
+		return ret;
+	if (btsdec_why_explain(r, &a->what, btsdec_recover_nr(r) - a->o.back, a->depth,
 			       MAX_STEPS, &w)) {
 		say("%s: out of memory", btsdec_core_path(core));
-		ret = BTS_EXIT_READ;
-		goto out;
+		btsdec_recover_free(r);
+		return BTS_EXIT_READ;
 	}
-	if (a->json) {
+	if (a->o.json) {
 		ret = print_json(sym, a, th, &w);
 	} else {
-		if (a->back)
+		if (a->o.back)
 			btsdec_escape_line(stdout, NULL, "thread %d, %llu instruction%s before the fault "
-					   "(%zu traced):", (int)th->tid, (unsigned long long)a->back,
-					   a->back == 1 ? "" : "s", w.nr_insns);
+					   "(%zu traced):", (int)th->tid, (unsigned long long)a->o.back,
+					   a->o.back == 1 ? "" : "s", w.nr_insns);
 		else
 			btsdec_escape_line(stdout, NULL, "thread %d, at the fault (%zu instructions "
 					   "traced):", (int)th->tid, w.nr_insns);
 		print_tree(sym, &w, 0);
 		if (w.truncated)
 			printf("(more links not shown: the chain holds at most %d)\n", MAX_STEPS);
-		ret = 0;
 	}
-out:
 	btsdec_why_fini(&w);
 	btsdec_recover_free(r);
-	btsdec_classifier_free(cls);
 	return ret;
 }
 
@@ -384,5 +343,5 @@ int btsdump_why_main(int argc, char **argv)
 
 	if (ret)
 		return ret < 0 ? status : ret;
-	return btsdump_open_core(argv[optind], &a.so, show, &a);
+	return btsdump_open_core(argv[optind], &a.o.so, show, &a);
 }
