@@ -4,8 +4,9 @@
  * memory at an instruction of the value-recovery engine's sequence
  * (btsdec-recover.h), the instruction that last defined it and the
  * operands that instruction read, with their recovered values, followed
- * back as a chain.  lib/why.c builds the chain once; `btsdump why` (text,
- * --json) and gdb's `bts why` render it.  Process context.
+ * back as a chain.  lib/why.c builds the chain once (lib/why-expr.c places
+ * a C expression); `btsdump why` (text, --json) and gdb's `bts why`
+ * render it.  Process context.
  *
  * Nothing is stored per instruction for it: the defining instruction is
  * found on demand from what the engine already holds (the bits each
@@ -91,6 +92,21 @@ struct btsdec_why {
  * ("*ADDR": 8 bytes, "*ADDR,SIZE" or "ADDR,SIZE", SIZE 1, 2, 4 or 8) into
  * v (kind, size, reg/shift or addr).  0, or -EINVAL. */
 int btsdec_why_parse(const char *s, struct btsdec_why_value *v);
+struct btsdec_sym;
+/* A C expression (lib/why-expr.c, libdw): a variable (a local or
+ * parameter of the function running at instruction at, or a global of its
+ * compilation unit; at the final state whose pc is in no such function,
+ * a call through NULL, the last instruction run) then .FIELD, ->FIELD and
+ * [N], into v: memory (its address, 1 to 8 bytes) or a register (DWARF
+ * says the variable lives there), with the registers and memory the
+ * engine proves there (a pointer or frame base it cannot prove: no
+ * guess).  *point: the instruction the chain should start at (at, or for
+ * a register the point whose pc placed it).  0; -ENOENT no such variable
+ * or no DWARF there; -EINVAL syntax, a location or type not followed;
+ * -ENODATA a value it needs is unknown; the reason in err. */
+int btsdec_why_eval(const struct btsdec_recover *r, struct btsdec_sym *sym, const char *expr,
+		    size_t at, struct btsdec_why_value *v, size_t *point,
+		    struct btsdec_err *err);
 /* gdb's name of register operand v ("rdx", "edx", "dh"). */
 const char *btsdec_why_reg_name(const struct btsdec_why_value *v);
 

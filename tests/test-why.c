@@ -7,6 +7,7 @@
  * the value (its write mask; a store at a byte of the memory), with no
  * write of it in between.  Reads the engine's private state
  * (recover-int.h) for that; tests/test-recover.c has the short chains.
+ * And C expressions placed with the fixture's DWARF (lib/why-expr.c).
  */
 #include <errno.h>
 
@@ -88,8 +89,46 @@ static void test_why_fixtures(void)
 	}
 }
 
+/* C expressions placed with the fixture's DWARF: a global's elements
+ * 8 bytes apart, a local of the function the NULL call left (its CFA
+ * from the CFI), and the refusals. */
+static void test_why_eval(void)
+{
+	struct btsdec_symopts so = { .executable = FIX "crasher" };
+	struct btsdec_core *core;
+	struct btsdec_sym *sym;
+	struct btsdec_classifier *cls;
+	struct btsdec_recover *r;
+	struct btsdec_why_value v0, v2, v;
+	struct btsdec_err err;
+	size_t nr, at;
+
+	REQUIRE(btsdec_core_open(FIX "crasher-null.core", &core, NULL) == 0);
+	REQUIRE(btsdec_sym_open_core(core, &so, &sym, NULL) == 0);
+	REQUIRE(btsdec_classifier_new(&cls, NULL) == 0);
+	REQUIRE(btsdec_recover_open(core, sym, cls, btsdec_core_thread(core, 0), &r, NULL) == 0);
+	nr = btsdec_recover_nr(r);
+	CHECK_EQ(btsdec_why_eval(r, sym, "handlers[0]", nr, &v0, &at, &err), 0);
+	CHECK_EQ(btsdec_why_eval(r, sym, "handlers[2]", nr, &v2, &at, &err), 0);
+	CHECK(v0.kind == BTSDEC_WHY_MEM && v0.size == 8 && v2.addr == v0.addr + 16);
+	CHECK_EQ(at, nr);
+	/* dispatch's int kind, on its frame: the stack, not the table */
+	CHECK_EQ(btsdec_why_eval(r, sym, "kind", nr, &v, &at, &err), 0);
+	CHECK(v.kind == BTSDEC_WHY_MEM && v.size == 4 && v.addr - state(r, nr)[RSP].v < 4096);
+	CHECK_EQ(btsdec_why_eval(r, sym, "nosuch", nr, &v, &at, &err), -ENOENT);
+	CHECK_EQ(btsdec_why_eval(r, sym, "handlers", nr, &v, &at, &err), -EINVAL);
+	CHECK_EQ(btsdec_why_eval(r, sym, "handlers[", nr, &v, &at, &err), -EINVAL);
+	CHECK_EQ(btsdec_why_eval(r, sym, "kind.x", nr, &v, &at, &err), -EINVAL);
+	CHECK_EQ(btsdec_why_eval(r, sym, "9x", nr, &v, &at, &err), -EINVAL);
+	btsdec_recover_free(r);
+	btsdec_classifier_free(cls);
+	btsdec_sym_close(sym);
+	btsdec_core_close(core);
+}
+
 static const struct test_case tests[] = {
 	TEST_CASE(test_why_fixtures),
+	TEST_CASE(test_why_eval),
 };
 
 int main(void)

@@ -3,7 +3,8 @@
 # `btsdump why` (tools/btsdump-why.c over lib/why.c) and gdb's `bts why` on
 # the fixture cores: the chain behind the NULL that crasher-null called
 # names the load from the handlers table, a slot the trace never wrote,
-# and the `and` that made the index; every instruction expected is found
+# and the `and` that made the index; C expressions (h, kind, handlers[3])
+# placed with its DWARF agree; every instruction expected is found
 # in crasher's own disassembly (objdump), never written down here.
 # --json is valid and consistent on every fixture; an unknown value (one
 # btsdump regs shows unknown) reads "unknown"; bad input gets the exit
@@ -208,6 +209,34 @@ def check_unknown(tap):
               "... and reads 'unknown' in the text", t.stdout + t.stderr)
 
 
+def check_expressions(tap):
+    """C expressions placed with crasher's DWARF: dispatch's local h (the
+    pointer it called) starts at the store into its slot, its parameter
+    kind at the store of the register it came in, handlers[3] is the
+    slot the trace never wrote."""
+    e = expected_null_chain()
+    d = disasm("dispatch")
+    kind_store = next(a for a, t in d if re.fullmatch(r"mov DWORD PTR \[rbp-0x\w+\],edi", t))
+    cases = (("h", e["store"]), ("kind", kind_store - d[0][0]))
+    for expr, off in cases:
+        p, w = why_json("crasher-null.core", expr, "--depth", "1")
+        i = w["chain"][0]["instruction"] if w else None
+        tap.check(i is not None and i["function"] == "dispatch" and i["offset"] == off and
+                  w["chain"][0]["what"]["kind"] == "memory",
+                  "why %s: starts at its store, dispatch+%#x" % (expr, off),
+                  p.stdout[:600] + p.stderr)
+    p, w = why_json("crasher-null.core", "handlers[3]")
+    s = w["chain"][0] if w else {}
+    tap.check(w is not None and s["from"] == "before-trace" and s["what"]["value"] == "0x0" and
+              s["what"]["symbol"] == "handlers" and s["what"]["offset"] == 24,
+              "why handlers[3]: 0, a slot the trace never wrote", p.stdout[:600] + p.stderr)
+    for expr, text in (("nosuch", "no variable nosuch"), ("handlers", "not of 1, 2, 4 or 8"),
+                       ("h->x", "not a struct")):
+        p = run(os.path.join(FIX, "crasher-null.core"), EXE, expr)
+        tap.check(p.returncode == 1 and text in p.stderr and not p.stdout,
+                  "why %s: exit 1, says %r" % (expr, text), p.stderr)
+
+
 def check_errors(tap):
     null = os.path.join(FIX, "crasher-null.core")
     with tempfile.TemporaryDirectory() as tmp:
@@ -231,8 +260,8 @@ def check_errors(tap):
                                                    code, text),
                       "exit %d\n%s" % (p.returncode, p.stderr))
     p = run("--help")
-    tap.check(p.returncode == 0 and "REGISTER" in p.stdout and "not evaluated" in p.stdout,
-              "--help names the forms and what is not evaluated", p.stdout)
+    tap.check(p.returncode == 0 and "REGISTER" in p.stdout and "->FIELD" in p.stdout,
+              "--help names the forms", p.stdout)
 
 
 def check_gdb(tap):
@@ -266,6 +295,7 @@ def main():
     check_null(tap)
     check_all(tap)
     check_unknown(tap)
+    check_expressions(tap)
     check_errors(tap)
     check_gdb(tap)
     return tap.done()

@@ -6,6 +6,7 @@
  * tree, newest first, every line escaped: lib/escape.c) or --json
  * (docs/json.md "btsdump why").  Exit codes: exit.h.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -22,6 +23,8 @@ struct why_args {
 	struct btsdump_recover_opts o;
 	struct btsdec_why_value what;
 	const char *target;
+	bool expr;		/* target is a C expression: placed once the
+				 * engine has run */
 	unsigned depth;
 };
 
@@ -35,17 +38,20 @@ static void usage(FILE *out)
 	      "from, newest first.  A value that cannot be proven is shown as unknown.\n"
 	      "REGISTER is a gdb name (rdx, edx, dl, r8d, rip, eflags; '$' allowed);\n"
 	      "memory is *ADDR (8 bytes), *ADDR,SIZE or ADDR,SIZE (SIZE 1, 2, 4 or 8).\n"
-	      "C expressions (req->handler) are not evaluated: use gdb's `bts why`\n"
-	      "with `p &req->handler`, or give the address.\n"
+	      "A C expression is a variable (a local or parameter of the function at\n"
+	      "the fault, or of the last one run when the fault's pc is in none; a\n"
+	      "global of its file) then .FIELD, ->FIELD, [N]: req->handler, table[3],\n"
+	      "placed with its DWARF and the values proven there.\n"
 	      "\n"
 	      "  -n, --back N              the value N instructions before the fault\n"
 	      "                            (default 0: at it), as btsdump regs --back\n"
 	      "  -D, --depth N             follow the chain N links deep (default 8)\n"
 	      BTSDUMP_RECOVER_HELP
 	      "\n"
-	      "Exit status: 0 shown; 1 usage (an unknown register or address form);\n"
-	      "2 core unreadable; 3 no trace or N beyond it; 5 no such traced thread;\n"
-	      "7 EXECUTABLE not used.\n",
+	      "Exit status: 0 shown; 1 usage (an unknown register, address form or\n"
+	      "variable); 2 core unreadable; 3 no trace, N beyond it, or a value the\n"
+	      "expression needs is unknown; 5 no such traced thread; 7 EXECUTABLE not\n"
+	      "used.\n",
 	      out);
 }
 
@@ -75,8 +81,10 @@ static int parse(int argc, char **argv, struct why_args *a, int *status)
 	if (n < 2 || n > 3)
 		return usage_error(n < 2 ? "why: missing CORE or REGISTER" : "why: too many arguments");
 	a->target = argv[argc - 1];
-	if (btsdec_why_parse(a->target, &a->what))
-		return usage_error("why: '%s': not a register nor *ADDR[,SIZE]", a->target);
+	a->expr = btsdec_why_parse(a->target, &a->what) != 0;
+	if (a->expr && !isalpha((unsigned char)*a->target) && *a->target != '_')
+		return usage_error("why: '%s': not a register, *ADDR[,SIZE] nor a C expression",
+				   a->target);
 	a->o.so.executable = n == 3 ? argv[optind + 1] : NULL;
 	return 0;
 }
@@ -307,12 +315,24 @@ static int show(struct btsdec_core *core, struct btsdec_sym *sym, void *arg)
 	const struct btsdec_thread *th;
 	struct btsdec_recover *r;
 	struct btsdec_why w = { 0 };
+	struct btsdec_why_value what = a->what;
+	struct btsdec_err err;
+	size_t at;
 	int ret = btsdump_recover(core, sym, a->o.have_tid, a->o.tid, a->o.back, &th, &r);
 
 	if (ret)
 		return ret;
-	if (btsdec_why_explain(r, &a->what, btsdec_recover_nr(r) - a->o.back, a->depth,
-			       MAX_STEPS, &w)) {
+	at = btsdec_recover_nr(r) - a->o.back;
+	if (a->expr && (ret = btsdec_why_eval(r, sym, a->target, at, &what, &at, &err))) {
+		btsdec_recover_free(r);
+		if (ret == -ENODATA) {
+			say("why: %s: %s", a->target, err.msg);
+			return BTS_EXIT_NONE;
+		}
+		return usage_error("why: '%s': not a register, *ADDR[,SIZE] nor a variable "
+				   "there: %s", a->target, err.msg);
+	}
+	if (btsdec_why_explain(r, &what, at, a->depth, MAX_STEPS, &w)) {
 		say("%s: out of memory", btsdec_core_path(core));
 		btsdec_recover_free(r);
 		return BTS_EXIT_READ;
