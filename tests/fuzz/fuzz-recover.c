@@ -67,6 +67,21 @@ static void why(struct btsdec_recover *r, size_t i, int k, uint64_t rsp)
 	btsdec_why_fini(&w);
 }
 
+/* The input's last bytes as what btsdump why is asked about: parsed
+ * as a register or memory form, or refused. */
+static void parse_tail(const uint8_t *data, size_t size)
+{
+	struct btsdec_why_value v;
+	char s[24];
+	size_t n = size < sizeof(s) - 1 ? size : sizeof(s) - 1;
+
+	memcpy(s, data + size - n, n);
+	s[n] = 0;
+	if (!btsdec_why_parse(s, &v) && v.kind == BTSDEC_WHY_REG &&
+	    (v.reg >= BTSDEC_REG__MAX || !btsdec_why_reg_name(&v)))
+		__builtin_trap();
+}
+
 static void ask(struct btsdec_recover *r, size_t i)
 {
 	struct btsdec_regs s;
@@ -118,6 +133,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (size_t i = 0; i <= btsdec_recover_nr(r); i += 1 + i / 4)
 		ask(r, i);
 	ask(r, btsdec_recover_nr(r));
+	parse_tail(data, size);
 	btsdec_recover_free(r);
 	return 0;
 }
