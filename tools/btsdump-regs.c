@@ -4,6 +4,8 @@
  * instructions before its fault, as the value-recovery engine proves them
  * from the core and the trace (lib/recover.c); unknown stays unknown.
  * Text (symbols escaped, lib/escape.c) or --json.  Exit codes: exit.h.
+ * Also what btsdump why shares with it (btsdump.h): the options, opening
+ * the core and its symbolizer, running the engine for a thread.
  */
 #include <errno.h>
 #include <getopt.h>

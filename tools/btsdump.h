@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The three programs behind btsdump (docs/btsdump.md), one file each:
- * a core's report (btsdump-core.c), a vmcore's per-CPU traces
- * (btsdump-vmcore.c), the note writer (btsdump-addnote.c) and the
- * recovered registers (btsdump-regs.c), where a value came from
- * (btsdump-why.c); tools/
- * btsdump.c picks one by the first argument.  Shared conventions: cli.h.
+ * The programs behind btsdump (docs/btsdump.md), one file each: a core's
+ * report (btsdump-core.c), a vmcore's per-CPU traces (btsdump-vmcore.c),
+ * the note writer (btsdump-addnote.c), the recovered registers
+ * (btsdump-regs.c, which also holds what regs and why share) and where a
+ * value came from (btsdump-why.c); tools/btsdump.c picks one by the first
+ * argument.  Shared conventions: cli.h.
  */
 #ifndef BTS_TOOLS_BTSDUMP_H
 #define BTS_TOOLS_BTSDUMP_H
