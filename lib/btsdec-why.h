@@ -95,7 +95,8 @@ int btsdec_why_parse(const char *s, struct btsdec_why_value *v);
 struct btsdec_sym;
 /* A C expression (lib/why-expr.c, libdw): a variable (a local or
  * parameter of the function running at instruction at, or a global of its
- * compilation unit; at the final state whose pc is in no such function,
+ * compilation unit, else the only one of that name in any module; at the
+ * final state whose pc is in no such function,
  * a call through NULL, the last instruction run) then .FIELD, ->FIELD and
  * [N], into v: memory (its address, 1 to 8 bytes) or a register (DWARF
  * says the variable lives there), with the registers and memory the

@@ -2,7 +2,8 @@
 /*
  * A C expression placed for btsdec_why (btsdec-why.h): a variable (a local
  * or parameter of the function running at a point of the recovery engine's
- * sequence, or a global of its compilation unit) then .FIELD, ->FIELD and
+ * sequence, or a global: of its compilation unit, else the one of that
+ * name in any module) then .FIELD, ->FIELD and
  * [N], located with libdw (DW_AT_location, DW_AT_frame_base, the CFA from
  * the module's CFI) using the registers and memory the engine proves
  * there; nothing unproven is used.  Called by btsdump why; process context.
@@ -241,6 +242,63 @@ static int postfix(const struct place *p, const char *s, Dwarf_Die *type,
 	return 0;
 }
 
+/* A global variable name with a location, in any compilation unit of
+ * any module (not in the scopes at the pc): the one, or none when none
+ * or several define it (static variables of two files, two libraries:
+ * which one is meant cannot be told). */
+struct global {
+	const char *name;
+	Dwarf_Die var;
+	Dwarf_Addr bias;
+	int found;
+};
+
+static void global_in_cu(struct global *g, Dwarf_Die *cu, Dwarf_Addr bias)
+{
+	Dwarf_Die child;
+	const char *n;
+
+	if (dwarf_child(cu, &child))
+		return;
+	do {
+		if (dwarf_tag(&child) != DW_TAG_variable || !(n = dwarf_diename(&child)) ||
+		    strcmp(n, g->name) || !dwarf_hasattr(&child, DW_AT_location))
+			continue;
+		if (!g->found++) {
+			g->var = child;
+			g->bias = bias;
+		}
+	} while (dwarf_siblingof(&child, &child) == 0);
+}
+
+static int global_in_module(Dwfl_Module *mod, void **user, const char *name,
+			    Dwarf_Addr start, void *arg)
+{
+	Dwarf_Die *cu = NULL;
+	Dwarf_Addr bias;
+
+	(void)user, (void)name, (void)start;
+	while ((cu = dwfl_module_nextcu(mod, cu, &bias)))
+		global_in_cu(arg, cu, bias);
+	return DWARF_CB_OK;
+}
+
+static int find_global(struct place *p, const char *name, Dwarf_Die *var, struct btsdec_sym *sym)
+{
+	struct global g = { .name = name };
+
+	dwfl_getmodules(btsdec_sym_dwfl(sym), global_in_module, &g, 0);
+	if (g.found > 1)
+		return btsdec_fail(p->err, -EINVAL, "%s: %d globals of that name (files or "
+				   "libraries): ambiguous", name, g.found);
+	if (!g.found)
+		return btsdec_fail(p->err, -ENOENT, "no variable %s at 0x%llx", name,
+				   (unsigned long long)p->pc);
+	*var = g.var;
+	p->bias = g.bias;
+	return 0;
+}
+
 /* The newest point at or before at whose pc a module with DWARF covers:
  * at itself, or (the final pc in no function: a call through NULL) the
  * last instruction run. */
@@ -289,10 +347,11 @@ int btsdec_why_eval(const struct btsdec_recover *r, struct btsdec_sym *sym, cons
 		if (dwarf_tag(&scopes[i]) == DW_TAG_subprogram)
 			fn = &scopes[i];
 	memset(v, 0, sizeof(*v));
-	rc = k < 0 ? btsdec_fail(err, -ENOENT, "no variable %s at 0x%llx", name,
-				 (unsigned long long)p.pc) :
-	     !type_of(&var, &type) ? btsdec_fail(err, -EINVAL, "%s: no type", name) :
-	     locate(&p, &var, fn, v);
+	/* not in scope there: a global of another file or module, if one */
+	rc = k < 0 ? find_global(&p, name, &var, sym) : 0;
+	if (!rc)
+		rc = !type_of(&var, &type) ? btsdec_fail(err, -EINVAL, "%s: no type", name) :
+		     locate(&p, &var, fn, v);
 	if (!rc)
 		rc = postfix(&p, expr + len, &type, v);
 	if (!rc && (dwarf_aggregate_size(&type, &size) || (size != 1 && size != 2 &&

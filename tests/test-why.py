@@ -230,6 +230,13 @@ def check_expressions(tap):
     tap.check(w is not None and s["from"] == "before-trace" and s["what"]["value"] == "0x0" and
               s["what"]["symbol"] == "handlers" and s["what"]["offset"] == 24,
               "why handlers[3]: 0, a slot the trace never wrote", p.stdout[:600] + p.stderr)
+    # the abort's pc is in libc: crasher's global is found in its module
+    p, w = why_json("crasher-abort.core", "sink", "--depth", "1")
+    s = w["chain"][0] if w else {}
+    tap.check(w is not None and s["what"]["kind"] == "memory" and s["what"]["size"] == 4 and
+              s["what"]["symbol"] == "sink" and s["what"]["offset"] == 0,
+              "why sink on crasher-abort: the global of crasher's module",
+              p.stdout[:600] + p.stderr)
     for expr, text in (("nosuch", "no variable nosuch"), ("handlers", "not of 1, 2, 4 or 8"),
                        ("h->x", "not a struct")):
         p = run(os.path.join(FIX, "crasher-null.core"), EXE, expr)

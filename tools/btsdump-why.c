@@ -40,7 +40,7 @@ static void usage(FILE *out)
 	      "memory is *ADDR (8 bytes), *ADDR,SIZE or ADDR,SIZE (SIZE 1, 2, 4 or 8).\n"
 	      "A C expression is a variable (a local or parameter of the function at\n"
 	      "the fault, or of the last one run when the fault's pc is in none; a\n"
-	      "global of its file) then .FIELD, ->FIELD, [N]: req->handler, table[3],\n"
+	      "global) then .FIELD, ->FIELD, [N]: req->handler, table[3],\n"
 	      "placed with its DWARF and the values proven there.\n"
 	      "\n"
 	      "  -n, --back N              the value N instructions before the fault\n"
