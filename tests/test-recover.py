@@ -102,7 +102,7 @@ def check_program(tap, btsdump, dump, exe, args, label, start="main"):
                  for n in BACK}
         why = {g: subprocess.run([btsdump, "why", "--json", "--depth", "6", core, exe, g],
                                  capture_output=True, text=True)
-               for g in GPRS}
+               for g in GPRS + (["kind", "h"] if args == ["null"] else [])}
     if out.returncode:
         tap.check(False, "%s: recover-dump ran" % label, out.stderr)
         return
@@ -191,15 +191,33 @@ def check_why_tool(tap, label, why, truth):
     """`btsdump why --json` against gdb's steps: every register a link
     explains holds gdb's value there, and it did not change in gdb's run
     between the instruction named as its last writer and that point (or
-    since the trace began, for one no instruction wrote)."""
-    bad, links = [], 0
+    since the trace began, for one no instruction wrote); stack memory a
+    link explains holds gdb's bytes.  On the NULL call, C variables too
+    (dispatch's kind and h, placed by btsdump with the DWARF at -O0 and
+    -O2), or a refusal that says why."""
+    bad, links, placed = [], 0, []
     for g, out in why.items():
+        if g not in GPRS and out.returncode in (1, 3) and "there:" in out.stderr:
+            continue    # a C variable not placed there (optimized out): said
+        if g not in GPRS and not out.returncode:
+            placed.append(g)
         if out.returncode:
             bad.append("why %s: exit %d %s" % (g, out.returncode, out.stderr))
             continue
         w = json.loads(out.stdout)
         off = len(truth) - 1 - w["instructions"]    # truth index of engine entry 0
         for s in w["chain"]:
+            m = s["what"]
+            at = w["instructions"] - s["back"]
+            if m["kind"] == "memory" and m["address"] and m["value"] and at + off >= 0:
+                mem = truth[at + off][2]
+                addr = int(m["address"], 16)
+                if all(addr + b in mem for b in range(m["size"])):
+                    links += 1
+                    real = sum(mem[addr + b] << 8 * b for b in range(m["size"]))
+                    if (int(m["value"], 16) ^ real) & int(m["known"], 16):
+                        bad.append("why %s: [%s] before entry %d: %s, gdb %x"
+                                   % (g, m["address"], at, m["value"], real))
             r = why_reg(s["what"]["name"]) if s["what"]["kind"] == "register" else None
             at = w["instructions"] - s["back"]
             if r is None or at + off < 0:
@@ -222,7 +240,8 @@ def check_why_tool(tap, label, why, truth):
                                % (g, name, k - off, s["instruction"]))
                     break
     tap.check(not bad and links, "%s: btsdump why's last writers agree with gdb's run "
-              "(%d register links)" % (label, links), "\n".join(bad[:20]))
+              "(%d links; C variables placed: %s)" % (label, links, " ".join(placed) or "-"),
+              "\n".join(bad[:20]))
 
 
 def main():
