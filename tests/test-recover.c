@@ -590,6 +590,18 @@ static void test_gap(void)
 	CHECK_KNOWN(r, 0, RBX, 0);
 	CHECK_EQ(btsdec_recover_insn(r, 1, &(uint64_t){ 0 }), -ENODATA);
 	CHECK_EQ(btsdec_recover_conflicts(r), 0);
+	/* where rax and memory came from: the gap, not the mov before it */
+	{
+		struct btsdec_why_value v = { .kind = BTSDEC_WHY_MEM, .size = 8,
+					      .addr_known = true, .addr = STACK };
+		struct btsdec_why_step s;
+
+		REQUIRE(btsdec_why_step(r, &v, 3, &s) == 0);
+		CHECK(s.from == BTSDEC_WHY_GAP && s.insn == 1 && !s.nr_ops);
+		REQUIRE(btsdec_why_parse("rax", &v) == 0);
+		REQUIRE(btsdec_why_step(r, &v, 3, &s) == 0);
+		CHECK(s.from == BTSDEC_WHY_GAP && s.insn == 1 && s.what.val == 9);
+	}
 	btsdec_recover_free(r);
 }
 

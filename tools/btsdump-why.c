@@ -182,6 +182,11 @@ static void print_step(struct btsdec_sym *sym, const struct btsdec_why *w, size_
 		btsdec_escape_line(stdout, NULL, "%*s%s <- %s", ind, "", val, origin(s));
 		return;
 	}
+	if (s->from == BTSDEC_WHY_GAP) {	/* no address: nothing to place */
+		btsdec_escape_line(stdout, NULL, "%*s%s <- %s [back %zu]", ind, "", val, origin(s),
+				   w->nr_insns - s->insn);
+		return;
+	}
 	where(sym, s->pc, loc, sizeof(loc));
 	btsdec_escape_line(stdout, NULL, "%*s%s <- %s%s%s in %s [back %zu]%s%s%s", ind, "", val,
 			   s->from == BTSDEC_WHY_INSN ? "" : origin(s),
