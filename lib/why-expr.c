@@ -194,6 +194,20 @@ static int member(const struct place *p, Dwarf_Die *type, const char *name,
 	return btsdec_fail(p->err, -ENOENT, "no member %s", name);
 }
 
+/* How many subranges (dimensions) array type has. */
+static int dimensions(Dwarf_Die *type)
+{
+	Dwarf_Die child;
+	int n = 0;
+
+	if (dwarf_child(type, &child))
+		return 0;
+	do
+		n += dwarf_tag(&child) == DW_TAG_subrange_type;
+	while (dwarf_siblingof(&child, &child) == 0);
+	return n;
+}
+
 /* The postfix operators of s on v of type type. */
 static int postfix(const struct place *p, const char *s, Dwarf_Die *type,
 		   struct btsdec_why_value *v)
@@ -210,8 +224,11 @@ static int postfix(const struct place *p, const char *s, Dwarf_Die *type,
 					   "the register");
 		if (*s == '[') {
 			n = strtoull(s + 1, &end, 0);
-			if (end == s + 1 || *end != ']' || s[1] == '-')
+			if (!isdigit((unsigned char)s[1]) || *end != ']')
 				return btsdec_fail(p->err, -EINVAL, "[N]: N a number");
+			if (dwarf_tag(type) == DW_TAG_array_type && dimensions(type) != 1)
+				return btsdec_fail(p->err, -EINVAL, "[]: an array of several "
+						   "dimensions is not followed");
 			if (dwarf_tag(type) == DW_TAG_pointer_type && (rc = deref(p, v)))
 				return rc;
 			else if (dwarf_tag(type) != DW_TAG_pointer_type &&

@@ -120,6 +120,9 @@ static void test_why_eval(void)
 	CHECK_EQ(btsdec_why_eval(r, sym, "handlers[", nr, &v, &at, &err), -EINVAL);
 	CHECK_EQ(btsdec_why_eval(r, sym, "kind.x", nr, &v, &at, &err), -EINVAL);
 	CHECK_EQ(btsdec_why_eval(r, sym, "9x", nr, &v, &at, &err), -EINVAL);
+	CHECK_EQ(btsdec_why_eval(r, sym, "handlers[ -1]", nr, &v, &at, &err), -EINVAL);
+	CHECK_EQ(btsdec_why_eval(r, sym, "handlers[0x1]", nr, &v, &at, &err), 0);
+	CHECK_EQ(v.addr, v0.addr + 8);
 	btsdec_recover_free(r);
 	btsdec_classifier_free(cls);
 	btsdec_sym_close(sym);
