@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # bts-aware gdb: `info bts`, `bts list` (`bts branch-history`),
-# `bts function-call-history` and `bts instruction-history` on a core file
+# `bts function-call-history`, `bts instruction-history` and `bts why` on a core file
 # with btscrash trace notes, per thread, in the manner of gdb's `record`
 # commands.  Loaded into gdb with `gdb -iex 'source bts.py' EXE CORE`
 # (btsdumpctl's `gdb` does that).  The records are btsdump's (`--json
@@ -956,6 +956,7 @@ Usage: bts list [/rs] [N | - | + | FIRST,LAST | FIRST, | ,LAST]
        bts instruction-history [/mrf] [N | - | + | FIRST,LAST | ...]
        bts target       (gdb's own record and reverse commands on the core)
        bts replay       (reverse execution with recovered values)
+       bts why $REGISTER | ADDR[,SIZE] | EXPRESSION   (where a value came from)
        info bts
 
 The commands act on the selected thread; use "thread apply all bts list 5"
@@ -1137,6 +1138,155 @@ record commands are "bts target"'s.  "detach" ends the session."""
         _bts_do(lambda a: _bts_serve("bts replay", a, from_tty), arg)
 
 
+# ---- bts why: where a value came from (btsdump why --json) -----------------
+
+BTSDUMP_EXIT_USAGE = 1
+_BTS_WHY_MEM = re.compile(r"\*?(0[xX][0-9a-fA-F]+|[0-9]+)(,[0-9]+)?$")
+
+
+def _bts_why_target(arg):
+    """btsdump why's REGISTER or *ADDR,SIZE for ARG: $REG, a memory form
+    (*ADDR, ADDR, ADDR,SIZE) as is, else a C expression gdb evaluates in
+    the selected frame (the core's final state) to an object in memory."""
+    a = arg.strip()
+    if not a:
+        raise gdb.GdbError("bts: usage: bts why $REGISTER | ADDR[,SIZE] | EXPRESSION")
+    if a.startswith("$"):
+        return a[1:], a
+    if _BTS_WHY_MEM.match(a):
+        return ("" if a.startswith("*") or "," in a else "*") + a, a
+    try:
+        v = gdb.parse_and_eval(a)
+    except gdb.error as e:
+        raise gdb.GdbError("bts: %s" % e)
+    if v.address is None:
+        raise gdb.GdbError("bts: %s is not in memory (a register's value?): "
+                           "ask for the register, as in bts why $rdx" % a)
+    size = v.type.sizeof
+    if size not in (1, 2, 4, 8):
+        raise gdb.GdbError("bts: %s is %d bytes: bts why follows 1, 2, 4 or 8"
+                           % (a, size))
+    return "*0x%x,%d" % (int(v.address), size), a
+
+
+def _bts_why_value(v):
+    """"rdx = 0x0", "[0x7ffc...] = 0xf", "3", as btsdump why prints them."""
+    val = "unknown" if v.get("value") is None else v["value"]
+    if v["kind"] == "immediate":
+        return val
+    if v["kind"] == "register":
+        return "%s = %s" % (v["name"], val)
+    if v.get("address") is None:
+        return "[address unknown]/%d" % v["size"]
+    if v.get("value") is not None and v["known"] != "0x%x" % ((1 << 8 * v["size"]) - 1):
+        val += " (known bits %s)" % v["known"]
+    sym = _bts_symoff(int(v["address"], 16))     # gdb's name of the object
+    return "[%s%s]/%d = %s" % (v["address"], " " + sym if sym else "", v["size"], val)
+
+
+_BTS_WHY_FROM = {
+    "before-trace": ("held since before the trace began",
+                     "a slot the trace never wrote before here (the core's value, "
+                     "or proven by a load)"),
+    "syscall": ("the kernel, at the syscall",) * 2,
+    "gap": ("code the trace does not show (a gap)",) * 2,
+    "alias": ("may have been written by (a store at an address not known, "
+              "or not modelled)",) * 2,
+    "not-followed": ("memory another thread may write: not followed",) * 2,
+}
+
+
+def _bts_why_line(s):
+    what = _bts_why_value(s["what"])
+    mem = s["what"]["kind"] == "memory"
+    i = s["instruction"]
+    if i is None:
+        return "%s <- %s" % (what, _BTS_WHY_FROM[s["from"]][mem])
+    how = "" if s["from"] == "instruction" else _BTS_WHY_FROM[s["from"]][mem]
+    if i.get("address") is None:
+        return "%s <- %s [back %d]" % (what, how, i["back"])
+    addr = int(i["address"], 16)
+    where = _bts_symoff(addr) or i["address"]
+    symtab, line = _bts_line(addr)
+    if symtab is not None:
+        where += " (%s:%d)" % (os.path.basename(symtab.filename), line)
+    text = i.get("text") or ""
+    return "%s <- %s%s%s in %s [back %d]%s" % (
+        what, how, ": " if how and text else "", text, where, i["back"],
+        " (maybe: it may not have written it)" if s["maybe"] else "")
+
+
+def _bts_why(arg):
+    target, shown = _bts_why_target(arg)
+    _, t = _bts_selected_trace()
+    key, data = _bts_load()
+    cmd = [data["_btsdump"], "why", "--json", "--thread", str(t["tid"]), data["_core"]]
+    exe = gdb.current_progspace().filename
+    if exe and os.path.exists(exe):
+        cmd.append(exe)
+    cmd.append(target)
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, errors="replace")
+    except OSError as e:
+        raise gdb.GdbError("bts: cannot run %s: %s" % (_bts_escape(cmd[0]), e.strerror))
+    if p.returncode == BTSDUMP_EXIT_NO_TRACE:
+        raise _BtsNothing(BTS_NO_TRACE)
+    if p.returncode == BTSDUMP_EXIT_USAGE:
+        raise gdb.GdbError("bts: %s: not a register nor an address" % _bts_escape(shown))
+    if p.returncode not in (0, 7):
+        raise gdb.GdbError("bts: btsdump why failed (exit %d): %s"
+                           % (p.returncode, _bts_escape(p.stderr.strip())))
+    try:
+        w = json.loads(p.stdout)
+    except ValueError as e:
+        raise gdb.GdbError("bts: btsdump why printed no valid JSON: %s" % e)
+    if (w.get("schema"), w.get("version")) != ("btscrash-why", BTS_JSON_VERSION):
+        raise gdb.GdbError("bts: btsdump why writes JSON schema %s version %s, this "
+                           "gdb/bts.py reads btscrash-why version %d: use the btsdump "
+                           "of the same build" % (w.get("schema"), w.get("version"),
+                                                  BTS_JSON_VERSION))
+    gdb.write("%s, at the fault (%d instructions traced):\n"
+              % (_bts_escape(shown), w["instructions"]))
+    steps = w["chain"]
+
+    def tree(k):
+        s = steps[k]
+        ind = "  " * s["depth"]
+        gdb.write("%s%s\n" % (ind, _bts_escape(_bts_why_line(s))))
+        if s["operands"] and s["instruction"] is not None:
+            gdb.write("%s    read %s\n" % (ind, _bts_escape(
+                ", ".join(_bts_why_value(o) for o in s["operands"]))))
+        for c in range(k + 1, len(steps)):
+            if steps[c]["parent"] == k:
+                tree(c)
+    if steps:
+        tree(0)
+    if w["truncated"]:
+        gdb.write("(more links not shown)\n")
+
+
+class BtsWhy(gdb.Command):
+    """Show where a value of the fault's state came from.
+
+Usage: bts why $REGISTER | ADDR | ADDR,SIZE | EXPRESSION
+
+The instruction that last wrote the value before the fault, where it is
+(symbol+offset and source line, gdb's), the operands it read with their
+values recovered from the core and the trace ("unknown" where they cannot
+be proven), then where those came from, newest first: a load names the
+store that wrote its memory, or says the trace never wrote it.
+EXPRESSION is evaluated by gdb in the selected frame, as the core holds it,
+to an object in memory of 1, 2, 4 or 8 bytes (p &EXPRESSION): a local
+that gdb says lives in a register is asked for by the register.
+The selected thread's trace; btsdump why --json does the work."""
+
+    def __init__(self):
+        super().__init__("bts why", gdb.COMMAND_SUPPORT, gdb.COMPLETE_EXPRESSION)
+
+    def invoke(self, arg, from_tty):
+        _bts_do(_bts_why, arg)
+
+
 class InfoBts(gdb.Command):
     """Show the branch traces of the core file, one line per thread.
 
@@ -1165,4 +1315,5 @@ BtsCalls()
 BtsInstructionHistory()
 BtsTarget()
 BtsReplay()
+BtsWhy()
 InfoBts()

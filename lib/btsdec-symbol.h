@@ -64,6 +64,10 @@ void btsdec_sym_lookup(struct btsdec_sym *sym, uint64_t addr,
  * points into libdwfl. */
 const char *btsdec_sym_addrsym(struct btsdec_sym *sym, uint64_t addr,
 			       uint64_t *off);
+/* libdwfl's session (modules at their run-time addresses): for DWARF the
+ * symbolizer does not read itself (lib/why-expr.c).  Owned by sym. */
+struct Dwfl;
+struct Dwfl *btsdec_sym_dwfl(struct btsdec_sym *sym);
 /* The GNU build-id of the module holding addr, in hex ("" when unknown);
  * NULL when no module holds addr.  Points into the symbolizer. */
 const char *btsdec_sym_build_id(struct btsdec_sym *sym, uint64_t addr);

@@ -38,5 +38,6 @@
 #include "btsdec-ksym.h"
 #include "btsdec-vmreport.h"
 #include "btsdec-recover.h"
+#include "btsdec-why.h"
 
 #endif /* BTSDEC_H */

@@ -989,6 +989,11 @@ static void fwd_string(struct btsdec_recover *r, size_t i, const struct rval *st
 			out[k] = known(st[k].v + n, 8);
 }
 
+int rec_cmov_taken(const struct btsdec_recover *r, size_t j)
+{
+	return r->in[j].sem == S_CMOV ? cond(state(r, j)[RFL], r->in[j].cc) : 1;
+}
+
 void rec_forward(struct btsdec_recover *r, size_t i, struct rval *out)
 {
 	struct xinsn *x = &r->in[i];

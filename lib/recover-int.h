@@ -166,4 +166,15 @@ bool rec_load_at(const struct btsdec_recover *r, size_t j, uint64_t *addr,
 enum store rec_store_at(const struct btsdec_recover *r, size_t j, uint64_t *addr,
 			unsigned *size);
 
+/* Whether cmovcc j moved (its flags in S(j)): 1, 0, or -1 when the flags
+ * it tests are not known.  For the provenance (why.c). */
+int rec_cmov_taken(const struct btsdec_recover *r, size_t j);
+/* The newest instruction before i that wrote, or may have written, the
+ * byte at addr, into *j: ST_OP (a store there), ST_ANY (a gap, a syscall
+ * or a store at an address not known: it may have), ST_NONE (no
+ * instruction of the trace before i wrote it).  From the index of
+ * accesses the run left: nothing is stored for it (why.c). */
+enum store rec_mem_writer(const struct btsdec_recover *r, size_t i, uint64_t addr,
+			  size_t *j);
+
 #endif /* BTSDEC_RECOVER_INT_H */

@@ -380,6 +380,25 @@ struct rval rec_mem(const struct btsdec_recover *r, size_t i, uint64_t addr,
 	return v;
 }
 
+enum store rec_mem_writer(const struct btsdec_recover *r, size_t i, uint64_t addr,
+			  size_t *j)
+{
+	size_t p = bar_from(r, i), k = ev_from(r, addr >> 3, i);
+	uint64_t a;
+	unsigned size;
+
+	for (; k-- > 0 && r->ev[k].g == addr >> 3 && (!p || r->ev[k].j > r->bar[p - 1]);)
+		if (r->in[r->ev[k].j].sem != S_GAP &&
+		    rec_store_at(r, r->ev[k].j, &a, &size) == ST_OP && addr - a < size) {
+			*j = r->ev[k].j;
+			return ST_OP;
+		}
+	if (!p)
+		return ST_NONE;
+	*j = r->bar[p - 1];
+	return ST_ANY;
+}
+
 /* ---- The fixed point ------------------------------------------------------ */
 
 /* Adds what src proves to dst: whether anything was new.  Bits proven

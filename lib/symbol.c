@@ -406,6 +406,11 @@ static const char *module_build_id(struct btsdec_sym *s, Dwfl_Module *m,
 	return p ? p : "";
 }
 
+struct Dwfl *btsdec_sym_dwfl(struct btsdec_sym *sym)
+{
+	return sym->dwfl;
+}
+
 const char *btsdec_sym_build_id(struct btsdec_sym *s, uint64_t addr)
 {
 	Dwfl_Module *m = dwfl_addrmodule(s->dwfl, addr - s->slide);

@@ -15,11 +15,11 @@ BUILD = sys.argv[1]
 # test name -> the Debian package(s) without which meson would drop it or
 # it would skip.  Parts added to meson.build are added here.
 TESTS = {
-    "note": "", "ring": "", "format": "", "classify": "", "core": "", "symbol": "", "escape": "", "grow": "", "rsp": "", "trail": "", "recover": "", "store": "", "config": "",
+    "note": "", "ring": "", "format": "", "classify": "", "core": "", "symbol": "", "escape": "", "grow": "", "rsp": "", "trail": "", "recover": "", "why": "", "store": "", "config": "",
     "btsdump": "", "vmcore": "", "btsdumpctl": "zstd gdb",
     "btsdumpd": "", "btsdumpd-lbr": "zstd", "journal": "systemd", "units": "systemd", "companion": "systemd zstd xz-utils lz4",
     "fleet": "systemd-journal-remote", "cli": "systemd-journal-remote util-linux",
-    "gdb": "gdb", "gdbstub": "gdb", "gdb-replay": "gdb", "threads": "", "recover-truth": "gdb", "fixtures-remade": "gdb", "trail-crashes": "gdb",
+    "gdb": "gdb", "gdbstub": "gdb", "gdb-replay": "gdb", "threads": "", "recover-truth": "gdb", "why-tool": "binutils", "fixtures-remade": "gdb", "trail-crashes": "gdb",
     "fuzz-note": "clang libclang-rt-14-dev",
     "fuzz-core": "clang libclang-rt-14-dev",
     "fuzz-vmcore": "clang libclang-rt-14-dev",

@@ -5,7 +5,9 @@
  * shown beside them): exact values recovered backward and forward, and
  * values no one can prove left unknown (a load through an unknown pointer,
  * a store that may alias, flags not known, an instruction not modelled, a
- * gap).  The real-program check is tests/test-recover.py.
+ * gap).  Where a value came from (lib/why.c): a short chain exactly
+ * (over the fixture cores: tests/test-why.c).  The real-program check is
+ * tests/test-recover.py.
  */
 #include <errno.h>
 
@@ -588,6 +590,18 @@ static void test_gap(void)
 	CHECK_KNOWN(r, 0, RBX, 0);
 	CHECK_EQ(btsdec_recover_insn(r, 1, &(uint64_t){ 0 }), -ENODATA);
 	CHECK_EQ(btsdec_recover_conflicts(r), 0);
+	/* where rax and memory came from: the gap, not the mov before it */
+	{
+		struct btsdec_why_value v = { .kind = BTSDEC_WHY_MEM, .size = 8,
+					      .addr_known = true, .addr = STACK };
+		struct btsdec_why_step s;
+
+		REQUIRE(btsdec_why_step(r, &v, 3, &s) == 0);
+		CHECK(s.from == BTSDEC_WHY_GAP && s.insn == 1 && !s.nr_ops);
+		REQUIRE(btsdec_why_parse("rax", &v) == 0);
+		REQUIRE(btsdec_why_step(r, &v, 3, &s) == 0);
+		CHECK(s.from == BTSDEC_WHY_GAP && s.insn == 1 && s.what.val == 9);
+	}
 	btsdec_recover_free(r);
 }
 
@@ -654,6 +668,121 @@ static void test_frame(void)
 	btsdec_recover_free(r);
 }
 
+static void test_why_chain(void)
+{
+	static const char code[] =
+		"\xb8\x05\x00\x00\x00"		/* mov eax,0x5 */
+		"\x83\xc0\x03"			/* add eax,0x3 */
+		"\x31\xc9"			/* xor ecx,ecx */
+		"\x48\x89\x44\x24\xf8"		/* mov [rsp-0x8],rax */
+		"\x48\x8b\x54\x24\xf8";		/* mov rdx,[rsp-0x8] */
+	struct btsdec_why_value v;
+	struct btsdec_why_step s;
+	struct btsdec_why w;
+	struct btsdec_recover *r;
+
+	start();
+	reg(RSP, STACK);
+	reg(RDX, 8);
+	reg(RIP, BASE + 20);
+	r = RUN(code);
+	REQUIRE(r);
+	REQUIRE(btsdec_why_parse("$rdx", &v) == 0);
+	REQUIRE(btsdec_why_explain(r, &v, 5, 8, 16, &w) == 0);
+	REQUIRE(w.nr == 4);	/* immediates end a chain: no link of their own */
+	/* rdx <- the load at 4 from [rsp-8] */
+	CHECK_EQ(w.steps[0].from, BTSDEC_WHY_INSN);
+	CHECK_EQ(w.steps[0].insn, 4);
+	CHECK_EQ(w.steps[0].what.val, 8);
+	CHECK_EQ(w.steps[0].ops[0].kind, BTSDEC_WHY_MEM);
+	CHECK_EQ(w.steps[0].ops[0].addr, STACK - 8);
+	CHECK_EQ(w.steps[0].ops[0].val, 8);
+	/* [rsp-8] <- the store at 3, of rax */
+	CHECK_EQ(w.steps[1].insn, 3);
+	CHECK_EQ(w.steps[1].parent, 0);
+	CHECK_EQ(w.steps[1].ops[0].reg, RAX);
+	/* rax <- add eax,3 at 1: eax = 5, 3 */
+	CHECK_EQ(w.steps[2].insn, 1);
+	CHECK_EQ(w.steps[2].ops[0].val, 5);
+	CHECK_EQ(w.steps[2].ops[1].kind, BTSDEC_WHY_IMM);
+	CHECK_EQ(w.steps[2].ops[1].val, 3);
+	/* eax <- mov eax,5 at 0: a constant, the chain ends */
+	CHECK_EQ(w.steps[3].insn, 0);
+	CHECK_EQ(w.steps[3].ops[0].val, 5);
+	CHECK(!w.steps[3].source[0]);
+	btsdec_why_fini(&w);
+	/* rcx: zeroed, from nothing; rbx: never written; depth 0: one link */
+	REQUIRE(btsdec_why_parse("ecx", &v) == 0);
+	REQUIRE(btsdec_why_step(r, &v, 5, &s) == 0);
+	CHECK_EQ(s.insn, 2);
+	CHECK(!s.source[0] && !s.source[1]);
+	REQUIRE(btsdec_why_parse("rbx", &v) == 0);
+	REQUIRE(btsdec_why_step(r, &v, 5, &s) == 0);
+	CHECK_EQ(s.from, BTSDEC_WHY_BEFORE);
+	CHECK_EQ(s.what.known, 0);	/* and unknown: never guessed */
+	REQUIRE(btsdec_why_explain(r, &v, 5, 0, 16, &w) == 0);
+	CHECK_EQ(w.nr, 1);
+	btsdec_why_fini(&w);
+	CHECK_EQ(btsdec_why_step(r, &v, 6, &s), -ERANGE);
+	btsdec_recover_free(r);
+}
+
+static void test_why_maybe(void)
+{
+	static const char code[] =
+		"\xb8\x05\x00\x00\x00"		/* mov eax,0x5 */
+		"\x0f\xba\xe0\x03"		/* bt eax,0x3: not modelled */
+		"\xbb\x07\x00\x00\x00"		/* mov ebx,0x7 */
+		"\x0f\x44\xcb"			/* cmove ecx,ebx: ZF not known */
+		"\x48\x89\x44\x24\xf8"		/* mov [rsp-0x8],rax */
+		"\x0f\xba\x64\x24\xf8\x01";	/* bt dword [rsp-0x8],1 */
+	struct btsdec_why_value v;
+	struct btsdec_why_step s;
+	struct btsdec_recover *r;
+
+	start();
+	reg(RSP, STACK);
+	r = RUN(code);
+	REQUIRE(r);
+	REQUIRE(btsdec_why_parse("eax", &v) == 0);
+	REQUIRE(btsdec_why_step(r, &v, 6, &s) == 0);
+	CHECK(s.from == BTSDEC_WHY_INSN && s.insn == 1 && s.maybe);	/* not "bt wrote it" */
+	REQUIRE(btsdec_why_parse("ecx", &v) == 0);
+	REQUIRE(btsdec_why_step(r, &v, 6, &s) == 0);
+	CHECK(s.insn == 3 && s.maybe);
+	v = (struct btsdec_why_value){ .kind = BTSDEC_WHY_MEM, .size = 4, .addr_known = true,
+				       .addr = STACK - 8 };
+	REQUIRE(btsdec_why_step(r, &v, 6, &s) == 0);
+	CHECK(s.from == BTSDEC_WHY_ALIAS && s.insn == 5);	/* may, not did */
+	REQUIRE(btsdec_why_step(r, &v, 5, &s) == 0);
+	CHECK(s.from == BTSDEC_WHY_INSN && s.insn == 4 && !s.maybe);
+	btsdec_recover_free(r);
+}
+
+static void test_why_parse(void)
+{
+	struct btsdec_why_value v;
+
+	CHECK_EQ(btsdec_why_parse("dh", &v), 0);
+	CHECK(v.reg == RDX && v.size == 1 && v.shift == 8);
+	CHECK_EQ(btsdec_why_parse("r9d", &v), 0);
+	CHECK(v.reg == BTSDEC_REG_R9 && v.size == 4);
+	CHECK_EQ(btsdec_why_parse("r10b", &v), 0);
+	CHECK_STR(btsdec_why_reg_name(&v), "r10l");
+	CHECK_EQ(btsdec_why_parse("$pc", &v), 0);
+	CHECK_EQ(v.reg, RIP);
+	CHECK_EQ(btsdec_why_parse("*0x1000,4", &v), 0);
+	CHECK(v.kind == BTSDEC_WHY_MEM && v.addr == 0x1000 && v.size == 4);
+	CHECK_EQ(btsdec_why_parse("0x1000,2", &v), 0);
+	CHECK_EQ(btsdec_why_parse("*0x1000", &v), 0);
+	CHECK_EQ(v.size, 8);
+	CHECK_EQ(btsdec_why_parse("xmm0", &v), -EINVAL);
+	CHECK_EQ(btsdec_why_parse("*0x1000,3", &v), -EINVAL);
+	CHECK_EQ(btsdec_why_parse("*-1", &v), -EINVAL);
+	CHECK_EQ(btsdec_why_parse("*", &v), -EINVAL);
+	CHECK_EQ(btsdec_why_parse("", &v), -EINVAL);
+}
+
 static const struct test_case tests[] = {
 	TEST_CASE(test_inverse),
 	TEST_CASE(test_stack),
@@ -674,6 +803,9 @@ static const struct test_case tests[] = {
 	TEST_CASE(test_gap),
 	TEST_CASE(test_shift_extend),
 	TEST_CASE(test_frame),
+	TEST_CASE(test_why_chain),
+	TEST_CASE(test_why_maybe),
+	TEST_CASE(test_why_parse),
 };
 
 int main(void)

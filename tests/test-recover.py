@@ -8,7 +8,8 @@
 # trace, must equal what gdb logged there (zero wrong), the two ways of
 # recovery must never disagree (no conflicts), and the share of
 # general-purpose registers recovered is reported and held above a floor;
-# `btsdump regs --back N --json` shows the same truth.
+# `btsdump regs --back N --json` shows the same truth, and `btsdump why`
+# names last writers gdb's run agrees with.
 # Usage: test-recover.py BTSDUMP RECOVER-DUMP CRASHER CRASHER-O2
 import json
 import os
@@ -99,6 +100,9 @@ def check_program(tap, btsdump, dump, exe, args, label, start="main"):
         shown = {n: subprocess.run([btsdump, "regs", "--json", "--back", str(n), core, exe],
                                    capture_output=True, text=True)
                  for n in BACK}
+        why = {g: subprocess.run([btsdump, "why", "--json", "--depth", "6", core, exe, g],
+                                 capture_output=True, text=True)
+               for g in GPRS + (["kind", "h"] if args == ["null"] else [])}
     if out.returncode:
         tap.check(False, "%s: recover-dump ran" % label, out.stderr)
         return
@@ -149,6 +153,7 @@ def check_program(tap, btsdump, dump, exe, args, label, start="main"):
     tap.check(share >= FLOOR, "%s: %.1f %% recovered, floor %.0f %%"
               % (label, 100 * share, 100 * FLOOR))
     check_regs_tool(tap, label, shown, truth)
+    check_why_tool(tap, label, why, truth)
 
 
 def check_regs_tool(tap, label, shown, truth):
@@ -171,6 +176,72 @@ def check_regs_tool(tap, label, shown, truth):
                 bad.append("--back %d: %s = %x/%x, gdb %x" % (n, name, v, k, real[name]))
     tap.check(not bad and known, "%s: btsdump regs --back %s shows gdb's values (%d known)"
               % (label, "/".join(map(str, BACK)), known), "\n".join(bad[:20]))
+
+
+def why_reg(name):
+    """(full register, mask) of a 64- or 32-bit gdb name; None otherwise."""
+    if name in GPRS:
+        return name, 2**64 - 1
+    full = {"e" + g[1:]: g for g in GPRS[:8]}
+    full.update({g + "d": g for g in GPRS[8:]})
+    return (full[name], 2**32 - 1) if name in full else None
+
+
+def check_why_tool(tap, label, why, truth):
+    """`btsdump why --json` against gdb's steps: every register a link
+    explains holds gdb's value there, and it did not change in gdb's run
+    between the instruction named as its last writer and that point (or
+    since the trace began, for one no instruction wrote); stack memory a
+    link explains holds gdb's bytes.  On the NULL call, C variables too
+    (dispatch's kind and h, placed by btsdump with the DWARF at -O0 and
+    -O2), or a refusal that says why."""
+    bad, links, placed = [], 0, []
+    for g, out in why.items():
+        if g not in GPRS and out.returncode in (1, 3) and "there:" in out.stderr:
+            continue    # a C variable not placed there (optimized out): said
+        if g not in GPRS and not out.returncode:
+            placed.append(g)
+        if out.returncode:
+            bad.append("why %s: exit %d %s" % (g, out.returncode, out.stderr))
+            continue
+        w = json.loads(out.stdout)
+        off = len(truth) - 1 - w["instructions"]    # truth index of engine entry 0
+        for s in w["chain"]:
+            m = s["what"]
+            at = w["instructions"] - s["back"]
+            if m["kind"] == "memory" and m["address"] and m["value"] and at + off >= 0:
+                mem = truth[at + off][2]
+                addr = int(m["address"], 16)
+                if all(addr + b in mem for b in range(m["size"])):
+                    links += 1
+                    real = sum(mem[addr + b] << 8 * b for b in range(m["size"]))
+                    if (int(m["value"], 16) ^ real) & int(m["known"], 16):
+                        bad.append("why %s: [%s] before entry %d: %s, gdb %x"
+                                   % (g, m["address"], at, m["value"], real))
+            r = why_reg(s["what"]["name"]) if s["what"]["kind"] == "register" else None
+            at = w["instructions"] - s["back"]
+            if r is None or at + off < 0:
+                continue
+            name, mask = r
+            real = truth[at + off][1][name] & mask
+            links += 1
+            if s["what"]["value"] is not None and \
+               (int(s["what"]["value"], 16) ^ real) & int(s["what"]["known"], 16):
+                bad.append("why %s: %s before entry %d: %s, gdb %x"
+                           % (g, name, at, s["what"]["value"], real))
+            first = (s["instruction"]["index"] + 1 if s["from"] == "instruction"
+                     else 0 if s["from"] == "before-trace" else None)
+            if first is None or s.get("maybe"):
+                continue
+            for k in range(max(first + off, 0), at + off):
+                if truth[k][1][name] & mask != real:
+                    bad.append("why %s: %s changed in gdb's run at entry %d, after the "
+                               "last writer the chain names (%s)"
+                               % (g, name, k - off, s["instruction"]))
+                    break
+    tap.check(not bad and links, "%s: btsdump why's last writers agree with gdb's run "
+              "(%d links; C variables placed: %s)" % (label, links, " ".join(placed) or "-"),
+              "\n".join(bad[:20]))
 
 
 def main():

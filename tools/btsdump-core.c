@@ -19,6 +19,7 @@ static void usage(void)
 	      "  or:  btsdump vmcore [OPTIONS] VMCORE [VMLINUX|SYSTEM.MAP]\n"
 	      "  or:  btsdump add-note [OPTIONS] CORE RECORDS\n"
 	      "  or:  btsdump regs [OPTIONS] CORE [EXECUTABLE]\n"
+	      "  or:  btsdump why [OPTIONS] CORE [EXECUTABLE] REGISTER|*ADDR[,SIZE]\n"
 	      "\n"
 	      "Prints the last taken branches of each thread of a core, oldest to\n"
 	      "newest, symbolized; the faulting thread first.  CORE \"-\": standard input.\n"
@@ -39,7 +40,8 @@ static void usage(void)
 	      "Exit status: 0 traces printed; 1 usage; 2 core unreadable; 3 core has\n"
 	      "no branch trace; 4 malformed trace notes skipped; 5 no such traced thread;\n"
 	      "7 EXECUTABLE missing, unreadable, not ELF, a core or another build (not used).\n"
-	      "`btsdump vmcore --help`, `btsdump add-note --help`, `btsdump regs --help`:\n"
+	      "`btsdump vmcore --help`, `btsdump add-note --help`, `btsdump regs --help`,\n"
+	      "`btsdump why --help`:\n"
 	      "the other modes.\n", stdout);
 }
 

@@ -4,7 +4,8 @@
  * people who do not want a debugger (docs/btsdump.md).  Picks the mode by
  * the first argument: `btsdump vmcore` (btsdump-vmcore.c), `btsdump
  * add-note` (btsdump-addnote.c), `btsdump gdbserver`, `btsdump regs`
- * (btsdump-regs.c), else a core's report (btsdump-core.c).
+ * (btsdump-regs.c), `btsdump why` (btsdump-why.c), else a core's report
+ * (btsdump-core.c).
  */
 #include <string.h>
 
@@ -23,6 +24,8 @@ int main(int argc, char **argv)
 		status = gdbserver_main(argc - 1, argv + 1);
 	else if (argc > 1 && !strcmp(argv[1], "regs"))
 		status = btsdump_regs_main(argc - 1, argv + 1);
+	else if (argc > 1 && !strcmp(argv[1], "why"))
+		status = btsdump_why_main(argc - 1, argv + 1);
 	else
 		status = btsdump_core_main(argc, argv);
 	return bts_cli_stdout_done("btsdump", status);

@@ -4,7 +4,9 @@
  * lib/recover-insn.c): any bytes as the final registers, an instruction
  * sequence (gaps among them) and the final memory image.  The engine must
  * run to its fixed point and answer every question without a crash, a
- * leak or undefined behaviour, and report no bit it does not know.
+ * leak or undefined behaviour, and report no bit it does not know; where
+ * a value came from (lib/why.c) names only an earlier instruction that
+ * may write it.
  * Input: 144 bytes of register values, 3 bytes saying which are known,
  * then the code: a byte whose low 4 bits are 0 is a gap, else the
  * instruction decoded there.
@@ -40,6 +42,46 @@ static size_t read_image(void *arg, uint64_t addr, void *buf, size_t len)
 	return len;
 }
 
+/* The chain of register k (and of the memory at rsp) before i: every
+ * link's defining instruction comes before the point it explains. */
+static void why(struct btsdec_recover *r, size_t i, int k, uint64_t rsp)
+{
+	struct btsdec_why_value v = { .kind = BTSDEC_WHY_REG, .size = 8, .reg = k };
+	struct btsdec_why w;
+
+	if (k == BTSDEC_REG__MAX)
+		v = (struct btsdec_why_value){ .kind = BTSDEC_WHY_MEM, .size = 8,
+					       .addr_known = true, .addr = rsp };
+	if (btsdec_why_explain(r, &v, i, 4, 16, &w))
+		__builtin_trap();
+	for (size_t n = 0; n < w.nr; n++) {
+		const struct btsdec_why_step *s = &w.steps[n];
+
+		if ((s->from == BTSDEC_WHY_INSN || s->from == BTSDEC_WHY_SYSCALL) &&
+		    s->insn >= s->at)
+			__builtin_trap();
+		for (unsigned o = 0; o < s->nr_ops; o++)
+			if (s->ops[o].val & ~s->ops[o].known)
+				__builtin_trap();
+	}
+	btsdec_why_fini(&w);
+}
+
+/* The input's last bytes as what btsdump why is asked about: parsed
+ * as a register or memory form, or refused. */
+static void parse_tail(const uint8_t *data, size_t size)
+{
+	struct btsdec_why_value v;
+	char s[24];
+	size_t n = size < sizeof(s) - 1 ? size : sizeof(s) - 1;
+
+	memcpy(s, data + size - n, n);
+	s[n] = 0;
+	if (!btsdec_why_parse(s, &v) && v.kind == BTSDEC_WHY_REG &&
+	    (v.reg >= BTSDEC_REG__MAX || !btsdec_why_reg_name(&v)))
+		__builtin_trap();
+}
+
 static void ask(struct btsdec_recover *r, size_t i)
 {
 	struct btsdec_regs s;
@@ -53,6 +95,7 @@ static void ask(struct btsdec_recover *r, size_t i)
 			__builtin_trap();
 	btsdec_recover_mem_at(r, i, s.val[BTSDEC_REG_RSP] - 8, sizeof(buf), buf, known);
 	btsdec_recover_mem_at(r, i, BASE, sizeof(buf), buf, known);
+	why(r, i, (int)(i % (BTSDEC_REG__MAX + 1)), s.val[BTSDEC_REG_RSP] - 8);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -90,6 +133,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (size_t i = 0; i <= btsdec_recover_nr(r); i += 1 + i / 4)
 		ask(r, i);
 	ask(r, btsdec_recover_nr(r));
+	parse_tail(data, size);
 	btsdec_recover_free(r);
 	return 0;
 }
