@@ -34,6 +34,7 @@
 #include <linux/kdebug.h>
 #include <linux/mm.h>
 #include <linux/moduleparam.h>
+#include <linux/perf_event.h>
 #include <linux/ratelimit.h>
 #include <linux/sched.h>
 #include <linux/sched/clock.h>
@@ -67,6 +68,11 @@ struct bts_crash_task {
 	struct bts_crash_ring desc;
 	struct ds_trace trace;
 	void *mem;			/* the records, physically contiguous */
+	unsigned int records;		/* the size asked for */
+	bool perf;			/* a ring on perf (event, once made) */
+	struct perf_event *event;	/* bts_crash.perf_rings: the ring is its AUX
+					 * buffer, perf charges it
+					 */
 	size_t bytes;			/* page-aligned size of mem */
 	unsigned long charged;		/* pages charged to user->locked_vm
 					 * and to mm->pinned_vm
@@ -80,6 +86,21 @@ struct bts_crash_task {
 };
 
 DEFINE_STATIC_KEY_FALSE(bts_crash_switch_key);
+
+/*
+ * bts_crash.perf_rings=1: a task's ring is a kernel-owned intel_bts event
+ * of perf's in snapshot mode, its AUX buffer charged by perf (ds.c,
+ * ds_perf_ring_new()); no markers yet.  Where perf has no intel_bts
+ * (page-table isolation, AMD) rings are ds.c's as without it.
+ */
+static bool bts_crash_perf_rings_param;
+module_param_named(perf_rings, bts_crash_perf_rings_param, bool, 0444);
+MODULE_PARM_DESC(perf_rings, "per-task rings are perf intel_bts events in snapshot mode, where perf has intel_bts");
+
+static bool bts_crash_perf_rings(void)
+{
+	return bts_crash_perf_rings_param && ds_perf_rings_ok();
+}
 
 /* System-wide default ring size for new programs (0 = off). */
 static unsigned int bts_crash_task_records;
@@ -149,7 +170,31 @@ static void bts_crash_recharge_mm(struct bts_crash_task *bt, struct mm_struct *m
 	}
 }
 
-/* A ring for task (current, or a child of current not yet running). */
+/*
+ * A ring on perf: task's intel_bts event (perf has one per task, so a
+ * ring handed over to another thread gets it there, when installed).
+ */
+static int bts_crash_perf_ring(struct bts_crash_task *bt, struct task_struct *task)
+{
+	struct perf_event *event = ds_perf_ring_new(task, bt->records, &bt->trace.ring);
+
+	if (IS_ERR(event))
+		return PTR_ERR(event);
+	bt->event = event;
+	bt->desc = (struct bts_crash_ring){
+		.magic = BTS_CRASH_RING_MAGIC, .version = BTS_CRASH_RING_VERSION,
+		.hdr_size = sizeof(bt->desc), .record_size = BTS_RECORD_SIZE,
+		.capacity = bt->trace.ring.capacity,
+		.records_pa = virt_to_phys(bt->trace.ring.base),
+		.source = BTS_SOURCE_HW,
+	};
+	return 0;
+}
+
+/*
+ * A ring for task (current, or a child of current not yet running; NULL:
+ * a hand-over to another thread, whose ring on perf is made there).
+ */
 static struct bts_crash_task *bts_crash_alloc(struct task_struct *task,
 					      unsigned int records)
 {
@@ -160,6 +205,15 @@ static struct bts_crash_task *bts_crash_alloc(struct task_struct *task,
 	bt = kzalloc(sizeof(*bt), GFP_KERNEL);
 	if (!bt)
 		return ERR_PTR(-ENOMEM);
+	bt->records = records;
+	if (bts_crash_perf_rings()) {
+		bt->perf = true;
+		bt->user = get_current_user();
+		ret = task ? bts_crash_perf_ring(bt, task) : 0;
+		if (ret)
+			goto err_user;
+		return bt;
+	}
 	/* exact pages (not a power of two): what is charged is what is kept */
 	bt->bytes = PAGE_ALIGN(bytes);
 	bt->user = get_current_user();
@@ -217,7 +271,10 @@ err_user:
 static void bts_crash_release(struct bts_crash_task *bt)
 {
 	WARN_ON_ONCE(!in_task());
-	free_pages_exact(bt->mem, bt->bytes);
+	if (bt->event)
+		perf_event_release_kernel(bt->event);
+	else if (!bt->perf)
+		free_pages_exact(bt->mem, bt->bytes);
 	bts_crash_uncharge(bt);
 	if (bt->mm)
 		mmdrop(bt->mm);
@@ -240,6 +297,17 @@ static int bts_crash_install(struct task_struct *task, struct bts_crash_task *bt
 {
 	int ret;
 
+	if (bt->perf) {		/* perf schedules it with task from now on */
+		ret = bt->event ? 0 : bts_crash_perf_ring(bt, task);
+		if (ret) {
+			bts_crash_release(bt);
+			return ret;
+		}
+		bt->desc.id = task_pid_nr(task);
+		WRITE_ONCE(task->bts_crash, bt);
+		perf_event_enable(bt->event);
+		return 0;
+	}
 	bt->desc.id = task_pid_nr(task);
 	/*
 	 * Sleeps (text patching), so before anything records: once the ring
@@ -283,7 +351,8 @@ static void bts_crash_detach(struct task_struct *task)
 
 	if (!bt)
 		return;
-	ds_task_trace_stop(task, &bt->trace);
+	if (!bt->perf)
+		ds_task_trace_stop(task, &bt->trace);
 	/* task is current: a switch away from it runs on this CPU, in order */
 	WRITE_ONCE(task->bts_crash, NULL);
 	barrier();
@@ -327,7 +396,7 @@ int bts_crash_fork(struct task_struct *child, unsigned long clone_flags)
 	child->bts_crash = NULL;
 	if (!parent || !bts_crash_inherits(child))
 		return 0;
-	ret = bts_crash_attach(child, parent->trace.ring.capacity);
+	ret = bts_crash_attach(child, parent->records);
 	if (ret) {
 		/* the child runs untraced; it is never harmed */
 		ds_task_trace_drop(child);
@@ -504,8 +573,9 @@ static int bts_crash_set_others(unsigned long records)
 			}
 			next = grown;
 			for (; n < need; n++) {
-				next[n] = records ? bts_crash_alloc(current, records)
-						  : &bts_crash_off;
+				next[n] = !records ? &bts_crash_off :
+					  bts_crash_alloc(bts_crash_perf_rings() ? NULL : current,
+							  records);
 				if (IS_ERR(next[n])) {
 					ret = PTR_ERR(next[n]);
 					next[n] = NULL;
@@ -563,7 +633,11 @@ void bts_crash_exec(struct pt_regs *regs)
 	int ret;
 
 	ds_lbr_exec();
-	if (current->bts_crash) {
+	if (current->bts_crash && current->bts_crash->perf) {
+		/* the old image's branches go with its ring: a new one */
+		def = current->bts_crash->records;
+		bts_crash_detach(current);
+	} else if (current->bts_crash) {
 		bts_crash_recharge_mm(current->bts_crash, current->mm);
 		ds_task_trace_exec(regs, &current->bts_crash->trace);
 		return;
@@ -600,6 +674,12 @@ static int bts_crash_enable(unsigned long records)
 
 	if (ret)
 		return ret;
+	/*
+	 * perf takes one intel_bts event per task: the old one goes first
+	 * (another thread's still in place fails its ENABLE with -EBUSY).
+	 */
+	if (bts_crash_perf_rings())
+		bts_crash_detach(current);
 	bt = bts_crash_alloc(current, records);
 	if (IS_ERR(bt))
 		return PTR_ERR(bt);
@@ -638,7 +718,7 @@ long bts_crash_prctl(unsigned long op, unsigned long arg)
 	case PR_BTS_CRASH_GET:
 		if (arg)
 			return -EINVAL;
-		return current->bts_crash ? current->bts_crash->trace.ring.capacity : 0;
+		return current->bts_crash ? current->bts_crash->records : 0;
 	}
 	return -EINVAL;
 }
@@ -674,7 +754,10 @@ static void snapshot(struct bts_crash_task *bt)
 	u64 i;
 
 	/* the dumping thread's ring is still loaded: its newest records */
-	ds_task_trace_sync(&bt->trace);
+	if (bt->perf)
+		ds_perf_ring_freeze(bt->event, ring);
+	else
+		ds_task_trace_sync(&bt->trace);
 	WRITE_ONCE(ring->frozen, true);
 	smp_mb();	/* a writer that missed the flag is done before we look */
 	bt->snap_count = ds_ring_count(ring);

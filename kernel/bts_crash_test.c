@@ -340,8 +340,11 @@ static void bts_charge_limit(struct kunit *test)
 	atomic_long_sub(24, &user->locked_vm);
 
 	/* 4096 records = 96 KiB = 24 pages fits; 4097 (32 pages) does not;
-	 * without a backend (an LBR-only CPU's default) prctl refuses first
+	 * without a backend (an LBR-only CPU's default) prctl refuses first;
+	 * rings on perf are perf's to charge (bts_charge_perf)
 	 */
+	if (bts_crash_perf_rings())
+		goto out;
 	KUNIT_EXPECT_EQ(test, bts_crash_prctl(PR_BTS_CRASH_ENABLE, 4097),
 			ds_backend() == DS_BACKEND_NONE ? -EOPNOTSUPP : -ENOMEM);
 	KUNIT_EXPECT_EQ(test, atomic_long_read(&user->locked_vm), before);
@@ -351,6 +354,51 @@ static void bts_charge_limit(struct kunit *test)
 		bts_crash_prctl(PR_BTS_CRASH_DISABLE, 0);
 	}
 	KUNIT_EXPECT_EQ(test, atomic_long_read(&user->locked_vm), before);
+out:
+	rl->rlim_cur = saved;
+	revert_creds(old);
+	put_cred(cred);
+}
+
+/*
+ * bts_crash.perf_rings: a ring is an intel_bts event's AUX buffer (a
+ * power of two of pages, and perf's user page), charged by perf to the
+ * user's perf_mlock: perf_event_mlock_kb per online CPU, beyond it only
+ * within RLIMIT_MEMLOCK (ENOMEM past it, as for ds.c's rings); nothing
+ * to locked_vm.  All of it goes with
+ * DISABLE, and a refused ENABLE leaves no charge.
+ */
+static void bts_charge_perf(struct kunit *test)
+{
+	struct user_struct *user = current_user();
+	struct rlimit *rl = &current->signal->rlim[RLIMIT_MEMLOCK];
+	unsigned long saved = rl->rlim_cur;
+	long before = atomic_long_read(&user->perf_mlock);
+	long locked = atomic_long_read(&user->locked_vm);
+	const struct cred *old;
+	struct cred *cred;
+
+	if (!bts_crash_perf_rings())
+		kunit_skip(test, "no bts_crash.perf_rings=1 (or no intel_bts)");
+	cred = prepare_creds();
+	KUNIT_ASSERT_NOT_NULL(test, cred);
+	cap_lower(cred->cap_effective, CAP_IPC_LOCK);
+	old = override_creds(cred);
+	rl->rlim_cur = 0;
+
+	/* 4096 records = 96 KiB: 32 pages and the user page */
+	KUNIT_EXPECT_EQ(test, bts_crash_prctl(PR_BTS_CRASH_ENABLE, 4096), 0);
+	KUNIT_EXPECT_EQ(test, bts_crash_prctl(PR_BTS_CRASH_GET, 0), 4096L);
+	KUNIT_EXPECT_EQ(test, atomic_long_read(&user->perf_mlock), before + 33);
+	KUNIT_EXPECT_EQ(test, atomic_long_read(&user->locked_vm), locked);
+	KUNIT_EXPECT_EQ(test, bts_crash_prctl(PR_BTS_CRASH_DISABLE, 0), 0);
+	KUNIT_EXPECT_EQ(test, atomic_long_read(&user->perf_mlock), before);
+	/* 65536 records: 512 pages, past perf's allowance on 2 CPUs */
+	if (num_online_cpus() * (sysctl_perf_event_mlock >> (PAGE_SHIFT - 10)) < 513) {
+		KUNIT_EXPECT_EQ(test, bts_crash_prctl(PR_BTS_CRASH_ENABLE, 65536), -ENOMEM);
+		KUNIT_EXPECT_EQ(test, atomic_long_read(&user->perf_mlock), before);
+	}
+	KUNIT_EXPECT_EQ(test, bts_crash_prctl(PR_BTS_CRASH_GET, 0), 0L);
 
 	rl->rlim_cur = saved;
 	revert_creds(old);
@@ -388,6 +436,7 @@ static struct kunit_case bts_crash_cases[] = {
 	KUNIT_CASE(bts_workers_not_traced),
 	KUNIT_CASE(bts_sysctl_registered),
 	KUNIT_CASE(bts_charge_limit),
+	KUNIT_CASE(bts_charge_perf),
 	KUNIT_CASE(bts_cpu_note_layout),
 	KUNIT_CASE(bts_ring_partial),
 	KUNIT_CASE(bts_ring_exactly_full),

@@ -28,7 +28,7 @@ TESTS = {
     "fuzz-escape": "clang libclang-rt-14-dev",
     "fuzz-rsp": "clang libclang-rt-14-dev",
     "fuzz-recover": "clang libclang-rt-14-dev",
-    "oracle": "", "kwarn": "", "vm-leftovers": "", "kernel-build": "", "vm-default": "", "vm-pti": "", "vm-hw": "", "vm-hw-pti": "", "vm-hw-defaults": "", "vm-lbr": "", "vm-lbr-amd": "linux-perf", "vm-lbr-zen5": "", "vm-pmu": "linux-perf", "vm-lbr-perf-arch": "linux-perf", "vm-lbr-perf-legacy": "linux-perf", "vm-collector": "linux-perf",
+    "oracle": "", "kwarn": "", "vm-leftovers": "", "kernel-build": "", "vm-default": "", "vm-pti": "", "vm-hw": "", "vm-hw-perf-rings": "", "vm-hw-pti": "", "vm-hw-defaults": "", "vm-lbr": "", "vm-lbr-amd": "linux-perf", "vm-lbr-zen5": "", "vm-pmu": "linux-perf", "vm-lbr-perf-arch": "linux-perf", "vm-lbr-perf-legacy": "linux-perf", "vm-collector": "linux-perf",
     "vm-collector-nopmu": "linux-perf", "vm-collector-6.12": "linux-perf",
     "vm-collector-amd": "linux-perf", "vm-collector-amd-6.1": "linux-perf", "vm-collector-zen5": "linux-perf",
     "vm-collector-arch": "linux-perf", "vm-collector-arch-6.1": "linux-perf",

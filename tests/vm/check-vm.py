@@ -310,6 +310,27 @@ def check_smash(tool, res, exe):
           calls_to(br)[-10:])
 
 
+# bts_crash.perf_rings=1 (vm-hw-perf-rings): each ring is a perf
+# intel_bts event's AUX buffer, a power of two of pages, with no switch
+# markers (perf keeps none yet).
+PERF_RINGS = os.environ.get("VM_PERF_RINGS") == "1"
+
+
+def ring_capacity(records):
+    """The records a ring asked for with records holds."""
+    if not PERF_RINGS:
+        return records
+    pages = -(-records * 24 // 4096)
+    return (1 << (pages - 1).bit_length()) * 4096 // 24
+
+
+def check_no_markers(name, branches):
+    """A perf ring's trace: branches only, no marker."""
+    marks = [b for b in branches if b["kind"] == "marker"]
+    check(branches and not marks, f"{name}: no markers in a ring on perf "
+          "(intel_bts records branches only)", marks[:4])
+
+
 def check_threads(tool, res, exe):
     name = "threads"
     core = os.path.join(res, name + ".core")
@@ -336,7 +357,10 @@ def check_threads(tool, res, exe):
     # empty ring when it first runs, so its trace opens with that run's
     # switch-in; the exec'd main thread's ring started over at execve
     # while it was running, so its trace opens at _start, not at a switch.
-    for t in d["threads"]:
+    if PERF_RINGS:
+        for t in d["threads"]:
+            check_no_markers(f"{name}: thread {t['tid']}", t["branches"])
+    for t in ([] if PERF_RINGS else d["threads"]):
         marks = [b for b in t["branches"] if b["kind"] == "marker"]
         kinds = [b["marker"] for b in marks if b["marker"].startswith("switch-")]
         stamps = [b["timestamp_ns"] for b in marks]
@@ -346,10 +370,11 @@ def check_threads(tool, res, exe):
               f"{name}: thread {t['tid']}: switch markers alternate in/out, "
               "timestamps in order", marks[:6])
     worker = first["branches"]
-    check(not first["trace"]["wrapped"] and worker and
-          worker[0].get("marker") == "switch-in",
-          f"{name}: the new thread's first run is marked (its trace opens with "
-          "a switch-in)", worker[:2])
+    opened = PERF_RINGS or (worker and worker[0].get("marker") == "switch-in")
+    check(not first["trace"]["wrapped"] and worker and opened,
+          f"{name}: the new thread's ring starts empty" +
+          ("" if PERF_RINGS else " and its first run is marked (its trace opens "
+           "with a switch-in)"), worker[:2])
     main = [t for t in d["threads"] if not t.get("faulting")]
     opening = real(main[0]["branches"])[:1] if main else []
     check(opening and sym(opening[0].get("from_symbol")) == "_start",
@@ -384,7 +409,8 @@ def check_wrap(tool, res, exe):
     t = branches_json(tool, os.path.join(res, name + ".core"), exe)["threads"][0]
     tr, br = t["trace"], real(t["branches"])
     last = br[-1] if br else {}
-    check(tr["wrapped"] and tr["capacity"] == 256 and 200 < tr["records"] <= 256,
+    cap = ring_capacity(256)
+    check(tr["wrapped"] and tr["capacity"] == cap and cap - 56 < tr["records"] <= cap,
           f"{name}: the ring wrapped, its newest records kept", tr)
     check(last.get("kind") == "call" and int(last.get("to", "1"), 16) == 0 and
           sym(last.get("from_symbol")) == "dispatch",
@@ -480,7 +506,27 @@ def check_abi(res):
     for l in lines:
         ok = l.startswith("ok - ")
         what, _, detail = l.split(" - ", 1)[1].partition(": ")
+        gap = PERF_RINGS and next((why for key, why in PERF_RINGS_ABI_GAPS
+                                   if key in detail), None)
+        if gap and not ok:
+            tap.skip(f"abi: {what}: {detail.split(':')[0]} ({gap})")
+            continue
         check(ok, "abi: " + what, detail)
+
+
+# What rings on perf do not do yet (bts_crash.perf_rings=1): a failing
+# btsabi line holding the first string is a SKIP for the second.
+PERF_RINGS_ABI_GAPS = (
+    ("keeps the ring", "the old ring goes before the new one is made: "
+     "perf takes one intel_bts event per task"),
+    ("charges both threads' rings at once", "perf charges perf_mlock, not VmPin"),
+    ("kB of VmPin", "perf charges perf_mlock, not VmPin"),
+    ("for its two threads changes neither", "another thread's ring on perf is "
+     "made and charged when that thread takes it: ENABLE cannot refuse for it"),
+    ("after mlock() of the whole limit", "perf's charge does not count mlock()ed pages"),
+    ("a child traced with the whole limit", "a ring on perf is a power of two of "
+     "pages and perf's user page: 4096 records take 33 pages, past 96 KiB"),
+)
 
 
 def check_oops(res, console):
@@ -737,6 +783,10 @@ def check_own_records(res):
     """A thread's ring holds only what ran while it was on a CPU: after its
     switch-out marker, the next record is its switch-in (or a gap marker),
     never a branch (another task's, written into a ring left loaded)."""
+    if PERF_RINGS:
+        print("# own records: no switch markers in rings on perf; "
+              "check_hw's oracle matches each note to its ring")
+        return
     cores = sorted(f for f in os.listdir(res) if f.endswith(".core"))
     notes = bad = pairs = 0
     for c in cores:

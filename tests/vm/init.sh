@@ -9,6 +9,12 @@
 mkdir -p /results && chmod 1777 /results
 ulimit -c unlimited
 R=/results
+# rings on perf are charged as perf charges buffers: beyond
+# perf_event_mlock_kb per CPU, within RLIMIT_MEMLOCK; with no free
+# allowance RLIMIT_MEMLOCK decides, as for ds.c's rings (the memlock cases)
+if grep -qw bts_crash.perf_rings=1 /proc/cmdline; then
+	echo 0 > /proc/sys/kernel/perf_event_mlock_kb
+fi
 if grep -qw btscrash.capture /proc/cmdline; then
 	# The capture kernel (tests/vm/run-kdump.sh): save the dump, filtered
 	# at -d 31, flattened (-F) onto the raw disk; the host reassembles it.

@@ -331,6 +331,8 @@ vm_machine() {
 		;;
 	hw)
 		[ -x "${QEMU:-}" ] || { echo "vm_machine: QEMU (the BTS model) not set" >&2; return 1; }
+		# per-task rings on perf's intel_bts need the PMU driver
+		[ "${VM_PERF_RINGS:-0}" = 0 ] || : "${BTS_MODEL_CPU:=$VM_PMU_CPU}"
 		: "${BTS_MODEL_CPU:=$VM_BTS_CPU}"
 		rm -f "$1/bts.log"
 		vm_qemu="$QEMU -L /usr/share/seabios -L /usr/share/qemu -nic none

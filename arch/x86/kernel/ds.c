@@ -14,6 +14,8 @@
  *  - emulation (ds.emulate=1, any CPU): a traced task runs with EFLAGS.TF
  *    and the #DB notifier records each taken branch (IRQs off); kernel
  *    rings get function entries from ftrace.
+ * With bts_crash.perf_rings=1 a traced task's ring is instead a kernel-owned
+ * intel_bts event of perf's (ds_perf_ring_*): perf owns the hardware then.
  * Also the LBR source (bts_crash.source=lbr, lbr-kernel): a reader of
  * perf's LBR tail (arch/x86/events/lbr_tail.c), which keeps each CPU's
  * Last Branch Record stack recording while no perf event uses it; where
@@ -34,6 +36,7 @@
 #include <linux/kdebug.h>
 #include <linux/moduleparam.h>
 #include <linux/percpu.h>
+#include <linux/perf_event.h>
 #include <linux/sched.h>
 #include <linux/sched/clock.h>
 #include <linux/sched/task_stack.h>
@@ -1285,6 +1288,70 @@ static int __init ds_debugfs_init(void)
 	return 0;
 }
 late_initcall(ds_debugfs_init);
+
+/* ---- per-task rings on perf's intel_bts -------------------------------- */
+
+/* perf has intel_bts here (not under page-table isolation, not on AMD). */
+bool ds_perf_rings_ok(void)
+{
+	return x86_perf_bts_pmu_type() >= 0;
+}
+
+/*
+ * The ring's own overflow handler: it marks the event as the kernel's for
+ * intel_bts (its buffer is read by the kernel alone, which writes only
+ * user addresses into a core); snapshot mode raises no overflow.
+ */
+static void ds_perf_ring_overflow(struct perf_event *event,
+				  struct perf_sample_data *data, struct pt_regs *regs)
+{
+}
+
+struct perf_event *ds_perf_ring_new(struct task_struct *task, u64 records,
+				    struct ds_ring *ring)
+{
+	struct perf_event_attr attr = {
+		.type = x86_perf_bts_pmu_type(), .size = sizeof(attr),
+		.exclude_kernel = 1, .exclude_hv = 1, .disabled = 1,
+	};
+	unsigned long pages = DIV_ROUND_UP(records * BTS_RECORD_SIZE, PAGE_SIZE);
+	struct perf_kernel_aux aux;
+	struct perf_event *event;
+	int ret;
+
+	event = perf_event_create_kernel_counter(&attr, -1, task, ds_perf_ring_overflow, NULL);
+	if (IS_ERR(event))
+		return event;
+	/* one run of pages: intel_bts's snapshot mode takes no other */
+	ret = perf_event_kernel_aux_alloc(event, roundup_pow_of_two(pages), &aux);
+	if (ret) {
+		perf_event_release_kernel(event);
+		/* past the memlock limits: ENOMEM, as the prctl says */
+		return ERR_PTR(ret == -EPERM ? -ENOMEM : ret);
+	}
+	ds_ring_init(ring, aux.pages[0], (aux.nr_pages << PAGE_SHIFT) / BTS_RECORD_SIZE);
+	return event;
+}
+
+/*
+ * intel_bts's head is the next record's offset in the buffer; the CPU
+ * starts over at its base when the record before the end was written
+ * (BTINT clear: SDM "BTS Buffer Full"), so a record at the head is an
+ * old one, and the buffer was zeroed at allocation.
+ */
+void ds_perf_ring_freeze(struct perf_event *event, struct ds_ring *ring)
+{
+	struct perf_kernel_aux aux;
+	u64 index;
+
+	if (perf_event_kernel_aux_stop(event, &aux))
+		return;
+	index = aux.head / BTS_RECORD_SIZE;
+	if (index >= ring->capacity)
+		index = 0;
+	ring->index = index;
+	ring->wrapped = ring->base[index].from || ring->base[index].to;
+}
 
 /* ---- the LBR source ------------------------------------------------------ */
 

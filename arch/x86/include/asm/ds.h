@@ -171,6 +171,22 @@ bool ds_hw_save(const struct ds_hw_ops *ops, struct ds_trace *t);
 /* A core dump reads t now: its index as the CPU left it (t is current's). */
 void ds_task_trace_sync(struct ds_trace *t);
 
+/*
+ * Per-task rings on perf (bts_crash.perf_rings=1, where perf has intel_bts): a
+ * kernel-owned intel_bts event of the task's user branches in snapshot
+ * mode, its AUX buffer the ring (perf_event_kernel_aux_alloc()), created
+ * disabled for task (current, another thread of current's, or a child
+ * not yet running) and charged to current's user by perf.  ring
+ * describes the buffer (capacity: whole records in it, at least records).
+ * perf schedules it with the task; ds.c loads nothing for it.
+ */
+struct perf_event;
+bool ds_perf_rings_ok(void);
+struct perf_event *ds_perf_ring_new(struct task_struct *task, u64 records,
+				    struct ds_ring *ring);
+/* A core dump: the event stops for good, ring's index and wrap from it. */
+void ds_perf_ring_freeze(struct perf_event *event, struct ds_ring *ring);
+
 /* Starts/stops recording a task's user branches into t (the task is
  * current, or a child not yet running; published where a context switch
  * finds it before this is called).
