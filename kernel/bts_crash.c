@@ -676,7 +676,7 @@ static int bts_crash_enable(unsigned long records)
 		return ret;
 	/*
 	 * perf takes one intel_bts event per task: the old one goes first
-	 * (another thread's still in place fails its ENABLE with -EBUSY).
+	 * (other threads make theirs when they take the hand-over).
 	 */
 	if (bts_crash_perf_rings())
 		bts_crash_detach(current);
