@@ -20,7 +20,7 @@
 # its switch-out and switch-in: perf must restore the task's stack, not
 # read the tail's); w, `perf record -b -C 0` across an LKDTM WARNING on
 # CPU 0 (the recorder's bug trap must leave perf's LBR alone).  And n:
-# `perf record -b` samples in nullcall's SIGSEGV handler hold its call
+# `perf record -b` samples in nullcall's SIGSEGV handler hold its calls
 # through a NULL pointer (perf keeps a branch to address 0: patch 0022).
 # Usage: lbr-perf-vm.sh MODEL OUTDIR [QEMU]
 set -eu
@@ -73,8 +73,9 @@ taskset 1 perf record -b -C 0 -e cycles -c 12007 -o /tmp/w.data -- taskset 1 sh 
 	'echo WARNING > /sys/kernel/debug/provoke-crash/DIRECT; /bin/lbrcalls' \
 	> /tmp/w.out 2>&1
 echo "LBRP-RC: w $?"
-taskset 1 perf record -b -e instructions:u -c 50 -o /tmp/n.data -- /bin/nullcall \
-	> /tmp/n.out 2>&1
+# perf on CPU 1, nullcall alone on CPU 0: perf's wakeups switch nothing in
+taskset 2 perf record -b -e instructions:u -c 50 -o /tmp/n.data -- \
+	taskset 1 /bin/nullcall > /tmp/n.out 2>&1
 echo "LBRP-RC: n $?"
 sed 's/^/LBRP-SAID: /' /tmp/b.out /tmp/cg.out /tmp/cgs.out /tmp/w.out /tmp/n.out
 for r in b cg cgs w n; do
