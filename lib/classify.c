@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "btsdec.h"
+#include "insn-zydis.h"
 
 struct btsdec_classifier {
 	csh cs;
@@ -106,8 +107,17 @@ enum btsdec_kind btsdec_classify_insn(struct btsdec_classifier *c,
 
 	*indirect = false;
 	*size = 0;
-	if (!len || !cs_disasm_iter(c->cs, &code, &len, &addr, c->insn))
+	if (!len || !cs_disasm_iter(c->cs, &code, &len, &addr, c->insn)) {
+		struct zy_insn z;
+
+		/* what capstone 4 cannot decode (AVX-512): no branch, or
+		 * not classified */
+		if (zy_decode(code, len, addr, &z) && !z.branch) {
+			*size = z.len;
+			return BTSDEC_K_INTERRUPT;
+		}
 		return BTSDEC_K_UNKNOWN;
+	}
 	*size = c->insn->size;
 	k = kind_of(c->insn->id);
 	if (k == BTSDEC_K_CALL || k == BTSDEC_K_JUMP)

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "insn-zydis.h"
 #include "recover-int.h"
 
 /* ---- Decoding ------------------------------------------------------------- */
@@ -253,12 +254,7 @@ static bool clobbers_all(const cs_insn *ci)
 	case X86_INS_ENTER: case X86_INS_PUSHF: case X86_INS_PUSHFQ: case X86_INS_POPF:
 	case X86_INS_POPFQ: case X86_INS_CPUID: case X86_INS_INT: case X86_INS_INT3:
 	case X86_INS_INT1: case X86_INS_SYSENTER: case X86_INS_CMPXCHG8B:
-	case X86_INS_CMPXCHG16B: case X86_INS_XSAVE: case X86_INS_XSAVE64:
-	case X86_INS_XSAVEC: case X86_INS_XSAVEC64: case X86_INS_XSAVEOPT:
-	case X86_INS_XSAVEOPT64: case X86_INS_XSAVES: case X86_INS_XSAVES64:
-	case X86_INS_FXSAVE: case X86_INS_FXSAVE64: case X86_INS_FNSAVE:
-	case X86_INS_FNSTENV: case X86_INS_XRSTOR: case X86_INS_XRSTOR64:
-	case X86_INS_FXRSTOR: case X86_INS_FXRSTOR64: case X86_INS_PUSH: case X86_INS_POP:
+	case X86_INS_CMPXCHG16B: case X86_INS_PUSH: case X86_INS_POP:
 	case X86_INS_CALL: case X86_INS_RET: case X86_INS_LCALL: case X86_INS_LJMP:
 	case X86_INS_RETF: case X86_INS_RETFQ: case X86_INS_IRET: case X86_INS_IRETQ:
 	case X86_INS_MASKMOVDQU: case X86_INS_VMASKMOVDQU: case X86_INS_MASKMOVQ:
@@ -267,6 +263,28 @@ static bool clobbers_all(const cs_insn *ci)
 		return true;
 	}
 	return false;
+}
+
+/* The processor-state saves and restores (ld.so's lazy binding runs
+ * xsavec and xrstor on every first call through a PLT slot): x87, SSE,
+ * AVX, AVX-512, PKRU, AMX state to or from memory, never a general
+ * register or rflags (SDM Vol. 1 ch. 13, Vol. 2 XSAVE/XRSTOR/FXSAVE).
+ * 1: a save, to memory of a size XCR0 decides (anywhere, here); 2: a
+ * restore, writing nothing the engine follows; 0: neither. */
+static int state_save_restore(unsigned id)
+{
+	switch (id) {
+	case X86_INS_XSAVE: case X86_INS_XSAVE64: case X86_INS_XSAVEC:
+	case X86_INS_XSAVEC64: case X86_INS_XSAVEOPT: case X86_INS_XSAVEOPT64:
+	case X86_INS_XSAVES: case X86_INS_XSAVES64: case X86_INS_FXSAVE:
+	case X86_INS_FXSAVE64: case X86_INS_FNSAVE: case X86_INS_FNSTENV:
+		return 1;
+	case X86_INS_XRSTOR: case X86_INS_XRSTOR64: case X86_INS_XRSTORS:
+	case X86_INS_XRSTORS64: case X86_INS_FXRSTOR: case X86_INS_FXRSTOR64:
+	case X86_INS_FRSTOR: case X86_INS_FLDENV:
+		return 2;
+	}
+	return 0;
 }
 
 /* Registers written implicitly that capstone may leave out. */
@@ -298,6 +316,13 @@ static void decode_other(csh cs, const cs_insn *ci, struct xinsn *x)
 	x->sem = S_OTHER;
 	x->store = ST_NONE;
 	x->load = LD_NONE;
+	switch (state_save_restore(ci->id)) {
+	case 1:
+		x->store = ST_ANY;
+		return;
+	case 2:
+		return;
+	}
 	if (clobbers_all(ci)) {
 		set_all(x->wmask);
 		x->store = ST_ANY;
@@ -446,6 +471,37 @@ bool rec_partial(struct btsdec_recover *r, uint64_t addr, const uint8_t *code,
 	       r->ci->id != X86_INS_JMP && cc_of(r->ci->id) == CC_NONE;
 }
 
+/* What capstone 4 cannot decode, from Zydis (lib/insn-zydis.c): not
+ * modelled, everything it may write unknown; a branch is refused. */
+static int decode_zydis(const uint8_t *code, size_t len, struct xinsn *x)
+{
+	struct zy_insn z;
+
+	if (!zy_decode(code, len, x->addr, &z) || z.branch)
+		return -EINVAL;
+	x->len = z.len;
+	x->sem = S_OTHER;
+	x->wmask[RIP] = ~0ull;
+	x->wmask[RFL] = F_RF | z.flags;
+	if (z.all) {
+		set_all(x->wmask);
+		x->store = ST_ANY;
+		return x->len;
+	}
+	for (int k = 0; k < 16; k++)
+		if (z.gpr & 1u << k)
+			x->wmask[k] = ~0ull;
+	if (z.store_any) {
+		x->store = ST_ANY;
+	} else if (z.store) {
+		x->store = ST_OP;
+		x->st_size = z.st_size;
+		x->op[0] = (struct xop){ .kind = OP_MEM, .size = z.st_size, .base = z.base,
+					 .index = z.index, .scale = z.scale, .imm = z.disp };
+	}
+	return x->len;
+}
+
 int rec_decode(struct btsdec_recover *r, uint64_t addr, const uint8_t *code,
 	       size_t len, struct xinsn *x)
 {
@@ -457,7 +513,7 @@ int rec_decode(struct btsdec_recover *r, uint64_t addr, const uint8_t *code,
 	memset(x, 0, sizeof(*x));
 	x->addr = addr;
 	if (!len || !cs_disasm_iter(r->cs, &p, &len, &a, r->ci))
-		return -EINVAL;
+		return decode_zydis(code, len, x);
 	x->len = r->ci->size;
 	d = &r->ci->detail->x86;
 	x->sem = sem_of(r->ci->id);

@@ -11,8 +11,8 @@
 # scripts/crash-build.sh needs to fetch and build crash 8.0.6 (Debian 13's
 # source; its build-depends, all in Debian 12), which `kernel` adds too.
 set -eu
-pkgs="meson ninja-build pkg-config gcc libc6-dev libelf-dev libdw-dev zlib1g-dev
-libcapstone-dev elfutils binutils gdb python3 valgrind clang
+pkgs="meson ninja-build pkg-config gcc g++ libc6-dev libelf-dev libdw-dev zlib1g-dev
+libcapstone-dev libzydis-dev elfutils binutils gdb python3 valgrind clang
 libclang-rt-14-dev time libzstd-dev zstd libsystemd-dev systemd libjson-c-dev
 libacl1-dev libcap-ng-dev liblzo2-dev libsnappy-dev liblzma-dev liblz4-dev lz4
 xz-utils dpkg-dev debhelper help2man lintian systemd-journal-remote libiberty-dev
