@@ -1216,11 +1216,28 @@ def _bts_why_line(s):
         " (maybe: it may not have written it)" if s["maybe"] else "")
 
 
+_BTS_WHERE = re.compile(r"thread (\d+) back (\d+)$")
+
+
+def _bts_replay_back(tid):
+    """Instructions before the fault of `btsdump gdbserver --replay`'s
+    point in thread tid (its `monitor bts-where`); 0 on any other target
+    (a core, the stub's plain mode) or thread."""
+    try:
+        out = gdb.execute("monitor bts-where", to_string=True)
+    except gdb.error:
+        return 0
+    m = _BTS_WHERE.match(out.strip())
+    return int(m.group(2)) if m and int(m.group(1)) == tid else 0
+
+
 def _bts_why(arg):
     target, shown = _bts_why_target(arg)
     _, t = _bts_selected_trace()
     key, data = _bts_load()
-    cmd = [data["_btsdump"], "why", "--json", "--thread", str(t["tid"]), data["_core"]]
+    back = _bts_replay_back(t["tid"])
+    cmd = [data["_btsdump"], "why", "--json", "--thread", str(t["tid"]),
+           "--back", str(back), data["_core"]]
     exe = gdb.current_progspace().filename
     if exe and os.path.exists(exe):
         cmd.append(exe)
@@ -1245,8 +1262,9 @@ def _bts_why(arg):
                            "gdb/bts.py reads btscrash-why version %d: use the btsdump "
                            "of the same build" % (w.get("schema"), w.get("version"),
                                                   BTS_JSON_VERSION))
-    gdb.write("%s, at the fault (%d instructions traced):\n"
-              % (_bts_escape(shown), w["instructions"]))
+    gdb.write("%s, %s (%d instructions traced):\n"
+              % (_bts_escape(shown), "%d instructions before the fault (the replay "
+                 "point)" % back if back else "at the fault", w["instructions"]))
     steps = w["chain"]
 
     def tree(k):
@@ -1266,7 +1284,7 @@ def _bts_why(arg):
 
 
 class BtsWhy(gdb.Command):
-    """Show where a value of the fault's state came from.
+    """Show where a value of the fault's state (or the replay point's) came from.
 
 Usage: bts why $REGISTER | ADDR | ADDR,SIZE | EXPRESSION
 
@@ -1278,7 +1296,8 @@ store that wrote its memory, or says the trace never wrote it.
 EXPRESSION is evaluated by gdb in the selected frame, as the core holds it,
 to an object in memory of 1, 2, 4 or 8 bytes (p &EXPRESSION): a local
 that gdb says lives in a register is asked for by the register.
-The selected thread's trace; btsdump why --json does the work."""
+The selected thread's trace; btsdump why --json does the work.  Under
+`bts replay` the value is the one at the replay point, not the fault's."""
 
     def __init__(self):
         super().__init__("bts why", gdb.COMMAND_SUPPORT, gdb.COMPLETE_EXPRESSION)

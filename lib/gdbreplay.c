@@ -104,6 +104,11 @@ bool stub_replay_before_end(struct btsdec_gdbstub *s, struct stub_thread *t)
 	return s->replay && t->rec && t->at < btsdec_recover_nr(t->rec);
 }
 
+size_t stub_replay_back(struct btsdec_gdbstub *s, struct stub_thread *t)
+{
+	return s->replay && t->rec ? btsdec_recover_nr(t->rec) - t->at : 0;
+}
+
 void stub_replay_put_reg(struct btsdec_gdbstub *s, struct stub_thread *t,
 			 size_t n, struct btsdec_rsp_buf *r)
 {

@@ -108,6 +108,9 @@ size_t stub_replay_read_mem(struct btsdec_gdbstub *s, struct stub_thread *t,
  * 0. */
 int stub_replay_resume(struct btsdec_gdbstub *s, struct stub_thread *t, bool back,
 		       bool step, struct btsdec_rsp_buf *r);
+/* Thread t's point in replay mode as instructions before the core's
+ * state (btsdump why --back counts the same way); 0 at the end. */
+size_t stub_replay_back(struct btsdec_gdbstub *s, struct stub_thread *t);
 /* Z and z in replay mode: args after the letter. */
 int stub_replay_point(struct btsdec_gdbstub *s, bool insert, const char *a,
 		      struct btsdec_rsp_buf *r);

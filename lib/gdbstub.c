@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -522,6 +523,30 @@ static int h_btrace_size(struct btsdec_gdbstub *s, const char *a,
 	return 0;
 }
 
+/* gdb's `monitor CMD` (qRcmd,HEX): `bts-where` says where the selected
+ * thread is, "thread TID back N" (N instructions before the fault, 0
+ * outside replay mode), which gdb/bts.py's `bts why` follows; anything
+ * else gets the list.  The reply is hex-encoded console output. */
+static int h_rcmd(struct btsdec_gdbstub *s, const char *a, struct btsdec_rsp_buf *r)
+{
+	struct stub_thread *t = &s->t[s->cur];
+	size_t n = strlen(a) / 2;
+	char cmd[32], out[96];
+
+	if (strlen(a) % 2 || n >= sizeof(cmd) || btsdec_rsp_hex_decode(a, cmd, n)) {
+		btsdec_rsp_puts(r, "E.bad monitor command");
+		return 0;
+	}
+	cmd[n] = 0;
+	if (!strcmp(cmd, "bts-where"))
+		snprintf(out, sizeof(out), "thread %d back %zu\n", (int)t->th->tid,
+			 stub_replay_back(s, t));
+	else
+		snprintf(out, sizeof(out), "monitor commands: bts-where\n");
+	btsdec_rsp_put_hex(r, out, strlen(out));
+	return 0;
+}
+
 static int h_xfer(struct btsdec_gdbstub *s, const char *a, struct btsdec_rsp_buf *r)
 {
 	return stub_xfer(s, a, r);
@@ -548,6 +573,7 @@ static const struct {
 	{ "qC", h_current_thread, BTSDEC_GDBSTUB_REPLY, true },
 	{ "qSymbol:", h_ok, BTSDEC_GDBSTUB_REPLY, false },
 	{ "qXfer:", h_xfer, BTSDEC_GDBSTUB_REPLY, false },
+	{ "qRcmd,", h_rcmd, BTSDEC_GDBSTUB_REPLY, false },
 	{ "Qbtrace:", h_btrace, BTSDEC_GDBSTUB_REPLY, false },
 	{ "Qbtrace-conf:bts:size=", h_btrace_size, BTSDEC_GDBSTUB_REPLY, false },
 	{ "H", h_set_thread, BTSDEC_GDBSTUB_REPLY, false },

@@ -12,7 +12,7 @@
 # stack slot stopping at the instruction that wrote it (and an access
 # watchpoint at the one that read it), stepping forward
 # back to the fault, the start of the history, two threads moving apart,
-# and `bts target` unchanged.
+# `bts why` at the replay point, and `bts target` unchanged.
 # Usage: test-gdb-replay.py BTSDUMP RECOVER-DUMP CRASHER CRASHER-O2.  TAP;
 # 77 without gdb.
 import importlib.util
@@ -186,6 +186,26 @@ def test_session():
     check(out[6].endswith("0x%x" % (ret - 5)),
           "bts replay: reverse-finish stops at the call (5 bytes before the "
           "return address)", out[6])
+
+
+def test_why_follows():
+    """`bts why` under `bts replay` explains the value at the replay
+    point (the stub's `monitor bts-where`), not the fault's: after three
+    reverse-stepi, rsp is the one gdb shows there, as btsdump why --back 3
+    says."""
+    out = replay(["reverse-stepi"] * 3 + ["monitor bts-where", "p $rsp", "bts why $rsp"])
+    check(re.fullmatch(r"thread \d+ back 3", out[3]) is not None,
+          "monitor bts-where after three reverse-stepi: back 3", out[3])
+    rsp = out[4].split()[-1]
+    lines = out[5].splitlines()
+    cli = subprocess.run([BTSDUMP, "why", "--back", "3", CORE, EXE, "rsp"],
+                         capture_output=True, text=True).stdout.splitlines()
+    check(len(lines) > 1 and lines[0].startswith(
+              "$rsp, 3 instructions before the fault (the replay point)") and
+          lines[1].startswith("rsp = %s <- " % rsp) and len(cli) > 1 and
+          cli[1].split(" in ")[0] == lines[1].split(" in ")[0],   # +4 / +0x4
+          "bts why $rsp at the replay point: gdb's rsp there (%s), as btsdump why "
+          "--back 3" % rsp, "\n".join(lines[:3] + cli[:2]))
 
 
 def test_break_watch_forward():
@@ -381,6 +401,7 @@ def main():
         skip_all("no gdb")
     test_registers_engine()
     test_session()
+    test_why_follows()
     test_break_watch_forward()
     test_mi()
     test_access_watch()

@@ -113,6 +113,15 @@ static void test_packets(void)
 	CHECK_CONTAINS(ask("M1000,1:00"), "E.");
 	CHECK_STR(ask("vFile:open:"), "");
 	CHECK_CONTAINS(ask("qXfer:features:read:target.xml:0,40000"), "fs_base");
+	/* monitor bts-where outside replay mode: back 0; others: the list */
+	CHECK_STR(ask("qRcmd,6274732d7768657265"),
+		  "746872656164203231323532206261636b20300a");
+	CHECK_STR(ask("qRcmd,666f6f"),
+		  "6d6f6e69746f7220636f6d6d616e64733a206274732d77686572650a");
+	CHECK_CONTAINS(ask("qRcmd,6"), "E.");
+	CHECK_CONTAINS(ask("qRcmd,zz"), "E.");
+	CHECK_CONTAINS(ask("qRcmd,6161616161616161616161616161616161616161616161616161616161616161"
+			   "6161"), "E.");
 }
 
 static void test_btrace(void)
@@ -149,12 +158,15 @@ static const struct {
 	{ "vCont?", "vCont;c;C;s;S" },
 	{ "?", "T0bthread:5304;" },
 	{ "bs", "T05thread:5304;" },
+	/* monitor bts-where: "thread 21252 back 1\n" */
+	{ "qRcmd,6274732d7768657265", "746872656164203231323532206261636b20310a" },
 	{ "p10", "0c52175758550000" },		/* rip: call *%rdx */
 	{ "p3", "0000000000000000" },		/* rdx: the NULL */
 	{ "p12", "xxxxxxxx" },			/* cs: not followed */
 	{ "m0,4", "E01" },
 	{ "m7ffcbc4ff838,8", "0000000000000000" },	/* h */
 	{ "s", "T0bthread:5304;" },		/* the end: the core's signal */
+	{ "qRcmd,6274732d7768657265", "746872656164203231323532206261636b20300a" },
 	{ "p10", "0000000000000000" },
 	{ "Z3,7ffcbc4ff838,8", "" },		/* reads alone: not served */
 	{ "Z0,5558571751e4,1", "OK" },		/* dispatch, line 30 */
