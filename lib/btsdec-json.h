@@ -27,6 +27,7 @@
 #define BTSDEC_JSON_SCHEMA_VMCORE	"btscrash-vmcore"
 #define BTSDEC_JSON_SCHEMA_ERROR	"btscrash-error"
 #define BTSDEC_JSON_SCHEMA_WHY		"btscrash-why"
+#define BTSDEC_JSON_SCHEMA_REGS		"btscrash-regs"
 #define BTSDEC_JSON_VERSION		7
 
 /* Pieces of the documents, shared by report-json.c and vmreport.c: the trace

@@ -14,7 +14,6 @@
 #include "gdbstub-int.h"
 #include "grow.h"
 
-#define ERR_MALFORMED	"E.malformed packet"
 /* The most bytes a watchpoint covers (x86's debug registers: 8; gdb
  * splits a wider one). */
 #define WATCH_MAX	64

@@ -34,6 +34,9 @@ struct stub_thread {
 				 * what the core holds (single-threaded) */
 };
 
+/* The reply to a packet the stub cannot parse (gdbstub.c, gdbreplay.c). */
+#define ERR_MALFORMED "E.malformed packet"
+
 /* A breakpoint or watchpoint gdb inserted (Z0/Z1, Z2, Z4), replay mode. */
 struct stub_point {
 	uint8_t type;		/* 0, 1: break at addr; 2: write watch;

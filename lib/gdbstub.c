@@ -20,7 +20,6 @@
 
 #define ERR_UNKNOWN_THREAD	"E.no such thread in the core"
 #define ERR_RUN			"E.this is a core file: the process cannot run or change"
-#define ERR_MALFORMED		"E.malformed packet"
 
 /* Linux signal numbers to gdb's (gdb/gdbsupport/gdb_signals.def):
  * the remote protocol speaks gdb's. */

@@ -97,40 +97,13 @@ def parse_engine(text):
     return int(head[3]), entries
 
 
-def check_program(tap, btsdump, dump, exe, args, label, start="main", floor=FLOOR,
-                  origin=None):
-    with tempfile.TemporaryDirectory() as tmp:
-        try:
-            core, recs = record(tmp, exe, args, start)
-        except (RuntimeError, subprocess.TimeoutExpired) as e:
-            tap.check(False, "%s: recorded under gdb" % label, str(e)[-2000:])
-            return
-        tid = [l.split()[2] for l in open(recs) if l.startswith("# tid")][0]
-        subprocess.run([btsdump, "add-note", "--tid", tid, core, recs], check=True,
-                       capture_output=True)
-        out = subprocess.run([dump, core, exe], capture_output=True, text=True)
-        truth = parse_truth(recs + ".regs")
-        shown = {n: subprocess.run([btsdump, "regs", "--json", "--back", str(n), core, exe],
-                                   capture_output=True, text=True)
-                 for n in BACK}
-        why = {g: subprocess.run([btsdump, "why", "--json", "--depth", "6", core, exe, g],
-                                 capture_output=True, text=True)
-               for g in GPRS + (["kind", "h"] if args == ["null"] else [])}
-        org = None
-        if origin:
-            target, fn = origin
-            if target == "bad":     # the register holding BAD at the fault
-                target = next((g for g in GPRS if truth[-1][1][g] == BAD), None)
-            org = (target, fn, truth[-1][1].get(target),
-                   target and subprocess.run([btsdump, "why", "--json", "--depth", "6",
-                                              core, exe, target],
-                                             capture_output=True, text=True))
-    if out.returncode:
-        tap.check(False, "%s: recover-dump ran" % label, out.stderr)
-        return
-    conflicts, entries = parse_engine(out.stdout)
-    # Aligned from the end: the engine's last entry is the final state
-    # (truth's last), its instructions the newest ones gdb stepped.
+def compare(truth, entries):
+    """The engine's entries against gdb's steps, aligned from the end (the
+    engine's last entry is the final state, truth's last; its
+    instructions the newest ones gdb stepped): the wrong values, the
+    instructions compared, the share of general-purpose registers
+    recovered over all of them and over the last LAST, the stack bytes
+    known of those gdb logged.  bench/recover-bench.py reports the same."""
     wrong, known, total, compared, known_last = [], 0, 0, 0, 0
     mem_known = mem_total = 0
     t = len(truth) - 1
@@ -164,6 +137,45 @@ def check_program(tap, btsdump, dump, exe, args, label, start="main", floor=FLOO
         t -= 1
     share = known / total if total else 0.0
     last = known_last / (min(compared, LAST) * len(GPRS)) if compared else 0.0
+    return {"wrong": wrong, "compared": compared, "share": share, "last": last,
+            "mem_known": mem_known, "mem_total": mem_total}
+
+
+def check_program(tap, btsdump, dump, exe, args, label, start="main", floor=FLOOR,
+                  origin=None):
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            core, recs = record(tmp, exe, args, start)
+        except (RuntimeError, subprocess.TimeoutExpired) as e:
+            tap.check(False, "%s: recorded under gdb" % label, str(e)[-2000:])
+            return
+        tid = [l.split()[2] for l in open(recs) if l.startswith("# tid")][0]
+        subprocess.run([btsdump, "add-note", "--tid", tid, core, recs], check=True,
+                       capture_output=True)
+        out = subprocess.run([dump, core, exe], capture_output=True, text=True)
+        truth = parse_truth(recs + ".regs")
+        shown = {n: subprocess.run([btsdump, "regs", "--json", "--back", str(n), core, exe],
+                                   capture_output=True, text=True)
+                 for n in BACK}
+        why = {g: subprocess.run([btsdump, "why", "--json", "--depth", "6", core, exe, g],
+                                 capture_output=True, text=True)
+               for g in GPRS + (["kind", "h"] if args == ["null"] else [])}
+        org = None
+        if origin:
+            target, fn = origin
+            if target == "bad":     # the register holding BAD at the fault
+                target = next((g for g in GPRS if truth[-1][1][g] == BAD), None)
+            org = (target, fn, truth[-1][1].get(target),
+                   target and subprocess.run([btsdump, "why", "--json", "--depth", "6",
+                                              core, exe, target],
+                                             capture_output=True, text=True))
+    if out.returncode:
+        tap.check(False, "%s: recover-dump ran" % label, out.stderr)
+        return
+    conflicts, entries = parse_engine(out.stdout)
+    c = compare(truth, entries)
+    wrong, compared, share, last = c["wrong"], c["compared"], c["share"], c["last"]
+    mem_known, mem_total = c["mem_known"], c["mem_total"]
     print("# %s: %.1f %% of the stack bytes around rsp recovered"
           % (label, 100 * mem_known / mem_total if mem_total else 0.0), flush=True)
     print("# %s: %d instructions compared, %.1f %% of general-purpose register "
@@ -211,7 +223,11 @@ def check_regs_tool(tap, label, shown, truth):
             bad.append("--back %d: exit %d %s" % (n, out.returncode, out.stderr))
             continue
         real = truth[len(truth) - 1 - n][1]
-        for name, r in json.loads(out.stdout)["registers"].items():
+        doc = json.loads(out.stdout)
+        if (doc.get("schema"), doc.get("version")) != ("btscrash-regs", 7):
+            bad.append("--back %d: schema %s version %s" % (n, doc.get("schema"),
+                                                           doc.get("version")))
+        for name, r in doc["registers"].items():
             if r is None:
                 continue
             v, k = int(r["value"], 16), int(r["known"], 16)

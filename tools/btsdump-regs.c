@@ -134,6 +134,8 @@ static int print_json(const struct regs_args *a, const struct btsdec_thread *th,
 	struct btsdec_err err;
 	int ret;
 
+	json_object_object_add(doc, "schema", json_object_new_string(BTSDEC_JSON_SCHEMA_REGS));
+	json_object_object_add(doc, "version", json_object_new_int(BTSDEC_JSON_VERSION));
 	json_object_object_add(doc, "tid", json_object_new_int(th->tid));
 	json_object_object_add(doc, "back", json_object_new_uint64(a->back));
 	json_object_object_add(doc, "instructions", json_object_new_uint64(nr));
