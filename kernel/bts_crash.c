@@ -170,6 +170,18 @@ static void bts_crash_recharge_mm(struct bts_crash_task *bt, struct mm_struct *m
 	}
 }
 
+/* The ring's description, which the core note and crash's `bts` read. */
+static void bts_crash_desc_init(struct bts_crash_task *bt, unsigned int capacity,
+				void *records, u16 source, u32 flags)
+{
+	bt->desc = (struct bts_crash_ring){
+		.magic = BTS_CRASH_RING_MAGIC, .version = BTS_CRASH_RING_VERSION,
+		.hdr_size = sizeof(bt->desc), .record_size = BTS_RECORD_SIZE,
+		.capacity = capacity, .records_pa = virt_to_phys(records),
+		.source = source, .flags = flags,
+	};
+}
+
 /*
  * A ring on perf: task's intel_bts event (perf has one per task, so a
  * ring handed over to another thread gets it there, when installed).
@@ -181,13 +193,8 @@ static int bts_crash_perf_ring(struct bts_crash_task *bt, struct task_struct *ta
 	if (IS_ERR(event))
 		return PTR_ERR(event);
 	bt->event = event;
-	bt->desc = (struct bts_crash_ring){
-		.magic = BTS_CRASH_RING_MAGIC, .version = BTS_CRASH_RING_VERSION,
-		.hdr_size = sizeof(bt->desc), .record_size = BTS_RECORD_SIZE,
-		.capacity = bt->trace.ring.capacity,
-		.records_pa = virt_to_phys(bt->trace.ring.base),
-		.source = BTS_SOURCE_HW,
-	};
+	bts_crash_desc_init(bt, bt->trace.ring.capacity, bt->trace.ring.base,
+			    BTS_SOURCE_HW, 0);
 	return 0;
 }
 
@@ -237,20 +244,14 @@ static struct bts_crash_task *bts_crash_alloc(struct task_struct *task,
 		goto err_uncharge;
 	}
 	ds_ring_init(&bt->trace.ring, bt->mem, records);
-	bt->desc = (struct bts_crash_ring){
-		.magic = BTS_CRASH_RING_MAGIC, .version = BTS_CRASH_RING_VERSION,
-		.hdr_size = sizeof(bt->desc), .record_size = BTS_RECORD_SIZE,
-		.capacity = records, .records_pa = virt_to_phys(bt->mem),
-	};
 	/* Only the emulation sees every record go in; BTS hardware does not
 	 * say how often it wrapped.
 	 */
-	if (ds_backend() == DS_BACKEND_HW) {
-		bt->desc.source = BTS_SOURCE_HW;
-	} else {
-		bt->desc.source = BTS_SOURCE_EMUL;
-		bt->desc.flags = BTS_RING_F_LOST_EXACT;
-	}
+	if (ds_backend() == DS_BACKEND_HW)
+		bts_crash_desc_init(bt, records, bt->mem, BTS_SOURCE_HW, 0);
+	else
+		bts_crash_desc_init(bt, records, bt->mem, BTS_SOURCE_EMUL,
+				    BTS_RING_F_LOST_EXACT);
 	return bt;
 err_uncharge:
 	bts_crash_uncharge(bt);
