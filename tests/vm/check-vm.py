@@ -240,6 +240,70 @@ def check_late_enable(res):
           [len(r) for r in recs])
 
 
+def load_recover_test():
+    """tests/test-recover.py's parsers of recover-dump's output."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(
+        "test_recover", os.path.join(os.path.dirname(os.path.dirname(
+            os.path.abspath(__file__))), "test-recover.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def check_recovery(tool, res, exe):
+    """Value recovery (lib/recover.c) on the cores the kernel wrote, against
+    what the trace itself proves: the engine's two directions never
+    disagree (no conflict), and at every return the trail shows (from the
+    ret to its target) where the engine knows rsp and the 8 bytes there,
+    those bytes are the return's target (the hardware's, or the model's,
+    record of where ret went).  recover-dump is built beside btsdump."""
+    dump = os.path.join(os.path.dirname(os.path.dirname(tool)), "tests", "recover-dump")
+    if not os.access(dump, os.X_OK):
+        check(False, "recovery: %s is built (meson: tests/recover-dump)" % dump)
+        return
+    rec = load_recover_test()
+    abi = os.path.join(res, "btsabi")
+    for name, prog in (("null", exe), ("smash", exe), ("threads", exe),
+                       ("handler", exe), ("wrap", exe), ("fork", exe),
+                       ("movss", abi), ("lateenable", abi)):
+        core = os.path.join(res, name + ".core")
+        if not os.path.exists(core):
+            continue    # its own check says why
+        doc = json.loads(subprocess.run([tool, "--json", core, prog], capture_output=True,
+                                        text=True, check=True).stdout)
+        t = [t for t in doc["threads"] if t.get("faulting")][0]
+        ret_list = [(int(b["from"], 16), int(b["to"], 16)) for b in t.get("branches", [])
+                    if b["kind"] == "return"]
+        rets = set(ret_list)
+        p = subprocess.run([dump, core, prog], capture_output=True, text=True)
+        if p.returncode:
+            check(False, "recovery: %s: recover-dump ran" % name, p.stderr)
+            continue
+        conflicts, ent = rec.parse_engine(p.stdout)
+        checked, bad = 0, []
+        for i in range(len(ent) - 1):
+            a, regs, mem = ent[i]
+            b = ent[i + 1][0]
+            if a in ("gap", "end") or b in ("gap", "end") or \
+               (int(a, 16), int(b, 16)) not in rets or \
+               regs.get("rsp", (0, 0))[1] != 2**64 - 1:
+                continue
+            sp = regs["rsp"][0]
+            if any(sp + k not in mem for k in range(8)):
+                continue
+            checked += 1
+            v = sum(mem[sp + k] << 8 * k for k in range(8))
+            if v != int(b, 16):
+                bad.append("entry %d: ret at %s to %s, the engine's [rsp] %#x"
+                           % (i, a, b, v))
+        check(conflicts == 0 and not bad and (checked or not rets),
+              "recovery: %s: no conflict, the return address the engine "
+              "recovers at %d of the trail's %d returns is where ret went"
+              % (name, checked, len(ret_list)),
+              "conflicts %d\n%s" % (conflicts, "\n".join(bad[:10])))
+
+
 def branch_insns(exe, bits):
     """Address -> mnemonic of every instruction of exe's code (objdump)."""
     p = subprocess.run(["objdump", "-d", "--no-show-raw-insn", "-M",
@@ -964,6 +1028,7 @@ def main():
              lambda: check_null32(tool, res),
              lambda: check_uprobe(tool, res, exe),
              lambda: check_gdb(tool, res, exe),
+             lambda: check_recovery(tool, res, exe),
              lambda: check_gdb_stub(tool, res, exe, ("null", "smash", "threads",
                                                       "handler", "fork")),
              lambda: check_daemon(tool, res, exe, read(os.path.join(res, "dmesg"))),
