@@ -496,8 +496,11 @@ static int decode_zydis(const uint8_t *code, size_t len, struct xinsn *x)
 	} else if (z.store) {
 		x->store = ST_OP;
 		x->st_size = z.st_size;
-		x->op[0] = (struct xop){ .kind = OP_MEM, .size = z.st_size, .base = z.base,
-					 .index = z.index, .scale = z.scale, .imm = z.disp };
+		x->op[0] = (struct xop){
+			.kind = OP_MEM, .size = z.st_size, .scale = z.scale, .imm = z.disp,
+			.base = z.base == ZY_NOREG ? NOREG : z.base,
+			.index = z.index == ZY_NOREG ? NOREG : z.index,
+		};
 	}
 	return x->len;
 }
