@@ -10,7 +10,8 @@
 # value, `info locals` in the caller (values or <unavailable>, never a
 # wrong one), a breakpoint hit by reverse-continue, a watchpoint on a
 # stack slot stopping at the instruction that wrote it (and an access
-# watchpoint at the one that read it), stepping forward
+# watchpoint at the one that read it; on the smash, the iteration that
+# wrote the return address), stepping forward
 # back to the fault, the start of the history, two threads moving apart,
 # `bts why` at the replay point, and `bts target` unchanged.
 # Usage: test-gdb-replay.py BTSDUMP RECOVER-DUMP CRASHER CRASHER-O2.  TAP;
@@ -208,6 +209,21 @@ def test_why_follows():
           "--back 3" % rsp, "\n".join(lines[:3] + cli[:2]))
 
 
+def test_watch_smash():
+    """On the stack smash: a watchpoint on the smashed return address
+    (the slot ret read 0x414141414141 from) stops reverse-continue at the
+    store in fill() that wrote it, in the iteration i = 3."""
+    core = os.path.join(FIX, "crasher-smash.core")
+    out = replay(["reverse-stepi", "p/x *(long *)$rsp", "watch -l *(long *)$rsp",
+                  "reverse-continue", "x/i $pc", "p i"], core=core)
+    check(out[1] == "$1 = 0x414141414141" and
+          "Old value = %d" % 0x414141414141 in out[3] and
+          re.search(r"in fill \(p=0x[0-9a-f]+, n=4\)", out[3]) is not None and
+          re.search(r"mov +%rcx,\(%rax\)", out[4]) is not None and out[5] == "$2 = 3",
+          "bts replay on the smash: a watchpoint on the smashed return address stops "
+          "at fill()'s store, i = 3", "\n".join(out[1:6]))
+
+
 def test_break_watch_forward():
     out = replay(["break checksum", "reverse-continue", "p/x $pc",
                   "delete", "continue", "reverse-stepi", "p &h",
@@ -402,6 +418,7 @@ def main():
     test_registers_engine()
     test_session()
     test_why_follows()
+    test_watch_smash()
     test_break_watch_forward()
     test_mi()
     test_access_watch()
