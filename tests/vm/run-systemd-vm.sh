@@ -63,8 +63,8 @@ src=$(cd "$(dirname "$0")/../.." && pwd)
 cache=${BTSCRASH_CACHE:-$HOME/.cache/btscrash}
 # What the packages depend on (their Depends:, from dpkg-shlibdeps: there
 # is no network in the VM for apt to fetch them): libelf1 libdw1
-# libcapstone4 libzstd1 libsystemd0 libjson-c5 libacl1 libcap-ng0 libbpf1 (the
-# LBR collector),
+# libcapstone4 libzydis4.0 libzstd1 libsystemd0 libjson-c5 libacl1 libcap-ng0
+# libbpf1 (the LBR collector),
 # liblzo2-2 libsnappy1v5 (the vmcore reader's page codecs), gdb
 # (btscrash-gdb) and crash (btscrash-crash); acl for getfacl;
 # init-system-helpers for the postinst's deb-systemd-helper;
@@ -73,7 +73,7 @@ cache=${BTSCRASH_CACHE:-$HOME/.cache/btscrash}
 # systemd-coredump, the handler the companion mode runs beside;
 # systemd-journal-remote (its journal-upload ships the VM's journal to the
 # central host) and iproute2 (the VM's address: no udev, no networkd).
-root_pkgs="systemd libelf1 libdw1 libcapstone4 libzstd1 libsystemd0 liblzo2-2 libsnappy1v5
+root_pkgs="systemd libelf1 libdw1 libcapstone4 libzydis4.0 libzstd1 libsystemd0 liblzo2-2 libsnappy1v5
 libjson-c5 libacl1 libcap-ng0 libbpf1 gdb libboost-regex1.74.0 crash acl init-system-helpers
 systemd-coredump systemd-journal-remote iproute2"
 root_rev=4	# bump when the root's recipe below changes
