@@ -266,8 +266,15 @@ static int signal_snap(const char *seconds)
 		return 1;
 	printf("armed\n");
 	fflush(stdout);
+	/*
+	 * The program counts the hit first and writes pid_tgid last: a copy
+	 * taken between them (seen on a loaded host: "ret 0, pid 0") is not
+	 * the snapshot.  Once pid_tgid is there, one more copy holds every
+	 * store before it (the first may have read the entries too early).
+	 */
 	for (polls = atoi(seconds) * 20; polls > 0; polls--) {
-		if (fetch(map_fd, &s) == 0 && s.hits)
+		if (fetch(map_fd, &s) == 0 && s.hits && s.pid_tgid &&
+		    fetch(map_fd, &s) == 0)
 			break;
 		usleep(50000);
 	}
