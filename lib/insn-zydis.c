@@ -9,7 +9,6 @@
  * context.
  */
 #include <Zydis/Zydis.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "btsdec-recover.h"
@@ -84,20 +83,38 @@ static void store(struct zy_insn *z, const ZydisDecodedInstruction *in,
 	z->st_size = (uint8_t)(o->size / 8);
 }
 
+static bool decode(const uint8_t *code, size_t len, ZydisDecodedInstruction *in,
+		   ZydisDecodedOperand *ops)
+{
+	ZydisDecoder dec;
+
+	return len && ZYAN_SUCCESS(ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64,
+						    ZYDIS_STACK_WIDTH_64)) &&
+	       ZYAN_SUCCESS(ZydisDecoderDecodeFull(&dec, code, len, in, ops));
+}
+
+bool zy_text(const uint8_t *code, size_t len, uint64_t addr, char *buf, size_t size)
+{
+	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
+	ZydisDecodedInstruction in;
+	ZydisFormatter fmt;
+
+	return decode(code, len, &in, ops) &&
+	       ZYAN_SUCCESS(ZydisFormatterInit(&fmt, ZYDIS_FORMATTER_STYLE_INTEL)) &&
+	       ZYAN_SUCCESS(ZydisFormatterFormatInstruction(&fmt, &in, ops,
+			in.operand_count_visible, buf, size, addr, NULL));
+}
+
 bool zy_decode(const uint8_t *code, size_t len, uint64_t addr, struct zy_insn *z)
 {
 	ZydisDecodedOperand ops[ZYDIS_MAX_OPERAND_COUNT];
 	ZydisDecodedInstruction in;
-	ZydisDecoder dec;
-	ZydisFormatter fmt;
 	const ZydisAccessedFlags *f;
 	uint64_t w;
 
 	memset(z, 0, sizeof(*z));
 	z->base = z->index = ZY_NOREG;
-	if (!len || ZYAN_FAILED(ZydisDecoderInit(&dec, ZYDIS_MACHINE_MODE_LONG_64,
-						 ZYDIS_STACK_WIDTH_64)) ||
-	    ZYAN_FAILED(ZydisDecoderDecodeFull(&dec, code, len, &in, ops)))
+	if (!decode(code, len, &in, ops))
 		return false;
 	z->len = in.length;
 	z->branch = in.meta.branch_type != ZYDIS_BRANCH_TYPE_NONE;
@@ -138,9 +155,5 @@ bool zy_decode(const uint8_t *code, size_t len, uint64_t addr, struct zy_insn *z
 	f = in.cpu_flags;
 	w = f ? (uint64_t)(f->modified | f->set_0 | f->set_1 | f->undefined) : 0;
 	z->flags |= w;
-	if (ZYAN_SUCCESS(ZydisFormatterInit(&fmt, ZYDIS_FORMATTER_STYLE_INTEL)) &&
-	    ZYAN_FAILED(ZydisFormatterFormatInstruction(&fmt, &in, ops,
-			in.operand_count_visible, z->text, sizeof(z->text), addr, NULL)))
-		z->text[0] = 0;
 	return true;
 }

@@ -29,11 +29,13 @@ struct zy_insn {
 	uint8_t st_size;
 	uint8_t base, index, scale;	/* BTSDEC_REG_* or ZY_NOREG */
 	int64_t disp;
-	char text[96];		/* Intel syntax, capstone's style */
 };
 
 /* Decodes the instruction at code (len bytes, at addr): false if Zydis
  * cannot either. */
 bool zy_decode(const uint8_t *code, size_t len, uint64_t addr, struct zy_insn *z);
+/* The same instruction as text, Intel syntax (capstone's style), into
+ * buf: false if Zydis cannot decode or format it. */
+bool zy_text(const uint8_t *code, size_t len, uint64_t addr, char *buf, size_t size);
 
 #endif

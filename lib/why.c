@@ -341,7 +341,6 @@ static void mem_sources(const struct btsdec_recover *r, struct btsdec_why_step *
 
 static void disasm(const struct btsdec_recover *r, struct btsdec_why_step *s)
 {
-	struct zy_insn z;
 	uint8_t code[16];
 	const uint8_t *p = code;
 	size_t len;
@@ -354,8 +353,8 @@ static void disasm(const struct btsdec_recover *r, struct btsdec_why_step *s)
 	if (len && cs_disasm_iter(r->cs, &p, &len, &a, r->ci))
 		snprintf(s->text, sizeof(s->text), "%s%s%s", r->ci->mnemonic,
 			 r->ci->op_str[0] ? " " : "", r->ci->op_str);
-	else if (len && zy_decode(code, len, s->pc, &z))
-		snprintf(s->text, sizeof(s->text), "%s", z.text);
+	else if (!zy_text(code, len, s->pc, s->text, sizeof(s->text)))
+		s->text[0] = 0;
 }
 
 /* The newest instruction before at that may write bits m of reg. */
