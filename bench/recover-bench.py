@@ -15,7 +15,6 @@
 # stub opens the engine there) and each one after.  Reports numbers,
 # asserts nothing (tests/test-recover.py asserts 0 wrong and the floors).
 # Usage: recover-bench.py BUILD_DIR [RUNS] [ROUNDS]
-import importlib.util
 import os
 import statistics
 import subprocess
@@ -26,17 +25,8 @@ import time
 SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPT = os.path.join(SRC, "gdb", "bts.py")
 STEPS = 200     # reverse-stepi timed on the long trace
-
-
-def load_test():
-    spec = importlib.util.spec_from_file_location(
-        "test_recover", os.path.join(SRC, "tests", "test-recover.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-REC = load_test()
+sys.path.insert(0, os.path.join(SRC, "tests", "helpers"))
+import recovery  # noqa: E402  (tests/helpers/recovery.py)
 
 
 def timed(cmd, runs):
@@ -72,13 +62,14 @@ def bench(build, exe, args, label, runs, replay=False):
     btsdump = os.path.join(build, "tools", "btsdump")
     dump = os.path.join(build, "tests", "recover-dump")
     with tempfile.TemporaryDirectory() as tmp:
-        core, recs = REC.record(tmp, exe, args, "main")
+        core, recs = recovery.record(tmp, exe, args, "main")
         tid = [ln.split()[2] for ln in open(recs) if ln.startswith("# tid")][0]
         subprocess.run([btsdump, "add-note", "--tid", tid, core, recs], check=True,
                        capture_output=True)
         out = subprocess.run([dump, core, exe], capture_output=True, text=True,
                              check=True)
-        c = REC.compare(REC.parse_truth(recs + ".regs"), REC.parse_engine(out.stdout)[1])
+        c = recovery.compare(recovery.parse_truth(recs + ".regs"),
+                             recovery.parse_engine(out.stdout)[1])
         rec_s, rec_mb = timed([btsdump, "regs", core, exe], runs)
         trail_s, _ = timed([btsdump, core, exe], runs)
         print("%-24s %7d %5d %6.1f %6.1f %8.3f %8.3f %6.2f %7.1f"

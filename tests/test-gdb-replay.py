@@ -16,7 +16,6 @@
 # `bts why` at the replay point, and `bts target` unchanged.
 # Usage: test-gdb-replay.py BTSDUMP RECOVER-DUMP CRASHER CRASHER-O2.  TAP;
 # 77 without gdb.
-import importlib.util
 import os
 import re
 import shutil
@@ -31,26 +30,14 @@ sys.path.insert(0, os.path.join(SRC, "tests"))
 sys.path.insert(0, os.path.join(SRC, "tests", "helpers"))
 from tap import Tap, skip_all  # noqa: E402
 import btsgdb  # noqa: E402
+import recovery  # noqa: E402  (tests/helpers/recovery.py)
+from recovery import GPRS  # noqa: E402
 EXE = os.path.join(FIX, "crasher")
 CORE = os.path.join(FIX, "crasher-null.core")
 GDB = shutil.which("gdb")
 T = Tap(detail_lines=60)
 check = T.check
-GPRS = ["rax", "rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "rsp", "r8", "r9",
-        "r10", "r11", "r12", "r13", "r14", "r15"]
 STEPS = 40
-
-
-def load_recover_test():
-    """tests/test-recover.py's recording and parsers (one truth, one way)."""
-    spec = importlib.util.spec_from_file_location(
-        "test_recover", os.path.join(SRC, "tests", "test-recover.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-REC = load_recover_test()
 
 
 def replay(cmds, exe=EXE, core=CORE):
@@ -61,7 +48,7 @@ def replay(cmds, exe=EXE, core=CORE):
 def engine(core, exe):
     out = subprocess.run([RECOVER_DUMP, core, exe], capture_output=True, text=True,
                          check=True)
-    return REC.parse_engine(out.stdout)[1]
+    return recovery.parse_engine(out.stdout)[1]
 
 
 def regs_shown(text):
@@ -121,14 +108,14 @@ def test_registers_truth(tmp, exe, label):
     """On a crash recorded here: every register and stack word shown while
     reverse-stepping to the first instruction is what the program had."""
     try:
-        core, recs = REC.record(tmp, exe, ["null"], "main")
+        core, recs = recovery.record(tmp, exe, ["null"], "main")
     except (RuntimeError, subprocess.TimeoutExpired) as e:
         check(False, "%s recorded under gdb" % label, str(e)[-2000:])
         return
     tid = [ln.split()[2] for ln in open(recs) if ln.startswith("# tid")][0]
     subprocess.run([BTSDUMP, "add-note", "--tid", tid, core, recs], check=True,
                    capture_output=True)
-    truth = REC.parse_truth(recs + ".regs")
+    truth = recovery.parse_truth(recs + ".regs")
     n = len(truth) - 1
     out = replay(["reverse-stepi", "info registers", "x/8xg $rsp - 32"] * n +
                  ["reverse-stepi"], exe=exe, core=core)

@@ -37,6 +37,7 @@ from tap import Tap  # noqa: E402
 
 from oracle import Oracle, read_log  # noqa: E402
 from kwarn import kernel_warnings  # noqa: E402
+from recovery import parse_engine  # noqa: E402
 
 tap = Tap()
 check = tap.check
@@ -240,17 +241,6 @@ def check_late_enable(res):
           [len(r) for r in recs])
 
 
-def load_recover_test():
-    """tests/test-recover.py's parsers of recover-dump's output."""
-    import importlib.util
-    spec = importlib.util.spec_from_file_location(
-        "test_recover", os.path.join(os.path.dirname(os.path.dirname(
-            os.path.abspath(__file__))), "test-recover.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 def check_recovery(tool, res, exe):
     """Value recovery (lib/recover.c) on the cores the kernel wrote, against
     what the trace itself proves: the engine's two directions never
@@ -262,7 +252,6 @@ def check_recovery(tool, res, exe):
     if not os.access(dump, os.X_OK):
         check(False, "recovery: %s is built (meson: tests/recover-dump)" % dump)
         return
-    rec = load_recover_test()
     abi = os.path.join(res, "btsabi")
     for name, prog in (("null", exe), ("smash", exe), ("threads", exe),
                        ("handler", exe), ("wrap", exe), ("fork", exe),
@@ -280,7 +269,7 @@ def check_recovery(tool, res, exe):
         if p.returncode:
             check(False, "recovery: %s: recover-dump ran" % name, p.stderr)
             continue
-        conflicts, ent = rec.parse_engine(p.stdout)
+        conflicts, ent = parse_engine(p.stdout)
         checked, bad = 0, []
         for i in range(len(ent) - 1):
             a, regs, mem = ent[i]
