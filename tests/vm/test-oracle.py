@@ -25,7 +25,8 @@ report on the console (report_lines).  And check-pmu-vm's ring rule
 which a later task's ring may reuse (a cold CI run's vm-pmu check 29).
 And kdump-test's trail_function (a PANIC's 16 entries spent on an
 interrupt at panic's entry).  And check-systemd-vm's reading of a crash stored without the LBR note
-as perf's reset at a switch-in (perf_reset).
+as perf's reset at a switch-in (perf_reset).  And check-perf-oops's
+kmark rule (kmark_split): a kernel message may split a tty line.
 Usage: test-oracle.py"""
 import json
 import os
@@ -362,7 +363,33 @@ def resets(d):
           "line, or no line")
 
 
+def kmarks():
+    """check-perf-oops.kmark_split: a tty line whole before its marker even
+    when a kernel message was written into it (a CI run's KMARK-LINE-7,
+    which the check that wanted the line unbroken failed); a marker inside
+    the tty line, before its end or with x's after it, is wrong."""
+    cpo = load("check_perf_oops", "tests", "vm", "check-perf-oops.py")
+    x = "x" * 3000
+
+    def con(line, mark="KMARK-1\r\n"):
+        return f"boot\r\nKMARK-LINE-1 {line}\r\n{mark}KMARK-LINE-2 {x}\r\nKMARK-2\r\n"
+    msg = "tsc: Refined TSC clocksource calibration: 2096.029 MHz\r\n"
+    check(cpo.kmark_split(con(x), 1) == "" and cpo.kmark_split(con(x), 2) == "" and
+          cpo.kmark_split(con(x[:700] + msg + x[700:]), 1) == "" and
+          cpo.kmark_split(con(msg + x), 1) == "",
+          "kmark_split: a whole tty line, or one a kernel message split, before "
+          "its marker line")
+    check(cpo.kmark_split(con(x[:700] + "\r\nKMARK-1\r\n" + x[700:], ""), 1) ==
+          "tty line's x's after the marker" and
+          cpo.kmark_split(con(x[:700] + "KMARK-1" + x[700:], ""), 1) ==
+          "no marker line of its own after the tty line" and
+          cpo.kmark_split(con(x[:2999]), 1) == "2999 of the tty line's 3000 x's before the marker"
+          and cpo.kmark_split(con(x), 3) == "no tty line",
+          "...a marker inside the tty line, cut into it, or a line short: wrong")
+
+
 def main():
+    kmarks()
     samples()
     reports()
     panic_trails()
