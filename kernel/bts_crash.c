@@ -130,16 +130,47 @@ static struct ds_trace *bts_crash_lookup(struct task_struct *t)
  * RLIMIT_MEMLOCK, the process's share together with what it mlock()ed
  * (mm->locked_vm): the limit is not paid twice.
  */
+
+/*
+ * Adds pages to *v unless that takes it and extra past limit: checked
+ * before the counter moves (io_uring's __io_account_mem()), so a charge
+ * that fails never shows in the counter and cannot fail a concurrent one
+ * that fits.  CAP_IPC_LOCK passes the limit, asked only when it is needed
+ * (as perf_mmap() asks); *cap caches the answer, -1 until asked.
+ */
+static bool bts_crash_add_within(atomic64_t *v, s64 pages, s64 extra, s64 limit,
+				 int *cap)
+{
+	s64 cur = atomic64_read(v);
+
+	do {
+		if (cur + pages + extra > limit) {
+			if (*cap < 0)
+				*cap = capable(CAP_IPC_LOCK);
+			if (!*cap)
+				return false;
+			atomic64_add(pages, v);
+			return true;
+		}
+	} while (!atomic64_try_cmpxchg(v, &cur, cur + pages));
+	return true;
+}
+
 static int bts_crash_charge(struct user_struct *user, struct mm_struct *mm,
 			    unsigned long pages)
 {
-	unsigned long limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
-	unsigned long locked = atomic_long_add_return(pages, &user->locked_vm);
-	u64 pinned = mm ? atomic64_add_return(pages, &mm->pinned_vm) +
-			  READ_ONCE(mm->locked_vm) : 0;
+	s64 limit = rlimit(RLIMIT_MEMLOCK) >> PAGE_SHIFT;
+	int cap = -1;
 
-	if ((locked > limit || pinned > limit) && !capable(CAP_IPC_LOCK)) {
-		atomic_long_sub(pages, &user->locked_vm);
+	/*
+	 * The process's share first: undone if the user's fails, it shows
+	 * for that moment to the process's own threads only.  atomic_long_t
+	 * is atomic64_t (BTS_CRASH depends on X86_64).
+	 */
+	if (mm && !bts_crash_add_within(&mm->pinned_vm, pages,
+					READ_ONCE(mm->locked_vm), limit, &cap))
+		return -ENOMEM;
+	if (!bts_crash_add_within(&user->locked_vm, pages, 0, limit, &cap)) {
 		if (mm)
 			atomic64_sub(pages, &mm->pinned_vm);
 		return -ENOMEM;

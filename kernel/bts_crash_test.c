@@ -6,6 +6,7 @@
  * the end of kernel/bts_crash.c to reach its static helpers; runs at boot.
  */
 #include <kunit/test.h>
+#include <linux/kthread.h>
 
 static struct bts_record test_slots[4];
 
@@ -241,6 +242,81 @@ static void bts_charge_pinned(struct kunit *test)
 	mmput(mm);
 }
 
+/*
+ * A charge the limit refuses never shows in user->locked_vm, so a charge
+ * that fits, made meanwhile on another CPU, is never refused for it.  The
+ * racer asks for more than any limit, without CAP_IPC_LOCK; the charge
+ * that added before it checked was refused here in most rounds.
+ */
+struct bts_charge_racer {
+	struct user_struct *user;
+	unsigned long tries;
+};
+
+static int bts_charge_racer_fn(void *arg)
+{
+	struct bts_charge_racer *c = arg;
+	struct cred *cred = prepare_creds();
+	const struct cred *old;
+
+	if (!cred)
+		return -ENOMEM;
+	cap_lower(cred->cap_effective, CAP_IPC_LOCK);
+	old = override_creds(cred);
+	while (!kthread_should_stop()) {
+		if (!bts_crash_charge(c->user, NULL, 1UL << 40))	/* never fits */
+			atomic_long_sub(1UL << 40, &c->user->locked_vm);
+		WRITE_ONCE(c->tries, c->tries + 1);
+		cond_resched();
+	}
+	revert_creds(old);
+	put_cred(cred);
+	return 0;
+}
+
+static void bts_charge_race(struct kunit *test)
+{
+	struct bts_charge_racer c = { .user = current_user() };
+	struct rlimit *rl = &current->signal->rlim[RLIMIT_MEMLOCK];
+	unsigned long saved = rl->rlim_cur, i, refused = 0;
+	long before = atomic_long_read(&c.user->locked_vm);
+	struct task_struct *racer;
+	const struct cred *old;
+	struct cred *cred;
+	int cpu;
+
+	cpu = cpumask_any_but(cpu_online_mask, raw_smp_processor_id());
+	if (cpu >= nr_cpu_ids)
+		kunit_skip(test, "one CPU online");
+	racer = kthread_create_on_cpu(bts_charge_racer_fn, &c, cpu, "bts_charge_racer");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(racer));
+	cred = prepare_creds();
+	KUNIT_ASSERT_NOT_NULL(test, cred);
+	cap_lower(cred->cap_effective, CAP_IPC_LOCK);
+	old = override_creds(cred);
+	rl->rlim_cur = (before + 24) << PAGE_SHIFT;	/* room for 24 pages */
+
+	wake_up_process(racer);
+	while (!READ_ONCE(c.tries))
+		cond_resched();
+	for (i = 0; i < 20000; i++) {
+		if (bts_crash_charge(c.user, NULL, 1))
+			refused++;
+		else
+			atomic_long_sub(1, &c.user->locked_vm);
+		cond_resched();
+	}
+	kthread_stop(racer);
+	KUNIT_EXPECT_EQ_MSG(test, refused, 0UL,
+			    "%lu of %lu fitting charges refused, beside %lu refused ones",
+			    refused, i, c.tries);
+	KUNIT_EXPECT_EQ(test, atomic_long_read(&c.user->locked_vm), before);
+
+	rl->rlim_cur = saved;
+	revert_creds(old);
+	put_cred(cred);
+}
+
 /* ENABLE validates and allocates first: a refused size keeps the ring. */
 static void bts_enable_keeps_ring(struct kunit *test)
 {
@@ -448,6 +524,7 @@ static struct kunit_case bts_crash_cases[] = {
 	KUNIT_CASE(bts_attach_limits),
 	KUNIT_CASE(bts_notes_budget),
 	KUNIT_CASE(bts_charge_pinned),
+	KUNIT_CASE(bts_charge_race),
 	KUNIT_CASE(bts_enable_keeps_ring),
 	{}
 };
