@@ -395,6 +395,7 @@ static void bts_crash_detach(struct task_struct *task)
 static void notrace desc_sync(struct bts_crash_ring *d, const struct ds_ring *r)
 {
 	d->index = r->index;
+	d->nr_gaps = r->gaps;
 	if (r->wrapped)
 		d->flags |= BTS_RING_F_WRAPPED;
 	if (d->flags & BTS_RING_F_LOST_EXACT)
@@ -950,7 +951,8 @@ static int write_lbr_note(struct coredump_params *cprm)
 		.hdr_size = sizeof(h), .record_size = BTS_RECORD_SIZE,
 		.flags = BTS_NOTE_F_USER_ONLY | (l->wrapped ? BTS_NOTE_F_WRAPPED : 0),
 		.id = task_pid_vnr(current), .capacity = ds_lbr_capacity(),
-		.nr_records = l->n, .source = BTS_SOURCE_LBR,
+		.nr_records = l->n, .nr_gaps = ds_count_gaps(l->rec, l->n),
+		.source = BTS_SOURCE_LBR,
 	};
 
 	if (emit_thread_note_head(cprm, &h) ||
@@ -1010,7 +1012,8 @@ static int write_note(struct coredump_params *cprm, struct task_struct *t)
 			 (ring->wrapped ? BTS_NOTE_F_WRAPPED : 0) |
 			 (bt->snap_truncated ? BTS_NOTE_F_TRUNCATED : 0),
 		.id = task_pid_vnr(t), .capacity = ring->capacity,
-		.nr_records = bt->snap_user, .source = bt->desc.source,
+		.nr_records = bt->snap_user, .nr_gaps = ring->gaps,
+		.source = bt->desc.source,
 	};
 	/* stands in for a record a racing writer replaced: "lost here" */
 	const struct bts_record filler = { .from = BTS_MARKER(BTS_MARK_GAP, BTS_GAP_UNKNOWN) };
@@ -1341,7 +1344,7 @@ static u32 *write_cpu_note(u32 *buf, const struct bts_crash_cpu *c, int cpu)
 	struct bts_crash_note_hdr h = {
 		.magic = BTS_CRASH_NOTE_MAGIC, .version = BTS_CRASH_NOTE_VERSION,
 		.hdr_size = sizeof(h), .record_size = BTS_RECORD_SIZE, .id = cpu,
-		.source = c->desc.source,
+		.nr_gaps = c->trace.ring.gaps, .source = c->desc.source,
 	};
 	struct elf_note *en = (struct elf_note *)buf;
 	u8 *p = (u8 *)(en + 1);

@@ -87,6 +87,33 @@ static void bts_ring_repair_torn(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, ds_ring_get(&r, 1)->from, 0x400002ULL);
 }
 
+/*
+ * nr_gaps (the note header's, the ring descriptor's) counts every GAP
+ * marker written, the ones the ring has since overwritten too; other
+ * markers are not gaps.
+ */
+static void bts_ring_counts_gaps(struct kunit *test)
+{
+	struct bts_crash_ring d = { .flags = 0 };
+	struct ds_ring r;
+
+	fill_ring(&r, 1);
+	ds_ring_write(&r, BTS_MARKER(BTS_MARK_GAP, BTS_GAP_PERF), 100, 5);
+	ds_ring_write(&r, BTS_MARKER(BTS_MARK_SUSPEND, BTS_GAP_TASK), 110, 7);
+	ds_ring_write(&r, BTS_MARKER(BTS_MARK_GAP, BTS_GAP_TASK), 120, 5);
+	KUNIT_EXPECT_EQ(test, r.gaps, 2U);
+	KUNIT_EXPECT_EQ(test, ds_count_gaps(test_slots, 4), 2U);
+	ds_ring_write(&r, 0x400010, 0x500010, 0);
+	ds_ring_write(&r, 0x400011, 0x500011, 0);	/* the first GAP overwritten */
+	KUNIT_EXPECT_EQ(test, ds_count_gaps(test_slots, 4), 1U);
+	desc_sync(&d, &r);
+	KUNIT_EXPECT_EQ(test, d.nr_gaps, 2U);
+	r.writing = r.index + 1;		/* torn: repaired into a GAP */
+	r.frozen = true;
+	ds_ring_repair(&r, 130);
+	KUNIT_EXPECT_EQ(test, r.gaps, 3U);
+}
+
 static void bts_filter_kernel_addresses(struct kunit *test)
 {
 	struct bts_record user = { 0x401000, 0x402000, 0 };
@@ -518,6 +545,7 @@ static struct kunit_case bts_crash_cases[] = {
 	KUNIT_CASE(bts_ring_exactly_full),
 	KUNIT_CASE(bts_ring_wrapped),
 	KUNIT_CASE(bts_ring_repair_torn),
+	KUNIT_CASE(bts_ring_counts_gaps),
 	KUNIT_CASE(bts_filter_kernel_addresses),
 	KUNIT_CASE(bts_snapshot_freezes),
 	KUNIT_CASE(bts_note_size),

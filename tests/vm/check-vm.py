@@ -30,6 +30,8 @@ import btsgdb  # noqa: E402  (tests/btsgdb.py)
 TASK_SIZE_MAX = (1 << 47) - 4096          # x86-64, 4-level paging
 MARKER_TAG, MARKER_MASK = 0xb75c << 48, 0xffff << 48
 NT_BTSCRASH_THREAD, NT_PRSTATUS = 0x42540001, 1
+# note header flags and the GAP marker's kind (include/uapi/linux/bts_crash.h)
+NOTE_F_WRAPPED, NOTE_F_TRUNCATED, GAP_KIND = 1 << 0, 1 << 3, 3
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "helpers"))
@@ -102,15 +104,25 @@ def elf_notes(path):
 
 
 def trace_records(desc):
-    """Records of a BTSCRASH thread note (layout: docs/format.md)."""
+    """Records of a BTSCRASH thread or CPU note (layout: docs/format.md).
+    Its nr_gaps counts every GAP marker the ring was written: those in the
+    note, and where the ring wrapped or the note is its newest part only,
+    at least those."""
     hdr_size, rec_size = struct.unpack_from("<HI", desc, 6)
+    flags, = struct.unpack_from("<I", desc, 12)
     nr, = struct.unpack_from("<Q", desc, 32)
+    nr_gaps, = struct.unpack_from("<I", desc, 48)
     if rec_size != 24 or hdr_size + nr * rec_size > len(desc):
         raise ValueError(f"thread note: {nr} records of {rec_size} bytes "
                          f"at {hdr_size} do not fit in {len(desc)} bytes")
     recs = []
     for i in range(nr):
         recs.append(struct.unpack_from("<QQQ", desc, hdr_size + i * rec_size))
+    gaps = sum(r[0] & MARKER_MASK == MARKER_TAG and r[0] & 0xffff == GAP_KIND for r in recs)
+    whole = not flags & (NOTE_F_WRAPPED | NOTE_F_TRUNCATED)
+    if nr_gaps < gaps or (whole and nr_gaps != gaps):
+        raise ValueError(f"note: nr_gaps {nr_gaps}, {gaps} GAP markers in its "
+                         f"{'whole ring' if whole else 'newest records'}")
     return recs
 
 

@@ -806,13 +806,16 @@ def check_notes(d):
     """Each CPU's vmcore note is the tail of its full ring (raw words)."""
     rc, text = d.session.run("bts -r -n 32")
     raw = per_cpu(text)
-    notes = {}
+    notes, bad = {}, []
     for t, n, data in kdump_notes(d.vmcore):
         if n != "BTSCRASH" or t != 0x42540002:
             continue
-        hs, nr = struct.unpack_from("<H", data, 6)[0], struct.unpack_from("<Q", data, 32)[0]
-        notes[struct.unpack_from("<Q", data, 16)[0]] = \
-            [struct.unpack_from("<QQQ", data, hs + i * 24) for i in range(nr)]
+        try:            # check-vm's reader: nr_gaps against the GAP markers too
+            notes[struct.unpack_from("<Q", data, 16)[0]] = checklbr.cv.trace_records(data)
+        except ValueError as e:
+            bad.append(str(e))
+    check(not bad, f"{d.kind}: each CPU's vmcore note reads whole, its nr_gaps "
+          "at least its GAP markers", bad)
     check(notes and set(notes) == set(raw) and
           all(recs and recs == raw[c][-len(recs):] for c, recs in notes.items()),
           f"{d.kind}: each CPU's vmcore note ({len(notes)} CPUs) equals the newest "

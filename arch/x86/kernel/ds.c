@@ -128,6 +128,8 @@ void notrace ds_ring_write(struct ds_ring *r, u64 from, u64 to, u64 flags)
 	rec->flags = flags;
 	barrier();
 	r->written++;
+	if (ds_is_gap(from))
+		r->gaps++;
 	if (i + 1 == r->capacity) {	/* BTS index reached the maximum */
 		WRITE_ONCE(r->wrapped, true);
 		barrier();
@@ -137,6 +139,15 @@ void notrace ds_ring_write(struct ds_ring *r, u64 from, u64 to, u64 flags)
 	}
 	barrier();
 	WRITE_ONCE(r->writing, 0);
+}
+
+u32 ds_count_gaps(const struct bts_record *rec, u64 n)
+{
+	u32 gaps = 0;
+
+	while (n--)
+		gaps += ds_is_gap(rec[n].from);
+	return gaps;
 }
 
 void notrace ds_ring_repair(struct ds_ring *r, u64 now)
@@ -836,6 +847,7 @@ void ds_task_trace_exec(struct pt_regs *regs, struct ds_trace *t)
 	memset(t->ring.base, 0, t->ring.capacity * BTS_RECORD_SIZE);
 	t->ring.index = 0;
 	t->ring.written = 0;
+	t->ring.gaps = 0;
 	t->ring.wrapped = false;
 
 	local_irq_save(flags);
@@ -1501,6 +1513,7 @@ static void notrace ds_lbr_freeze(void)
 	r->index = n % r->capacity;
 	r->wrapped = n == r->capacity;
 	r->written = n;
+	r->gaps = ds_count_gaps(r->base, n);
 }
 
 /*

@@ -23,6 +23,7 @@ struct ds_ring {
 	u64 capacity;		/* slots */
 	u64 index;		/* next slot written */
 	u64 written;		/* records ever written (emulation counts) */
+	u32 gaps;		/* GAP markers ever written (nr_gaps) */
 	bool wrapped;
 	bool frozen;		/* a dump is reading it: writes are dropped */
 	u64 writing;		/* slot + 1 while ds_ring_write() fills it, else 0 */
@@ -64,6 +65,15 @@ void ds_ring_write(struct ds_ring *r, u64 from, u64 to, u64 flags);
  * a record it interrupted half-written becomes a GAP marker.
  */
 void ds_ring_repair(struct ds_ring *r, u64 now);
+/* A GAP marker (docs/format.md): recording stopped, then went on. */
+static __always_inline bool ds_is_gap(u64 from)
+{
+	return (from & (BTS_MARKER_TAG_MASK | 0xffff)) == (BTS_MARKER_TAG | BTS_MARK_GAP);
+}
+
+/* GAP markers among rec[0..n) */
+u32 ds_count_gaps(const struct bts_record *rec, u64 n);
+
 /* Record i in time order (0 = oldest); nr = ds_ring_count(). */
 u64 ds_ring_count(const struct ds_ring *r);
 const struct bts_record *ds_ring_get(const struct ds_ring *r, u64 i);
