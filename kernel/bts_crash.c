@@ -102,20 +102,12 @@ static bool bts_crash_perf_rings(void)
 	return bts_crash_perf_rings_param && ds_perf_rings_ok();
 }
 
-/* System-wide default ring size for new programs (0 = off). */
+/*
+ * System-wide default ring size for new programs (0 = off): the sysctl
+ * kernel.bts_crash_task_records, its one knob; at boot the kernel's
+ * sysctl.kernel.bts_crash_task_records=N sets it before init runs.
+ */
 static unsigned int bts_crash_task_records;
-
-static int task_records_set(const char *val, const struct kernel_param *kp)
-{
-	return param_set_uint_minmax(val, kp, 0, BTS_CRASH_MAX_TASK_RECORDS);
-}
-
-static const struct kernel_param_ops task_records_ops = {
-	.set = task_records_set,
-	.get = param_get_uint,
-};
-module_param_cb(task_records, &task_records_ops, &bts_crash_task_records, 0644);
-MODULE_PARM_DESC(task_records, "ring size in records for every exec'd program (0 = off, at most 65536); also kernel.bts_crash_task_records");
 
 static struct ds_trace *bts_crash_lookup(struct task_struct *t)
 {

@@ -993,6 +993,12 @@ def check_defaults(res, console):
     check("per-CPU kernel rings of" not in console,
           "defaults: no per-CPU kernel ring",
           "\n".join(l for l in console.splitlines() if "bts_crash" in l))
+    params = re.findall(r"^DEFAULTS-PARAMS: (.*?)\r?$", console, re.M)
+    check(re.search(r"^DEFAULTS-SYSCTL: 0\r?$", console, re.M) and params and
+          "cpu_records" in params[0].split() and "task_records" not in params[0].split(),
+          "defaults: kernel.bts_crash_task_records 0, the system-wide default's one "
+          "knob (no bts_crash.task_records beside it)",
+          [l for l in console.splitlines() if l.startswith("DEFAULTS-")])
     log = read_log(res)
     check(log is not None and len(log) == 0, "defaults: the CPU wrote no "
           "record of a branch taken at CPL 0 (the model's log, CPL 0 only)",

@@ -237,7 +237,10 @@ if grep -qE '(^| )bts_crash.source=lbr( |$)' /proc/cmdline; then
 fi
 if grep -qw btscrash.defaults /proc/cmdline; then
 	# No bts_crash. or ds. parameter (check-vm.py check_defaults): what
-	# records by default, around a traced and an untraced crash
+	# records by default, around a traced and an untraced crash; the
+	# system-wide default's one knob is its sysctl
+	echo "DEFAULTS-PARAMS: $(ls /sys/module/bts_crash/parameters | tr '\n' ' ')"
+	echo "DEFAULTS-SYSCTL: $(cat /proc/sys/kernel/bts_crash_task_records)"
 	run null    /bin/btsrun 4096 /bin/crasher null
 	run notrace /bin/crasher null
 	finish
