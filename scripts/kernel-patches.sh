@@ -1,10 +1,11 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Emits the whole btscrash kernel change as a `git format-patch` series for
-# a Linux 6.1 or 6.12 tree: first the new files (at their kernel paths, as
-# the build copies them; the same for both), then the version's hooks into
-# existing files (kernel/patches/series for 6.1, kernel/patches-6.12/series
-# for 6.12).  Each patch is a mail (From, Date, Subject, the description, a
+# a Linux 6.1 or 6.12 tree: first the fixes that stand alone (the hook
+# series' patches above its #newfiles line), then the new files (at their
+# kernel paths, as the build copies them; the same for both), then the
+# version's other hooks into existing files (kernel/patches/series for
+# 6.1, kernel/patches-6.12/series for 6.12).  Each patch is a mail (From, Date, Subject, the description, a
 # Signed-off-by, a diffstat, git diffs): `git am` or `patch -p1` applies it.
 # A hook patch is its subject on line 1, a blank line, the description
 # (what and why), a line "---", then the diff.
@@ -24,8 +25,11 @@ epoch=${SOURCE_DATE_EPOCH:-$(git -C "$src" log -1 --format=%ct 2>/dev/null || da
 when=$(LC_ALL=C date -u -R -d "@$epoch")
 . "$src/scripts/series-lib.sh"
 patches=$(series_dir "${KERNEL:-6.12}") || exit 2
-hooks=$(grep -v '^#' "$patches/series" | sed '/^$/d')
-total=$(( 2 + $(echo "$hooks" | wc -l) ))
+# the fixes sent first (the series' lines above its #newfiles line), then
+# the new files, then the hooks into existing files
+first=$(sed -n '/^#newfiles/q;/^#/d;/^$/d;p' "$patches/series")
+hooks=$(sed -n '/^#newfiles/,$p' "$patches/series" | grep -v '^#' | sed '/^$/d')
+total=$(( 2 + $(echo "$first" "$hooks" | wc -w) ))
 
 # One pass over a unified diff, hunk by hunk (so a removed "-- x" line is
 # never taken for a file header).  mode=git: the diff as git writes it
@@ -93,19 +97,31 @@ mail() {
 	echo "$4" >> "$out/series"
 }
 
+# hook NUMBER PATCH: a patch of the hook series, as it is.
+hook() {
+	sed -n '/^---$/,$p' "$patches/$2" | tail -n +2 > "$tmp/diff"
+	sed '/^---$/,$d' "$patches/$2" > "$tmp/desc"
+	mail "$1" "$tmp/desc" "$tmp/diff" "$(printf '%04d-%s' "$1" "${2#????-}")"
+}
+
 # newfiles NUMBER NAME FILES...: a patch adding FILES, its description on
 # standard input.
 newfiles() {
-	n=$1 f=$(printf '%04d-btscrash-%s.patch' "$1" "$2")
+	num=$1 f=$(printf '%04d-btscrash-%s.patch' "$1" "$2")
 	shift 2
 	cat > "$tmp/desc"
 	for p in "$@"; do
 		diff -u --label /dev/null --label "b/$p" /dev/null "$src/$p" || true
 	done > "$tmp/diff"
-	mail "$n" "$tmp/desc" "$tmp/diff" "$f"
+	mail "$num" "$tmp/desc" "$tmp/diff" "$f"
 }
 
-newfiles 1 ds arch/x86/include/asm/ds.h arch/x86/kernel/ds.c \
+n=0
+for p in $first; do
+	n=$((n + 1))
+	hook "$n" "$p"
+done
+newfiles $((n + 1)) ds arch/x86/include/asm/ds.h arch/x86/kernel/ds.c \
 	arch/x86/kernel/ds_test.c <<'EOF'
 x86/ds: Debug Store owner, BTS rings and the emulation backend
 
@@ -140,7 +156,7 @@ the syscore API with nothing to feature-test; the comparison is the
 usual KERNEL_VERSION form.  Upstream, the branch for the older kernel
 goes away.
 EOF
-newfiles 2 policy include/uapi/linux/bts_crash.h include/linux/bts_crash.h \
+newfiles $((n + 2)) policy include/uapi/linux/bts_crash.h include/linux/bts_crash.h \
 	kernel/bts_crash.c kernel/bts_crash_test.c <<'EOF'
 btscrash: per-task branch traces for core dumps
 
@@ -170,11 +186,9 @@ picks VMCOREINFO's header on 6.1 (crash_core.h) and 6.9+
 without a word.
 EOF
 
-n=2
+n=$((n + 2))
 for p in $hooks; do
 	n=$((n + 1))
-	sed -n '/^---$/,$p' "$patches/$p" | tail -n +2 > "$tmp/diff"
-	sed '/^---$/,$d' "$patches/$p" > "$tmp/desc"
-	mail "$n" "$tmp/desc" "$tmp/diff" "$(printf '%04d-%s' "$n" "${p#????-}")"
+	hook "$n" "$p"
 done
 echo "$out/series"

@@ -58,13 +58,14 @@ tap_check "btscrash-gdb: bts.py, and btscrash.gdb in gdb's system gdbinit direct
 	has btscrash-gdb /usr/share/btscrash/gdb/bts.py /etc/gdb/gdbinit.d/btscrash.gdb
 dpkg-deb --fsys-tarfile "$work"/debs/btscrash-gdb_*.deb | tar -xO ./etc/gdb/gdbinit.d/btscrash.gdb >"$work/gdbinit"
 tap_check "btscrash.gdb sources the installed bts.py" grep -qx 'source /usr/share/btscrash/gdb/bts.py' "$work/gdbinit"
-tap_check "btscrash-kernel-patches: the series with the new files first" \
+tap_check "btscrash-kernel-patches: the series with the perf/x86 fixes first, then the new files" \
 	has btscrash-kernel-patches /usr/src/btscrash-patches/series \
-	/usr/src/btscrash-patches/0001-btscrash-ds.patch
+	/usr/src/btscrash-patches/0001-perf-x86-stop-bts-and-pt-at-kexec-reboot-and-halt.patch \
+	/usr/src/btscrash-patches/0003-btscrash-ds.patch
 tap_check "btscrash-kernel-patches: the 6.12 series too" \
 	has btscrash-kernel-patches /usr/src/btscrash-patches-6.12/series \
-	/usr/src/btscrash-patches-6.12/0001-btscrash-ds.patch \
-	/usr/src/btscrash-patches-6.12/0021-btscrash-stop-recording-at-kexec-and-reboot.patch
+	/usr/src/btscrash-patches-6.12/0001-perf-x86-stop-bts-and-pt-at-kexec-reboot-and-halt.patch \
+	/usr/src/btscrash-patches-6.12/0003-btscrash-ds.patch
 tap_check "btscrash-daemon depends on btscrash-tools of the same version" sh -c \
 	"dpkg-deb -f '$work'/debs/btscrash-daemon_*.deb Depends | grep -q 'btscrash-tools (= '"
 dpkg-deb -e "$work"/debs/btscrash-daemon_*.deb "$work/ctl"

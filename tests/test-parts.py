@@ -34,6 +34,7 @@ TESTS = {
     "vm-collector-arch": "linux-perf", "vm-collector-arch-6.1": "linux-perf",
     "vm-collector-storm": "linux-perf", "vm-collector-signals": "linux-perf",
     "vm-collector-signals-amd": "linux-perf", "kexec-hw": "kexec-tools", "kexec-lbr": "kexec-tools",
+    "kexec-perf": "kexec-tools linux-perf",
     "oops-hole-hw": "", "oops-hole-lbr-kernel": "", "qemu-model": "", "kernel-patches": "",
     "oops-hole-hw-preempt": "", "oops-hole-lbr-kernel-preempt": "",
     "asym-hw": "", "asym-lbr-kernel": "", "vm-boot-fail": "", "perf-oops-lbr-kernel": "linux-perf",

@@ -45,8 +45,25 @@ if grep -qw btscrash.kexec /proc/cmdline; then
 		poweroff -f
 	fi
 	# the LBR source records every program: no spinner (its log would grow
-	# by gigabytes), the LBR is on on both CPUs anyway
-	if ! grep -qw bts_crash.source=lbr /proc/cmdline; then
+	# by gigabytes), the LBR is on on both CPUs anyway.  btscrash.kexec-perf:
+	# nothing traced, perf's own intel_bts on the spinner (the recorder has
+	# no part in stopping it: x86_perf_branch_recorders_off())
+	if grep -qw btscrash.kexec-perf /proc/cmdline; then
+		# no kernel symbols for perf to parse (minutes under TCG)
+		: > /tmp/nokallsyms
+		mount -o bind /tmp/nokallsyms /proc/kallsyms
+		mount -t debugfs debugfs /sys/kernel/debug
+		taskset 2 perf record -q -e intel_bts//u -o /tmp/bts.data \
+			/bin/crasher loop > /tmp/perf.out 2>&1 &
+		n=0	# until perf holds BTS on CPU 1 (ds.c's debugfs: perf MASK)
+		until grep -q '^cpu 1 .* perf 0x[1-9a-f]' /sys/kernel/debug/ds/bts_buffers ||
+			[ $n -ge 300 ]; do
+			sleep 1
+			n=$((n + 1))
+		done
+		echo "BTSCRASH-KEXEC-PERF: $(grep '^cpu 1 ' /sys/kernel/debug/ds/bts_buffers)"
+		sed 's/^/BTSCRASH-KEXEC-PERF-SAID: /' /tmp/perf.out
+	elif ! grep -qw bts_crash.source=lbr /proc/cmdline; then
 		taskset 2 /bin/btsrun 4096 /bin/crasher loop &
 	fi
 	sleep 2

@@ -15,7 +15,15 @@ out=$1
 src=$(cd "$(dirname "$0")/../.." && pwd)
 . "$src/tests/vm/vm-lib.sh"	# KERNEL, VM_*_CPU, vm_* (before the build)
 export BTSCRASH_BACKEND="${BTSCRASH_BACKEND:-hw}"
-vm_guest "$out" /usr/sbin/kexec
+# VM_KEXEC_PERF=1: the BTS model with the PMU, no btscrash parameter, and
+# perf's intel_bts (no traced task) recording on CPU 1 at kexec -e
+perf=${VM_KEXEC_PERF:-0}
+if [ "$perf" = 1 ]; then
+	export VM_DEFAULTS=1 BTS_MODEL_CPU="$VM_PMU_CPU"
+	vm_guest "$out" /usr/sbin/kexec /usr/bin/perf
+else
+	vm_guest "$out" /usr/sbin/kexec
+fi
 root=$work/root
 mkdir -p "$root/boot"
 cp "$obj/arch/x86/boot/bzImage" "$root/boot/"
@@ -26,11 +34,16 @@ vm_pack "$root" "$work/initrd.gz"
 # branches only) is the oracle of the lbr run
 if [ "$BTSCRASH_BACKEND" = lbr ]; then vm_machine "$out"; else VM_ORACLE_LOG=0 vm_machine "$out"; fi
 vm_boot "$obj" "$work/initrd.gz" "$out" 'BTSCRASH-KEXEC-\(BOOTED\|FAILED\)' 600 \
-	"$vm_backend_args btscrash.kexec" -m 1G -smp 2
+	"$vm_backend_args btscrash.kexec $([ "$perf" = 1 ] && echo btscrash.kexec-perf)" -m 1G -smp 2
 . "$src/tests/helpers/tap.sh"
 log=$out/console.log
 tap_check "the first kernel ran kexec -e (hw: with a traced program on CPU 1)" \
 	grep -q 'BTSCRASH-KEXEC-STARTING' "$log"
+if [ "$perf" = 1 ]; then
+	grep 'BTSCRASH-KEXEC-PERF' "$log" | sed 's/^/# /'
+	tap_check "perf record -e intel_bts//u held BTS on CPU 1 when kexec -e came" \
+		grep -q '^BTSCRASH-KEXEC-PERF: cpu 1 .* perf 0x[1-9a-f]' "$log"
+fi
 grep 'bts-model:' "$log" | sed 's/^/# /'
 tap_check "no CPU wrote a record through the old kernel's DS area (no bts-model: stop)" \
 	test -z "$(grep 'bts-model:' "$log")"

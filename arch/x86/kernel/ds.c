@@ -541,10 +541,12 @@ void ds_task_trace_sync(struct ds_trace *t)
  * again): DEBUGCTL's BTS bits cleared, the loaded ring's index saved so a
  * dump sees every record the CPU wrote; the LBR source's LBR stops too
  * (online and resume start it again).  The crash path on every CPU (the
- * kdump NMI included: MSRs and memory only, no lock), kexec, reboot and
- * halt (stop_this_cpu(), native_machine_shutdown()), suspend, and a CPU
- * going offline: a capture or new kernel must never inherit a CPU still
- * recording for this kernel.
+ * kdump NMI included: MSRs and memory only, no lock), suspend, and a CPU
+ * going offline: a capture kernel must never inherit a CPU still
+ * recording for this kernel.  kexec, reboot and halt stop it in perf's
+ * x86_perf_branch_recorders_off() (stop_this_cpu(),
+ * native_machine_shutdown()), and cpu_init() there clears what an
+ * earlier kernel left.
  */
 void notrace ds_hw_stop_cpu(void)
 {
@@ -562,32 +564,6 @@ void notrace ds_hw_stop_cpu(void)
 	c = this_cpu_ptr(&ds_cpu);
 	c->stopped = true;
 	ds_hw_unload(c);
-}
-
-/*
- * cpu_init(), on the boot CPU and each AP as it comes up: BTS and the LBR
- * off, IA32_DS_AREA cleared.  A kernel that kexec'ed into this one may
- * have left them on (INIT leaves MSRs unchanged: SDM Vol. 3A §9.1), the
- * CPU storing records through a DS area in memory this kernel now owns.
- * Whoever records here later (ds.c, perf) programs them again.  An AP's
- * own features are not known yet here (identify_secondary_cpu() runs
- * after cpu_init()), hence the boot CPU's DS bit and _safe accesses: a
- * CPU without them takes no #GP.
- */
-void ds_cpu_init(void)
-{
-	u64 dbg;
-
-	if (rdmsrl_safe(MSR_IA32_DEBUGCTLMSR, &dbg))
-		return;
-	if (dbg & (DEBUGCTL_BTS_BITS | DEBUGCTLMSR_LBR))
-		wrmsrl_safe(MSR_IA32_DEBUGCTLMSR, dbg & ~(DEBUGCTL_BTS_BITS | DEBUGCTLMSR_LBR));
-	if (boot_cpu_has(X86_FEATURE_DS))
-		wrmsrl_safe(MSR_IA32_DS_AREA, 0);
-	/* AMD's LbrExtV2 (APM Vol. 2 13.1.1): the same for its enable bit */
-	if (boot_cpu_has(X86_FEATURE_AMD_LBR_V2) &&
-	    !rdmsrl_safe(MSR_AMD_DBG_EXTN_CFG, &dbg) && (dbg & DBG_EXTN_CFG_LBRV2EN))
-		wrmsrl_safe(MSR_AMD_DBG_EXTN_CFG, dbg & ~DBG_EXTN_CFG_LBRV2EN);
 }
 
 /* This CPU records again (resume, online): its kernel ring, or a task's. */

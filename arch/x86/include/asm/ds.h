@@ -132,19 +132,15 @@ void ds_pmu_reset(struct debug_store *ds);
 void ds_kernel_bug_trap(void);
 void ds_kernel_bug_done(void);
 /*
- * This CPU stops writing BTS records (crash path, NMI-safe; every CPU at
- * kexec, reboot and halt: stop_this_cpu() and the shutting-down CPU in
- * native_machine_shutdown()); its LBR stops too, and with lbr-kernel
- * fills its kernel ring (once).
+ * This CPU stops writing BTS records (the crash path, NMI-safe; a CPU
+ * going offline or to suspend); its LBR stops too, and with lbr-kernel
+ * fills its kernel ring (once).  kexec, reboot and halt are perf's:
+ * x86_perf_branch_recorders_off().
  */
 void ds_hw_stop_cpu(void);
-/* cpu_init(): BTS and LBR off, IA32_DS_AREA 0, whatever ran before. */
-void ds_cpu_init(void);
 #else	/* perf's and traps.c's hooks compile away */
 static inline void ds_kernel_bug_trap(void) { }
 static inline void ds_kernel_bug_done(void) { }
-static inline void ds_hw_stop_cpu(void) { }
-static inline void ds_cpu_init(void) { }
 static inline void ds_bts_request(enum ds_user who) { }
 static inline void ds_bts_release(enum ds_user who) { }
 static inline bool ds_bts_holds(enum ds_user who) { return true; } /* perf's alone */
