@@ -128,21 +128,23 @@ x86/ds: Debug Store owner, BTS rings and the emulation backend
 The crash recorder needs the last taken branches of a traced task, and
 of each CPU's kernel, at the moment of a crash: Branch Trace Store,
 recording continuously into a circular buffer, gives them at no
-instruction's cost of the traced code.  arch/x86/kernel/ds.c is the one
-place that knows the hardware: it programs BTS per the Intel SDM
-(IA32_DS_AREA, the BTS half of the DS area, DEBUGCTL.TR/BTS/BTINT off,
-CPL qualification), loads a traced task's ring at switch-in and saves
-its index at switch-out, keeps the LBR stack for the LBR source, and
-arbitrates with perf: perf's users (intel_bts, the BTS event, intel_pt,
-the LBR users) take the BTS half or the LBR stack from the recorder
-through ds_bts_request()/ds_lbr_request() and give it back, counted per
-CPU, the recorder marking the gap.  On CPUs without BTS a
+instruction's cost of the traced code.  arch/x86/kernel/ds.c is the
+recorder's x86 side.  It programs BTS per the Intel SDM (IA32_DS_AREA,
+the BTS half of the DS area, DEBUGCTL.TR/BTS/BTINT off, CPL
+qualification) for per-task rings and the opt-in per-CPU kernel ring,
+loads a traced task's ring at switch-in and saves its index at
+switch-out, and steps aside while perf's BTS users (intel_bts, the BTS
+event) hold the BTS half (ds_bts_request()/ds_bts_release(), counted per
+CPU, the recorder marking the gap).  The LBR is perf's alone: ds.c reads
+perf's LBR tail (arch/x86/events/lbr_tail.c) and writes no LBR MSR.
+With bts_crash.perf_rings=1 a traced task's ring is a kernel-owned
+intel_bts event of perf's instead.  On CPUs without BTS a
 single-stepping emulation records into the same rings behind the same
-API (ds.emulate=1, slow; for testing).  kernel/bts_crash.c, the
-policy, uses this API and knows no MSR.
+API (ds.emulate=1, slow; for testing).  kernel/bts_crash.c, the policy,
+uses this API and knows no MSR.
 
 ds_test.c is the KUnit suite x86_ds: ring wrap and repair, the DS area
-fields at load and save, perf's hand-over, the LBR source and the
+fields at load and save, the hand-over of the BTS half to perf, and the
 emulation's branch decoder, each on the real functions with a table of
 MSR operations in place of the hardware.
 
