@@ -53,9 +53,12 @@ if grep -qw btscrash.kexec /proc/cmdline; then
 		: > /tmp/nokallsyms
 		mount -o bind /tmp/nokallsyms /proc/kallsyms
 		mount -t debugfs debugfs /sys/kernel/debug
-		taskset 2 perf record -q -e intel_bts//u -o /tmp/bts.data \
+		taskset 2 perf record -q --per-thread -S -e intel_bts//u -m ,8 -o /tmp/bts.data \
 			/bin/crasher loop > /tmp/perf.out 2>&1 &
-		n=0	# until perf holds BTS on CPU 1 (ds.c's debugfs: perf MASK)
+		# until perf holds BTS on CPU 1 (ds.c's debugfs: perf MASK),
+		# read from CPU 0: a reader on CPU 1 would switch the spinner out
+		taskset -p 1 $$ > /dev/null
+		n=0
 		until grep -q '^cpu 1 .* perf 0x[1-9a-f]' /sys/kernel/debug/ds/bts_buffers ||
 			[ $n -ge 300 ]; do
 			sleep 1

@@ -17,6 +17,7 @@ src=$(cd "$(dirname "$0")/../.." && pwd)
 export BTSCRASH_BACKEND="${BTSCRASH_BACKEND:-hw}"
 # VM_KEXEC_PERF=1: the BTS model with the PMU, no btscrash parameter, and
 # perf's intel_bts (no traced task) recording on CPU 1 at kexec -e
+# (pti=off: perf has no intel_bts under page-table isolation)
 perf=${VM_KEXEC_PERF:-0}
 if [ "$perf" = 1 ]; then
 	export VM_DEFAULTS=1 BTS_MODEL_CPU="$VM_PMU_CPU"
@@ -34,7 +35,8 @@ vm_pack "$root" "$work/initrd.gz"
 # branches only) is the oracle of the lbr run
 if [ "$BTSCRASH_BACKEND" = lbr ]; then vm_machine "$out"; else VM_ORACLE_LOG=0 vm_machine "$out"; fi
 vm_boot "$obj" "$work/initrd.gz" "$out" 'BTSCRASH-KEXEC-\(BOOTED\|FAILED\)' 600 \
-	"$vm_backend_args btscrash.kexec $([ "$perf" = 1 ] && echo btscrash.kexec-perf)" -m 1G -smp 2
+	"$vm_backend_args btscrash.kexec $([ "$perf" = 1 ] && echo btscrash.kexec-perf pti=off)" \
+	-m 1G -smp 2
 . "$src/tests/helpers/tap.sh"
 log=$out/console.log
 tap_check "the first kernel ran kexec -e (hw: with a traced program on CPU 1)" \
