@@ -34,7 +34,7 @@ from kwarn import kernel_warnings  # noqa: E402
 import oracle  # noqa: E402  (load(), diff())
 
 check_vm = oracle.load("check_vm", "tests", "vm", "check-vm.py")   # elf_notes, trace_records
-GAP, REASON_PERF = 3, 1                # docs/format.md, markers
+GAP, REASON_PERF = check_vm.GAP_KIND, 1  # docs/format.md, markers
 bts_log = oracle.bts_log
 pmu_log = oracle.load("pmu_log", "qemu", "pmu-log.py")
 lbr_log = oracle.lbr_log
